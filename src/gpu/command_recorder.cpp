@@ -1,0 +1,147 @@
+#include "gpu/command_recorder.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/gpu_error.h"
+
+namespace onda::gpu {
+namespace {
+constexpr size_t kUniformChunkBytes = 64 * 1024;
+}
+
+WorkgroupCount split_workgroups(uint64_t count, const wgpu::Limits& limits) {
+  const uint64_t max_x = limits.maxComputeWorkgroupsPerDimension;
+  if (count <= max_x) return {static_cast<uint32_t>(std::max<uint64_t>(count, 1)), 1, 1};
+  const uint64_t y = (count + max_x - 1) / max_x;
+  if (y > max_x) throw DeviceLimitError(fmt::format("{} workgroups exceed the device's 2-D dispatch limit", count));
+  const uint64_t x = (count + y - 1) / y;
+  return {static_cast<uint32_t>(x), static_cast<uint32_t>(y), 1};
+}
+
+CommandRecorder::CommandRecorder(Context& context, Profiler* profiler)
+    : context_(context), profiler_(profiler && profiler->available() ? profiler : nullptr) {}
+
+void CommandRecorder::ensure_encoder() {
+  if (!encoder_) encoder_ = context_.device().CreateCommandEncoder();
+}
+
+void CommandRecorder::end_pass() {
+  if (pass_) {
+    pass_.End();
+    pass_ = nullptr;
+  }
+}
+
+BufferBinding CommandRecorder::place_uniforms(const void* data, size_t bytes) {
+  const size_t alignment = context_.limits().minUniformBufferOffsetAlignment;
+  if (bytes > kUniformChunkBytes) throw GpuError("uniform block larger than 64 KiB");
+  if (chunks_in_use_ == 0 || chunks_[chunks_in_use_ - 1].used + bytes > kUniformChunkBytes) {
+    if (chunks_in_use_ == chunks_.size()) {
+      UniformChunk chunk;
+      chunk.buffer = create_buffer(context_, kUniformChunkBytes,
+                                   wgpu::BufferUsage::Uniform | wgpu::BufferUsage::CopyDst, "onda uniforms");
+      chunk.host.resize(kUniformChunkBytes);
+      chunks_.push_back(std::move(chunk));
+    }
+    chunks_[chunks_in_use_].used = 0;
+    ++chunks_in_use_;
+  }
+  UniformChunk& chunk = chunks_[chunks_in_use_ - 1];
+  const size_t offset = chunk.used;
+  std::memcpy(chunk.host.data() + offset, data, bytes);
+  chunk.used = (offset + bytes + alignment - 1) / alignment * alignment;
+  return {chunk.buffer, offset, (bytes + 15) & ~size_t{15}};
+}
+
+void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,
+                               const void* uniforms, size_t uniform_bytes, WorkgroupCount workgroups,
+                               const std::string& name) {
+  ensure_encoder();
+  const uint64_t max_binding = context_.limits().maxStorageBufferBindingSize;
+  std::vector<wgpu::BindGroupEntry> entries(storage.size() + (uniform_bytes > 0 ? 1 : 0));
+  for (size_t i = 0; i < storage.size(); ++i) {
+    const BufferBinding& b = storage[i];
+    const uint64_t size = b.size ? b.size : b.buffer.GetSize() - b.offset;
+    if (size > max_binding) {
+      throw DeviceLimitError(fmt::format("'{}': binding {} of {} bytes exceeds maxStorageBufferBindingSize ({} bytes)",
+                                         name, i, size, max_binding));
+    }
+    entries[i].binding = static_cast<uint32_t>(i);
+    entries[i].buffer = b.buffer;
+    entries[i].offset = b.offset;
+    entries[i].size = size;
+  }
+  if (uniform_bytes > 0) {
+    BufferBinding u = place_uniforms(uniforms, uniform_bytes);
+    auto& entry = entries.back();
+    entry.binding = static_cast<uint32_t>(storage.size());
+    entry.buffer = u.buffer;
+    entry.offset = u.offset;
+    entry.size = u.size;
+  }
+  wgpu::BindGroupDescriptor bind_descriptor;
+  bind_descriptor.layout = pipeline.GetBindGroupLayout(0);
+  bind_descriptor.entryCount = entries.size();
+  bind_descriptor.entries = entries.data();
+  wgpu::BindGroup bind_group = context_.device().CreateBindGroup(&bind_descriptor);
+
+  uint32_t query_index = 0;
+  if (profiler_ && profiler_->next_pair(name, &query_index)) {
+    end_pass();
+    wgpu::PassTimestampWrites timestamps;
+    timestamps.querySet = profiler_->query_set();
+    timestamps.beginningOfPassWriteIndex = query_index;
+    timestamps.endOfPassWriteIndex = query_index + 1;
+    wgpu::ComputePassDescriptor pass_descriptor;
+    pass_descriptor.timestampWrites = &timestamps;
+    wgpu::ComputePassEncoder pass = encoder_.BeginComputePass(&pass_descriptor);
+    pass.SetPipeline(pipeline);
+    pass.SetBindGroup(0, bind_group);
+    pass.DispatchWorkgroups(workgroups.x, workgroups.y, workgroups.z);
+    pass.End();
+  } else {
+    if (!pass_) pass_ = encoder_.BeginComputePass();
+    pass_.SetPipeline(pipeline);
+    pass_.SetBindGroup(0, bind_group);
+    pass_.DispatchWorkgroups(workgroups.x, workgroups.y, workgroups.z);
+  }
+  ++dispatch_count_;
+}
+
+void CommandRecorder::copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
+                           uint64_t destination_offset, uint64_t size) {
+  ensure_encoder();
+  end_pass();
+  encoder_.CopyBufferToBuffer(source, source_offset, destination, destination_offset, size);
+}
+
+void CommandRecorder::clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size) {
+  ensure_encoder();
+  end_pass();
+  encoder_.ClearBuffer(buffer, offset, size);
+}
+
+void CommandRecorder::submit() {
+  if (!encoder_) return;
+  end_pass();
+  if (profiler_) profiler_->resolve(encoder_);
+  wgpu::CommandBuffer commands = encoder_.Finish();
+  encoder_ = nullptr;
+  for (size_t i = 0; i < chunks_in_use_; ++i) {
+    context_.queue().WriteBuffer(chunks_[i].buffer, 0, chunks_[i].host.data(), chunks_[i].used);
+  }
+  chunks_in_use_ = 0;
+  context_.queue().Submit(1, &commands);
+  context_.check_errors();
+}
+
+void CommandRecorder::submit_and_wait() {
+  submit();
+  context_.finish();
+  if (profiler_) profiler_->collect();
+}
+
+}  // namespace onda::gpu

@@ -1,0 +1,77 @@
+// Records the dispatches of one run into a single command buffer and submits it once.
+// Consecutive dispatches share one compute pass (WebGPU orders them and makes storage writes
+// visible between dispatches); a copy ends the pass. Uniform parameters of all dispatches are
+// packed into 64 KiB uniform chunks written with one queue write per chunk just before the submit.
+// With a Profiler, each dispatch gets its own pass with begin/end timestamps instead.
+#pragma once
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gpu/context.h"
+#include "gpu/profiler.h"
+
+namespace onda::gpu {
+
+struct BufferBinding {
+  wgpu::Buffer buffer;
+  uint64_t offset = 0;
+  uint64_t size = 0;  // 0: from offset to the end of the buffer
+};
+
+struct WorkgroupCount {
+  uint32_t x = 1, y = 1, z = 1;
+};
+
+// Spreads a 1-D workgroup count over x and y so that neither exceeds maxComputeWorkgroupsPerDimension;
+// shaders rebuild the linear index as wg.y * num_workgroups.x + wg.x and skip the excess.
+WorkgroupCount split_workgroups(uint64_t count, const wgpu::Limits& limits);
+
+class CommandRecorder {
+ public:
+  explicit CommandRecorder(Context& context, Profiler* profiler = nullptr);
+
+  // Bindings 0..n-1 of group 0 are `storage`; binding n is the uniform block when `uniform_bytes` > 0.
+  void dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,
+                const void* uniforms, size_t uniform_bytes, WorkgroupCount workgroups, const std::string& name);
+  void dispatch(const wgpu::ComputePipeline& pipeline, std::initializer_list<BufferBinding> storage,
+                const void* uniforms, size_t uniform_bytes, WorkgroupCount workgroups, const std::string& name) {
+    dispatch(pipeline, std::span<const BufferBinding>(storage.begin(), storage.size()), uniforms, uniform_bytes,
+             workgroups, name);
+  }
+
+  void copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
+            uint64_t destination_offset, uint64_t size);
+  void clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size);
+
+  // Finishes the command buffer and submits it (one submit). The recorder can record again after.
+  void submit();
+  // submit(), then wait for the GPU and collect profiler timestamps.
+  void submit_and_wait();
+
+  size_t dispatch_count() const { return dispatch_count_; }
+
+ private:
+  struct UniformChunk {
+    wgpu::Buffer buffer;
+    std::vector<uint8_t> host;
+    size_t used = 0;
+  };
+
+  void ensure_encoder();
+  void end_pass();
+  BufferBinding place_uniforms(const void* data, size_t bytes);
+
+  Context& context_;
+  Profiler* profiler_;
+  wgpu::CommandEncoder encoder_;
+  wgpu::ComputePassEncoder pass_;
+  std::vector<UniformChunk> chunks_;
+  size_t chunks_in_use_ = 0;
+  size_t dispatch_count_ = 0;
+};
+
+}  // namespace onda::gpu

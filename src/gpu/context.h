@@ -1,0 +1,99 @@
+// The WebGPU context: instance, the chosen adapter, and a device created with the adapter's full
+// limits and every optional feature onda can use. It also owns the error plumbing: Dawn reports
+// validation/internal errors and device loss through callbacks; they are stored here and thrown
+// as GpuError at the next synchronisation point (wait, readback, check_errors).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "gpu/dawn.h"
+#include "gpu/feature_names.h"
+
+namespace onda::gpu {
+
+struct AdapterDescription {
+  int index = 0;             // position in list_adapters()
+  std::string name;          // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  std::string vendor;
+  std::string architecture;
+  std::string driver;        // driver description, e.g. "Mesa 25.0.7" or "580.159.04"
+  std::string backend;       // "Vulkan", "Metal", ...
+  std::string type;          // "discrete GPU", "integrated GPU", "CPU"
+  uint32_t vendor_id = 0;
+  uint32_t device_id = 0;
+};
+
+struct ContextOptions {
+  // Which adapter: "" = the ONDA_ADAPTER environment variable if set, else the default
+  // high-performance adapter; otherwise an index into list_adapters() or a case-insensitive
+  // substring of the adapter name.
+  std::string adapter;
+  // Dawn's robustness transform clamps every buffer access; kernels are bounds-correct on their own,
+  // so turning it off is a speed option (ONDA_ROBUSTNESS=0), not the default.
+  bool robustness = true;
+  // Seconds a single wait may take before it is reported as a hang.
+  double wait_timeout_seconds = 600.0;
+};
+
+class Context {
+ public:
+  explicit Context(const ContextOptions& options = {});
+  ~Context();
+  Context(const Context&) = delete;
+  Context& operator=(const Context&) = delete;
+
+  // Every adapter this machine offers (Dawn's Null backend excluded), in a stable order.
+  static std::vector<AdapterDescription> list_adapters();
+
+  const wgpu::Instance& instance() const { return instance_; }
+  const wgpu::Adapter& adapter() const { return adapter_; }
+  const wgpu::Device& device() const { return device_; }
+  const wgpu::Queue& queue() const { return queue_; }
+  const wgpu::Limits& limits() const { return limits_; }
+  const AdapterDescription& adapter_description() const { return description_; }
+  uint32_t subgroup_min_size() const { return subgroup_min_size_; }
+  uint32_t subgroup_max_size() const { return subgroup_max_size_; }
+
+  // Features offered by the adapter, requested on the device, and confirmed by use at start-up.
+  bool has(Feature feature) const;
+  const std::vector<Feature>& features() const { return features_; }
+
+  // Blocks until `future` completes; throws GpuError on timeout or on any pending device error.
+  void wait(const wgpu::Future& future);
+  // Throws the first device error reported since the last call (validation, internal, loss).
+  void check_errors();
+  // Blocks until the queue has finished all submitted work, then check_errors().
+  void finish();
+
+  // Runs `create` inside an error scope for `filter` and returns the error message, if any.
+  std::string capture_error(wgpu::ErrorFilter filter, const std::function<void()>& create);
+
+ private:
+  struct ErrorState {
+    std::mutex mutex;
+    std::string first_error;
+    bool lost = false;
+  };
+
+  void create_device(const ContextOptions& options);
+  void confirm_features();
+
+  // Declared first so that it outlives the device whose callbacks point at it.
+  std::unique_ptr<ErrorState> errors_ = std::make_unique<ErrorState>();
+  wgpu::Instance instance_;
+  wgpu::Adapter adapter_;
+  wgpu::Device device_;
+  wgpu::Queue queue_;
+  wgpu::Limits limits_;
+  AdapterDescription description_;
+  std::vector<Feature> features_;
+  uint32_t subgroup_min_size_ = 0;
+  uint32_t subgroup_max_size_ = 0;
+  uint64_t wait_timeout_ns_ = 0;
+};
+
+}  // namespace onda::gpu

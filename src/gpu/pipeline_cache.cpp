@@ -1,0 +1,42 @@
+#include "gpu/pipeline_cache.h"
+
+#include <fmt/format.h>
+
+#include "gpu/gpu_error.h"
+
+namespace onda::gpu {
+
+const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const OverrideConstants& constants,
+                                                const std::string& label, const std::string& entry_point) {
+  std::string key = entry_point;
+  for (const auto& [name, value] : constants) key += fmt::format("|{}={}", name, value);
+  key += '\n';
+  key += wgsl;
+  auto it = pipelines_.find(key);
+  if (it != pipelines_.end()) return it->second;
+
+  std::vector<wgpu::ConstantEntry> entries(constants.size());
+  for (size_t i = 0; i < constants.size(); ++i) {
+    entries[i].key = constants[i].first.c_str();
+    entries[i].value = constants[i].second;
+  }
+  wgpu::ComputePipeline pipeline;
+  std::string error = context_.capture_error(wgpu::ErrorFilter::Validation, [&] {
+    wgpu::ShaderSourceWGSL source;
+    source.code = wgsl.c_str();
+    wgpu::ShaderModuleDescriptor module_descriptor;
+    module_descriptor.nextInChain = &source;
+    module_descriptor.label = label.c_str();
+    wgpu::ComputePipelineDescriptor descriptor;
+    descriptor.label = label.c_str();
+    descriptor.compute.module = context_.device().CreateShaderModule(&module_descriptor);
+    descriptor.compute.entryPoint = entry_point.c_str();
+    descriptor.compute.constantCount = entries.size();
+    descriptor.compute.constants = entries.data();
+    pipeline = context_.device().CreateComputePipeline(&descriptor);
+  });
+  if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
+  return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
+}
+
+}  // namespace onda::gpu

@@ -1,0 +1,45 @@
+#include "gpu/transfer.h"
+
+#include <cstring>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/gpu_error.h"
+
+namespace onda::gpu {
+
+void upload(Context& context, const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  if (bytes == 0) return;
+  if (bytes % 4 == 0 && offset % 4 == 0) {
+    context.queue().WriteBuffer(buffer, offset, data, bytes);
+    return;
+  }
+  if (offset % 4 != 0) throw GpuError("upload offset must be a multiple of 4 bytes");
+  std::vector<uint8_t> padded((bytes + 3) & ~uint64_t{3}, 0);
+  std::memcpy(padded.data(), data, bytes);
+  context.queue().WriteBuffer(buffer, offset, padded.data(), padded.size());
+}
+
+std::vector<uint8_t> download(Context& context, const wgpu::Buffer& buffer, uint64_t offset, uint64_t bytes) {
+  std::vector<uint8_t> result(bytes);
+  if (bytes == 0) return result;
+  const uint64_t aligned_offset = offset & ~uint64_t{3};
+  const uint64_t lead = offset - aligned_offset;
+  const uint64_t copy_bytes = (lead + bytes + 3) & ~uint64_t{3};
+  wgpu::Buffer staging = create_buffer(context, copy_bytes, wgpu::BufferUsage::MapRead | wgpu::BufferUsage::CopyDst,
+                                       "onda readback");
+  wgpu::CommandEncoder encoder = context.device().CreateCommandEncoder();
+  encoder.CopyBufferToBuffer(buffer, aligned_offset, staging, 0, copy_bytes);
+  wgpu::CommandBuffer commands = encoder.Finish();
+  context.queue().Submit(1, &commands);
+  bool mapped = false;
+  context.wait(staging.MapAsync(
+      wgpu::MapMode::Read, 0, copy_bytes, wgpu::CallbackMode::WaitAnyOnly,
+      [&mapped](wgpu::MapAsyncStatus status, wgpu::StringView) { mapped = status == wgpu::MapAsyncStatus::Success; }));
+  if (!mapped) throw GpuError("could not map the readback buffer (device lost?)");
+  std::memcpy(result.data(), static_cast<const uint8_t*>(staging.GetConstMappedRange(0, copy_bytes)) + lead, bytes);
+  staging.Unmap();
+  staging.Destroy();
+  return result;
+}
+
+}  // namespace onda::gpu
