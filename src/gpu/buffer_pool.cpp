@@ -46,7 +46,12 @@ uint64_t BufferPool::size_class(uint64_t size) {
 }
 
 std::shared_ptr<PooledBuffer> BufferPool::acquire(uint64_t size) {
-  const uint64_t capacity = size_class(size);
+  const uint64_t max_size = context_.limits().maxBufferSize & ~uint64_t{3};
+  if (size > max_size) {
+    throw DeviceLimitError(fmt::format("a buffer of {} bytes exceeds the device's maxBufferSize of {} bytes ({})", size,
+                                       context_.limits().maxBufferSize, context_.adapter_description().name));
+  }
+  const uint64_t capacity = std::min(size_class(size), max_size);
   wgpu::Buffer buffer;
   {
     std::lock_guard lock(state_->mutex);

@@ -19,7 +19,7 @@ struct ProfileEntry {
 
 class Profiler {
  public:
-  explicit Profiler(Context& context, uint32_t capacity = 4096);
+  explicit Profiler(Context& context, uint32_t capacity = 2048);  // WebGPU allows at most 4096 queries per set
 
   bool available() const { return static_cast<bool>(query_set_); }
 

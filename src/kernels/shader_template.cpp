@@ -1,0 +1,115 @@
+#include "kernels/shader_template.h"
+
+#include <fmt/format.h>
+
+#include <set>
+#include <stdexcept>
+#include <vector>
+
+namespace onda::kernels {
+
+const std::map<std::string, std::string_view>& embedded_shaders();  // generated at build time
+
+std::string_view shader_text(const std::string& name) {
+  const auto& shaders = embedded_shaders();
+  auto it = shaders.find(name);
+  if (it == shaders.end()) throw std::runtime_error(fmt::format("no embedded shader named '{}'", name));
+  return it->second;
+}
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+bool truthy(const TemplateValues& values, const std::string& name) {
+  auto it = values.find(name);
+  return it != values.end() && it->second != "0" && it->second != "false" && !it->second.empty();
+}
+
+std::string substitute(std::string_view line, const TemplateValues& values, const std::string& label) {
+  std::string out;
+  size_t pos = 0;
+  while (true) {
+    size_t open = line.find("{{", pos);
+    if (open == std::string_view::npos) break;
+    size_t close = line.find("}}", open);
+    if (close == std::string_view::npos) throw std::runtime_error(fmt::format("{}: unclosed '{{{{'", label));
+    out.append(line.substr(pos, open - pos));
+    std::string name(trim(line.substr(open + 2, close - open - 2)));
+    auto it = values.find(name);
+    if (it == values.end()) throw std::runtime_error(fmt::format("{}: template value '{}' not given", label, name));
+    out += it->second;
+    pos = close + 2;
+  }
+  out.append(line.substr(pos));
+  return out;
+}
+
+void render_into(std::string_view text, const TemplateValues& values, const std::string& label,
+                 std::set<std::string>& included, std::string& out) {
+  struct Branch {
+    bool parent_active, condition, in_else;
+  };
+  std::vector<Branch> stack;
+  bool active = true;
+  size_t start = 0;
+  int line_number = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    ++line_number;
+    std::string_view t = trim(line);
+    auto fail = [&](const std::string& what) {
+      throw std::runtime_error(fmt::format("{}:{}: {}", label, line_number, what));
+    };
+    if (t.starts_with("#if") || t.starts_with("#ifdef") || t.starts_with("#ifndef")) {
+      const bool is_ifdef = t.starts_with("#ifdef"), is_ifndef = t.starts_with("#ifndef");
+      std::string name(trim(t.substr(is_ifdef ? 6 : is_ifndef ? 7 : 3)));
+      if (name.empty()) fail("#if without a name");
+      bool condition = is_ifdef ? values.count(name) > 0 : is_ifndef ? values.count(name) == 0 : truthy(values, name);
+      stack.push_back({active, condition, false});
+      active = active && condition;
+    } else if (t.starts_with("#else")) {
+      if (stack.empty() || stack.back().in_else) fail("#else without #if");
+      stack.back().in_else = true;
+      active = stack.back().parent_active && !stack.back().condition;
+    } else if (t.starts_with("#endif")) {
+      if (stack.empty()) fail("#endif without #if");
+      active = stack.back().parent_active;
+      stack.pop_back();
+    } else if (t.starts_with("#include")) {
+      if (active) {
+        size_t q1 = t.find('"'), q2 = t.rfind('"');
+        if (q1 == std::string_view::npos || q2 <= q1) fail("#include needs a quoted shader name");
+        std::string name(t.substr(q1 + 1, q2 - q1 - 1));
+        if (included.insert(name).second) render_into(shader_text(name), values, name, included, out);
+      }
+    } else if (active) {
+      out += substitute(line, values, fmt::format("{}:{}", label, line_number));
+      out += '\n';
+    }
+    if (end == text.size()) break;
+    start = end + 1;
+  }
+  if (!stack.empty()) throw std::runtime_error(fmt::format("{}: #if without #endif", label));
+}
+
+}  // namespace
+
+std::string render_template_text(std::string_view text, const TemplateValues& values, const std::string& label) {
+  std::set<std::string> included;
+  std::string out;
+  render_into(text, values, label, included, out);
+  return out;
+}
+
+std::string render_shader(const std::string& name, const TemplateValues& values) {
+  return render_template_text(shader_text(name), values, name);
+}
+
+}  // namespace onda::kernels

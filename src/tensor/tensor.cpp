@@ -1,0 +1,150 @@
+#include "tensor/tensor.h"
+
+#include <fmt/format.h>
+
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+#include "gpu/transfer.h"
+#include "tensor/half.h"
+
+namespace onda {
+
+int64_t element_count(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) throw std::invalid_argument("negative dimension in shape " + shape_string(shape));
+    n *= d;
+  }
+  return n;
+}
+
+std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+
+Tensor Tensor::empty(gpu::BufferPool& pool, DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  // Round up to whole 16-byte units: kernels read f16 pairs and vec4s without running off the end.
+  t.storage_ = pool.acquire(std::max<uint64_t>((t.device_bytes() + 15) & ~uint64_t{15}, 16));
+  return t;
+}
+
+Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data) {
+  Tensor t = empty(pool, dtype, std::move(shape));
+  const int64_t n = t.numel();
+  const auto* bytes = static_cast<const uint8_t*>(host_data);
+  switch (dtype) {
+    case DType::f32:
+    case DType::f16:
+    case DType::i32:
+      gpu::upload(context, t.buffer(), 0, host_data, t.device_bytes());
+      break;
+    case DType::i64: {
+      std::vector<int32_t> narrow(n);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t v;
+        std::memcpy(&v, bytes + 8 * i, 8);
+        if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+          throw std::out_of_range(fmt::format("int64 value {} at element {} does not fit the GPU's int32 storage", v, i));
+        }
+        narrow[i] = static_cast<int32_t>(v);
+      }
+      gpu::upload(context, t.buffer(), 0, narrow.data(), narrow.size() * 4);
+      break;
+    }
+    case DType::u8:
+    case DType::boolean: {
+      std::vector<uint32_t> wide(n);
+      for (int64_t i = 0; i < n; ++i) wide[i] = dtype == DType::boolean ? (bytes[i] != 0) : bytes[i];
+      gpu::upload(context, t.buffer(), 0, wide.data(), wide.size() * 4);
+      break;
+    }
+  }
+  return t;
+}
+
+std::vector<uint8_t> Tensor::download_bytes(gpu::Context& context) const {
+  std::vector<uint8_t> device = gpu::download(context, buffer(), byte_offset_, device_bytes());
+  const int64_t n = numel();
+  switch (dtype_) {
+    case DType::f32:
+    case DType::f16:
+    case DType::i32:
+      return device;
+    case DType::i64: {
+      std::vector<uint8_t> host(8 * n);
+      for (int64_t i = 0; i < n; ++i) {
+        int32_t v;
+        std::memcpy(&v, device.data() + 4 * i, 4);
+        const int64_t wide = v;
+        std::memcpy(host.data() + 8 * i, &wide, 8);
+      }
+      return host;
+    }
+    case DType::u8:
+    case DType::boolean: {
+      std::vector<uint8_t> host(n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t v;
+        std::memcpy(&v, device.data() + 4 * i, 4);
+        host[i] = static_cast<uint8_t>(dtype_ == DType::boolean ? (v != 0) : v);
+      }
+      return host;
+    }
+  }
+  return device;
+}
+
+std::vector<float> Tensor::download_floats(gpu::Context& context) const {
+  if (!is_float(dtype_)) throw std::invalid_argument("download_floats on a " + std::string(dtype_name(dtype_)) + " tensor");
+  std::vector<uint8_t> bytes = download_bytes(context);
+  std::vector<float> result(numel());
+  if (dtype_ == DType::f32) {
+    std::memcpy(result.data(), bytes.data(), bytes.size());
+  } else {
+    for (size_t i = 0; i < result.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, bytes.data() + 2 * i, 2);
+      result[i] = half_to_float(h);
+    }
+  }
+  return result;
+}
+
+gpu::BufferBinding Tensor::binding(const gpu::Context& context) const {
+  const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
+  const uint64_t start = byte_offset_ / alignment * alignment;
+  const uint64_t end = std::min<uint64_t>((byte_offset_ + device_bytes() + 15) & ~uint64_t{15}, storage_->size());
+  return {buffer(), start, std::max<uint64_t>(end - start, 16)};
+}
+
+uint32_t Tensor::element_offset(const gpu::Context& context) const {
+  const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
+  return static_cast<uint32_t>((byte_offset_ % alignment) / device_element_size(dtype_));
+}
+
+Tensor Tensor::reshape(Shape shape) const {
+  if (element_count(shape) != numel()) {
+    throw std::invalid_argument(fmt::format("cannot reshape {} to {}", shape_string(shape_), shape_string(shape)));
+  }
+  Tensor t = *this;
+  t.shape_ = std::move(shape);
+  return t;
+}
+
+Tensor Tensor::slice_outer(int64_t begin, int64_t end) const {
+  if (shape_.empty() || begin < 0 || end < begin || end > shape_[0]) {
+    throw std::out_of_range(fmt::format("slice [{}, {}) of dimension 0 of {}", begin, end, shape_string(shape_)));
+  }
+  const int64_t row = numel() / std::max<int64_t>(shape_[0], 1);
+  Tensor t = *this;
+  t.byte_offset_ += static_cast<uint64_t>(begin * row) * device_element_size(dtype_);
+  // f16 kernels write whole 32-bit words: a view must start on a word boundary.
+  if (t.byte_offset_ % 4 != 0) throw std::invalid_argument("float16 view must start at an even element");
+  t.shape_[0] = end - begin;
+  return t;
+}
+
+}  // namespace onda

@@ -1,0 +1,96 @@
+#include "harness.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "gpu/transfer.h"
+#include "tensor/half.h"
+
+namespace onda::test {
+
+Gpu& gpu() {
+  static Gpu instance;
+  return instance;
+}
+
+uint64_t test_seed() {
+  if (const char* env = std::getenv("ONDA_TEST_SEED")) return std::strtoull(env, nullptr, 10);
+  static std::random_device device;
+  const uint64_t seed = (uint64_t{device()} << 32) | device();
+  ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  return seed;
+}
+
+std::vector<float> Random::normal(size_t n, double mean, double stddev) {
+  std::normal_distribution<double> dist(mean, stddev);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(dist(engine_));
+  return v;
+}
+
+std::vector<float> Random::uniform(size_t n, double low, double high) {
+  std::uniform_real_distribution<double> dist(low, high);
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(dist(engine_));
+  return v;
+}
+
+int64_t Random::integer(int64_t low, int64_t high) {
+  return std::uniform_int_distribution<int64_t>(low, high)(engine_);
+}
+
+double rel_l2(const std::vector<float>& out, const std::vector<double>& ref) {
+  if (out.size() != ref.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (!std::isfinite(out[i]) && std::isfinite(ref[i])) return INFINITY;
+    if (std::isnan(out[i]) != std::isnan(ref[i])) return INFINITY;
+    if (std::isinf(ref[i])) {
+      if (out[i] != ref[i]) return INFINITY;
+      continue;
+    }
+    if (std::isnan(ref[i])) continue;
+    const double d = static_cast<double>(out[i]) - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  if (den == 0) return num == 0 ? 0.0 : INFINITY;
+  return std::sqrt(num / den);
+}
+
+double max_abs_diff(const std::vector<float>& out, const std::vector<double>& ref) {
+  if (out.size() != ref.size()) return INFINITY;
+  double m = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::isnan(ref[i]) && std::isnan(out[i])) continue;
+    const double d = std::abs(static_cast<double>(out[i]) - ref[i]);
+    if (std::isnan(d)) return INFINITY;
+    m = std::max(m, d);
+  }
+  return m;
+}
+
+Tensor poisoned(DType dtype, const Shape& shape) {
+  Gpu& g = gpu();
+  Tensor t = Tensor::empty(g.pool, dtype, shape);
+  std::vector<uint8_t> poison((t.device_bytes() + 3) & ~uint64_t{3}, 0xFF);
+  gpu::upload(g.context, t.buffer(), t.byte_offset(), poison.data(), poison.size());
+  return t;
+}
+
+Tensor upload_floats(const std::vector<float>& values, DType dtype, const Shape& shape) {
+  Gpu& g = gpu();
+  if (dtype == DType::f32) return Tensor::upload(g.context, g.pool, dtype, shape, values.data());
+  std::vector<uint16_t> halves(values.size());
+  for (size_t i = 0; i < values.size(); ++i) halves[i] = float_to_half(values[i]);
+  return Tensor::upload(g.context, g.pool, DType::f16, shape, halves.data());
+}
+
+std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype) {
+  if (dtype != DType::f16) return values;
+  std::vector<float> r(values.size());
+  for (size_t i = 0; i < values.size(); ++i) r[i] = half_to_float(float_to_half(values[i]));
+  return r;
+}
+
+}  // namespace onda::test

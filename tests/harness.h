@@ -1,0 +1,59 @@
+// Test harness shared by every kernel test: one GPU context per test binary, seeded random inputs,
+// float64 comparison helpers and output poisoning.
+//
+// Every kernel test: draws fresh random inputs (seed printed on failure), poisons the output
+// buffer (NaN bit patterns) before the run so an unwritten element fails, runs the kernel, and
+// compares against a float64 CPU reference with rel L2 = ||out - ref|| / ||ref||.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/context.h"
+#include "gpu/pipeline_cache.h"
+#include "tensor/tensor.h"
+
+namespace onda::test {
+
+// The process-wide GPU objects (adapter from ONDA_ADAPTER or the default).
+struct Gpu {
+  gpu::Context context;
+  gpu::BufferPool pool{context};
+  gpu::PipelineCache pipelines{context};
+};
+Gpu& gpu();
+
+// A seed for this test: ONDA_TEST_SEED if set, else a fresh one; printed with every failure.
+uint64_t test_seed();
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : engine_(seed) {}
+  std::vector<float> normal(size_t n, double mean = 0.0, double stddev = 1.0);
+  std::vector<float> uniform(size_t n, double low, double high);
+  int64_t integer(int64_t low, int64_t high);  // inclusive
+  std::mt19937_64& engine() { return engine_; }
+
+ private:
+  std::mt19937_64 engine_;
+};
+
+// ||out - ref|| / ||ref|| in float64; NaN or infinity in `out` where `ref` is finite gives +inf.
+double rel_l2(const std::vector<float>& out, const std::vector<double>& ref);
+double max_abs_diff(const std::vector<float>& out, const std::vector<double>& ref);
+
+// A tensor from the pool whose bytes are all 0xFF (a NaN in f32 and f16, -1 in integers), so a
+// kernel that skips an element fails the comparison.
+Tensor poisoned(DType dtype, const Shape& shape);
+
+// Uploads float data as `dtype` (f32, or f16 rounded to nearest even).
+Tensor upload_floats(const std::vector<float>& values, DType dtype, const Shape& shape);
+// The values a float16 upload really holds (rounded), for references.
+std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype);
+
+}  // namespace onda::test

@@ -1,0 +1,174 @@
+// The GPU layer on whatever adapter the tests run on: features confirmed, errors surfaced,
+// limits enforced, pool reuse, pipeline cache, readback, profiler.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "gpu/command_recorder.h"
+#include "gpu/gpu_error.h"
+#include "gpu/profiler.h"
+#include "gpu/transfer.h"
+#include "harness.h"
+
+namespace onda::test {
+namespace {
+
+const char* kDoubleShader = R"(
+@group(0) @binding(0) var<storage, read_write> data: array<f32>;
+struct Params { n: u32 }
+@group(0) @binding(1) var<uniform> params: Params;
+@compute @workgroup_size(64)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x < params.n) { data[id.x] = data[id.x] * 2.0 + 1.0; }
+}
+)";
+
+TEST(GpuContext, ReportsAdapterAndLimits) {
+  auto& g = gpu();
+  EXPECT_FALSE(g.context.adapter_description().name.empty());
+  EXPECT_GT(g.context.limits().maxStorageBufferBindingSize, 0u);
+  EXPECT_GE(g.context.limits().maxComputeInvocationsPerWorkgroup, 256u);
+  std::printf("adapter: %s (%s)\n", g.context.adapter_description().name.c_str(),
+              g.context.adapter_description().backend.c_str());
+}
+
+TEST(GpuContext, ConfirmedFeaturesWork) {
+  auto& g = gpu();
+  // Each confirmed feature compiles a real shader (or query set) on this device.
+  if (g.context.has(gpu::Feature::ShaderF16)) {
+    EXPECT_NO_THROW(g.pipelines.get(
+        "enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n"
+        "@compute @workgroup_size(1) fn main() { b[0] = b[0] + 1.0h; }",
+        {}, "f16 check"));
+  }
+  if (g.context.has(gpu::Feature::Subgroups)) {
+    EXPECT_NO_THROW(g.pipelines.get(
+        "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n"
+        "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { b[i] = subgroupMax(b[i]); }",
+        {}, "subgroup check"));
+  }
+}
+
+TEST(GpuContext, DispatchUniformsAndReadback) {
+  auto& g = gpu();
+  const uint32_t n = 1000;
+  std::vector<float> host(n);
+  for (uint32_t i = 0; i < n; ++i) host[i] = static_cast<float>(i);
+  auto buffer = g.pool.acquire(n * 4);
+  gpu::upload(g.context, buffer->buffer(), 0, host.data(), n * 4);
+  const auto& pipeline = g.pipelines.get(kDoubleShader, {}, "double");
+  gpu::CommandRecorder recorder(g.context);
+  // Two dispatches in one pass: the second sees the first's writes.
+  for (int k = 0; k < 2; ++k) {
+    recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, sizeof(n), {(n + 63) / 64, 1, 1}, "double");
+  }
+  recorder.submit_and_wait();
+  auto bytes = gpu::download(g.context, buffer->buffer(), 0, n * 4);
+  std::vector<float> out(n);
+  std::memcpy(out.data(), bytes.data(), n * 4);
+  for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], (host[i] * 2 + 1) * 2 + 1) << "element " << i;
+}
+
+TEST(GpuContext, ShaderErrorsAreReported) {
+  auto& g = gpu();
+  try {
+    g.pipelines.get("@compute @workgroup_size(1) fn main() { let x: f32 = undefined_name; }", {}, "broken");
+    FAIL() << "a broken shader compiled";
+  } catch (const gpu::GpuError& e) {
+    EXPECT_NE(std::string(e.what()).find("broken"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuContext, ValidationErrorsSurfaceAtSync) {
+  auto& g = gpu();
+  const auto& pipeline = g.pipelines.get(kDoubleShader, {}, "double");
+  auto buffer = g.pool.acquire(256);
+  gpu::CommandRecorder recorder(g.context);
+  // Too many workgroups in x: Dawn reports a validation error; it must reach the caller.
+  recorder.dispatch(pipeline, {{buffer->buffer(), 0, 256}}, &pipeline, 4,
+                    {g.context.limits().maxComputeWorkgroupsPerDimension + 1, 1, 1}, "oversized");
+  EXPECT_THROW(recorder.submit_and_wait(), gpu::GpuError);
+  EXPECT_NO_THROW(g.context.check_errors());  // reported once, then the context is usable again
+}
+
+TEST(GpuContext, BufferLimitsAreReported) {
+  auto& g = gpu();
+  const uint64_t too_big = g.context.limits().maxBufferSize + 4;
+  try {
+    g.pool.acquire(too_big);
+    FAIL() << "no error for a buffer over maxBufferSize";
+  } catch (const gpu::DeviceLimitError& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(too_big)), std::string::npos) << e.what();
+  }
+}
+
+TEST(GpuContext, BindingLimitIsChecked) {
+  auto& g = gpu();
+  const uint64_t limit = g.context.limits().maxStorageBufferBindingSize;
+  if (limit + 256 > g.context.limits().maxBufferSize || limit > (uint64_t{1} << 31)) GTEST_SKIP() << "limit too large to test";
+  auto buffer = g.pool.acquire(limit + 256);
+  const auto& pipeline = g.pipelines.get(kDoubleShader, {}, "double");
+  gpu::CommandRecorder recorder(g.context);
+  uint32_t n = 1;
+  EXPECT_THROW(recorder.dispatch(pipeline, {{buffer->buffer(), 0, limit + 256}}, &n, 4, {1, 1, 1}, "too big"),
+               gpu::DeviceLimitError);
+}
+
+TEST(GpuContext, PoolReusesBuffers) {
+  auto& g = gpu();
+  const uint64_t before = g.pool.stats().allocations;
+  { auto a = g.pool.acquire(123457); }
+  { auto b = g.pool.acquire(123400); }  // same size class: served from the pool
+  EXPECT_EQ(g.pool.stats().allocations, before + 1);
+  EXPECT_GE(gpu::BufferPool::size_class(123457), 123457u);
+  EXPECT_LE(gpu::BufferPool::size_class(123457), 123457u * 9 / 8);
+}
+
+TEST(GpuContext, PipelineCacheKeysOnConstants) {
+  auto& g = gpu();
+  const char* shader =
+      "override scale: f32 = 1.0;\n@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n"
+      "@compute @workgroup_size(1) fn main() { b[0] = b[0] * scale; }";
+  const size_t before = g.pipelines.size();
+  g.pipelines.get(shader, {{"scale", 2.0}});
+  g.pipelines.get(shader, {{"scale", 2.0}});
+  g.pipelines.get(shader, {{"scale", 3.0}});
+  EXPECT_EQ(g.pipelines.size(), before + 2);
+}
+
+TEST(GpuContext, ProfilerAttributesTime) {
+  auto& g = gpu();
+  if (!g.context.has(gpu::Feature::TimestampQuery)) GTEST_SKIP() << "no timestamp-query";
+  gpu::Profiler profiler(g.context);
+  const uint32_t n = 1 << 16;
+  auto buffer = g.pool.acquire(n * 4);
+  const auto& pipeline = g.pipelines.get(kDoubleShader, {}, "double");
+  gpu::CommandRecorder recorder(g.context, &profiler);
+  recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, 4, {n / 64, 1, 1}, "first");
+  recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, 4, {n / 64, 1, 1}, "second");
+  recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, 4, {n / 64, 1, 1}, "second");
+  recorder.submit_and_wait();
+  auto entries = profiler.entries();
+  ASSERT_EQ(entries.size(), 2u);
+  for (const auto& e : entries) {
+    EXPECT_EQ(e.count, e.name == "first" ? 1u : 2u);
+    EXPECT_GE(e.total_ms, 0.0);
+  }
+  EXPECT_GT(profiler.total_ms(), 0.0);
+}
+
+TEST(GpuContext, UnknownAdapterListsAdapters) {
+  gpu::ContextOptions options;
+  options.adapter = "no-such-adapter-xyz";
+  try {
+    gpu::Context context(options);
+    FAIL() << "an unknown adapter was accepted";
+  } catch (const gpu::GpuError& e) {
+    std::string message = e.what();
+    EXPECT_NE(message.find("no-such-adapter-xyz"), std::string::npos) << message;
+    EXPECT_NE(message.find("[0]"), std::string::npos) << "the adapters should be listed: " << message;
+  }
+}
+
+}  // namespace
+}  // namespace onda::test
