@@ -1,0 +1,27 @@
+// numpy / ONNX multidirectional broadcasting, reduced to the fewest dimensions a kernel must walk.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace onda::kernels {
+
+// The broadcast result shape; throws std::invalid_argument naming the shapes when incompatible.
+Shape broadcast_shape(std::span<const Shape> shapes);
+
+enum class BroadcastMode { Same, Scalar, Strided };
+
+struct BroadcastLayout {
+  std::vector<int64_t> out_dims;                 // coalesced output dims (size-1 dims dropped)
+  std::vector<std::vector<int64_t>> strides;     // per input, per coalesced dim; 0 = broadcast
+  std::vector<BroadcastMode> modes;              // per input
+};
+
+// Right-aligns each input against `out`, gives broadcast dims stride 0, drops size-1 dims and merges
+// neighbouring dims that every input walks contiguously (or all broadcast), so most real cases
+// become Same/Scalar (vector loads) and the rest walk few dims.
+BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out);
+
+}  // namespace onda::kernels

@@ -1,0 +1,97 @@
+// Float helpers for elementwise ops whose WGSL builtins are missing or not accurate enough for
+// rel L2 <= 1e-6 against float64.
+
+// erf: Abramowitz & Stegun 7.1.26 is only good to 1.5e-7 absolute and worse relative near 0, so:
+// |x| < 0.5: Taylor series to x^13 (relative error < 1e-9); else erfc by Numerical Recipes'
+// Chebyshev fit (fractional error < 1.2e-7).
+fn erf_f32(x: f32) -> f32 {
+  let z = abs(x);
+  if (z < 0.5) {
+    let t = x * x;
+    // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320 + x^13/9360)
+    let p = 1.0 + t * (-1.0 / 3.0 + t * (1.0 / 10.0 + t * (-1.0 / 42.0 + t * (1.0 / 216.0 +
+            t * (-1.0 / 1320.0 + t * (1.0 / 9360.0))))));
+    return 1.1283791670955126 * x * p;
+  }
+  let t = 1.0 / (1.0 + 0.5 * z);
+  let poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+             t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+             t * (-0.82215223 + t * 0.17087277))))))));
+  let erfc = t * exp(poly);
+  return select(erfc - 1.0, 1.0 - erfc, x >= 0.0);
+}
+
+// tanh without overflow for large |x| and without cancellation near 0.
+fn tanh_f32(x: f32) -> f32 {
+  let z = abs(x);
+  if (z < 0.125) {
+    let t = x * x;
+    return x * (1.0 + t * (-1.0 / 3.0 + t * (2.0 / 15.0 + t * (-17.0 / 315.0 + t * (62.0 / 2835.0)))));
+  }
+  let e = exp(-2.0 * min(z, 20.0));
+  return sign(x) * (1.0 - e) / (1.0 + e);
+}
+
+fn sigmoid_f32(x: f32) -> f32 {
+  // exp of a non-positive argument only: no overflow.
+  let e = exp(-abs(x));
+  return select(e / (1.0 + e), 1.0 / (1.0 + e), x >= 0.0);
+}
+
+// ONNX Pow: negative bases with integral exponents are defined (sign from the exponent's parity).
+fn pow_f32(a: f32, b: f32) -> f32 {
+  if (b == 2.0) { return a * a; }
+  if (b == 1.0) { return a; }
+  if (b == 0.0) { return 1.0; }
+  if (b == 0.5) { return sqrt(a); }
+  let r = exp2(b * log2(abs(a)));
+  // NaN and infinity built from a runtime value: WGSL rejects them as constant expressions.
+  let zero_bits = bitcast<u32>(a) & 0u;
+  if (a < 0.0) {
+    if (fract(b) != 0.0) { return bitcast<f32>(0x7fc00000u | zero_bits); }
+    let odd = fract(b * 0.5) != 0.0;
+    return select(r, -r, odd);
+  }
+  if (a == 0.0) { return select(0.0, bitcast<f32>(0x7f800000u | zero_bits), b < 0.0); }
+  return r;
+}
+
+// Python-style integer modulo (ONNX Mod with fmod = 0): the result takes the divisor's sign.
+fn mod_i32(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  let r = a % b;
+  return select(r, r + b, r != 0 && ((r < 0) != (b < 0)));
+}
+
+fn div_i32(a: i32, b: i32) -> i32 {
+  if (b == 0) { return 0; }
+  return a / b;
+}
+
+fn is_nan_f32(x: f32) -> bool {
+  let bits = bitcast<u32>(x);
+  return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u;
+}
+
+fn is_inf_f32(x: f32) -> bool {
+  return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;
+}
+
+// atan: the builtin is off by ~4e-6 relative on some drivers. Cephes' atanf: reduce to
+// |x| <= tan(pi/8) with atan(x) = pi/2 + atan(-1/x) or pi/4 + atan((x-1)/(x+1)), then a
+// degree-9 odd polynomial (relative error ~1e-7).
+fn atan_f32(v: f32) -> f32 {
+  let x0 = abs(v);
+  var offset = 0.0;
+  var x = x0;
+  if (x0 > 2.414213562373095) {
+    offset = 1.5707963267948966;
+    x = -1.0 / x0;
+  } else if (x0 > 0.4142135623730950) {
+    offset = 0.7853981633974483;
+    x = (x0 - 1.0) / (x0 + 1.0);
+  }
+  let z = x * x;
+  let p = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * x + x;
+  return sign(v) * (offset + p);
+}
