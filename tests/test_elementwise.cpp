@@ -78,6 +78,7 @@ std::vector<float> draw_input(Random& rng, const std::string& op, size_t n, int 
   if (op == "Sqrt" || op == "Log" || op == "Reciprocal") return rng.uniform(n, 0.05, 4.0);
   if (op == "Pow") return which == 0 ? rng.uniform(n, 0.1, 3.0) : rng.uniform(n, -2.0, 2.0);
   if (op == "Div" || op == "Mod") return which == 0 ? rng.normal(n) : rng.uniform(n, 0.5, 2.0);
+  if (op == "Sin" || op == "Cos") return rng.uniform(n, -200.0, 200.0);  // position-embedding arguments
   if (op == "Floor" || op == "Ceil" || op == "Round") {
     auto v = rng.uniform(n, -8.0, 8.0);
     for (auto& x : v) {  // keep away from the rounding boundaries

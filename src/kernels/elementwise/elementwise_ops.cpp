@@ -25,8 +25,8 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Exp", 1, K::FloatUnary, "exp(a)", ""},
       {"Log", 1, K::FloatUnary, "log(a)", ""},
       {"Reciprocal", 1, K::FloatUnary, "1.0 / a", ""},
-      {"Sin", 1, K::FloatUnary, "sin(a)", ""},
-      {"Cos", 1, K::FloatUnary, "cos(a)", ""},
+      {"Sin", 1, K::FloatUnary, "sin_f32(a)", ""},
+      {"Cos", 1, K::FloatUnary, "cos_f32(a)", ""},
       {"Atan", 1, K::FloatUnary, "atan_f32(a)", ""},
       {"Floor", 1, K::FloatUnary, "floor(a)", ""},
       {"Ceil", 1, K::FloatUnary, "ceil(a)", ""},
@@ -50,7 +50,7 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Div", 2, K::Numeric, "a / b", "div_i32(a, b)"},
       {"Min", 2, K::Numeric, "min(a, b)", "min(a, b)"},
       {"Max", 2, K::Numeric, "max(a, b)", "max(a, b)"},
-      {"Mod", 2, K::Numeric, "a - b * trunc(a / b)", "mod_i32(a, b)"},  // float Mod requires fmod = 1
+      {"Mod", 2, K::Numeric, "fmod_f32(a, b)", "mod_i32(a, b)"},  // float Mod requires fmod = 1
       // Comparisons and logic (bool is u32 0/1 on the GPU).
       {"Equal", 2, K::Compare, "select(0u, 1u, a == b)", "select(0u, 1u, a == b)"},
       {"Less", 2, K::Compare, "select(0u, 1u, a < b)", "select(0u, 1u, a < b)"},
