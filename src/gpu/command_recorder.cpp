@@ -135,12 +135,17 @@ void CommandRecorder::submit() {
   }
   chunks_in_use_ = 0;
   context_.queue().Submit(1, &commands);
+  // Retained resources stay alive until a wait proves the GPU is done with them.
+  in_flight_.insert(in_flight_.end(), std::make_move_iterator(retained_.begin()),
+                    std::make_move_iterator(retained_.end()));
+  retained_.clear();
   context_.check_errors();
 }
 
 void CommandRecorder::submit_and_wait() {
   submit();
   context_.finish();
+  in_flight_.clear();
   if (profiler_) profiler_->collect();
 }
 

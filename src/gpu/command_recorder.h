@@ -47,6 +47,10 @@ class CommandRecorder {
             uint64_t destination_offset, uint64_t size);
   void clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size);
 
+  // Keeps `resource` (e.g. a kernel's scratch buffer) alive until the next submit_and_wait() returns,
+  // so the pool cannot hand it out or destroy it while recorded work still uses it.
+  void retain(std::shared_ptr<const void> resource) { retained_.push_back(std::move(resource)); }
+
   // Finishes the command buffer and submits it (one submit). The recorder can record again after.
   void submit();
   // submit(), then wait for the GPU and collect profiler timestamps.
@@ -72,6 +76,8 @@ class CommandRecorder {
   std::vector<UniformChunk> chunks_;
   size_t chunks_in_use_ = 0;
   size_t dispatch_count_ = 0;
+  std::vector<std::shared_ptr<const void>> retained_;
+  std::vector<std::shared_ptr<const void>> in_flight_;
 };
 
 }  // namespace onda::gpu

@@ -39,6 +39,7 @@ class Tensor {
   bool defined() const { return static_cast<bool>(storage_); }
 
   const wgpu::Buffer& buffer() const { return storage_->buffer(); }
+  const std::shared_ptr<gpu::PooledBuffer>& storage() const { return storage_; }
   uint64_t byte_offset() const { return byte_offset_; }
   uint64_t device_bytes() const { return static_cast<uint64_t>(numel()) * device_element_size(dtype_); }
 

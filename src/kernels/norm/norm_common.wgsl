@@ -1,0 +1,47 @@
+// Shared by the normalization kernels: parameters, affine indexing and the Chan merge of
+// (count, mean, M2) statistics.
+
+struct NormParams {
+  rows: u32,
+  row_size: u32,
+  chunk_size: u32,     // elements of a row per workgroup in the partial-stats pass
+  chunks: u32,         // ceil(row_size / chunk_size)
+  x_offset: u32,
+  y_offset: u32,
+  scale_offset: u32,
+  bias_offset: u32,
+  // Affine parameter of element (r, k): (r % row_mod) * row_mul + (k / k_div) % k_mod.
+  row_mod: u32,
+  row_mul: u32,
+  k_div: u32,
+  k_mod: u32,
+  epsilon: f32,
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
+}
+
+fn affine_index(r: u32, k: u32) -> u32 {
+  return (r % params.row_mod) * params.row_mul + (k / params.k_div) % params.k_mod;
+}
+
+// Statistics of a set: x = count, y = mean, z = M2 (sum of squared deviations).
+fn merge_stats(a: vec4<f32>, b: vec4<f32>) -> vec4<f32> {
+  let n = a.x + b.x;
+  if (n == 0.0) { return vec4<f32>(0.0); }
+  let delta = b.y - a.y;
+  let fb = b.x / n;
+  return vec4<f32>(n, a.y + delta * fb, a.z + b.z + delta * delta * a.x * fb, 0.0);
+}
+
+var<workgroup> shared_stats: array<vec4<f32>, 256>;
+
+// Tree merge of one vec4 statistic per invocation (256 invocations); result in shared_stats[0].
+fn workgroup_merge(lid: u32, mine: vec4<f32>) {
+  shared_stats[lid] = mine;
+  workgroupBarrier();
+  for (var stride = 128u; stride > 0u; stride = stride / 2u) {
+    if (lid < stride) { shared_stats[lid] = merge_stats(shared_stats[lid], shared_stats[lid + stride]); }
+    workgroupBarrier();
+  }
+}

@@ -1,0 +1,163 @@
+#include "kernels/norm/normalize_kernel.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "kernels/common/tensor_access.h"
+#include "kernels/shader_template.h"
+
+namespace onda::kernels {
+namespace {
+
+constexpr int64_t kThreads = 256;
+constexpr int64_t kPerThread = 16;            // fused path: rows up to 4096 elements
+constexpr int64_t kChunk = kThreads * 16;     // partial-stats pass: elements per workgroup
+
+// Mirrors NormParams in norm_common.wgsl.
+struct NormUniforms {
+  uint32_t rows, row_size, chunk_size, chunks;
+  uint32_t x_offset, y_offset, scale_offset, bias_offset;
+  uint32_t row_mod, row_mul, k_div, k_mod;
+  float epsilon;
+  uint32_t pad[3];
+};
+
+std::string flag(bool on) { return std::string(on ? "1" : "0"); }
+
+uint32_t u32(int64_t v, const char* what) {
+  if (v < 0 || v > 0xFFFFFFFFll) throw std::invalid_argument(fmt::format("normalize: {} = {} out of range", what, v));
+  return static_cast<uint32_t>(v);
+}
+
+}  // namespace
+
+NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) throw std::invalid_argument("LayerNormalization: axis out of range");
+  NormalizeSpec s;
+  s.rows = element_count(Shape(shape.begin(), shape.begin() + axis));
+  s.row_size = element_count(Shape(shape.begin() + axis, shape.end()));
+  s.k_mod = s.row_size;
+  s.epsilon = epsilon;
+  return s;
+}
+
+NormalizeSpec instance_norm_spec(const Shape& shape, float epsilon) {
+  if (shape.size() < 2) throw std::invalid_argument("InstanceNormalization: input needs rank >= 2");
+  NormalizeSpec s;
+  s.rows = shape[0] * shape[1];
+  s.row_size = element_count(Shape(shape.begin() + 2, shape.end()));
+  s.row_mod = shape[1];
+  s.row_mul = 1;
+  s.k_div = std::max<int64_t>(s.row_size, 1);
+  s.epsilon = epsilon;
+  return s;
+}
+
+NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_channel_affine, float epsilon) {
+  if (shape.size() < 2) throw std::invalid_argument("GroupNormalization: input needs rank >= 2");
+  const int64_t channels = shape[1];
+  if (num_groups <= 0 || channels % num_groups != 0) {
+    throw std::invalid_argument(fmt::format("GroupNormalization: {} channels not divisible into {} groups", channels, num_groups));
+  }
+  const int64_t spatial = element_count(Shape(shape.begin() + 2, shape.end()));
+  NormalizeSpec s;
+  s.rows = shape[0] * num_groups;
+  s.row_size = channels / num_groups * spatial;
+  s.row_mod = num_groups;
+  if (per_channel_affine) {
+    s.row_mul = channels / num_groups;
+    s.k_div = std::max<int64_t>(spatial, 1);
+    s.k_mod = channels / num_groups;
+  } else {
+    s.row_mul = 1;
+    s.k_div = std::max<int64_t>(s.row_size, 1);
+  }
+  s.epsilon = epsilon;
+  return s;
+}
+
+void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                      const NormalizeSpec& spec) {
+  if (x.numel() != spec.rows * spec.row_size || y.shape() != x.shape() || y.dtype() != x.dtype()) {
+    throw std::invalid_argument(fmt::format("normalize: input {} / output {} do not match {} rows of {}",
+                                            shape_string(x.shape()), shape_string(y.shape()), spec.rows, spec.row_size));
+  }
+  const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
+  for (const Tensor* p : {&scale, &bias}) {
+    if (p->defined() && p->numel() != affine_size) {
+      throw std::invalid_argument(fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel(), affine_size));
+    }
+  }
+  if (x.numel() == 0) return;
+
+  NormUniforms u{};
+  u.rows = u32(spec.rows, "rows");
+  u.row_size = u32(spec.row_size, "row_size");
+  u.chunk_size = static_cast<uint32_t>(kChunk);
+  u.chunks = u32((spec.row_size + kChunk - 1) / kChunk, "chunks");
+  u.x_offset = x.element_offset(kc.gpu);
+  u.y_offset = y.element_offset(kc.gpu);
+  u.scale_offset = scale.defined() ? scale.element_offset(kc.gpu) : 0;
+  u.bias_offset = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.row_mod = u32(spec.row_mod, "row_mod");
+  u.row_mul = u32(spec.row_mul, "row_mul");
+  u.k_div = u32(spec.k_div, "k_div");
+  u.k_mod = u32(spec.k_mod, "k_mod");
+  u.epsilon = spec.epsilon;
+
+  // Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params.
+  auto affine_values = [&](int first_binding, TemplateValues& v, std::vector<gpu::BufferBinding>& bindings) {
+    int b = first_binding;
+    v["HAS_SCALE"] = flag(scale.defined());
+    v["HAS_BIAS"] = flag(bias.defined());
+    v["SCALE_ACCESS"] = scale.defined() ? tensor_access_wgsl("scale", b, scale.dtype(), false) : std::string();
+    if (scale.defined()) bindings.push_back(scale.binding(kc.gpu)), ++b;
+    v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b, bias.dtype(), false) : std::string();
+    if (bias.defined()) bindings.push_back(bias.binding(kc.gpu)), ++b;
+    v["Y_ACCESS"] = tensor_access_wgsl("y", b, y.dtype(), true);
+    bindings.push_back(y.binding(kc.gpu));
+    v["PARAMS_BINDING"] = std::to_string(b + 1);
+  };
+  const std::string x_access = tensor_access_wgsl("x", 0, x.dtype(), false);
+
+  if (spec.row_size <= kThreads * kPerThread) {
+    TemplateValues v = {{"X_ACCESS", x_access}, {"PER_THREAD", std::to_string(kPerThread)}};
+    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
+    affine_values(1, v, bindings);
+    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_rows_fused.wgsl", v), {}, "normalize rows");
+    recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(spec.rows, kc.gpu.limits()),
+                      "normalize");
+    return;
+  }
+
+  const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
+  const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
+  recorder.retain(partials.storage());
+  recorder.retain(stats.storage());
+  {
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("norm/norm_partial_stats.wgsl", {{"X_ACCESS", x_access}}), {}, "normalize stats");
+    recorder.dispatch(pipeline, {x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
+                      gpu::split_workgroups(spec.rows * u.chunks, kc.gpu.limits()), "normalize stats");
+  }
+  {
+    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_finalize.wgsl", {}), {}, "normalize finalize");
+    recorder.dispatch(pipeline, {partials.binding(kc.gpu), stats.binding(kc.gpu)}, &u, sizeof(u),
+                      gpu::split_workgroups((spec.rows + 63) / 64, kc.gpu.limits()), "normalize finalize");
+  }
+  {
+    TemplateValues v = {{"X_ACCESS", x_access}};
+    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), stats.binding(kc.gpu)};
+    affine_values(2, v, bindings);
+    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_apply.wgsl", v), {}, "normalize apply");
+    const int64_t threads = (x.numel() + 3) / 4;
+    recorder.dispatch(pipeline, bindings, &u, sizeof(u),
+                      gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()), "normalize apply");
+  }
+}
+
+}  // namespace onda::kernels

@@ -1,0 +1,39 @@
+// Normalization layers as two reads of the input at most: x viewed as [rows, row_size] is
+// normalized per row to zero mean and unit variance, then an optional affine scale/bias is applied.
+// The ONNX ops map onto it (see normalize_spec_for_*):
+//   LayerNormalization: rows = prod(shape[:axis]), row_size = prod(shape[axis:]), affine index = k;
+//   InstanceNormalization: rows = N*C, row_size = spatial, affine index = r % C;
+//   GroupNormalization: rows = N*G, row_size = C/G*spatial, affine index per channel (opset 21)
+//   or per group (opset 18).
+// Rows up to 4096 elements: one fused kernel (one read). Longer rows: chunked partial statistics
+// (Chan's parallel merge), a per-row finalize, and an apply pass (two reads), so that a few long
+// rows (InstanceNorm over a whole spectrogram) still fill the GPU.
+#pragma once
+#include <optional>
+
+#include "gpu/buffer_pool.h"
+#include "kernels/kernel_context.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels {
+
+struct NormalizeSpec {
+  int64_t rows = 1;
+  int64_t row_size = 1;
+  // Affine parameter index of element (r, k): (r % row_mod) * row_mul + (k / k_div) % k_mod.
+  int64_t row_mod = 1, row_mul = 0, k_div = 1, k_mod = 1;
+  float epsilon = 1e-5f;
+};
+
+NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon);
+NormalizeSpec instance_norm_spec(const Shape& shape, float epsilon);
+// `per_channel_affine`: opset 21 (scale/bias of C); false: opset 18 (scale/bias of num_groups).
+NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_channel_affine, float epsilon);
+
+// `scale` and `bias` may be undefined Tensors (no scale / no bias). Scratch comes from `pool` and is
+// kept alive by the recorder until its submit completes. Throws std::invalid_argument on mismatch.
+void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                      const NormalizeSpec& spec);
+
+}  // namespace onda::kernels

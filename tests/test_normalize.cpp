@@ -1,0 +1,109 @@
+// Normalization (LayerNorm, InstanceNorm, GroupNorm) against float64: fused short rows and the
+// chunked long-row path, with and without affine parameters, f32 and f16, odd sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/norm/normalize_kernel.h"
+
+namespace onda::test {
+namespace {
+
+using kernels::NormalizeSpec;
+
+std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& scale,
+                              const std::vector<float>& bias, const NormalizeSpec& s) {
+  std::vector<double> y(x.size());
+  for (int64_t r = 0; r < s.rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < s.row_size; ++k) mean += x[r * s.row_size + k];
+    mean /= static_cast<double>(s.row_size);
+    for (int64_t k = 0; k < s.row_size; ++k) var += std::pow(x[r * s.row_size + k] - mean, 2);
+    var /= static_cast<double>(s.row_size);
+    const double rstd = 1.0 / std::sqrt(var + s.epsilon);
+    for (int64_t k = 0; k < s.row_size; ++k) {
+      const int64_t a = (r % s.row_mod) * s.row_mul + (k / s.k_div) % s.k_mod;
+      double v = (x[r * s.row_size + k] - mean) * rstd;
+      if (!scale.empty()) v *= scale[a];
+      if (!bias.empty()) v += bias[a];
+      y[r * s.row_size + k] = v;
+    }
+  }
+  return y;
+}
+
+double run(const Shape& shape, const NormalizeSpec& spec, DType dtype, bool with_scale, bool with_bias, Random& rng) {
+  const int64_t affine = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
+  // A mean offset from zero makes cancellation in the variance visible.
+  auto x = round_to_dtype(rng.normal(element_count(shape), 3.0, 2.0), dtype);
+  std::vector<float> scale, bias;
+  if (with_scale) scale = round_to_dtype(rng.normal(affine), dtype);
+  if (with_bias) bias = round_to_dtype(rng.normal(affine), dtype);
+  Tensor tx = upload_floats(x, dtype, shape);
+  Tensor ts = with_scale ? upload_floats(scale, dtype, {affine}) : Tensor();
+  Tensor tb = with_bias ? upload_floats(bias, dtype, {affine}) : Tensor();
+  Tensor ty = poisoned(dtype, shape);
+  gpu::CommandRecorder recorder(gpu().context);
+  kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, tx, ts, tb, ty, spec);
+  recorder.submit_and_wait();
+  return rel_l2(ty.download_floats(gpu().context), reference(x, scale, bias, spec));
+}
+
+TEST(Normalize, LayerNorm) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    double worst = 0;
+    const std::vector<std::pair<Shape, int64_t>> cases = {
+        {{5, 7}, -1}, {{3, 4, 512}, -1}, {{2, 3, 5}, 1}, {{4, 4097}, 1}, {{2, 9000}, -1}, {{1, 3, 33, 31}, 1}, {{6}, 0}};
+    for (const auto& [shape, axis] : cases) {
+      const double e = run(shape, kernels::layer_norm_spec(shape, axis, 1e-5f), dtype, true, axis != 0, rng);
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape) << " axis " << axis;
+      worst = std::max(worst, e);
+    }
+    std::printf("LayerNorm %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
+  }
+}
+
+TEST(Normalize, InstanceNormShortAndLongRows) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    double worst = 0;
+    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7}}) {
+      for (bool affine : {true, false}) {
+        const double e = run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, affine, affine, rng);
+        EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
+        worst = std::max(worst, e);
+      }
+    }
+    std::printf("InstanceNorm %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
+  }
+}
+
+TEST(Normalize, GroupNormBothAffineLayouts) {
+  Random rng(test_seed());
+  for (bool per_channel : {true, false}) {
+    double worst = 0;
+    for (const Shape& shape : {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 1}}) {
+      for (int64_t groups : {1, 2}) {
+        const double e = run(shape, kernels::group_norm_spec(shape, groups, per_channel, 1e-5f), DType::f32, true, true, rng);
+        EXPECT_LE(e, 1e-6) << shape_string(shape) << " groups " << groups;
+        worst = std::max(worst, e);
+      }
+    }
+    std::printf("GroupNorm per_channel=%d rel L2 %.2e\n", per_channel, worst);
+  }
+  EXPECT_THROW(kernels::group_norm_spec({1, 6, 4}, 4, true, 1e-5f), std::invalid_argument);
+}
+
+TEST(Normalize, RejectsMismatchedAffine) {
+  Tensor x = poisoned(DType::f32, {2, 8}), y = poisoned(DType::f32, {2, 8}), s = poisoned(DType::f32, {7});
+  gpu::CommandRecorder recorder(gpu().context);
+  EXPECT_THROW(kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, x, s, Tensor(), y,
+                                         kernels::layer_norm_spec({2, 8}, -1, 1e-5f)),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace onda::test
