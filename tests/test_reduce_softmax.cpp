@@ -1,0 +1,130 @@
+// Reductions over any axes set (single pass, chunked long rows, multi-run axes) and Softmax /
+// LogSoftmax along every axis, against float64.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/reduce/reduce_kernel.h"
+#include "kernels/softmax/softmax_kernel.h"
+
+namespace onda::test {
+namespace {
+
+using kernels::ReduceOp;
+
+std::vector<double> reference_reduce(const std::vector<float>& x, const Shape& shape, const std::vector<int64_t>& axes,
+                                     ReduceOp op) {
+  const Shape out_shape = kernels::reduced_shape(shape, axes, true);
+  const int64_t n_out = element_count(out_shape);
+  double count = 1;
+  for (int64_t a : axes) count *= static_cast<double>(shape[a]);
+  const double init = op == ReduceOp::Max ? -INFINITY : op == ReduceOp::Min ? INFINITY : op == ReduceOp::Prod ? 1 : 0;
+  std::vector<double> acc(n_out, init);
+  const int64_t n = element_count(shape);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t rest = i, out_index = 0, stride = 1;
+    for (int64_t d = static_cast<int64_t>(shape.size()) - 1; d >= 0; --d) {
+      const int64_t c = rest % shape[d];
+      rest /= shape[d];
+      if (out_shape[d] != 1) out_index += c * stride;
+      stride *= out_shape[d];
+    }
+    const double v = x[i];
+    double& a = acc[out_index];
+    switch (op) {
+      case ReduceOp::Sum: case ReduceOp::Mean: a += v; break;
+      case ReduceOp::Max: a = std::max(a, v); break;
+      case ReduceOp::Min: a = std::min(a, v); break;
+      case ReduceOp::Prod: a *= v; break;
+      case ReduceOp::L1: a += std::abs(v); break;
+      case ReduceOp::L2: case ReduceOp::SumSquare: a += v * v; break;
+      case ReduceOp::LogSumExp: break;
+    }
+  }
+  for (auto& a : acc) {
+    if (op == ReduceOp::Mean) a /= count;
+    if (op == ReduceOp::L2) a = std::sqrt(a);
+  }
+  return acc;
+}
+
+TEST(Reduce, EveryOpOverAxisSets) {
+  Random rng(test_seed());
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{7}, {0}},         {{3, 5}, {1}},          {{3, 5}, {0}},        {{2, 3, 4, 5}, {1, 2}},
+      {{2, 3, 4, 5}, {0, 2}}, {{2, 3, 4, 5}, {0, 1, 2, 3}}, {{4, 20000}, {1}},  {{1, 50001}, {0, 1}},
+      {{2, 3, 9}, {}},    {{3, 1, 4}, {1}}};
+  for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max, ReduceOp::Min, ReduceOp::Prod, ReduceOp::L1,
+                      ReduceOp::L2, ReduceOp::SumSquare}) {
+    double worst = 0;
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (const auto& [shape, axes] : cases) {
+        if (op == ReduceOp::Prod && element_count(shape) > 100) continue;  // products of many values under/overflow
+        auto x = round_to_dtype(op == ReduceOp::Prod ? rng.uniform(element_count(shape), 0.5, 1.5)
+                                                     : rng.normal(element_count(shape), 0.5, 1.0),
+                                dtype);
+        Tensor tx = upload_floats(x, dtype, shape);
+        Tensor ty = poisoned(dtype, kernels::reduced_shape(shape, axes, true));
+        gpu::CommandRecorder recorder(gpu().context);
+        kernels::record_reduce({gpu().context, gpu().pipelines}, recorder, gpu().pool, op, tx, axes, ty);
+        recorder.submit_and_wait();
+        const double e = rel_l2(ty.download_floats(gpu().context), reference_reduce(x, shape, axes, op));
+        EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << "op " << int(op) << " " << shape_string(shape);
+        if (dtype == DType::f32) worst = std::max(worst, e);
+      }
+    }
+    std::printf("reduce op %d f32 rel L2 %.2e\n", static_cast<int>(op), worst);
+  }
+}
+
+TEST(Reduce, RejectsBadAxes) {
+  Tensor x = poisoned(DType::f32, {2, 3}), y = poisoned(DType::f32, {2});
+  gpu::CommandRecorder recorder(gpu().context);
+  kernels::KernelContext kc{gpu().context, gpu().pipelines};
+  EXPECT_THROW(kernels::record_reduce(kc, recorder, gpu().pool, ReduceOp::Sum, x, {2}, y), std::invalid_argument);
+  EXPECT_THROW(kernels::record_reduce(kc, recorder, gpu().pool, ReduceOp::Sum, x, {0}, y), std::invalid_argument);
+  EXPECT_THROW(kernels::reduce_op_from_onnx("ReduceFoo"), std::invalid_argument);
+}
+
+TEST(Softmax, EveryAxisBothKinds) {
+  Random rng(test_seed());
+  for (bool log_softmax : {false, true}) {
+    for (DType dtype : {DType::f32, DType::f16}) {
+      double worst = 0;
+      for (const auto& [shape, axis] : std::vector<std::pair<Shape, int64_t>>{
+               {{5}, 0}, {{3, 7}, -1}, {{3, 7}, 0}, {{2, 3, 1000}, 2}, {{2, 5, 3, 4}, 1}, {{4, 3000}, 1}}) {
+        auto x = round_to_dtype(rng.normal(element_count(shape), 0.0, 3.0), dtype);
+        Tensor tx = upload_floats(x, dtype, shape);
+        Tensor ty = poisoned(dtype, shape);
+        gpu::CommandRecorder recorder(gpu().context);
+        kernels::record_softmax({gpu().context, gpu().pipelines}, recorder, tx, axis, log_softmax, ty);
+        recorder.submit_and_wait();
+        const int64_t a = axis < 0 ? axis + static_cast<int64_t>(shape.size()) : axis;
+        int64_t outer = 1, inner = 1;
+        for (int64_t d = 0; d < a; ++d) outer *= shape[d];
+        for (size_t d = a + 1; d < shape.size(); ++d) inner *= shape[d];
+        std::vector<double> ref(x.size());
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            double m = -INFINITY, s = 0;
+            for (int64_t k = 0; k < shape[a]; ++k) m = std::max(m, double(x[(o * shape[a] + k) * inner + i]));
+            for (int64_t k = 0; k < shape[a]; ++k) s += std::exp(x[(o * shape[a] + k) * inner + i] - m);
+            for (int64_t k = 0; k < shape[a]; ++k) {
+              const int64_t idx = (o * shape[a] + k) * inner + i;
+              ref[idx] = log_softmax ? x[idx] - m - std::log(s) : std::exp(x[idx] - m) / s;
+            }
+          }
+        }
+        const double e = rel_l2(ty.download_floats(gpu().context), ref);
+        EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape) << " axis " << axis;
+        worst = std::max(worst, e);
+      }
+      std::printf("%s %s rel L2 %.2e\n", log_softmax ? "LogSoftmax" : "Softmax", std::string(dtype_name(dtype)).c_str(), worst);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onda::test
