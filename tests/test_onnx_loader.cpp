@@ -256,8 +256,10 @@ TEST(OnnxLoader, IrVersionCheck) {
   OnnxLoadOptions old_files;
   old_files.minimum_ir_version = 3;
   EXPECT_NO_THROW(parse(model, ".", old_files));
+  model.mutable_opset_import(0)->set_domain("com.example");
+  expect_model_error([&] { parse(model, ".", old_files); }, {"Add 'adder'", "domain ''", "imports no opset"});
   model.clear_opset_import();
-  expect_model_error([&] { parse(model, ".", old_files); }, {"no opset import for the default ONNX domain"});
+  expect_model_error([&] { parse(model, ".", old_files); }, {"imports no opset"});
 }
 
 // w as external data in a temporary folder: [0, 16) is other data, w at offset 16.

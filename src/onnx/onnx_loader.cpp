@@ -183,6 +183,12 @@ Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context, const std:
 
   for (onnx::NodeProto& node_proto : *proto.mutable_node()) {
     const std::string node_text = node_proto.op_type() + " '" + node_proto.name() + "'";
+    bool domain_imported = false;
+    for (const OpsetImport& opset : context.opset_imports)
+      domain_imported |= canonical_domain(opset.domain) == canonical_domain(node_proto.domain());
+    if (!domain_imported)
+      throw ModelError("node " + node_text + " uses domain '" + node_proto.domain() +
+                       "', for which the model imports no opset");
     const bool is_constant = node_proto.op_type() == "Constant" && canonical_domain(node_proto.domain()).empty();
     if (is_constant && context.options.constants_to_initializers) {
       if (node_proto.output_size() != 1 || node_proto.output(0).empty())
@@ -217,13 +223,10 @@ Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& mod
                      "onnx.version_converter)");
   if (!model.has_graph()) throw ModelError(what + ": the file has no graph (truncated or not an ONNX model?)");
   LoadContext context{nullptr, options, {}, model.ir_version()};
-  bool has_default_domain = false;
-  for (const onnx::OperatorSetIdProto& opset : model.opset_import()) {
+  for (const onnx::OperatorSetIdProto& opset : model.opset_import())
     context.opset_imports.push_back({opset.domain(), opset.version()});
-    has_default_domain |= canonical_domain(opset.domain()).empty();
-  }
-  if (!has_default_domain)
-    throw ModelError(what + ": no opset import for the default ONNX domain (truncated file?)");
+  // Opset imports follow the graph in the file, so a file cut after its graph has none.
+  if (context.opset_imports.empty()) throw ModelError(what + ": the model imports no opset (truncated file?)");
   if (model.functions_size() > 0)
     throw ModelError(what + ": model-local functions are not supported (" + model.functions(0).name() + ", ...)");
   ExternalDataFiles external(model_dir);
