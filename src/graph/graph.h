@@ -1,0 +1,123 @@
+// The graph IR: what a model file becomes before shapes, folding and planning.
+//
+// Values are named (ONNX's SSA names); nodes refer to their inputs and outputs by name, an empty
+// name being an omitted optional input or output. Initializers are constant values held on the
+// host (Constant nodes are turned into initializers at load). A subgraph (If/Loop bodies) is a
+// Graph held by a node attribute; its nodes may read values of the enclosing graphs by name.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "graph/host_tensor.h"
+
+namespace onda {
+
+class Graph;
+
+// What is known about a value: its dtype and shape may be unknown until shape inference.
+struct ValueInfo {
+  std::string name;
+  std::optional<DType> dtype;
+  // Present when the rank is known; a dimension < 0 is unknown (symbolic: see dim_params).
+  std::optional<Shape> shape;
+  // Same length as *shape when given: the symbolic name of each unknown dimension ("" if none).
+  std::vector<std::string> dim_params;
+
+  bool has_static_shape() const;
+};
+
+enum class AttributeType { int_, float_, string, ints, floats, strings, tensor, graph };
+std::string_view attribute_type_name(AttributeType type);
+
+struct Attribute {
+  std::string name;
+  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>, std::vector<std::string>,
+               HostTensor, std::shared_ptr<const Graph>>
+      value;
+
+  // The variant index order above matches AttributeType.
+  AttributeType type() const { return static_cast<AttributeType>(value.index()); }
+};
+
+struct Node {
+  std::string op_type;
+  std::string domain;  // "" is the default ONNX domain (ai.onnx)
+  std::string name;
+  std::vector<std::string> inputs;   // "" = omitted optional input
+  std::vector<std::string> outputs;  // "" = omitted optional output
+  std::vector<Attribute> attributes;
+
+  const Attribute* find_attribute(std::string_view attribute_name) const;
+  bool has_attribute(std::string_view attribute_name) const { return find_attribute(attribute_name); }
+  // Typed attribute access: the one-argument forms throw ModelError (naming the node) when the
+  // attribute is missing or of another type; the two-argument forms return the default if missing.
+  int64_t attribute_int(std::string_view attribute_name) const;
+  int64_t attribute_int(std::string_view attribute_name, int64_t default_value) const;
+  float attribute_float(std::string_view attribute_name) const;
+  float attribute_float(std::string_view attribute_name, float default_value) const;
+  std::string attribute_string(std::string_view attribute_name) const;
+  std::string attribute_string(std::string_view attribute_name, std::string_view default_value) const;
+  std::vector<int64_t> attribute_ints(std::string_view attribute_name) const;
+  std::vector<int64_t> attribute_ints(std::string_view attribute_name, std::vector<int64_t> default_value) const;
+  std::vector<float> attribute_floats(std::string_view attribute_name) const;
+  std::vector<float> attribute_floats(std::string_view attribute_name, std::vector<float> default_value) const;
+  std::vector<std::string> attribute_strings(std::string_view attribute_name) const;
+  const HostTensor& attribute_tensor(std::string_view attribute_name) const;
+  const Graph& attribute_graph(std::string_view attribute_name) const;
+
+  // "Conv 'name'" (or "Conv (unnamed)") for messages.
+  std::string describe() const;
+};
+
+struct OpsetImport {
+  std::string domain;  // "" = ai.onnx
+  int64_t version = 0;
+};
+
+class Graph {
+ public:
+  std::string name;
+  int64_t ir_version = 0;         // of the model file
+  std::vector<OpsetImport> opset_imports;  // the model's (subgraphs carry a copy)
+  std::vector<std::string> inputs;   // values fed at run time (initializers are not listed)
+  std::vector<std::string> outputs;
+  std::map<std::string, ValueInfo> values;  // every named value known so far
+  std::map<std::string, HostTensor> initializers;
+  std::vector<Node> nodes;  // topological order
+
+  const ValueInfo* find_value(std::string_view value_name) const;
+  // The entry for a value, created (unknown dtype and shape) if absent.
+  ValueInfo& value(const std::string& value_name);
+  bool is_initializer(const std::string& value_name) const { return initializers.count(value_name) != 0; }
+  const HostTensor* find_initializer(const std::string& value_name) const;
+  // Adds (or replaces) an initializer and records its dtype and shape in `values`.
+  void set_initializer(const std::string& value_name, HostTensor tensor);
+
+  // Version of an imported opset; "" and "ai.onnx" name the same domain. 0 when not imported.
+  int64_t opset_version(std::string_view domain) const;
+
+  // Total bytes of the initializers (this graph only).
+  size_t initializer_bytes() const;
+  // Nodes in this graph and every subgraph.
+  size_t node_count_recursive() const;
+
+  // Reorders nodes so every node follows the producers of its inputs (stable: a sorted graph is
+  // unchanged). Throws ModelError naming a value on a cycle or an input nobody produces.
+  // `outer_scope`: names visible from enclosing graphs (for subgraphs).
+  void sort_topologically(const std::set<std::string>& outer_scope = {});
+  // Checks single assignment, that every input is produced before use, that every graph output is
+  // produced, recursively into subgraphs. Throws ModelError naming the first problem.
+  void validate(const std::set<std::string>& outer_scope = {}) const;
+};
+
+// "" for both "" and "ai.onnx", so domains compare equal.
+std::string_view canonical_domain(std::string_view domain);
+
+}  // namespace onda

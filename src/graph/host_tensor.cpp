@@ -1,0 +1,175 @@
+#include "graph/host_tensor.h"
+
+#include <cstring>
+#include <limits>
+
+#include "graph/model_error.h"
+#include "tensor/half.h"
+
+namespace onda {
+
+int64_t shape_numel(const Shape& shape) {
+  int64_t count = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0) throw ModelError("shape " + shape_to_string(shape) + " has a negative or unknown dimension");
+    if (dim != 0 && count > std::numeric_limits<int64_t>::max() / dim)
+      throw ModelError("shape " + shape_to_string(shape) + " has too many elements");
+    count *= dim;
+  }
+  return count;
+}
+
+std::string shape_to_string(const Shape& shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+namespace {
+
+size_t checked_byte_size(DType dtype, const Shape& shape) {
+  const int64_t count = shape_numel(shape);
+  const size_t element = host_element_size(dtype);
+  if (static_cast<uint64_t>(count) > std::numeric_limits<size_t>::max() / element)
+    throw ModelError("shape " + shape_to_string(shape) + " is too large");
+  return static_cast<size_t>(count) * element;
+}
+
+std::shared_ptr<const std::byte> allocate_zeroed(size_t byte_count) {
+  // At least one byte so data() is never null for an owned tensor; new[] aligns for any scalar.
+  std::shared_ptr<std::byte[]> storage(new std::byte[byte_count ? byte_count : 1]());
+  return std::shared_ptr<const std::byte>(storage, storage.get());
+}
+
+}  // namespace
+
+HostTensor::HostTensor(DType dtype, Shape shape)
+    : dtype_(dtype), shape_(std::move(shape)), defined_(true), owned_(true) {
+  byte_size_ = checked_byte_size(dtype_, shape_);
+  numel_ = shape_numel(shape_);
+  data_ = allocate_zeroed(byte_size_);
+}
+
+HostTensor HostTensor::copy_of(DType dtype, Shape shape, const void* bytes, size_t byte_count) {
+  HostTensor tensor(dtype, std::move(shape));
+  if (byte_count != tensor.byte_size_)
+    throw ModelError("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(tensor.shape_) +
+                     " needs " + std::to_string(tensor.byte_size_) + " bytes, got " + std::to_string(byte_count));
+  if (byte_count) std::memcpy(const_cast<std::byte*>(tensor.data_.get()), bytes, byte_count);
+  return tensor;
+}
+
+HostTensor HostTensor::borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner, const std::byte* bytes,
+                              size_t byte_count) {
+  const size_t expected = checked_byte_size(dtype, shape);
+  if (byte_count != expected)
+    throw ModelError("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(shape) +
+                     " needs " + std::to_string(expected) + " bytes, got " + std::to_string(byte_count));
+  if (reinterpret_cast<uintptr_t>(bytes) % host_element_size(dtype) != 0)
+    return copy_of(dtype, std::move(shape), bytes, byte_count);  // keep typed access aligned
+  HostTensor tensor;
+  tensor.dtype_ = dtype;
+  tensor.shape_ = std::move(shape);
+  tensor.numel_ = shape_numel(tensor.shape_);
+  tensor.byte_size_ = byte_count;
+  tensor.defined_ = true;
+  tensor.owned_ = false;
+  tensor.data_ = std::shared_ptr<const std::byte>(std::move(owner), bytes);
+  return tensor;
+}
+
+std::byte* HostTensor::mutable_data() {
+  if (!defined_) throw ModelError("mutable_data() of an undefined HostTensor");
+  if (!owned_) *this = clone();
+  return const_cast<std::byte*>(data_.get());
+}
+
+void throw_host_type_mismatch(DType dtype, size_t requested_size) {
+  throw ModelError("typed access of a " + std::string(dtype_name(dtype)) + " tensor as a " +
+                   std::to_string(requested_size) + "-byte type that does not match it");
+}
+
+std::vector<int64_t> HostTensor::to_int64() const {
+  std::vector<int64_t> out(static_cast<size_t>(numel_));
+  const std::byte* bytes = data_.get();
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (dtype_) {
+      case DType::f32: {
+        float value;
+        std::memcpy(&value, bytes + 4 * i, 4);
+        out[i] = static_cast<int64_t>(value);
+        break;
+      }
+      case DType::f16: {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + 2 * i, 2);
+        out[i] = static_cast<int64_t>(half_to_float(bits));
+        break;
+      }
+      case DType::i32: {
+        int32_t value;
+        std::memcpy(&value, bytes + 4 * i, 4);
+        out[i] = value;
+        break;
+      }
+      case DType::i64: std::memcpy(&out[i], bytes + 8 * i, 8); break;
+      case DType::u8: out[i] = static_cast<uint8_t>(bytes[i]); break;
+      case DType::boolean: out[i] = bytes[i] != std::byte{0}; break;
+    }
+  }
+  return out;
+}
+
+std::vector<double> HostTensor::to_double() const {
+  std::vector<double> out(static_cast<size_t>(numel_));
+  const std::byte* bytes = data_.get();
+  for (size_t i = 0; i < out.size(); ++i) {
+    switch (dtype_) {
+      case DType::f32: {
+        float value;
+        std::memcpy(&value, bytes + 4 * i, 4);
+        out[i] = value;
+        break;
+      }
+      case DType::f16: {
+        uint16_t bits;
+        std::memcpy(&bits, bytes + 2 * i, 2);
+        out[i] = half_to_float(bits);
+        break;
+      }
+      case DType::i32: {
+        int32_t value;
+        std::memcpy(&value, bytes + 4 * i, 4);
+        out[i] = value;
+        break;
+      }
+      case DType::i64: {
+        int64_t value;
+        std::memcpy(&value, bytes + 8 * i, 8);
+        out[i] = static_cast<double>(value);
+        break;
+      }
+      case DType::u8: out[i] = static_cast<uint8_t>(bytes[i]); break;
+      case DType::boolean: out[i] = bytes[i] != std::byte{0}; break;
+    }
+  }
+  return out;
+}
+
+HostTensor HostTensor::reshaped(Shape shape) const {
+  if (shape_numel(shape) != numel_)
+    throw ModelError("cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));
+  HostTensor view = *this;
+  view.shape_ = std::move(shape);
+  return view;
+}
+
+HostTensor HostTensor::clone() const {
+  if (!defined_) return {};
+  return copy_of(dtype_, shape_, data_.get(), byte_size_);
+}
+
+}  // namespace onda

@@ -1,0 +1,108 @@
+#include "onnx/tensor_proto.h"
+
+#include <cstring>
+
+#include "graph/model_error.h"
+#include "graph/onnx_data_type.h"
+
+namespace onda::onnx_format {
+
+namespace {
+
+Shape dims_of(const onnx::TensorProto& proto, const std::string& what) {
+  Shape shape(proto.dims().begin(), proto.dims().end());
+  for (int64_t dim : shape)
+    if (dim < 0) throw ModelError(what + " has a negative dimension in " + shape_to_string(shape));
+  return shape;
+}
+
+HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shape, ExternalDataFiles* external,
+                         const std::string& what) {
+  if (!external) throw ModelError(what + " uses external data, which is not allowed here");
+  std::string location;
+  uint64_t offset = 0;
+  std::optional<uint64_t> length;
+  for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
+    try {
+      if (entry.key() == "location") location = entry.value();
+      else if (entry.key() == "offset") offset = std::stoull(entry.value());
+      else if (entry.key() == "length") length = std::stoull(entry.value());
+    } catch (const std::logic_error&) {  // stoull: not a number / out of range
+      throw ModelError(what + ": external data '" + entry.key() + "' is not a number: '" + entry.value() + "'");
+    }
+  }
+  if (location.empty()) throw ModelError(what + ": external data without a 'location'");
+  return external->read(proto.name(), dtype, std::move(shape), location, offset, length);
+}
+
+// Typed fields: onnx.proto stores f16, bool, uint8 (and int32) in int32_data, one element per entry.
+template <typename Field>
+void check_count(const Field& field, int64_t numel, const std::string& field_name, const std::string& what) {
+  if (static_cast<int64_t>(field.size()) != numel)
+    throw ModelError(what + ": " + field_name + " has " + std::to_string(field.size()) + " values, the shape needs " +
+                     std::to_string(numel));
+}
+
+HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape shape, const std::string& what) {
+  HostTensor tensor(dtype, std::move(shape));
+  const int64_t numel = tensor.numel();
+  if (numel == 0) return tensor;
+  std::byte* out = tensor.mutable_data();
+  switch (dtype) {
+    case DType::f32:
+      check_count(proto.float_data(), numel, "float_data", what);
+      std::memcpy(out, proto.float_data().data(), tensor.byte_size());
+      break;
+    case DType::i64:
+      check_count(proto.int64_data(), numel, "int64_data", what);
+      std::memcpy(out, proto.int64_data().data(), tensor.byte_size());
+      break;
+    case DType::i32:
+      check_count(proto.int32_data(), numel, "int32_data", what);
+      std::memcpy(out, proto.int32_data().data(), tensor.byte_size());
+      break;
+    case DType::f16:
+      check_count(proto.int32_data(), numel, "int32_data", what);
+      for (int64_t i = 0; i < numel; ++i) {
+        const uint16_t bits = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)) & 0xffff);
+        std::memcpy(out + 2 * i, &bits, 2);
+      }
+      break;
+    case DType::u8:
+    case DType::boolean:
+      check_count(proto.int32_data(), numel, "int32_data", what);
+      for (int64_t i = 0; i < numel; ++i) {
+        const int32_t value = proto.int32_data(static_cast<int>(i));
+        out[i] = static_cast<std::byte>(dtype == DType::boolean ? value != 0 : value & 0xff);
+      }
+      break;
+  }
+  return tensor;
+}
+
+}  // namespace
+
+HostTensor tensor_from_proto(onnx::TensorProto& proto, ExternalDataFiles* external, const std::string& what) {
+  const std::optional<DType> dtype = dtype_from_onnx(proto.data_type());
+  if (!dtype)
+    throw ModelError(what + " has data type " + onnx_data_type_name(proto.data_type()) +
+                     ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL)");
+  if (proto.has_segment()) throw ModelError(what + " is a segmented tensor, which onda does not support");
+  Shape shape = dims_of(proto, what);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    return from_external(proto, *dtype, std::move(shape), external, what);
+  if (proto.has_raw_data()) {
+    // Little-endian host assumed (x86, ARM): raw_data is little-endian by the spec.
+    auto storage = std::make_shared<std::string>(std::move(*proto.mutable_raw_data()));
+    const std::byte* bytes = reinterpret_cast<const std::byte*>(storage->data());
+    const size_t byte_count = storage->size();
+    try {
+      return HostTensor::borrow(*dtype, std::move(shape), std::move(storage), bytes, byte_count);
+    } catch (const ModelError& error) {
+      throw ModelError(what + ": raw_data size does not match: " + error.what());
+    }
+  }
+  return from_typed_fields(proto, *dtype, std::move(shape), what);
+}
+
+}  // namespace onda::onnx_format

@@ -1,0 +1,363 @@
+// The ONNX loader on models built for each rule: initializers in every encoding (raw, typed fields,
+// external data), Constant nodes, value types, attributes and subgraphs; and the early, named
+// errors: truncated or garbage files, unsupported dtypes, old IR versions, external data that is
+// missing, out of range or outside the model's folder.
+#include <cstring>
+
+#include "graph/model_error.h"
+#include "harness.h"
+#include "onnx/onnx_loader.h"
+#include "tensor/half.h"
+#include "test_onnx_support.h"
+
+namespace onda {
+namespace {
+
+using test::TemporaryFolder;
+
+void expect_model_error(const std::function<void()>& action, const std::vector<std::string>& expected_parts) {
+  try {
+    action();
+    ADD_FAILURE() << "no ModelError; expected one mentioning '" << expected_parts.front() << "'";
+  } catch (const ModelError& error) {
+    for (const std::string& part : expected_parts)
+      EXPECT_NE(std::string(error.what()).find(part), std::string::npos) << "message: " << error.what();
+  }
+}
+
+Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".", OnnxLoadOptions options = {}) {
+  return parse_onnx_model(model.SerializeAsString(), dir, "test model", options);
+}
+
+// y = Add(x, w) with w inline as raw float bytes.
+onnx::ModelProto add_model(const std::vector<float>& weights) {
+  onnx::ModelProto model = test::empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(static_cast<int64_t>(weights.size()));
+  w->set_raw_data(weights.data(), weights.size() * sizeof(float));
+  test::add_node(graph, "Add", {"x", "w"}, {"y"}, "adder");
+  return model;
+}
+
+TEST(OnnxLoader, InitializersInEveryEncoding) {
+  std::mt19937_64 engine(test::test_seed());
+  test::Random random(test::test_seed());
+  const std::vector<float> weights = random.normal(7);
+  onnx::ModelProto model = add_model(weights);
+  onnx::GraphProto* graph = model.mutable_graph();
+
+  // Typed repeated fields, as older exporters write them.
+  onnx::TensorProto* floats = graph->add_initializer();
+  floats->set_name("floats");
+  floats->set_data_type(onnx::TensorProto::FLOAT);
+  floats->add_dims(2);
+  floats->add_dims(2);
+  const std::vector<float> float_values = random.uniform(4, -3, 3);
+  for (float v : float_values) floats->add_float_data(v);
+
+  onnx::TensorProto* longs = graph->add_initializer();
+  longs->set_name("longs");
+  longs->set_data_type(onnx::TensorProto::INT64);
+  longs->add_dims(3);
+  const std::vector<int64_t> long_values = {static_cast<int64_t>(engine()), -1, int64_t{1} << 40};
+  for (int64_t v : long_values) longs->add_int64_data(v);
+
+  onnx::TensorProto* halves = graph->add_initializer();  // f16 bits in int32_data
+  halves->set_name("halves");
+  halves->set_data_type(onnx::TensorProto::FLOAT16);
+  halves->add_dims(3);
+  const std::vector<float> half_values = {0.5f, -2.0f, 1024.0f};
+  for (float v : half_values) halves->add_int32_data(float_to_half(v));
+
+  onnx::TensorProto* flags = graph->add_initializer();
+  flags->set_name("flags");
+  flags->set_data_type(onnx::TensorProto::BOOL);
+  flags->add_dims(3);
+  for (int v : {1, 0, 1}) flags->add_int32_data(v);
+
+  onnx::TensorProto* bytes = graph->add_initializer();
+  bytes->set_name("bytes");
+  bytes->set_data_type(onnx::TensorProto::UINT8);
+  bytes->add_dims(2);
+  for (int v : {200, 7}) bytes->add_int32_data(v);
+
+  onnx::TensorProto* empty = graph->add_initializer();  // zero elements, no data at all
+  empty->set_name("empty");
+  empty->set_data_type(onnx::TensorProto::INT32);
+  empty->add_dims(0);
+
+  const Graph loaded = parse(model);
+  ASSERT_EQ(loaded.initializers.size(), 7u);
+  const std::vector<double> w = loaded.initializers.at("w").to_double();
+  for (size_t i = 0; i < weights.size(); ++i) EXPECT_EQ(w[i], weights[i]);
+  EXPECT_EQ(loaded.initializers.at("floats").shape(), (Shape{2, 2}));
+  const std::span<const float> loaded_floats = loaded.initializers.at("floats").values<float>();
+  EXPECT_TRUE(std::equal(loaded_floats.begin(), loaded_floats.end(), float_values.begin()));
+  EXPECT_EQ(loaded.initializers.at("longs").to_int64(), long_values);
+  EXPECT_EQ(loaded.initializers.at("halves").dtype(), DType::f16);
+  EXPECT_EQ(loaded.initializers.at("halves").to_double(), (std::vector<double>{0.5, -2.0, 1024.0}));
+  EXPECT_EQ(loaded.initializers.at("flags").to_int64(), (std::vector<int64_t>{1, 0, 1}));
+  EXPECT_EQ(loaded.initializers.at("bytes").to_int64(), (std::vector<int64_t>{200, 7}));
+  EXPECT_EQ(loaded.initializers.at("empty").numel(), 0);
+  // An initializer's own dtype and shape are recorded as its value's.
+  EXPECT_EQ(loaded.find_value("longs")->dtype, DType::i64);
+  EXPECT_EQ(loaded.find_value("longs")->shape, Shape{3});
+  EXPECT_EQ(loaded.inputs, std::vector<std::string>{"x"});
+  EXPECT_EQ(loaded.outputs, std::vector<std::string>{"y"});
+  EXPECT_EQ(loaded.opset_version(""), 17);
+  EXPECT_EQ(loaded.opset_version("ai.onnx"), 17);
+  EXPECT_EQ(loaded.ir_version, 8);
+
+  // A typed field with the wrong count is an error naming the tensor.
+  longs->add_int64_data(5);
+  expect_model_error([&] { parse(model); }, {"'longs'", "int64_data has 4 values"});
+}
+
+TEST(OnnxLoader, ConstantNodesBecomeInitializers) {
+  onnx::ModelProto model = test::empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {2});
+  onnx::NodeProto* scalar = test::add_node(graph, "Constant", {}, {"c_float"}, "c1");
+  auto* attribute = scalar->add_attribute();
+  attribute->set_name("value_float");
+  attribute->set_type(onnx::AttributeProto::FLOAT);
+  attribute->set_f(2.5f);
+  onnx::NodeProto* ints = test::add_node(graph, "Constant", {}, {"c_ints"}, "c2");
+  attribute = ints->add_attribute();
+  attribute->set_name("value_ints");
+  attribute->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : {3, -1, 4}) attribute->add_ints(v);
+  onnx::NodeProto* tensor = test::add_node(graph, "Constant", {}, {"c_tensor"}, "c3");
+  attribute = tensor->add_attribute();
+  attribute->set_name("value");
+  attribute->set_type(onnx::AttributeProto::TENSOR);
+  attribute->mutable_t()->set_data_type(onnx::TensorProto::INT32);
+  attribute->mutable_t()->add_dims(1);
+  attribute->mutable_t()->add_int32_data(42);
+  test::add_node(graph, "Mul", {"x", "c_float"}, {"y"}, "scale");
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2});
+
+  Graph loaded = parse(model);
+  ASSERT_EQ(loaded.nodes.size(), 1u);
+  EXPECT_EQ(loaded.nodes[0].op_type, "Mul");
+  EXPECT_EQ(loaded.initializers.at("c_float").shape(), Shape{});
+  EXPECT_EQ(loaded.initializers.at("c_float").to_double(), std::vector<double>{2.5});
+  EXPECT_EQ(loaded.initializers.at("c_ints").to_int64(), (std::vector<int64_t>{3, -1, 4}));
+  EXPECT_EQ(loaded.initializers.at("c_tensor").dtype(), DType::i32);
+  EXPECT_EQ(loaded.initializers.at("c_tensor").to_int64(), std::vector<int64_t>{42});
+
+  OnnxLoadOptions keep;
+  keep.constants_to_initializers = false;
+  loaded = parse(model, ".", keep);
+  EXPECT_EQ(loaded.nodes.size(), 4u);
+  EXPECT_EQ(loaded.nodes[0].attribute_float("value_float"), 2.5f);
+}
+
+TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
+  onnx::ModelProto model = test::empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  onnx::ValueInfoProto* input = test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT16, {});
+  auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
+  shape->add_dim()->set_dim_param("batch");
+  shape->add_dim()->set_dim_value(3);
+  shape->add_dim();  // unknown, unnamed
+  test::add_tensor_value(graph->mutable_input(), "cond", onnx::TensorProto::BOOL, {});
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT16, {});
+
+  onnx::NodeProto* node = test::add_node(graph, "If", {"cond"}, {"y"}, "choose");
+  for (const char* branch_name : {"then_branch", "else_branch"}) {
+    onnx::AttributeProto* branch = node->add_attribute();
+    branch->set_name(branch_name);
+    branch->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto* body = branch->mutable_g();
+    body->set_name(branch_name);
+    const std::string out = std::string(branch_name) + "_out";
+    onnx::NodeProto* inner = test::add_node(body, "LeakyRelu", {"x"}, {out}, std::string(branch_name) + "_op");
+    auto* alpha = inner->add_attribute();
+    alpha->set_name("alpha");
+    alpha->set_type(onnx::AttributeProto::FLOAT);
+    alpha->set_f(0.25f);
+    test::add_tensor_value(body->mutable_output(), out, onnx::TensorProto::FLOAT16, {});
+  }
+  auto* strings = node->add_attribute();  // an attribute without a type field (old files)
+  strings->set_name("tags");
+  strings->add_strings("a");
+  strings->add_strings("b");
+
+  const Graph loaded = parse(model);
+  const ValueInfo* x = loaded.find_value("x");
+  ASSERT_TRUE(x && x->shape);
+  EXPECT_EQ(x->dtype, DType::f16);
+  EXPECT_EQ(*x->shape, (Shape{-1, 3, -1}));
+  EXPECT_EQ(x->dim_params, (std::vector<std::string>{"batch", "", ""}));
+  EXPECT_FALSE(x->has_static_shape());
+  EXPECT_EQ(loaded.find_value("cond")->shape, Shape{});
+  EXPECT_TRUE(loaded.find_value("cond")->has_static_shape());
+  const Graph& then_branch = loaded.nodes[0].attribute_graph("then_branch");
+  EXPECT_EQ(then_branch.nodes[0].attribute_float("alpha"), 0.25f);
+  EXPECT_EQ(then_branch.opset_version(""), 17);
+  EXPECT_EQ(loaded.nodes[0].attribute_strings("tags"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(loaded.node_count_recursive(), 3u);
+}
+
+TEST(OnnxLoader, UnsupportedDtypesAndTypesAreNamed) {
+  onnx::ModelProto model = add_model({1.0f});
+  onnx::TensorProto* d = model.mutable_graph()->add_initializer();
+  d->set_name("double_weights");
+  d->set_data_type(onnx::TensorProto::DOUBLE);
+  d->add_dims(1);
+  d->add_double_data(1.0);
+  expect_model_error([&] { parse(model); }, {"'double_weights'", "DOUBLE", "does not support"});
+
+  model = add_model({1.0f});
+  model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::INT8);
+  expect_model_error([&] { parse(model); }, {"graph input 'x'", "INT8"});
+
+  model = add_model({1.0f});
+  model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_sequence_type();
+  expect_model_error([&] { parse(model); }, {"graph output 'y'", "sequence"});
+}
+
+TEST(OnnxLoader, TruncatedAndGarbageFilesAreModelErrors) {
+  const std::string bytes = add_model({1.0f, 2.0f, 3.0f}).SerializeAsString();
+  // Every proper prefix: either the protobuf does not parse or a required part is missing.
+  for (size_t length = 0; length < bytes.size(); ++length) {
+    try {
+      parse_onnx_model(std::string_view(bytes).substr(0, length), ".", "truncated model");
+      ADD_FAILURE() << "a model truncated to " << length << " of " << bytes.size() << " bytes loaded";
+    } catch (const ModelError&) {
+    }
+  }
+  EXPECT_NO_THROW(parse_onnx_model(bytes, ".", "whole model"));
+  expect_model_error([] { parse_onnx_model("this is a text file, not a model\n", ".", "text.onnx"); }, {"text.onnx"});
+  expect_model_error([] { load_onnx_model("/nonexistent/model.onnx"); }, {"cannot open", "/nonexistent/model.onnx"});
+
+  // A real model file cut short.
+  const std::optional<std::filesystem::path> models = test::reference_models_dir();
+  if (!models) GTEST_SKIP() << "reference models not found (set ONDA_MODELS_DIR)";
+  const std::string real = test::read_file_bytes(*models / "mpsenet.onnx");
+  TemporaryFolder folder;
+  for (double fraction : {0.01, 0.5, 0.999}) {
+    test::write_file(folder.path() / "cut.onnx", real.substr(0, static_cast<size_t>(real.size() * fraction)));
+    expect_model_error([&] { load_onnx_model(folder.path() / "cut.onnx"); }, {"cut.onnx"});
+  }
+}
+
+TEST(OnnxLoader, IrVersionCheck) {
+  onnx::ModelProto model = add_model({1.0f});
+  model.set_ir_version(6);
+  expect_model_error([&] { parse(model); }, {"IR version 6 is older than 7"});
+  OnnxLoadOptions old_files;
+  old_files.minimum_ir_version = 3;
+  EXPECT_NO_THROW(parse(model, ".", old_files));
+  model.mutable_opset_import(0)->set_domain("com.example");
+  expect_model_error([&] { parse(model, ".", old_files); }, {"Add 'adder'", "domain ''", "imports no opset"});
+  model.clear_opset_import();
+  expect_model_error([&] { parse(model, ".", old_files); }, {"imports no opset"});
+}
+
+// w as external data in a temporary folder: [0, 16) is other data, w at offset 16.
+struct ExternalModel {
+  TemporaryFolder folder;
+  std::vector<float> weights;
+  onnx::ModelProto model;
+
+  explicit ExternalModel(const std::string& location) {
+    test::Random random(test::test_seed());
+    weights = random.normal(5);
+    model = add_model(weights);
+    onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
+    w->clear_raw_data();
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [key, value] : {std::pair<std::string, std::string>{"location", location}, {"offset", "16"},
+                              {"length", std::to_string(weights.size() * 4)}}) {
+      auto* entry = w->add_external_data();
+      entry->set_key(key);
+      entry->set_value(value);
+    }
+    std::filesystem::create_directories(folder.path() / "model" / "sub");
+    std::string file(16, 'x');
+    file.append(reinterpret_cast<const char*>(weights.data()), weights.size() * 4);
+    test::write_file(folder.path() / "model" / "sub" / "w.bin", file);
+    test::write_file(folder.path() / "outside.bin", file);
+    test::write_file(folder.path() / "model" / "model.onnx", model.SerializeAsString());
+  }
+  std::filesystem::path model_path() const { return folder.path() / "model" / "model.onnx"; }
+  void rewrite() const { test::write_file(model_path(), model.SerializeAsString()); }
+  void set_entry(const std::string& key, const std::string& value) {
+    for (auto& entry : *model.mutable_graph()->mutable_initializer(0)->mutable_external_data())
+      if (entry.key() == key) entry.set_value(value);
+    rewrite();
+  }
+};
+
+TEST(OnnxLoader, ExternalDataAtOffset) {
+  for (const std::string location : {"sub/w.bin", "./sub/w.bin", "sub/../sub/w.bin"}) {
+    ExternalModel external(location);
+    const Graph graph = load_onnx_model(external.model_path());
+    const HostTensor& w = graph.initializers.at("w");
+    ASSERT_EQ(w.shape(), Shape{5}) << location;
+    const std::span<const float> values = w.values<float>();
+    EXPECT_TRUE(std::equal(values.begin(), values.end(), external.weights.begin())) << location;
+    // Loaded from a relative path too (the model's folder is resolved from the path given).
+    const std::filesystem::path previous = std::filesystem::current_path();
+    std::filesystem::current_path(external.folder.path());
+    EXPECT_NO_THROW(load_onnx_model("model/model.onnx"));
+    std::filesystem::current_path(previous);
+  }
+}
+
+TEST(OnnxLoader, ExternalDataErrors) {
+  ExternalModel external("sub/w.bin");
+  external.set_entry("location", (external.folder.path() / "outside.bin").string());
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"absolute path"});
+  external.set_entry("location", "../outside.bin");
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"'../outside.bin'", "leaves the model's folder"});
+  external.set_entry("location", "sub/../../outside.bin");
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"leaves the model's folder"});
+  external.set_entry("location", "sub/missing.bin");
+  expect_model_error([&] { load_onnx_model(external.model_path()); },
+                     {"missing external data", "'w'", "sub/missing.bin"});
+  external.set_entry("location", "sub/w.bin");
+  external.set_entry("offset", "24");
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"past the end"});
+  external.set_entry("offset", "16");
+  external.set_entry("length", "12");
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"length 12 does not match"});
+  external.set_entry("length", "twenty");
+  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"not a number"});
+  external.set_entry("length", "20");
+  EXPECT_NO_THROW(load_onnx_model(external.model_path()));
+}
+
+TEST(OnnxLoader, TensorProtoFiles) {
+  test::Random random(test::test_seed());
+  const std::vector<float> values = random.normal(6);
+  onnx::TensorProto proto;
+  proto.set_name("input_0");
+  proto.set_data_type(onnx::TensorProto::FLOAT);
+  proto.add_dims(2);
+  proto.add_dims(3);
+  proto.set_raw_data(values.data(), values.size() * 4);
+  TemporaryFolder folder;
+  test::write_file(folder.path() / "input_0.pb", proto.SerializeAsString());
+  std::string name;
+  const HostTensor tensor = read_tensor_proto_file(folder.path() / "input_0.pb", &name);
+  EXPECT_EQ(name, "input_0");
+  EXPECT_EQ(tensor.shape(), (Shape{2, 3}));
+  const std::span<const float> loaded = tensor.values<float>();
+  EXPECT_TRUE(std::equal(loaded.begin(), loaded.end(), values.begin()));
+
+  const std::string bytes = proto.SerializeAsString();
+  test::write_file(folder.path() / "cut.pb", bytes.substr(0, bytes.size() - 3));
+  expect_model_error([&] { read_tensor_proto_file(folder.path() / "cut.pb"); }, {"cut.pb"});
+}
+
+}  // namespace
+}  // namespace onda
