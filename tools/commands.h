@@ -7,4 +7,7 @@ namespace onda::cli {
 // Adds `onda info`: prints the adapter, backend, driver, limits and features.
 void add_info_command(CLI::App& app);
 
+// Adds `onda run`: runs an ONNX model on .npy inputs, writes .npy outputs, times and profiles.
+void add_run_command(CLI::App& app);
+
 }  // namespace onda::cli

@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
   CLI::App app{"onda: audio neural networks on any GPU through WebGPU"};
   app.require_subcommand(1);
   onda::cli::add_info_command(app);
+  onda::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

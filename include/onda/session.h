@@ -1,0 +1,66 @@
+// onda's public C++ API: load an ONNX model once, run it many times on the GPU.
+//
+//   auto session = onda::Session::open("model.onnx");
+//   auto outputs = session->run({{"mix", input}});   // host tensors in, host tensors out
+//
+// Every node runs on the GPU (WebGPU); shape arithmetic that exporters emit is evaluated on the
+// host once the input shapes are known. All dispatches of one run are recorded and submitted
+// together. Errors (malformed model, unsupported op, bad input, device limit, device loss) are
+// exceptions with messages that name the node and the problem.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/host_tensor.h"  // onda::HostTensor: dtype + shape + bytes in numpy layout
+
+namespace onda {
+
+struct SessionOptions {
+  std::string adapter;   // index or name substring; "" = ONDA_ADAPTER or the high-performance adapter
+  bool profile = false;  // GPU time per dispatch (timestamp queries), in RunStats::profile
+};
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::f32;
+  std::vector<int64_t> shape;  // < 0: bound from the input at run time
+};
+
+struct ProfileLine {
+  std::string name;  // op type (kernel name)
+  double gpu_ms = 0;
+  uint64_t dispatches = 0;
+};
+
+struct RunStats {
+  double wall_ms = 0;        // run() from inputs to outputs on the host
+  double record_ms = 0;      // CPU time planning and recording dispatches
+  uint64_t dispatches = 0;
+  uint64_t peak_gpu_bytes = 0;  // pooled buffers on loan at the peak (weights included)
+  std::vector<ProfileLine> profile;  // with SessionOptions::profile, most expensive first
+};
+
+class Session {
+ public:
+  // Throws onda::ModelError listing every unsupported op at once, or naming what else is wrong.
+  static std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options = {});
+  ~Session();
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+  std::string adapter_name() const;
+
+  // Inputs by name (all graph inputs are required); returns every graph output by name.
+  std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
+  const RunStats& last_run() const;
+
+ private:
+  struct Impl;
+  explicit Session(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace onda

@@ -1,0 +1,138 @@
+// ONNX elementwise ops (activations, arithmetic, comparisons, logic, Where, Cast, Clip, variadic
+// Sum/Mean/Max/Min) onto the elementwise kernel family.
+#include <fmt/format.h>
+
+#include <limits>
+
+#include "graph/model_error.h"
+#include "graph/onnx_data_type.h"
+#include "kernels/elementwise/broadcast.h"
+#include "kernels/elementwise/elementwise_kernel.h"
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+namespace {
+
+using kernels::ElementwiseAttributes;
+
+Value run_kernel(const Node& node, OpContext& context, const std::string& kernel_name, std::vector<Value> inputs,
+                 const ElementwiseAttributes& attributes) {
+  const kernels::ElementwiseOp* op = kernels::find_elementwise_op(kernel_name);
+  std::vector<Tensor> tensors;
+  std::vector<Shape> shapes;
+  std::vector<DType> dtypes;
+  for (const auto& v : inputs) {
+    if (!v.defined()) throw ModelError(node.describe() + ": a required input is missing");
+    tensors.push_back(context.to_device(v));
+    shapes.push_back(v.shape());
+    dtypes.push_back(v.dtype());
+  }
+  try {
+    const DType out_dtype = kernels::elementwise_result_dtype(*op, dtypes, attributes);
+    Value out;
+    out.device = context.allocate(out_dtype, kernels::broadcast_shape(shapes));
+    kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out.device, attributes);
+    return out;
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+}
+
+// A host scalar input as a float (Clip's min/max).
+std::optional<float> host_scalar(const Node& node, const Value& v, const char* what) {
+  if (!v.defined()) return std::nullopt;
+  if (!v.on_host()) throw ModelError(fmt::format("{}: {} must be a constant", node.describe(), what));
+  if (v.host.numel() != 1) throw ModelError(fmt::format("{}: {} must be a scalar", node.describe(), what));
+  return static_cast<float>(v.host.to_double()[0]);
+}
+
+std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  ElementwiseAttributes a;
+  std::string name = node.op_type;
+  if (name == "LeakyRelu") a.alpha = node.attribute_float("alpha", 0.01f);
+  if (name == "Elu") a.alpha = node.attribute_float("alpha", 1.0f);
+  if (name == "Selu") {
+    a.alpha = node.attribute_float("alpha", 1.67326319217681884765625f);
+    a.beta = node.attribute_float("gamma", 1.05070102214813232421875f);
+  }
+  if (name == "HardSigmoid") a.alpha = node.attribute_float("alpha", 0.2f), a.beta = node.attribute_float("beta", 0.5f);
+  if (name == "ThresholdedRelu") a.alpha = node.attribute_float("alpha", 1.0f);
+  if (name == "Gelu") {
+    const std::string approximate = node.attribute_string("approximate", "none");
+    if (approximate == "tanh") {
+      name = "GeluTanh";
+    } else if (approximate != "none") {
+      throw ModelError(fmt::format("{}: unsupported approximate='{}'", node.describe(), approximate));
+    }
+  }
+  std::vector<Value> args = inputs;
+  if (name == "Mod") {
+    const int64_t fmod = node.attribute_int("fmod", 0);
+    const bool floats = is_float(inputs.at(0).dtype());
+    if (floats && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
+    if (!floats && fmod != 0) throw ModelError(node.describe() + ": Mod with fmod=1 on integers is not supported");
+  }
+  if (name == "Pow" && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
+    // Pow's exponent may have another type (opset 12+): convert a constant exponent on the host.
+    if (!args[1].on_host() || !is_float(args[0].dtype())) {
+      throw ModelError(node.describe() + ": Pow with a non-constant exponent of another type is not supported");
+    }
+    args[1].host = HostTensor::from_double(args[0].dtype(), args[1].host.shape(), args[1].host.to_double());
+  }
+  if (name == "Clip") {
+    if (context.opset < 11) {
+      a.alpha = node.attribute_float("min", std::numeric_limits<float>::lowest());
+      a.beta = node.attribute_float("max", std::numeric_limits<float>::max());
+    } else {
+      a.alpha = host_scalar(node, inputs.size() > 1 ? inputs[1] : Value(), "min").value_or(std::numeric_limits<float>::lowest());
+      a.beta = host_scalar(node, inputs.size() > 2 ? inputs[2] : Value(), "max").value_or(std::numeric_limits<float>::max());
+    }
+    args.resize(1);
+  }
+  return {run_kernel(node, context, name, args, a)};
+}
+
+std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const auto to = dtype_from_onnx(node.attribute_int("to"));
+  if (!to) throw ModelError(fmt::format("{}: cast to ONNX type {} is not supported", node.describe(), node.attribute_int("to")));
+  if (inputs.at(0).dtype() == *to) return {inputs[0]};
+  ElementwiseAttributes a;
+  a.to = *to;
+  return {run_kernel(node, context, "Cast", {inputs[0]}, a)};
+}
+
+// Sum, Mean, Max, Min over any number of inputs: folded pairwise with broadcasting.
+std::vector<Value> variadic(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  if (inputs.empty()) throw ModelError(node.describe() + ": needs at least one input");
+  const std::string kernel = node.op_type == "Sum" || node.op_type == "Mean" ? "Add" : node.op_type;
+  Value acc = inputs[0];
+  for (size_t i = 1; i < inputs.size(); ++i) acc = run_kernel(node, context, kernel, {acc, inputs[i]}, {});
+  if (inputs.size() == 1) acc = run_kernel(node, context, "Identity", {acc}, {});
+  if (node.op_type == "Mean" && inputs.size() > 1) {
+    Value n;
+    n.host = HostTensor::from_double(acc.dtype(), {}, {static_cast<double>(inputs.size())});
+    acc = run_kernel(node, context, "Div", {acc, n}, {});
+  }
+  return {acc};
+}
+
+std::vector<Value> identity(const Node&, OpContext&, const std::vector<Value>& inputs) { return {inputs.at(0)}; }
+
+}  // namespace
+
+void register_elementwise_ops(std::vector<OpEntry>& ops) {
+  for (const char* name :
+       {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log",
+        "Reciprocal", "Sin", "Cos", "Atan", "Floor", "Ceil", "Round", "Softplus", "Softsign", "Elu", "Selu",
+        "ThresholdedRelu", "Clip", "Abs", "Neg", "Sign", "Pow", "PRelu", "Add", "Sub", "Mul", "Div", "Mod", "Equal",
+        "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Where"}) {
+    ops.push_back({"", name, 1, unary_or_binary, "elementwise kernel, f32/f16 (f32 math), numpy broadcasting"});
+  }
+  ops.push_back({"", "Cast", 1, cast, "elementwise kernel; every pair of f32, f16, i32, i64, u8, bool"});
+  for (const char* name : {"Sum", "Mean", "Max", "Min"}) {
+    ops.push_back({"", name, 1, variadic, "pairwise elementwise kernels"});
+  }
+  ops.push_back({"", "Identity", 1, identity, "no copy"});
+}
+
+}  // namespace onda::ops

@@ -1,0 +1,128 @@
+// LayerNormalization, InstanceNormalization, GroupNormalization and BatchNormalization (inference)
+// onto the normalize kernel, Softmax/LogSoftmax onto the softmax kernel.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "graph/model_error.h"
+#include "kernels/elementwise/elementwise_kernel.h"
+#include "kernels/norm/normalize_kernel.h"
+#include "kernels/softmax/softmax_kernel.h"
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+namespace {
+
+Tensor optional_device(OpContext& context, const std::vector<Value>& inputs, size_t i) {
+  return i < inputs.size() && inputs[i].defined() ? context.to_device(inputs[i]) : Tensor();
+}
+
+std::vector<Value> normalize(const Node& node, OpContext& context, const std::vector<Value>& inputs,
+                             const kernels::NormalizeSpec& spec, size_t scale_input, size_t bias_input) {
+  const Value& x = inputs.at(0);
+  Value y;
+  y.device = context.allocate(x.dtype(), x.shape());
+  try {
+    kernels::record_normalize(context.kernels, context.recorder, context.pool, context.to_device(x),
+                              optional_device(context, inputs, scale_input), optional_device(context, inputs, bias_input),
+                              y.device, spec);
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+  return {y};
+}
+
+std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  for (size_t i = 1; i < node.outputs.size(); ++i) {
+    if (!node.outputs[i].empty()) throw ModelError(node.describe() + ": the Mean/InvStdDev outputs are not supported");
+  }
+  const auto spec = kernels::layer_norm_spec(inputs.at(0).shape(), node.attribute_int("axis", -1),
+                                             node.attribute_float("epsilon", 1e-5f));
+  return normalize(node, context, inputs, spec, 1, 2);
+}
+
+std::vector<Value> instance_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  return normalize(node, context, inputs,
+                   kernels::instance_norm_spec(inputs.at(0).shape(), node.attribute_float("epsilon", 1e-5f)), 1, 2);
+}
+
+std::vector<Value> group_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const auto spec = kernels::group_norm_spec(inputs.at(0).shape(), node.attribute_int("num_groups"), context.opset >= 21,
+                                             node.attribute_float("epsilon", 1e-5f));
+  return normalize(node, context, inputs, spec, 1, 2);
+}
+
+// Inference BatchNormalization is a per-channel affine map: fold mean/var/scale/bias on the host
+// into a and b, then y = x * a + b with a, b broadcast as [C, 1, ..., 1].
+std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  if (node.attribute_int("training_mode", 0) != 0) throw ModelError(node.describe() + ": training_mode=1 is not supported");
+  for (size_t i = 1; i < 5; ++i) {
+    if (i >= inputs.size() || !inputs[i].on_host()) {
+      throw ModelError(node.describe() + ": scale, bias, mean and var must be constants");
+    }
+  }
+  const Value& x = inputs[0];
+  const double epsilon = node.attribute_float("epsilon", 1e-5f);
+  const auto scale = inputs[1].host.to_double(), bias = inputs[2].host.to_double();
+  const auto mean = inputs[3].host.to_double(), var = inputs[4].host.to_double();
+  const size_t channels = scale.size();
+  if (x.shape().size() < 2 || static_cast<size_t>(x.shape()[1]) != channels || bias.size() != channels ||
+      mean.size() != channels || var.size() != channels) {
+    throw ModelError(node.describe() + ": parameter sizes do not match the channel count");
+  }
+  std::vector<double> a(channels), b(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    a[c] = scale[c] / std::sqrt(var[c] + epsilon);
+    b[c] = bias[c] - mean[c] * a[c];
+  }
+  Shape param_shape(x.shape().size() - 1, 1);
+  param_shape[0] = static_cast<int64_t>(channels);
+  Value va, vb;
+  va.host = HostTensor::from_double(x.dtype(), param_shape, a);
+  vb.host = HostTensor::from_double(x.dtype(), param_shape, b);
+  Value product, y;
+  product.device = context.allocate(x.dtype(), x.shape());
+  y.device = context.allocate(x.dtype(), x.shape());
+  const Tensor mul_inputs[] = {context.to_device(x), context.to_device(va)};
+  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Mul"), mul_inputs,
+                              product.device);
+  const Tensor add_inputs[] = {product.device, context.to_device(vb)};
+  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Add"), add_inputs,
+                              y.device);
+  return {y};
+}
+
+std::vector<Value> softmax(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const bool log = node.op_type == "LogSoftmax";
+  Value y;
+  y.device = context.allocate(x.dtype(), x.shape());
+  if (context.opset >= 13) {
+    kernels::record_softmax(context.kernels, context.recorder, context.to_device(x), node.attribute_int("axis", -1),
+                            log, y.device);
+  } else {
+    // Opset < 13: the input is coerced to 2-D at `axis` and normalized over the second dim.
+    int64_t axis = node.attribute_int("axis", 1);
+    const int64_t rank = static_cast<int64_t>(x.shape().size());
+    if (axis < 0) axis += rank;
+    int64_t outer = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+    const Shape flat = {outer, shape_numel(x.shape()) / std::max<int64_t>(outer, 1)};
+    kernels::record_softmax(context.kernels, context.recorder, context.to_device(x).reshape(flat), 1, log,
+                            y.device.reshape(flat));
+  }
+  return {y};
+}
+
+}  // namespace
+
+void register_normalization_ops(std::vector<OpEntry>& ops) {
+  ops.push_back({"", "LayerNormalization", 17, layer_norm, "fused per row up to 4096 elements, else 2 reads"});
+  ops.push_back({"", "InstanceNormalization", 1, instance_norm, "chunked statistics, 2 reads"});
+  ops.push_back({"", "GroupNormalization", 18, group_norm, "opset 18 per-group or 21 per-channel affine"});
+  ops.push_back({"", "BatchNormalization", 1, batch_norm, "inference: folded into one per-channel affine"});
+  ops.push_back({"", "Softmax", 1, softmax, "online max/sum, 2 reads"});
+  ops.push_back({"", "LogSoftmax", 1, softmax, "online max/sum, 2 reads"});
+}
+
+}  // namespace onda::ops

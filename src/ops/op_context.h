@@ -1,0 +1,26 @@
+// What an op implementation may use while recording one node: kernels, the recorder of the run,
+// the buffer pool, and upload of host values (cached for initializers by the runtime).
+#pragma once
+#include <functional>
+#include <string>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "graph/graph.h"
+#include "kernels/kernel_context.h"
+#include "ops/op_value.h"
+
+namespace onda::ops {
+
+struct OpContext {
+  kernels::KernelContext kernels;
+  gpu::CommandRecorder& recorder;
+  gpu::BufferPool& pool;
+  int64_t opset = 0;  // of the node's domain
+  // Returns a GPU tensor for a value (uploading a host value, with caching by the runtime).
+  std::function<Tensor(const Value&)> to_device;
+
+  Tensor allocate(DType dtype, const Shape& shape) { return Tensor::empty(pool, dtype, shape); }
+};
+
+}  // namespace onda::ops

@@ -1,0 +1,27 @@
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+
+const std::vector<OpEntry>& all_ops() {
+  static const std::vector<OpEntry> ops = [] {
+    std::vector<OpEntry> list;
+    register_elementwise_ops(list);
+    register_shape_ops(list);
+    register_normalization_ops(list);
+    register_reduction_ops(list);
+    return list;
+  }();
+  return ops;
+}
+
+const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset) {
+  const std::string_view wanted = canonical_domain(domain);
+  for (const auto& entry : all_ops()) {
+    if (entry.op_type == op_type && canonical_domain(entry.domain) == wanted && opset >= entry.first_opset) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace onda::ops

@@ -1,0 +1,35 @@
+// The ONNX op registry: (domain, op_type) -> how onda runs it on the GPU, with the opset versions
+// it covers. Each op validates its attributes and inputs and throws ModelError naming the node
+// (Node::describe()) for anything it does not support, never guessing.
+#pragma once
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/op_context.h"
+
+namespace onda::ops {
+
+// Records `node` (inputs in node order, an omitted optional input as an undefined Value) and
+// returns one Value per node output (undefined for omitted outputs).
+using RecordOp = std::vector<Value> (*)(const Node& node, OpContext& context, const std::vector<Value>& inputs);
+
+struct OpEntry {
+  std::string domain;  // "" = ai.onnx
+  std::string op_type;
+  int64_t first_opset;  // oldest opset whose semantics the implementation follows
+  RecordOp record;
+  std::string notes;    // for the generated table of supported ops
+};
+
+// The entry for an op in a model that imports `opset` for its domain, or null.
+const OpEntry* find_op(std::string_view domain, std::string_view op_type, int64_t opset);
+const std::vector<OpEntry>& all_ops();
+
+// Registration, one function per op family file.
+void register_elementwise_ops(std::vector<OpEntry>& ops);
+void register_shape_ops(std::vector<OpEntry>& ops);
+void register_normalization_ops(std::vector<OpEntry>& ops);
+void register_reduction_ops(std::vector<OpEntry>& ops);
+
+}  // namespace onda::ops

@@ -1,0 +1,20 @@
+// A value flowing between ops at plan/record time: known on the host (initializers, folded shape
+// arithmetic) or living on the GPU. Host values let ops read constant inputs (Reshape's shape,
+// Clip's bounds) and are uploaded when a GPU kernel needs them.
+#pragma once
+#include "graph/host_tensor.h"
+#include "tensor/tensor.h"
+
+namespace onda::ops {
+
+struct Value {
+  HostTensor host;  // defined: known on the host
+  Tensor device;    // defined: on the GPU
+
+  bool defined() const { return host.defined() || device.defined(); }
+  bool on_host() const { return host.defined(); }
+  DType dtype() const { return host.defined() ? host.dtype() : device.dtype(); }
+  const Shape& shape() const { return host.defined() ? host.shape() : device.shape(); }
+};
+
+}  // namespace onda::ops

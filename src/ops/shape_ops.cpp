@@ -1,0 +1,82 @@
+// Ops that only relabel a GPU tensor (Reshape, Flatten, Squeeze, Unsqueeze: views, no copy) or
+// read its static shape (Shape, Size: host values). The runtime evaluates them on the host instead
+// when their inputs are host values.
+#include <fmt/format.h>
+
+#include "graph/host_ops.h"
+#include "graph/model_error.h"
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+namespace {
+
+std::vector<int64_t> host_ints(const Node& node, const Value& v, const char* what) {
+  if (!v.defined()) throw ModelError(fmt::format("{}: missing input '{}'", node.describe(), what));
+  if (!v.on_host()) throw ModelError(fmt::format("{}: input '{}' must be a constant (known before the run)", node.describe(), what));
+  return v.host.to_int64();
+}
+
+Value view(const Value& in, const Shape& shape) {
+  Value out;
+  if (in.on_host()) {
+    out.host = in.host.reshaped(shape);
+  } else {
+    out.device = in.device.reshape(shape);
+  }
+  return out;
+}
+
+std::vector<Value> reshape(const Node& node, OpContext&, const std::vector<Value>& inputs) {
+  const std::vector<int64_t> requested = host_ints(node, inputs.at(1), "shape");
+  return {view(inputs[0], reshape_output_shape(node, inputs[0].shape(), requested))};
+}
+
+std::vector<Value> flatten(const Node& node, OpContext&, const std::vector<Value>& inputs) {
+  const Shape& s = inputs.at(0).shape();
+  int64_t axis = node.attribute_int("axis", 1);
+  if (axis < 0) axis += static_cast<int64_t>(s.size());
+  if (axis < 0 || axis > static_cast<int64_t>(s.size())) throw ModelError(node.describe() + ": axis out of range");
+  int64_t outer = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= s[d];
+  return {view(inputs[0], {outer, shape_numel(s) / std::max<int64_t>(outer, 1)})};
+}
+
+std::vector<Value> squeeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  std::optional<std::vector<int64_t>> axes;
+  if (context.opset >= 13) {
+    if (inputs.size() > 1 && inputs[1].defined()) axes = host_ints(node, inputs[1], "axes");
+  } else if (node.has_attribute("axes")) {
+    axes = node.attribute_ints("axes");
+  }
+  return {view(inputs.at(0), squeeze_output_shape(node, inputs[0].shape(), axes))};
+}
+
+std::vector<Value> unsqueeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const std::vector<int64_t> axes = context.opset >= 13 ? host_ints(node, inputs.at(1), "axes") : node.attribute_ints("axes");
+  return {view(inputs.at(0), unsqueeze_output_shape(node, inputs[0].shape(), axes))};
+}
+
+std::vector<Value> shape(const Node& node, OpContext&, const std::vector<Value>& inputs) {
+  Value out;
+  out.host = shape_op_result(node, inputs.at(0).shape());
+  return {out};
+}
+
+std::vector<Value> size(const Node&, OpContext&, const std::vector<Value>& inputs) {
+  Value out;
+  out.host = HostTensor::from_int64(DType::i64, {}, {shape_numel(inputs.at(0).shape())});
+  return {out};
+}
+
+}  // namespace
+
+void register_shape_ops(std::vector<OpEntry>& ops) {
+  ops.push_back({"", "Reshape", 5, reshape, "view, no copy; shape must be constant"});
+  ops.push_back({"", "Flatten", 1, flatten, "view, no copy"});
+  ops.push_back({"", "Squeeze", 1, squeeze, "view, no copy"});
+  ops.push_back({"", "Unsqueeze", 1, unsqueeze, "view, no copy"});
+  ops.push_back({"", "Shape", 1, shape, "static: a host value"});
+  ops.push_back({"", "Size", 1, size, "static: a host value"});
+}
+
+}  // namespace onda::ops

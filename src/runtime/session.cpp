@@ -1,0 +1,214 @@
+// Session: load -> check op coverage -> per run: bind inputs, walk the nodes in order (host
+// evaluation where all inputs are host values and the op has a host implementation; GPU kernels
+// otherwise), release each GPU value after its last use so the pool reuses its buffer, one submit,
+// read the outputs back.
+#include "onda/session.h"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <set>
+#include <unordered_map>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "gpu/context.h"
+#include "gpu/pipeline_cache.h"
+#include "gpu/profiler.h"
+#include "graph/host_ops.h"
+#include "graph/model_error.h"
+#include "graph/op_coverage.h"
+#include "onnx/onnx_loader.h"
+#include "ops/op_registry.h"
+
+namespace onda {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Host evaluation is for shape arithmetic: small tensors (or free views) only.
+constexpr int64_t kMaxHostElements = 1 << 16;
+
+}  // namespace
+
+struct Session::Impl {
+  Graph graph;
+  std::vector<TensorSpec> input_specs, output_specs;
+  gpu::Context context;
+  gpu::BufferPool pool{context};
+  gpu::PipelineCache pipelines{context};
+  std::unique_ptr<gpu::Profiler> profiler;
+  // Initializers uploaded once, on first GPU use.
+  std::unordered_map<std::string, Tensor> uploaded;
+  RunStats stats;
+
+  Impl(Graph g, const SessionOptions& options) : graph(std::move(g)), context(gpu::ContextOptions{options.adapter}) {
+    if (options.profile) profiler = std::make_unique<gpu::Profiler>(context);
+  }
+
+  Tensor upload(const HostTensor& host) {
+    return Tensor::upload(context, pool, host.dtype(), host.shape(), host.data());
+  }
+
+  std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+std::unique_ptr<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
+  Graph graph = load_onnx_model(model);
+  auto unsupported = find_unsupported_ops(graph, [&](std::string_view domain, std::string_view op_type) {
+    return ops::find_op(domain, op_type, graph.opset_version(domain)) != nullptr;
+  });
+  if (!unsupported.empty()) {
+    throw ModelError(fmt::format("{}: {}", model.string(), describe_unsupported_ops(unsupported)));
+  }
+  auto impl = std::make_unique<Impl>(std::move(graph), options);
+  for (const auto& name : impl->graph.inputs) {
+    const ValueInfo* info = impl->graph.find_value(name);
+    TensorSpec spec{name, DType::f32, {}};
+    if (info && info->dtype) spec.dtype = *info->dtype;
+    if (info && info->shape) spec.shape = *info->shape;
+    impl->input_specs.push_back(spec);
+  }
+  for (const auto& name : impl->graph.outputs) {
+    const ValueInfo* info = impl->graph.find_value(name);
+    TensorSpec spec{name, DType::f32, {}};
+    if (info && info->dtype) spec.dtype = *info->dtype;
+    if (info && info->shape) spec.shape = *info->shape;
+    impl->output_specs.push_back(spec);
+  }
+  return std::unique_ptr<Session>(new Session(std::move(impl)));
+}
+
+const std::vector<TensorSpec>& Session::inputs() const { return impl_->input_specs; }
+const std::vector<TensorSpec>& Session::outputs() const { return impl_->output_specs; }
+std::string Session::adapter_name() const { return impl_->context.adapter_description().name; }
+const RunStats& Session::last_run() const { return impl_->stats; }
+
+std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
+  return impl_->run(inputs);
+}
+
+std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string, HostTensor>& inputs) {
+  const auto start = std::chrono::steady_clock::now();
+  std::unordered_map<std::string, ops::Value> values;
+  // Remaining uses of each value: a GPU value is dropped (its buffer back to the pool) after the last.
+  std::unordered_map<std::string, int> uses;
+  for (const auto& node : graph.nodes) {
+    for (const auto& name : node.inputs) {
+      if (!name.empty()) ++uses[name];
+    }
+  }
+  for (const auto& name : graph.outputs) ++uses[name];
+
+  for (const auto& spec : input_specs) {
+    auto it = inputs.find(spec.name);
+    if (it == inputs.end()) throw ModelError(fmt::format("missing input '{}'", spec.name));
+    const HostTensor& t = it->second;
+    if (t.dtype() != spec.dtype) {
+      throw ModelError(fmt::format("input '{}' must be {}, got {}", spec.name, dtype_name(spec.dtype), dtype_name(t.dtype())));
+    }
+    bool shape_ok = spec.shape.empty() || spec.shape.size() == t.shape().size();
+    for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d) shape_ok = spec.shape[d] < 0 || spec.shape[d] == t.shape()[d];
+    if (!shape_ok) {
+      throw ModelError(fmt::format("input '{}' must have shape {} (negative: any), got {}", spec.name,
+                                   shape_to_string(spec.shape), shape_to_string(t.shape())));
+    }
+    ops::Value v;
+    v.device = upload(t);
+    values[spec.name] = v;
+  }
+  for (const auto& [name, tensor] : inputs) {
+    if (!values.count(name)) throw ModelError(fmt::format("'{}' is not an input of the model", name));
+  }
+
+  pool.reset_peak();
+  gpu::CommandRecorder recorder(context, profiler.get());
+  ops::OpContext op_context{{context, pipelines}, recorder, pool, 0, nullptr};
+  op_context.to_device = [&](const ops::Value& v) -> Tensor {
+    if (v.device.defined()) return v.device;
+    if (!v.host.defined()) throw ModelError("internal: undefined value used");
+    return upload(v.host);
+  };
+
+  auto lookup = [&](const Node& node, const std::string& name) -> ops::Value {
+    if (name.empty()) return {};
+    auto it = values.find(name);
+    if (it != values.end()) return it->second;
+    if (const HostTensor* init = graph.find_initializer(name)) {
+      ops::Value v;
+      v.host = *init;
+      // Large initializers (weights) go to the GPU once and stay there.
+      if (init->numel() > kMaxHostElements) {
+        auto cached = uploaded.find(name);
+        if (cached == uploaded.end()) cached = uploaded.emplace(name, upload(*init)).first;
+        v.device = cached->second;
+        v.host = HostTensor();
+      }
+      return v;
+    }
+    throw ModelError(fmt::format("{}: input '{}' has no value", node.describe(), name));
+  };
+
+  for (const auto& node : graph.nodes) {
+    std::vector<ops::Value> args;
+    bool all_host = true;
+    for (const auto& name : node.inputs) {
+      args.push_back(lookup(node, name));
+      if (args.back().defined() && !args.back().on_host()) all_host = false;
+    }
+    std::vector<ops::Value> results;
+    const HostOp host_op = canonical_domain(node.domain).empty() ? find_host_op(node.op_type) : nullptr;
+    bool small = true;
+    for (const auto& a : args) small = small && (!a.defined() || a.host.numel() <= kMaxHostElements);
+    if (all_host && host_op && (small || is_view_op(node.op_type))) {
+      std::vector<HostTensor> host_args;
+      for (const auto& a : args) host_args.push_back(a.host);
+      for (auto& t : host_op(node, host_args)) {
+        ops::Value v;
+        v.host = std::move(t);
+        results.push_back(std::move(v));
+      }
+    } else {
+      const ops::OpEntry* entry = ops::find_op(node.domain, node.op_type, graph.opset_version(node.domain));
+      if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
+      op_context.opset = graph.opset_version(node.domain);
+      results = entry->record(node, op_context, args);
+    }
+    for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
+      if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
+    }
+    for (const auto& name : node.inputs) {
+      if (!name.empty() && --uses[name] == 0) values.erase(name);
+    }
+  }
+  stats = {};
+  stats.record_ms = ms_since(start);
+  stats.dispatches = recorder.dispatch_count();
+  recorder.submit_and_wait();
+  stats.peak_gpu_bytes = pool.stats().peak_bytes_in_use;
+
+  std::map<std::string, HostTensor> outputs;
+  for (const auto& name : graph.outputs) {
+    auto it = values.find(name);
+    ops::Value v = it != values.end() ? it->second : lookup(graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
+    if (v.on_host()) {
+      outputs[name] = v.host;
+    } else {
+      const std::vector<uint8_t> bytes = v.device.download_bytes(context);
+      outputs[name] = HostTensor::copy_of(v.device.dtype(), v.device.shape(), bytes.data(), bytes.size());
+    }
+  }
+  stats.wall_ms = ms_since(start);
+  if (profiler) {
+    for (const auto& e : profiler->entries()) stats.profile.push_back({e.name, e.total_ms, e.count});
+    profiler->clear();
+  }
+  return outputs;
+}
+
+}  // namespace onda

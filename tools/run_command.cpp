@@ -1,0 +1,146 @@
+// `onda run model.onnx ...`: runs a model on .npy inputs (or random ones), writes .npy outputs,
+// reports load time, run times, peak GPU memory and, with --profile, GPU time per op.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include "commands.h"
+#include "onda/npy.h"
+#include "onda/session.h"
+
+namespace onda::cli {
+namespace {
+
+struct RunArguments {
+  std::string model;
+  std::vector<std::string> inputs;  // name=path.npy
+  std::vector<std::string> shapes;  // name=d0,d1,...
+  bool random_inputs = false;
+  std::string output_dir;
+  int bench = 0;
+  bool profile = false;
+  std::string adapter;
+};
+
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag) {
+  const size_t eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0) throw std::invalid_argument(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+std::string file_name_for(const std::string& tensor_name) {
+  std::string s = tensor_name;
+  for (char& c : s) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '_';
+  }
+  return s;
+}
+
+HostTensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) {
+  const int64_t n = shape_numel(shape);
+  if (is_float(dtype)) {
+    std::normal_distribution<double> dist(0.0, 0.1);
+    std::vector<double> v(n);
+    for (auto& x : v) x = dist(rng);
+    return HostTensor::from_double(dtype, shape, v);
+  }
+  std::uniform_int_distribution<int64_t> dist(0, 1);
+  std::vector<int64_t> v(n);
+  for (auto& x : v) x = dist(rng);
+  return HostTensor::from_int64(dtype, shape, v);
+}
+
+void run(const RunArguments& a) {
+  const auto load_start = std::chrono::steady_clock::now();
+  SessionOptions options;
+  options.adapter = a.adapter;
+  options.profile = a.profile;
+  auto session = Session::open(a.model, options);
+  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  fmt::print("adapter: {}\nmodel:   {} (loaded in {:.1f} ms)\n", session->adapter_name(), a.model, load_ms);
+
+  std::map<std::string, Shape> shapes;
+  for (const auto& s : a.shapes) {
+    auto [name, dims] = split_assignment(s, "--shape");
+    Shape shape;
+    size_t pos = 0;
+    while (pos <= dims.size()) {
+      const size_t comma = dims.find(',', pos);
+      const std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+      if (!d.empty()) shape.push_back(std::stoll(d));
+      if (comma == std::string::npos) break;
+      pos = comma + 1;
+    }
+    shapes[name] = shape;
+  }
+  std::map<std::string, HostTensor> inputs;
+  for (const auto& s : a.inputs) {
+    auto [name, path] = split_assignment(s, "--input");
+    inputs[name] = read_npy(path);
+  }
+  std::mt19937_64 rng(1234);
+  for (const auto& spec : session->inputs()) {
+    if (inputs.count(spec.name)) continue;
+    if (!a.random_inputs) throw std::invalid_argument(fmt::format("no value for input '{}' (use --input {}=FILE.npy or --random-inputs)", spec.name, spec.name));
+    Shape shape = shapes.count(spec.name) ? shapes[spec.name] : spec.shape;
+    for (int64_t d : shape) {
+      if (d < 0) throw std::invalid_argument(fmt::format("input '{}' has a dynamic shape {}: give --shape {}=d0,d1,...", spec.name, shape_to_string(spec.shape), spec.name));
+    }
+    inputs[spec.name] = random_tensor(spec.dtype, shape, rng);
+  }
+
+  auto outputs = session->run(inputs);
+  const RunStats first = session->last_run();
+  fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms), peak GPU memory {:.1f} MiB\n", first.wall_ms,
+             first.dispatches, first.record_ms, static_cast<double>(first.peak_gpu_bytes) / (1 << 20));
+  if (a.bench > 0) {
+    std::vector<double> times;
+    for (int i = 0; i < a.bench; ++i) {
+      session->run(inputs);
+      times.push_back(session->last_run().wall_ms);
+    }
+    std::sort(times.begin(), times.end());
+    fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), times[times.size() / 2],
+               times.back());
+  }
+  if (a.profile) {
+    const auto& profile = session->last_run().profile;
+    double total = 0;
+    for (const auto& p : profile) total += p.gpu_ms;
+    fmt::print("GPU time per kernel (last run, {:.3f} ms in all):\n", total);
+    for (const auto& p : profile) {
+      fmt::print("  {:<28} {:>10.3f} ms {:>6.1f}% {:>6} dispatches\n", p.name, p.gpu_ms, total > 0 ? 100 * p.gpu_ms / total : 0.0,
+                 p.dispatches);
+    }
+  }
+  if (!a.output_dir.empty()) {
+    std::filesystem::create_directories(a.output_dir);
+    for (const auto& [name, tensor] : outputs) {
+      const auto path = std::filesystem::path(a.output_dir) / (file_name_for(name) + ".npy");
+      write_npy(path, tensor);
+      fmt::print("wrote {} {} {}\n", path.string(), dtype_name(tensor.dtype()), shape_to_string(tensor.shape()));
+    }
+  }
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto* command = app.add_subcommand("run", "Run an ONNX model on the GPU with .npy inputs and outputs");
+  auto a = std::make_shared<RunArguments>();
+  command->add_option("model", a->model, "The .onnx file")->required();
+  command->add_option("--input", a->inputs, "NAME=FILE.npy for a graph input (repeatable)");
+  command->add_option("--shape", a->shapes, "NAME=d0,d1,... shape of a random input with dynamic dims");
+  command->add_flag("--random-inputs", a->random_inputs, "Random values for inputs without --input");
+  command->add_option("--output-dir", a->output_dir, "Write every output as DIR/<name>.npy");
+  command->add_option("--bench", a->bench, "Time N more runs after the first (min/median/max)");
+  command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
+  command->add_option("--adapter", a->adapter, "Adapter index or name substring");
+  command->callback([a] { run(*a); });
+}
+
+}  // namespace onda::cli
