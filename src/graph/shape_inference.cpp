@@ -301,9 +301,15 @@ Types dft(const Context& c) {
   axis = normalize_axis(axis, rank, "DFT");
   const int64_t length = c.has(1) ? c.constant(1).to_int64().at(0) : out[axis];
   const bool inverse = c.node.attribute_int("inverse", 0) != 0, onesided = c.node.attribute_int("onesided", 0) != 0;
-  if (inverse && onesided) throw Unknown{};  // not defined by the spec's shape rules
-  out[axis] = onesided ? length / 2 + 1 : length;
-  out.back() = 2;
+  if (inverse && onesided) {
+    // Inverse real DFT as ONNX Runtime runs it (shared/models/README.md): one-sided complex
+    // [.., n/2+1, .., 2] in, real [.., n, .., 1] out, n = dft_length (default 2 * (bins - 1)).
+    out[axis] = c.has(1) ? length : 2 * (out[axis] - 1);
+    out.back() = 1;
+  } else {
+    out[axis] = onesided ? length / 2 + 1 : length;
+    out.back() = 2;
+  }
   return {TensorType{c.dtype(0), out}};
 }
 
