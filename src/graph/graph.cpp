@@ -174,7 +174,9 @@ void collect_outer_reads(const Graph& graph, std::set<std::string>& reads) {
   }
 }
 
-std::vector<std::string> node_dependencies(const Node& node) {
+}  // namespace
+
+std::vector<std::string> values_read_by(const Node& node) {
   std::set<std::string> reads(node.inputs.begin(), node.inputs.end());
   for (const Attribute& attribute : node.attributes)
     if (attribute.type() == AttributeType::graph)
@@ -182,8 +184,6 @@ std::vector<std::string> node_dependencies(const Node& node) {
   reads.erase("");
   return {reads.begin(), reads.end()};
 }
-
-}  // namespace
 
 void Graph::sort_topologically(const std::set<std::string>& outer_scope) {
   const std::set<std::string> defined = names_defined_at_entry(*this, outer_scope);
@@ -196,7 +196,7 @@ void Graph::sort_topologically(const std::set<std::string>& outer_scope) {
   std::vector<size_t> waiting_on(nodes.size(), 0);
   std::vector<std::vector<size_t>> consumers(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
-    for (const std::string& input : node_dependencies(nodes[i])) {
+    for (const std::string& input : values_read_by(nodes[i])) {
       auto found = producer.find(input);
       if (found != producer.end()) {
         ++waiting_on[i];

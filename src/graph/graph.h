@@ -117,6 +117,9 @@ class Graph {
   void validate(const std::set<std::string>& outer_scope = {}) const;
 };
 
+// The values a node reads: its inputs and, through its subgraphs, values of enclosing scopes.
+std::vector<std::string> values_read_by(const Node& node);
+
 // "" for both "" and "ai.onnx", so domains compare equal.
 std::string_view canonical_domain(std::string_view domain);
 

@@ -159,6 +159,55 @@ std::vector<double> HostTensor::to_double() const {
   return out;
 }
 
+namespace {
+
+template <typename Value>
+HostTensor converted(DType dtype, Shape shape, const std::vector<Value>& values) {
+  HostTensor tensor(dtype, std::move(shape));
+  if (static_cast<int64_t>(values.size()) != tensor.numel())
+    throw ModelError("shape " + shape_to_string(tensor.shape()) + " needs " + std::to_string(tensor.numel()) +
+                     " values, got " + std::to_string(values.size()));
+  std::byte* out = tensor.mutable_data();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value value = values[i];
+    switch (dtype) {
+      case DType::f32: {
+        const float f = static_cast<float>(value);
+        std::memcpy(out + 4 * i, &f, 4);
+        break;
+      }
+      case DType::f16: {
+        const uint16_t bits = float_to_half(static_cast<float>(value));
+        std::memcpy(out + 2 * i, &bits, 2);
+        break;
+      }
+      case DType::i32: {
+        const int32_t v = static_cast<int32_t>(value);
+        std::memcpy(out + 4 * i, &v, 4);
+        break;
+      }
+      case DType::i64: {
+        const int64_t v = static_cast<int64_t>(value);
+        std::memcpy(out + 8 * i, &v, 8);
+        break;
+      }
+      case DType::u8: out[i] = static_cast<std::byte>(static_cast<uint8_t>(static_cast<int64_t>(value))); break;
+      case DType::boolean: out[i] = value != 0 ? std::byte{1} : std::byte{0}; break;
+    }
+  }
+  return tensor;
+}
+
+}  // namespace
+
+HostTensor HostTensor::from_int64(DType dtype, Shape shape, const std::vector<int64_t>& values) {
+  return converted(dtype, std::move(shape), values);
+}
+
+HostTensor HostTensor::from_double(DType dtype, Shape shape, const std::vector<double>& values) {
+  return converted(dtype, std::move(shape), values);
+}
+
 HostTensor HostTensor::reshaped(Shape shape) const {
   if (shape_numel(shape) != numel_)
     throw ModelError("cannot reshape " + shape_to_string(shape_) + " to " + shape_to_string(shape));

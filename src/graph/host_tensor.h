@@ -37,6 +37,10 @@ class HostTensor {
   // element size, so typed access is always aligned.
   static HostTensor borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner, const std::byte* bytes,
                            size_t byte_count);
+  // Elements converted to `dtype` (float -> int truncates toward zero, to bool: != 0, f16 rounds to
+  // nearest even); the inverse of to_int64() / to_double().
+  static HostTensor from_int64(DType dtype, Shape shape, const std::vector<int64_t>& values);
+  static HostTensor from_double(DType dtype, Shape shape, const std::vector<double>& values);
   // From typed values: float -> f32, int32_t -> i32, int64_t -> i64, uint8_t -> u8, bool -> boolean.
   template <typename T>
   static HostTensor from_values(Shape shape, const std::vector<T>& values);

@@ -1,0 +1,60 @@
+#include "graph/broadcast.h"
+
+#include <string>
+
+#include "graph/model_error.h"
+
+namespace onda {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1)
+      throw ModelError("shapes " + shape_to_string(a) + " and " + shape_to_string(b) + " do not broadcast");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to) {
+  const size_t rank = to.size();
+  if (from.size() > rank || broadcast_shapes(from, to) != to)
+    throw ModelError("shape " + shape_to_string(from) + " does not broadcast to " + shape_to_string(to));
+  // Stride of each output axis in the source (0 where the source is broadcast).
+  std::vector<int64_t> source_stride(rank, 0);
+  int64_t stride = 1;
+  for (size_t i = from.size(); i-- > 0;) {
+    const size_t axis = i + (rank - from.size());
+    source_stride[axis] = from[i] == 1 ? 0 : stride;
+    stride *= from[i];
+  }
+  const int64_t count = shape_numel(to);
+  std::vector<int64_t> indices(static_cast<size_t>(count));
+  std::vector<int64_t> coordinate(rank, 0);
+  int64_t source = 0;
+  for (int64_t flat = 0; flat < count; ++flat) {
+    indices[flat] = source;
+    // Odometer increment, updating the source offset incrementally.
+    for (size_t axis = rank; axis-- > 0;) {
+      if (++coordinate[axis] < to[axis]) {
+        source += source_stride[axis];
+        break;
+      }
+      source -= source_stride[axis] * (to[axis] - 1);
+      coordinate[axis] = 0;
+    }
+  }
+  return indices;
+}
+
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
+  if (axis < -rank || axis >= rank)
+    throw ModelError(std::string(what) + ": axis " + std::to_string(axis) + " is out of range for rank " +
+                     std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+}  // namespace onda

@@ -1,0 +1,21 @@
+// Multidirectional (numpy) broadcasting, as ONNX's elementwise ops define it
+// (https://onnx.ai/onnx/repo-docs/Broadcasting.html).
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "graph/host_tensor.h"
+
+namespace onda {
+
+// The broadcast of two shapes; ModelError when a pair of dimensions differs and neither is 1.
+Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// For each element of `to` (C order), the flat index of the element of `from` it reads when `from`
+// is broadcast to `to` (from must broadcast to it).
+std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to);
+
+// An axis in [-rank, rank) made non-negative; ModelError naming `what` when out of range.
+int64_t normalize_axis(int64_t axis, int64_t rank, const char* what);
+
+}  // namespace onda

@@ -1,0 +1,585 @@
+#include "graph/host_ops.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "graph/broadcast.h"
+#include "graph/model_error.h"
+#include "graph/onnx_data_type.h"
+
+namespace onda {
+
+namespace {
+
+using Inputs = std::vector<HostTensor>;
+using Outputs = std::vector<HostTensor>;
+
+[[noreturn]] void fail(const Node& node, const std::string& problem) {
+  throw ModelError("constant folding of " + node.describe() + ": " + problem);
+}
+
+const HostTensor& input(const Node& node, const Inputs& inputs, size_t index) {
+  if (index >= inputs.size() || !inputs[index].defined()) fail(node, "input " + std::to_string(index) + " is missing");
+  return inputs[index];
+}
+
+bool has_input(const Inputs& inputs, size_t index) { return index < inputs.size() && inputs[index].defined(); }
+
+// Older opsets give axes, pads, splits as attributes, newer ones as inputs.
+std::optional<std::vector<int64_t>> ints_from_attribute_or_input(const Node& node, const Inputs& inputs,
+                                                                 std::string_view attribute, size_t index) {
+  if (node.has_attribute(attribute)) return node.attribute_ints(attribute);
+  if (has_input(inputs, index)) return inputs[index].to_int64();
+  return std::nullopt;
+}
+
+bool is_integer(DType dtype) { return !is_float(dtype); }
+
+// Strides (in elements) of a C-order shape.
+std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;) strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+// Copies elements: out[i] = in[source[i]].
+HostTensor gather_elements(const HostTensor& in, Shape out_shape, const std::vector<int64_t>& source) {
+  HostTensor out(in.dtype(), std::move(out_shape));
+  const size_t element = host_element_size(in.dtype());
+  std::byte* destination = out.mutable_data();
+  for (size_t i = 0; i < source.size(); ++i) std::memcpy(destination + i * element, in.data() + source[i] * element, element);
+  return out;
+}
+
+// Visits every coordinate of `shape` in C order.
+void for_each_coordinate(const Shape& shape, const std::function<void(const std::vector<int64_t>&)>& visit) {
+  const int64_t count = shape_numel(shape);
+  std::vector<int64_t> coordinate(shape.size(), 0);
+  for (int64_t flat = 0; flat < count; ++flat) {
+    visit(coordinate);
+    for (size_t axis = shape.size(); axis-- > 0;) {
+      if (++coordinate[axis] < shape[axis]) break;
+      coordinate[axis] = 0;
+    }
+  }
+}
+
+// ---- shape and layout ops
+
+Outputs identity(const Node& node, const Inputs& inputs) { return {input(node, inputs, 0)}; }
+
+Outputs shape_op(const Node& node, const Inputs& inputs) { return {shape_op_result(node, input(node, inputs, 0).shape())}; }
+
+Outputs size_op(const Node& node, const Inputs& inputs) {
+  return {HostTensor::from_values<int64_t>({}, {input(node, inputs, 0).numel()})};
+}
+
+Outputs reshape(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  return {data.reshaped(reshape_output_shape(node, data.shape(), input(node, inputs, 1).to_int64()))};
+}
+
+Outputs flatten(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const int64_t rank = data.rank();
+  int64_t axis = node.attribute_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) fail(node, "axis out of range");
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= data.shape()[i];
+  return {data.reshaped({outer, outer == 0 ? 0 : data.numel() / std::max<int64_t>(outer, 1)})};
+}
+
+Outputs squeeze(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  return {data.reshaped(squeeze_output_shape(node, data.shape(), ints_from_attribute_or_input(node, inputs, "axes", 1)))};
+}
+
+Outputs unsqueeze(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const std::optional<std::vector<int64_t>> axes = ints_from_attribute_or_input(node, inputs, "axes", 1);
+  if (!axes) fail(node, "no axes");
+  return {data.reshaped(unsqueeze_output_shape(node, data.shape(), *axes))};
+}
+
+Outputs concat(const Node& node, const Inputs& inputs) {
+  std::vector<const HostTensor*> parts;
+  for (const HostTensor& part : inputs)
+    if (part.defined()) parts.push_back(&part);
+  if (parts.empty()) fail(node, "no inputs");
+  const Shape& first = parts[0]->shape();
+  const int64_t axis = normalize_axis(node.attribute_int("axis"), static_cast<int64_t>(first.size()), "Concat");
+  Shape shape = first;
+  shape[axis] = 0;
+  for (const HostTensor* part : parts) {
+    if (part->rank() != static_cast<int64_t>(first.size()) || part->dtype() != parts[0]->dtype())
+      fail(node, "inputs differ in rank or dtype");
+    for (size_t i = 0; i < first.size(); ++i)
+      if (static_cast<int64_t>(i) != axis && part->shape()[i] != first[i])
+        fail(node, "input shapes " + shape_to_string(first) + " and " + shape_to_string(part->shape()) + " differ");
+    shape[axis] += part->shape()[axis];
+  }
+  HostTensor out(parts[0]->dtype(), shape);
+  int64_t outer = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= shape[i];
+  std::byte* destination = out.mutable_data();
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostTensor* part : parts) {
+      const size_t block = outer ? part->byte_size() / outer : 0;
+      std::memcpy(destination, part->data() + o * block, block);
+      destination += block;
+    }
+  return {out};
+}
+
+Outputs gather(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const HostTensor& indices = input(node, inputs, 1);
+  const int64_t axis = normalize_axis(node.attribute_int("axis", 0), data.rank(), "Gather");
+  const int64_t axis_dim = data.shape()[axis];
+  Shape shape(data.shape().begin(), data.shape().begin() + axis);
+  shape.insert(shape.end(), indices.shape().begin(), indices.shape().end());
+  shape.insert(shape.end(), data.shape().begin() + axis + 1, data.shape().end());
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < axis; ++i) outer *= data.shape()[i];
+  for (int64_t i = axis + 1; i < data.rank(); ++i) inner *= data.shape()[i];
+  const std::vector<int64_t> index_values = indices.to_int64();
+  std::vector<int64_t> source;
+  source.reserve(static_cast<size_t>(shape_numel(shape)));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t index : index_values) {
+      if (index < -axis_dim || index >= axis_dim) fail(node, "index " + std::to_string(index) + " out of range");
+      if (index < 0) index += axis_dim;
+      for (int64_t i = 0; i < inner; ++i) source.push_back((o * axis_dim + index) * inner + i);
+    }
+  return {gather_elements(data, shape, source)};
+}
+
+Outputs slice(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const int64_t rank = data.rank();
+  SliceParameters parameters;
+  if (node.has_attribute("starts")) {  // opset 1..9
+    parameters.starts = node.attribute_ints("starts");
+    parameters.ends = node.attribute_ints("ends");
+    parameters.axes = node.attribute_ints("axes", {});
+  } else {
+    parameters.starts = input(node, inputs, 1).to_int64();
+    parameters.ends = input(node, inputs, 2).to_int64();
+    if (has_input(inputs, 3)) parameters.axes = inputs[3].to_int64();
+    if (has_input(inputs, 4)) parameters.steps = inputs[4].to_int64();
+  }
+  const SliceRegion region = slice_region(node, data.shape(), parameters);
+  const std::vector<int64_t> strides = strides_of(data.shape());
+  std::vector<int64_t> source;
+  source.reserve(static_cast<size_t>(shape_numel(region.shape)));
+  for_each_coordinate(region.shape, [&](const std::vector<int64_t>& c) {
+    int64_t offset = 0;
+    for (int64_t a = 0; a < rank; ++a) offset += (region.first[a] + c[a] * region.step[a]) * strides[a];
+    source.push_back(offset);
+  });
+  return {gather_elements(data, region.shape, source)};
+}
+
+Outputs transpose(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const int64_t rank = data.rank();
+  std::vector<int64_t> perm = node.attribute_ints("perm", {});
+  if (perm.empty())
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+  if (static_cast<int64_t>(perm.size()) != rank) fail(node, "perm length differs from the rank");
+  Shape shape(rank);
+  for (int64_t i = 0; i < rank; ++i) shape[i] = data.shape()[normalize_axis(perm[i], rank, "Transpose")];
+  const std::vector<int64_t> strides = strides_of(data.shape());
+  std::vector<int64_t> source;
+  for_each_coordinate(shape, [&](const std::vector<int64_t>& c) {
+    int64_t offset = 0;
+    for (int64_t a = 0; a < rank; ++a) offset += c[a] * strides[perm[a] < 0 ? perm[a] + rank : perm[a]];
+    source.push_back(offset);
+  });
+  return {gather_elements(data, shape, source)};
+}
+
+Outputs expand(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const Shape shape = broadcast_shapes(data.shape(), input(node, inputs, 1).to_int64());
+  return {gather_elements(data, shape, broadcast_source_indices(data.shape(), shape))};
+}
+
+Outputs tile(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const std::vector<int64_t> repeats = input(node, inputs, 1).to_int64();
+  if (static_cast<int64_t>(repeats.size()) != data.rank()) fail(node, "repeats length differs from the rank");
+  Shape shape = data.shape();
+  for (size_t i = 0; i < shape.size(); ++i) shape[i] *= repeats[i];
+  const std::vector<int64_t> strides = strides_of(data.shape());
+  std::vector<int64_t> source;
+  for_each_coordinate(shape, [&](const std::vector<int64_t>& c) {
+    int64_t offset = 0;
+    for (size_t a = 0; a < c.size(); ++a) offset += (c[a] % data.shape()[a]) * strides[a];
+    source.push_back(offset);
+  });
+  return {gather_elements(data, shape, source)};
+}
+
+// ---- generators
+
+Outputs constant_of_shape(const Node& node, const Inputs& inputs) {
+  const Shape shape = input(node, inputs, 0).to_int64();
+  if (const Attribute* value = node.find_attribute("value")) {
+    const HostTensor& fill = node.attribute_tensor("value");
+    if (fill.numel() != 1) fail(node, "value must have one element");
+    (void)value;
+    HostTensor out(fill.dtype(), shape);
+    const size_t element = host_element_size(fill.dtype());
+    std::byte* destination = out.mutable_data();
+    for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(destination + i * element, fill.data(), element);
+    return {out};
+  }
+  return {HostTensor(DType::f32, shape)};
+}
+
+Outputs range(const Node& node, const Inputs& inputs) {
+  const HostTensor& start = input(node, inputs, 0);
+  const double first = start.to_double().at(0), limit = input(node, inputs, 1).to_double().at(0),
+               delta = input(node, inputs, 2).to_double().at(0);
+  if (delta == 0) fail(node, "delta 0");
+  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - first) / delta)));
+  if (is_integer(start.dtype())) {
+    const int64_t a = start.to_int64()[0], d = input(node, inputs, 2).to_int64()[0];
+    std::vector<int64_t> values(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) values[i] = a + i * d;
+    return {HostTensor::from_int64(start.dtype(), {count}, values)};
+  }
+  std::vector<double> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) values[i] = first + static_cast<double>(i) * delta;
+  return {HostTensor::from_double(start.dtype(), {count}, values)};
+}
+
+// ---- elementwise
+
+Outputs cast(const Node& node, const Inputs& inputs) {
+  const HostTensor& data = input(node, inputs, 0);
+  const std::optional<DType> to = dtype_from_onnx(node.attribute_int("to"));
+  if (!to) fail(node, "cast to " + onnx_data_type_name(node.attribute_int("to")) + ", which onda does not support");
+  if (is_integer(*to) && is_integer(data.dtype())) return {HostTensor::from_int64(*to, data.shape(), data.to_int64())};
+  return {HostTensor::from_double(*to, data.shape(), data.to_double())};
+}
+
+// Integer ops compute in int64 (exact); anything with a float input in double, rounded to the dtype.
+struct BinaryRule {
+  bool boolean_result;
+  std::function<int64_t(int64_t, int64_t)> on_integers;
+  std::function<double(double, double)> on_floats;
+};
+
+Outputs binary(const Node& node, const Inputs& inputs, const BinaryRule& rule) {
+  const HostTensor& a = input(node, inputs, 0);
+  const HostTensor& b = input(node, inputs, 1);
+  const Shape shape = broadcast_shapes(a.shape(), b.shape());
+  const std::vector<int64_t> ia = broadcast_source_indices(a.shape(), shape);
+  const std::vector<int64_t> ib = broadcast_source_indices(b.shape(), shape);
+  const DType out_dtype = rule.boolean_result ? DType::boolean : a.dtype();
+  if (is_integer(a.dtype()) && is_integer(b.dtype())) {
+    const std::vector<int64_t> va = a.to_int64(), vb = b.to_int64();
+    std::vector<int64_t> out(ia.size());
+    for (size_t i = 0; i < out.size(); ++i) out[i] = rule.on_integers(va[ia[i]], vb[ib[i]]);
+    return {HostTensor::from_int64(out_dtype, shape, out)};
+  }
+  const std::vector<double> va = a.to_double(), vb = b.to_double();
+  std::vector<double> out(ia.size());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = rule.on_floats(va[ia[i]], vb[ib[i]]);
+  return {HostTensor::from_double(out_dtype, shape, out)};
+}
+
+int64_t integer_divide(int64_t a, int64_t b) {
+  if (b == 0) throw ModelError("constant folding: integer division by zero");
+  return a / b;  // truncation toward zero, as ONNX Runtime's integer Div
+}
+
+Outputs add(const Node& n, const Inputs& in) { return binary(n, in, {false, std::plus<int64_t>(), std::plus<double>()}); }
+Outputs sub(const Node& n, const Inputs& in) { return binary(n, in, {false, std::minus<int64_t>(), std::minus<double>()}); }
+Outputs mul(const Node& n, const Inputs& in) {
+  return binary(n, in, {false, std::multiplies<int64_t>(), std::multiplies<double>()});
+}
+Outputs div(const Node& n, const Inputs& in) { return binary(n, in, {false, integer_divide, std::divides<double>()}); }
+Outputs mod(const Node& n, const Inputs& in) {
+  if (n.attribute_int("fmod", 0))
+    return binary(n, in, {false, [](int64_t a, int64_t b) { return b ? a % b : throw ModelError("Mod by zero"); },
+                          [](double a, double b) { return std::fmod(a, b); }});
+  // fmod=0: the result takes the divisor's sign (Python's %).
+  return binary(n, in,
+                {false,
+                 [](int64_t a, int64_t b) {
+                   if (!b) throw ModelError("Mod by zero");
+                   const int64_t r = a % b;
+                   return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+                 },
+                 [](double a, double b) {
+                   const double r = std::fmod(a, b);
+                   return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
+                 }});
+}
+Outputs equal(const Node& n, const Inputs& in) {
+  return binary(n, in, {true, std::equal_to<int64_t>(), std::equal_to<double>()});
+}
+Outputs less(const Node& n, const Inputs& in) { return binary(n, in, {true, std::less<int64_t>(), std::less<double>()}); }
+Outputs greater(const Node& n, const Inputs& in) {
+  return binary(n, in, {true, std::greater<int64_t>(), std::greater<double>()});
+}
+Outputs logical_and(const Node& n, const Inputs& in) {
+  return binary(n, in, {true, std::logical_and<int64_t>(), std::logical_and<double>()});
+}
+Outputs logical_or(const Node& n, const Inputs& in) {
+  return binary(n, in, {true, std::logical_or<int64_t>(), std::logical_or<double>()});
+}
+// Variadic Min / Max: folded pairwise (broadcasting is associative).
+Outputs variadic(const Node& node, const Inputs& inputs, const BinaryRule& rule) {
+  if (inputs.empty()) fail(node, "no inputs");
+  HostTensor result = input(node, inputs, 0);
+  for (size_t i = 1; i < inputs.size(); ++i) result = binary(node, {result, input(node, inputs, i)}, rule)[0];
+  return {result};
+}
+Outputs min_op(const Node& n, const Inputs& in) {
+  return variadic(n, in, {false, [](int64_t a, int64_t b) { return std::min(a, b); },
+                          [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }});
+}
+Outputs max_op(const Node& n, const Inputs& in) {
+  return variadic(n, in, {false, [](int64_t a, int64_t b) { return std::max(a, b); },
+                          [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }});
+}
+
+Outputs where(const Node& node, const Inputs& inputs) {
+  const HostTensor& condition = input(node, inputs, 0);
+  const HostTensor& x = input(node, inputs, 1);
+  const HostTensor& y = input(node, inputs, 2);
+  const Shape shape = broadcast_shapes(broadcast_shapes(condition.shape(), x.shape()), y.shape());
+  const std::vector<int64_t> ic = broadcast_source_indices(condition.shape(), shape);
+  const std::vector<int64_t> ix = broadcast_source_indices(x.shape(), shape);
+  const std::vector<int64_t> iy = broadcast_source_indices(y.shape(), shape);
+  const std::vector<int64_t> c = condition.to_int64();
+  HostTensor out(x.dtype(), shape);
+  const size_t element = host_element_size(x.dtype());
+  std::byte* destination = out.mutable_data();
+  for (size_t i = 0; i < ic.size(); ++i) {
+    const std::byte* source = c[ic[i]] ? x.data() + ix[i] * element : y.data() + iy[i] * element;
+    std::memcpy(destination + i * element, source, element);
+  }
+  return {out};
+}
+
+Outputs unary(const Node& node, const Inputs& inputs, int64_t (*on_integer)(int64_t), double (*on_float)(double)) {
+  const HostTensor& data = input(node, inputs, 0);
+  if (is_integer(data.dtype()) && on_integer) {
+    std::vector<int64_t> values = data.to_int64();
+    for (int64_t& v : values) v = on_integer(v);
+    return {HostTensor::from_int64(data.dtype(), data.shape(), values)};
+  }
+  if (!on_float) fail(node, "not defined for " + std::string(dtype_name(data.dtype())));
+  std::vector<double> values = data.to_double();
+  for (double& v : values) v = on_float(v);
+  return {HostTensor::from_double(data.dtype(), data.shape(), values)};
+}
+
+Outputs neg(const Node& n, const Inputs& in) {
+  return unary(n, in, [](int64_t v) { return -v; }, [](double v) { return -v; });
+}
+Outputs abs_op(const Node& n, const Inputs& in) {
+  return unary(n, in, [](int64_t v) { return v < 0 ? -v : v; }, [](double v) { return std::fabs(v); });
+}
+Outputs not_op(const Node& n, const Inputs& in) {
+  return unary(n, in, [](int64_t v) -> int64_t { return v == 0; }, nullptr);
+}
+Outputs sqrt_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::sqrt(v); }); }
+Outputs floor_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::floor(v); }); }
+Outputs ceil_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::ceil(v); }); }
+
+// ---- reductions (ReduceSum/Prod/Min/Max/Mean with axes as attribute or input)
+
+Outputs reduce(const Node& node, const Inputs& inputs, char kind) {
+  const HostTensor& data = input(node, inputs, 0);
+  const int64_t rank = data.rank();
+  std::vector<int64_t> axes = ints_from_attribute_or_input(node, inputs, "axes", 1).value_or(std::vector<int64_t>{});
+  const bool keep = node.attribute_int("keepdims", 1) != 0;
+  if (axes.empty()) {
+    if (node.attribute_int("noop_with_empty_axes", 0)) return {data};
+    for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
+  }
+  std::vector<bool> reduced(rank, false);
+  for (int64_t axis : axes) reduced[normalize_axis(axis, rank, "Reduce")] = true;
+  Shape kept_shape = data.shape(), out_shape;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (reduced[i]) kept_shape[i] = 1;
+    if (!reduced[i] || keep) out_shape.push_back(kept_shape[i]);
+  }
+  const std::vector<int64_t> kept_strides = strides_of(kept_shape);
+  const int64_t out_count = shape_numel(kept_shape);
+  const std::vector<double> values = data.to_double();
+  std::vector<double> accumulator(static_cast<size_t>(out_count), kind == 'p' ? 1.0 : 0.0);
+  std::vector<bool> seen(static_cast<size_t>(out_count), false);
+  int64_t flat = 0;
+  for_each_coordinate(data.shape(), [&](const std::vector<int64_t>& c) {
+    int64_t target = 0;
+    for (int64_t a = 0; a < rank; ++a) target += (reduced[a] ? 0 : c[a]) * kept_strides[a];
+    const double v = values[flat++];
+    double& acc = accumulator[target];
+    switch (kind) {
+      case 's': case 'm': acc += v; break;
+      case 'p': acc *= v; break;
+      case '<': acc = seen[target] ? std::min(acc, v) : v; break;
+      case '>': acc = seen[target] ? std::max(acc, v) : v; break;
+    }
+    seen[target] = true;
+  });
+  if (kind == 'm') {
+    const double count = static_cast<double>(data.numel()) / std::max<int64_t>(out_count, 1);
+    for (double& v : accumulator) v /= count;
+  }
+  return {HostTensor::from_double(data.dtype(), out_shape, accumulator)};
+}
+
+Outputs reduce_sum(const Node& n, const Inputs& in) { return reduce(n, in, 's'); }
+Outputs reduce_prod(const Node& n, const Inputs& in) { return reduce(n, in, 'p'); }
+Outputs reduce_mean(const Node& n, const Inputs& in) { return reduce(n, in, 'm'); }
+Outputs reduce_min(const Node& n, const Inputs& in) { return reduce(n, in, '<'); }
+Outputs reduce_max(const Node& n, const Inputs& in) { return reduce(n, in, '>'); }
+
+const std::map<std::string_view, HostOp>& host_ops() {
+  static const std::map<std::string_view, HostOp> ops = {
+      {"Identity", identity}, {"Shape", shape_op}, {"Size", size_op}, {"Reshape", reshape},
+      {"Flatten", flatten}, {"Squeeze", squeeze}, {"Unsqueeze", unsqueeze}, {"Concat", concat},
+      {"Gather", gather}, {"Slice", slice}, {"Transpose", transpose}, {"Expand", expand},
+      {"Tile", tile}, {"ConstantOfShape", constant_of_shape}, {"Range", range}, {"Cast", cast},
+      {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Mod", mod},
+      {"Equal", equal}, {"Less", less}, {"Greater", greater}, {"And", logical_and}, {"Or", logical_or},
+      {"Min", min_op}, {"Max", max_op}, {"Where", where}, {"Neg", neg}, {"Abs", abs_op}, {"Not", not_op},
+      {"Sqrt", sqrt_op}, {"Floor", floor_op}, {"Ceil", ceil_op},
+      {"ReduceSum", reduce_sum}, {"ReduceProd", reduce_prod}, {"ReduceMean", reduce_mean},
+      {"ReduceMin", reduce_min}, {"ReduceMax", reduce_max},
+  };
+  return ops;
+}
+
+}  // namespace
+
+Shape reshape_output_shape(const Node& node, const Shape& input_shape, const std::vector<int64_t>& requested) {
+  const bool allow_zero = node.attribute_int("allowzero", 0) != 0;
+  const int64_t input_count = shape_numel(input_shape);
+  Shape shape(requested.size());
+  int64_t known = 1, infer_axis = -1;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    int64_t dim = requested[i];
+    if (dim == 0 && !allow_zero) {
+      if (i >= input_shape.size()) fail(node, "0 in the shape copies a dimension the input does not have");
+      dim = input_shape[i];
+    }
+    if (dim == -1) {
+      if (infer_axis >= 0) fail(node, "more than one -1 in the shape");
+      infer_axis = static_cast<int64_t>(i);
+    } else if (dim < 0) {
+      fail(node, "negative dimension in the shape");
+    } else {
+      known *= dim;
+    }
+    shape[i] = dim;
+  }
+  if (infer_axis >= 0) {
+    if (known == 0 || input_count % known != 0) fail(node, "cannot infer -1 reshaping " + shape_to_string(input_shape));
+    shape[infer_axis] = input_count / known;
+  }
+  if (shape_numel(shape) != input_count)
+    fail(node, "cannot reshape " + shape_to_string(input_shape) + " to " + shape_to_string(shape));
+  return shape;
+}
+
+Shape squeeze_output_shape(const Node& node, const Shape& input_shape, const std::optional<std::vector<int64_t>>& axes) {
+  const int64_t rank = static_cast<int64_t>(input_shape.size());
+  std::vector<bool> remove(input_shape.size(), false);
+  if (axes && !axes->empty()) {
+    for (int64_t axis : *axes) {
+      const int64_t a = normalize_axis(axis, rank, "Squeeze");
+      if (input_shape[a] != 1) fail(node, "squeezed axis " + std::to_string(axis) + " is not 1");
+      remove[a] = true;
+    }
+  } else {
+    for (size_t i = 0; i < remove.size(); ++i) remove[i] = input_shape[i] == 1;
+  }
+  Shape shape;
+  for (size_t i = 0; i < remove.size(); ++i)
+    if (!remove[i]) shape.push_back(input_shape[i]);
+  return shape;
+}
+
+Shape unsqueeze_output_shape(const Node& node, const Shape& input_shape, const std::vector<int64_t>& axes) {
+  const int64_t rank = static_cast<int64_t>(input_shape.size() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(rank), false);
+  for (int64_t axis : axes) {
+    const int64_t a = normalize_axis(axis, rank, "Unsqueeze");
+    if (inserted[a]) fail(node, "repeated axis");
+    inserted[a] = true;
+  }
+  Shape shape;
+  size_t next = 0;
+  for (int64_t i = 0; i < rank; ++i) shape.push_back(inserted[i] ? 1 : input_shape.at(next++));
+  return shape;
+}
+
+SliceRegion slice_region(const Node& node, const Shape& input_shape, SliceParameters parameters) {
+  const int64_t rank = static_cast<int64_t>(input_shape.size());
+  const size_t count = parameters.starts.size();
+  if (parameters.axes.empty())
+    for (size_t i = 0; i < count; ++i) parameters.axes.push_back(static_cast<int64_t>(i));
+  if (parameters.steps.empty()) parameters.steps.assign(count, 1);
+  if (parameters.ends.size() != count || parameters.axes.size() != count || parameters.steps.size() != count)
+    fail(node, "starts, ends, axes and steps differ in length");
+  SliceRegion region{input_shape, std::vector<int64_t>(rank, 0), std::vector<int64_t>(rank, 1)};
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t axis = normalize_axis(parameters.axes[i], rank, "Slice");
+    const int64_t dim = input_shape[axis];
+    const int64_t step = parameters.steps[i];
+    if (step == 0) fail(node, "step 0");
+    // ONNX Slice: negative starts/ends count from the end, then clamp to the valid range.
+    int64_t start = parameters.starts[i] < 0 ? parameters.starts[i] + dim : parameters.starts[i];
+    int64_t end = parameters.ends[i] < 0 ? parameters.ends[i] + dim : parameters.ends[i];
+    if (step > 0) {
+      start = std::clamp<int64_t>(start, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+    } else {
+      start = std::clamp<int64_t>(start, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+    }
+    const int64_t span = end - start;
+    region.shape[axis] = step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (-span - step - 1) / -step : 0);
+    region.first[axis] = start;
+    region.step[axis] = step;
+  }
+  return region;
+}
+
+HostOp find_host_op(std::string_view op_type) {
+  auto found = host_ops().find(op_type);
+  return found == host_ops().end() ? nullptr : found->second;
+}
+
+bool is_view_op(std::string_view op_type) {
+  return op_type == "Identity" || op_type == "Reshape" || op_type == "Squeeze" || op_type == "Unsqueeze" ||
+         op_type == "Flatten";
+}
+
+HostTensor shape_op_result(const Node& node, const Shape& input_shape) {
+  const int64_t rank = static_cast<int64_t>(input_shape.size());
+  int64_t start = node.attribute_int("start", 0), end = node.attribute_int("end", rank);
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  const std::vector<int64_t> dims(input_shape.begin() + start, input_shape.begin() + std::max(start, end));
+  return HostTensor::from_values<int64_t>({static_cast<int64_t>(dims.size())}, dims);
+}
+
+}  // namespace onda

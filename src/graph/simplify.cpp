@@ -1,0 +1,161 @@
+#include "graph/simplify.h"
+
+#include <algorithm>
+#include <set>
+
+#include "graph/host_ops.h"
+#include "graph/model_error.h"
+#include "graph/shape_inference.h"
+
+namespace onda {
+
+namespace {
+
+void bind_input_shapes(Graph& graph, const std::map<std::string, Shape>& input_shapes) {
+  for (const auto& [name, shape] : input_shapes) {
+    if (std::find(graph.inputs.begin(), graph.inputs.end(), name) == graph.inputs.end())
+      throw ModelError("a shape is given for '" + name + "', which is not an input of the model");
+    ValueInfo& info = graph.value(name);
+    if (info.shape) {
+      bool agrees = info.shape->size() == shape.size();
+      for (size_t i = 0; agrees && i < shape.size(); ++i) agrees = (*info.shape)[i] < 0 || (*info.shape)[i] == shape[i];
+      if (!agrees)
+        throw ModelError("input '" + name + "' is given shape " + shape_to_string(shape) + ", the model declares " +
+                         shape_to_string(*info.shape));
+    }
+    for (int64_t dim : shape)
+      if (dim < 0) throw ModelError("input '" + name + "' is given a negative dimension");
+    info.shape = shape;
+    info.dim_params.assign(shape.size(), "");
+  }
+}
+
+std::optional<TensorType> known_type(const Graph& graph, const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  const ValueInfo* info = graph.find_value(name);
+  if (!info || !info->dtype || !info->has_static_shape()) return std::nullopt;
+  return TensorType{*info->dtype, *info->shape};
+}
+
+// Records an inferred type; a static type the model declared must agree.
+void record_type(Graph& graph, const Node& node, const std::string& name, const TensorType& type) {
+  ValueInfo& info = graph.value(name);
+  if (info.dtype && *info.dtype != type.dtype)
+    throw ModelError("node " + node.describe() + ": output '" + name + "' is inferred as " +
+                     std::string(dtype_name(type.dtype)) + ", the model declares " +
+                     std::string(dtype_name(*info.dtype)));
+  if (info.has_static_shape() && *info.shape != type.shape)
+    throw ModelError("node " + node.describe() + ": output '" + name + "' is inferred with shape " +
+                     shape_to_string(type.shape) + ", the model declares " + shape_to_string(*info.shape));
+  info.dtype = type.dtype;
+  info.shape = type.shape;
+  info.dim_params.assign(type.shape.size(), "");
+}
+
+bool within(int64_t elements, const SimplifyOptions& options) { return elements <= options.max_folded_elements; }
+
+}  // namespace
+
+SimplifyReport simplify_graph(Graph& graph, const std::map<std::string, Shape>& input_shapes,
+                              const SimplifyOptions& options) {
+  bind_input_shapes(graph, input_shapes);
+  SimplifyReport report;
+  std::vector<bool> folded(graph.nodes.size(), false);
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const Node& node = graph.nodes[n];
+    const bool default_domain = canonical_domain(node.domain).empty();
+    std::vector<std::optional<TensorType>> input_types;
+    std::vector<const HostTensor*> constants;
+    bool all_constant = true;
+    for (const std::string& input : node.inputs) {
+      input_types.push_back(known_type(graph, input));
+      constants.push_back(input.empty() ? nullptr : graph.find_initializer(input));
+      all_constant &= input.empty() || constants.back() != nullptr;
+    }
+    std::vector<std::optional<TensorType>> output_types;
+    try {
+      output_types = infer_output_types(node, input_types, constants);
+    } catch (const ModelError& error) {
+      throw ModelError(std::string(error.what()) + " (at node " + node.describe() + ")");
+    }
+
+    // Shape and Size of a statically shaped value are constants even when the value is not.
+    if (options.fold_constants && default_domain && (node.op_type == "Shape" || node.op_type == "Size") &&
+        input_types.size() == 1 && input_types[0]) {
+      graph.set_initializer(node.outputs[0], node.op_type == "Shape"
+                                                 ? shape_op_result(node, input_types[0]->shape)
+                                                 : HostTensor::from_values<int64_t>({}, {shape_numel(input_types[0]->shape)}));
+      folded[n] = true;
+      continue;
+    }
+    const HostOp host_op = default_domain && options.fold_constants ? find_host_op(node.op_type) : nullptr;
+    if (host_op && all_constant && !node.inputs.empty()) {
+      bool small = is_view_op(node.op_type);
+      if (!small && !output_types.empty()) {
+        small = true;
+        for (const HostTensor* constant : constants) small &= !constant || within(constant->numel(), options);
+        for (const std::optional<TensorType>& type : output_types)
+          small &= type && within(shape_numel(type->shape), options);
+      }
+      if (small) {
+        std::vector<HostTensor> inputs;
+        for (const HostTensor* constant : constants) inputs.push_back(constant ? *constant : HostTensor());
+        std::vector<HostTensor> results = host_op(node, inputs);
+        for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i)
+          if (!node.outputs[i].empty()) graph.set_initializer(node.outputs[i], std::move(results[i]));
+        folded[n] = true;
+        continue;
+      }
+    }
+    if (output_types.empty()) {
+      ++report.nodes_with_unknown_outputs;
+      ++report.unknown_by_op[node.op_type];
+      continue;
+    }
+    for (size_t i = 0; i < node.outputs.size(); ++i)
+      if (output_types[i]) record_type(graph, node, node.outputs[i], *output_types[i]);
+  }
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (!folded[n]) kept.push_back(std::move(graph.nodes[n]));
+  report.folded_nodes = graph.nodes.size() - kept.size();
+  graph.nodes = std::move(kept);
+  if (options.remove_dead_nodes) std::tie(report.removed_dead_nodes, report.removed_initializers) = remove_dead_nodes(graph);
+  return report;
+}
+
+std::pair<size_t, size_t> remove_dead_nodes(Graph& graph) {
+  std::set<std::string> needed(graph.outputs.begin(), graph.outputs.end());
+  std::vector<bool> live(graph.nodes.size(), false);
+  for (size_t n = graph.nodes.size(); n-- > 0;) {
+    const Node& node = graph.nodes[n];
+    for (const std::string& output : node.outputs) live[n] = live[n] || (!output.empty() && needed.count(output));
+    if (!live[n]) continue;
+    for (const std::string& read : values_read_by(node)) needed.insert(read);
+  }
+  std::vector<Node> kept;
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (live[n]) kept.push_back(std::move(graph.nodes[n]));
+  const size_t removed_nodes = graph.nodes.size() - kept.size();
+  graph.nodes = std::move(kept);
+
+  size_t removed_initializers = 0;
+  for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
+    if (needed.count(it->first)) {
+      ++it;
+    } else {
+      graph.values.erase(it->first);
+      it = graph.initializers.erase(it);
+      ++removed_initializers;
+    }
+  }
+  // Forget values that nothing defines or reads any more.
+  std::set<std::string> referenced(needed);
+  referenced.insert(graph.inputs.begin(), graph.inputs.end());
+  for (const Node& node : graph.nodes) referenced.insert(node.outputs.begin(), node.outputs.end());
+  for (auto it = graph.values.begin(); it != graph.values.end();)
+    it = referenced.count(it->first) ? std::next(it) : graph.values.erase(it);
+  return {removed_nodes, removed_initializers};
+}
+
+}  // namespace onda
