@@ -124,6 +124,24 @@ void CommandRecorder::clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_
   encoder_.ClearBuffer(buffer, offset, size);
 }
 
+void CommandRecorder::upload(const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+  if (bytes == 0) return;
+  const uint64_t padded = (bytes + 3) & ~uint64_t{3};
+  wgpu::BufferDescriptor descriptor;
+  descriptor.label = "onda staging";
+  descriptor.size = padded;
+  descriptor.usage = wgpu::BufferUsage::MapWrite | wgpu::BufferUsage::CopySrc;
+  descriptor.mappedAtCreation = true;
+  wgpu::Buffer staging = context_.device().CreateBuffer(&descriptor);
+  void* mapped = staging.GetMappedRange(0, padded);
+  if (!mapped) throw GpuError(fmt::format("could not map a {} byte staging buffer", padded));
+  std::memset(static_cast<uint8_t*>(mapped) + bytes, 0, padded - bytes);
+  std::memcpy(mapped, data, bytes);
+  staging.Unmap();
+  copy(staging, 0, buffer, offset, padded);
+  staging_.push_back(std::move(staging));
+}
+
 void CommandRecorder::submit() {
   if (!encoder_) return;
   end_pass();
@@ -139,6 +157,7 @@ void CommandRecorder::submit() {
   in_flight_.insert(in_flight_.end(), std::make_move_iterator(retained_.begin()),
                     std::make_move_iterator(retained_.end()));
   retained_.clear();
+  staging_.clear();  // Dawn keeps submitted buffers alive until the GPU is done with them
   context_.check_errors();
 }
 

@@ -47,6 +47,11 @@ class CommandRecorder {
             uint64_t destination_offset, uint64_t size);
   void clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size);
 
+  // Writes host bytes into `buffer` in recording order (a staging copy inside the command buffer).
+  // Use this, not queue writes, for data uploaded while recording: a queue write lands before the
+  // whole submit, so it would race with recorded work on a pooled buffer reused within the run.
+  void upload(const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes);
+
   // Keeps `resource` (e.g. a kernel's scratch buffer) alive until the next submit_and_wait() returns,
   // so the pool cannot hand it out or destroy it while recorded work still uses it.
   void retain(std::shared_ptr<const void> resource) { retained_.push_back(std::move(resource)); }
@@ -78,6 +83,7 @@ class CommandRecorder {
   size_t dispatch_count_ = 0;
   std::vector<std::shared_ptr<const void>> retained_;
   std::vector<std::shared_ptr<const void>> in_flight_;
+  std::vector<wgpu::Buffer> staging_;
 };
 
 }  // namespace onda::gpu

@@ -68,16 +68,33 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
   std::vector<Value> args = inputs;
   if (name == "Mod") {
     const int64_t fmod = node.attribute_int("fmod", 0);
-    const bool floats = is_float(inputs.at(0).dtype());
-    if (floats && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
-    if (!floats && fmod != 0) throw ModelError(node.describe() + ": Mod with fmod=1 on integers is not supported");
+    if (is_float(inputs.at(0).dtype()) && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
+    if (fmod == 1) name = "ModTruncated";
   }
   if (name == "Pow" && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
-    // Pow's exponent may have another type (opset 12+): convert a constant exponent on the host.
-    if (!args[1].on_host() || !is_float(args[0].dtype())) {
-      throw ModelError(node.describe() + ": Pow with a non-constant exponent of another type is not supported");
+    // Pow's exponent may have another type (opset 12+); the result has the base's type.
+    if (args[1].on_host()) {
+      args[1].host = is_float(args[0].dtype())
+                         ? HostTensor::from_double(args[0].dtype(), args[1].host.shape(), args[1].host.to_double())
+                         : HostTensor::from_int64(args[0].dtype(), args[1].host.shape(), args[1].host.to_int64());
+    } else {
+      ElementwiseAttributes to;
+      to.to = args[0].dtype();
+      args[1] = run_kernel(node, context, "Cast", {args[1]}, to);
     }
-    args[1].host = HostTensor::from_double(args[0].dtype(), args[1].host.shape(), args[1].host.to_double());
+  }
+  if (name == "Clip" && context.opset >= 11) {
+    const Value none;
+    const Value& low = inputs.size() > 1 ? inputs[1] : none;
+    const Value& high = inputs.size() > 2 ? inputs[2] : none;
+    if ((low.defined() && !low.on_host()) || (high.defined() && !high.on_host())) {
+      // Bounds computed on the GPU: Clip = Min(Max(x, min), max).
+      Value v = inputs[0];
+      if (low.defined()) v = run_kernel(node, context, "Max", {v, low}, {});
+      if (high.defined()) v = run_kernel(node, context, "Min", {v, high}, {});
+      if (!low.defined() && !high.defined()) v = run_kernel(node, context, "Identity", {v}, {});
+      return {v};
+    }
   }
   if (name == "Clip") {
     if (context.opset < 11) {

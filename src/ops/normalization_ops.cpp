@@ -7,6 +7,7 @@
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/norm/normalize_kernel.h"
+#include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
 #include "ops/op_registry.h"
 
@@ -32,13 +33,46 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   return {y};
 }
 
+Value elementwise(OpContext& context, const char* op, std::vector<Tensor> inputs, const Shape& shape) {
+  Value out;
+  out.device = context.allocate(inputs[0].dtype(), shape);
+  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs, out.device);
+  return out;
+}
+
 std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  for (size_t i = 1; i < node.outputs.size(); ++i) {
-    if (!node.outputs[i].empty()) throw ModelError(node.describe() + ": the Mean/InvStdDev outputs are not supported");
-  }
-  const auto spec = kernels::layer_norm_spec(inputs.at(0).shape(), node.attribute_int("axis", -1),
-                                             node.attribute_float("epsilon", 1e-5f));
-  return normalize(node, context, inputs, spec, 1, 2);
+  const Shape& shape = inputs.at(0).shape();
+  const float epsilon = node.attribute_float("epsilon", 1e-5f);
+  const auto spec = kernels::layer_norm_spec(shape, node.attribute_int("axis", -1), epsilon);
+  std::vector<Value> outputs = normalize(node, context, inputs, spec, 1, 2);
+  const bool wants_stats = (node.outputs.size() > 1 && !node.outputs[1].empty()) ||
+                           (node.outputs.size() > 2 && !node.outputs[2].empty());
+  if (!wants_stats) return outputs;
+  // The training-style Mean and InvStdDev outputs ([..., 1, ..., 1]): separate reductions, as
+  // inference graphs never ask for them.
+  std::vector<int64_t> axes;
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t first = node.attribute_int("axis", -1);
+  if (first < 0) first += rank;
+  for (int64_t d = first; d < rank; ++d) axes.push_back(d);
+  const Tensor x = context.to_device(inputs[0]);
+  const Shape stat_shape = kernels::reduced_shape(shape, axes, true);
+  Value mean;
+  mean.device = context.allocate(x.dtype(), stat_shape);
+  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, x, axes, mean.device);
+  const Value centered = elementwise(context, "Sub", {x, mean.device}, shape);
+  const Value squared = elementwise(context, "Mul", {centered.device, centered.device}, shape);
+  Value variance;
+  variance.device = context.allocate(x.dtype(), stat_shape);
+  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, squared.device, axes,
+                         variance.device);
+  Value eps;
+  eps.host = HostTensor::from_double(x.dtype(), {}, {epsilon});
+  const Value shifted = elementwise(context, "Add", {variance.device, context.to_device(eps)}, stat_shape);
+  const Value root = elementwise(context, "Sqrt", {shifted.device}, stat_shape);
+  outputs.push_back(mean);
+  outputs.push_back(elementwise(context, "Reciprocal", {root.device}, stat_shape));
+  return outputs;
 }
 
 std::vector<Value> instance_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -56,12 +90,24 @@ std::vector<Value> group_norm(const Node& node, OpContext& context, const std::v
 // into a and b, then y = x * a + b with a, b broadcast as [C, 1, ..., 1].
 std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (node.attribute_int("training_mode", 0) != 0) throw ModelError(node.describe() + ": training_mode=1 is not supported");
-  for (size_t i = 1; i < 5; ++i) {
-    if (i >= inputs.size() || !inputs[i].on_host()) {
-      throw ModelError(node.describe() + ": scale, bias, mean and var must be constants");
-    }
-  }
+  if (inputs.size() < 5) throw ModelError(node.describe() + ": needs X, scale, B, input_mean and input_var");
   const Value& x = inputs[0];
+  bool constant_parameters = true;
+  for (size_t i = 1; i < 5; ++i) constant_parameters = constant_parameters && inputs[i].on_host();
+  if (!constant_parameters) {
+    // Parameters computed on the GPU: (x - mean) / sqrt(var + eps) * scale + B with [C, 1, ...] views.
+    Shape param_shape(x.shape().size() - 1, 1);
+    param_shape[0] = x.shape().at(1);
+    auto param = [&](size_t i) { return context.to_device(inputs[i]).reshape(param_shape); };
+    Value eps;
+    eps.host = HostTensor::from_double(x.dtype(), {}, {node.attribute_float("epsilon", 1e-5f)});
+    const Value shifted = elementwise(context, "Add", {param(4), context.to_device(eps)}, param_shape);
+    const Value root = elementwise(context, "Sqrt", {shifted.device}, param_shape);
+    const Value centered = elementwise(context, "Sub", {context.to_device(x), param(3)}, x.shape());
+    const Value scaled = elementwise(context, "Div", {centered.device, root.device}, x.shape());
+    const Value multiplied = elementwise(context, "Mul", {scaled.device, param(1)}, x.shape());
+    return {elementwise(context, "Add", {multiplied.device, param(2)}, x.shape())};
+  }
   const double epsilon = node.attribute_float("epsilon", 1e-5f);
   const auto scale = inputs[1].host.to_double(), bias = inputs[2].host.to_double();
   const auto mean = inputs[3].host.to_double(), var = inputs[4].host.to_double();

@@ -119,7 +119,14 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
                                    shape_to_string(spec.shape), shape_to_string(t.shape())));
     }
     ops::Value v;
-    v.device = upload(t);
+    // Small int32/int64 inputs (shapes, axes, indices) stay known on the host, like initializers:
+    // shape arithmetic can read them; a kernel that needs them uploads them.
+    const bool index_like = t.dtype() == DType::i32 || t.dtype() == DType::i64;
+    if (index_like && t.numel() <= kMaxHostElements) {
+      v.host = t;
+    } else {
+      v.device = upload(t);
+    }
     values[spec.name] = v;
   }
   for (const auto& [name, tensor] : inputs) {
@@ -129,10 +136,15 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   pool.reset_peak();
   gpu::CommandRecorder recorder(context, profiler.get());
   ops::OpContext op_context{{context, pipelines}, recorder, pool, 0, nullptr};
+  // Uploads while recording go through the recorder, in order with the dispatches (see
+  // CommandRecorder::upload): a pooled buffer may be reused within the run.
+  auto upload_in_run = [&](const HostTensor& host) {
+    return Tensor::upload(recorder, pool, host.dtype(), host.shape(), host.data());
+  };
   op_context.to_device = [&](const ops::Value& v) -> Tensor {
     if (v.device.defined()) return v.device;
     if (!v.host.defined()) throw ModelError("internal: undefined value used");
-    return upload(v.host);
+    return upload_in_run(v.host);
   };
 
   auto lookup = [&](const Node& node, const std::string& name) -> ops::Value {
@@ -145,7 +157,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       // Large initializers (weights) go to the GPU once and stay there.
       if (init->numel() > kMaxHostElements) {
         auto cached = uploaded.find(name);
-        if (cached == uploaded.end()) cached = uploaded.emplace(name, upload(*init)).first;
+        if (cached == uploaded.end()) cached = uploaded.emplace(name, upload_in_run(*init)).first;
         v.device = cached->second;
         v.host = HostTensor();
       }

@@ -31,37 +31,51 @@ Tensor Tensor::empty(gpu::BufferPool& pool, DType dtype, Shape shape) {
   return t;
 }
 
-Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data) {
-  Tensor t = empty(pool, dtype, std::move(shape));
-  const int64_t n = t.numel();
+std::vector<uint8_t> Tensor::to_device_layout(DType dtype, int64_t n, const void* host_data) {
   const auto* bytes = static_cast<const uint8_t*>(host_data);
   switch (dtype) {
     case DType::f32:
     case DType::f16:
     case DType::i32:
-      gpu::upload(context, t.buffer(), 0, host_data, t.device_bytes());
-      break;
+      return std::vector<uint8_t>(bytes, bytes + n * host_element_size(dtype));
     case DType::i64: {
-      std::vector<int32_t> narrow(n);
+      std::vector<uint8_t> narrow(4 * n);
       for (int64_t i = 0; i < n; ++i) {
         int64_t v;
         std::memcpy(&v, bytes + 8 * i, 8);
         if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
           throw std::out_of_range(fmt::format("int64 value {} at element {} does not fit the GPU's int32 storage", v, i));
         }
-        narrow[i] = static_cast<int32_t>(v);
+        const int32_t v32 = static_cast<int32_t>(v);
+        std::memcpy(narrow.data() + 4 * i, &v32, 4);
       }
-      gpu::upload(context, t.buffer(), 0, narrow.data(), narrow.size() * 4);
-      break;
+      return narrow;
     }
     case DType::u8:
     case DType::boolean: {
-      std::vector<uint32_t> wide(n);
-      for (int64_t i = 0; i < n; ++i) wide[i] = dtype == DType::boolean ? (bytes[i] != 0) : bytes[i];
-      gpu::upload(context, t.buffer(), 0, wide.data(), wide.size() * 4);
-      break;
+      std::vector<uint8_t> wide(4 * n);
+      for (int64_t i = 0; i < n; ++i) {
+        const uint32_t v = dtype == DType::boolean ? (bytes[i] != 0) : bytes[i];
+        std::memcpy(wide.data() + 4 * i, &v, 4);
+      }
+      return wide;
     }
   }
+  return {};
+}
+
+Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data) {
+  Tensor t = empty(pool, dtype, std::move(shape));
+  const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
+  gpu::upload(context, t.buffer(), 0, device.data(), device.size());
+  return t;
+}
+
+Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DType dtype, Shape shape,
+                      const void* host_data) {
+  Tensor t = empty(pool, dtype, std::move(shape));
+  const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
+  recorder.upload(t.buffer(), 0, device.data(), device.size());
   return t;
 }
 

@@ -45,8 +45,9 @@ std::string cast_expression(DType from, DType to) {
 
 std::string expression(const ElementwiseOp& op, std::span<const DType> inputs, DType out) {
   if (op.kind == ElementwiseKind::Cast) return cast_expression(inputs[0], out);
-  if ((op.kind == ElementwiseKind::Numeric || op.kind == ElementwiseKind::Compare) && compute_type(inputs[0]) == "i32") {
-    return op.integer_expr;
+  if (op.kind == ElementwiseKind::Numeric || op.kind == ElementwiseKind::Compare) {
+    if (compute_type(inputs[0]) == "i32") return op.integer_expr;
+    if (inputs[0] == DType::u8) return op.unsigned_expr;
   }
   return op.float_expr;
 }

@@ -12,65 +12,65 @@ using K = ElementwiseKind;
 const std::vector<ElementwiseOp>& catalog() {
   static const std::vector<ElementwiseOp> ops = {
       // Activations and float math (f32 inside, also for f16 tensors).
-      {"Relu", 1, K::FloatUnary, "max(a, 0.0)", ""},
-      {"LeakyRelu", 1, K::FloatUnary, "select(a * params.scalars.x, a, a >= 0.0)", ""},
-      {"Sigmoid", 1, K::FloatUnary, "sigmoid_f32(a)", ""},
-      {"HardSigmoid", 1, K::FloatUnary, "clamp(params.scalars.x * a + params.scalars.y, 0.0, 1.0)", ""},
-      {"HardSwish", 1, K::FloatUnary, "a * clamp(a / 6.0 + 0.5, 0.0, 1.0)", ""},
-      {"Tanh", 1, K::FloatUnary, "tanh_f32(a)", ""},
-      {"Erf", 1, K::FloatUnary, "erf_f32(a)", ""},
-      {"Gelu", 1, K::FloatUnary, "0.5 * a * (1.0 + erf_f32(a * 0.70710678118654752))", ""},
-      {"GeluTanh", 1, K::FloatUnary, "0.5 * a * (1.0 + tanh_f32(0.79788456080286536 * (a + 0.044715 * a * a * a)))", ""},
-      {"Sqrt", 1, K::FloatUnary, "sqrt(a)", ""},
-      {"Exp", 1, K::FloatUnary, "exp(a)", ""},
-      {"Log", 1, K::FloatUnary, "log(a)", ""},
-      {"Reciprocal", 1, K::FloatUnary, "1.0 / a", ""},
-      {"Sin", 1, K::FloatUnary, "sin_f32(a)", ""},
-      {"Cos", 1, K::FloatUnary, "cos_f32(a)", ""},
-      {"Atan", 1, K::FloatUnary, "atan_f32(a)", ""},
-      {"Floor", 1, K::FloatUnary, "floor(a)", ""},
-      {"Ceil", 1, K::FloatUnary, "ceil(a)", ""},
-      {"Round", 1, K::FloatUnary, "round(a)", ""},  // WGSL rounds halves to even, as ONNX
-      {"Softplus", 1, K::FloatUnary, "max(a, 0.0) + log(1.0 + exp(-abs(a)))", ""},
-      {"Softsign", 1, K::FloatUnary, "a / (1.0 + abs(a))", ""},
-      {"Elu", 1, K::FloatUnary, "select(params.scalars.x * (exp(a) - 1.0), a, a > 0.0)", ""},
-      {"Selu", 1, K::FloatUnary, "params.scalars.y * select(params.scalars.x * (exp(a) - 1.0), a, a > 0.0)", ""},
-      {"ThresholdedRelu", 1, K::FloatUnary, "select(0.0, a, a > params.scalars.x)", ""},
-      {"Clip", 1, K::FloatUnary, "min(max(a, params.scalars.x), params.scalars.y)", ""},
-      {"Pow", 2, K::FloatBinary, "pow_f32(a, b)", ""},
-      {"PRelu", 2, K::FloatBinary, "select(a * b, a, a >= 0.0)", ""},
+      {"Relu", 1, K::FloatUnary, "max(a, 0.0)", "", ""},
+      {"LeakyRelu", 1, K::FloatUnary, "select(a * params.scalars.x, a, a >= 0.0)", "", ""},
+      {"Sigmoid", 1, K::FloatUnary, "sigmoid_f32(a)", "", ""},
+      {"HardSigmoid", 1, K::FloatUnary, "clamp(params.scalars.x * a + params.scalars.y, 0.0, 1.0)", "", ""},
+      {"HardSwish", 1, K::FloatUnary, "a * clamp(a / 6.0 + 0.5, 0.0, 1.0)", "", ""},
+      {"Tanh", 1, K::FloatUnary, "tanh_f32(a)", "", ""},
+      {"Erf", 1, K::FloatUnary, "erf_f32(a)", "", ""},
+      {"Gelu", 1, K::FloatUnary, "0.5 * a * erfc_f32(-a * 0.70710678118654752)", "", ""},  // 1 + erf(x) = erfc(-x)
+      {"GeluTanh", 1, K::FloatUnary, "a * sigmoid_f32(1.5957691216057307 * (a + 0.044715 * a * a * a))", "", ""},  // (1 + tanh u) / 2 = sigmoid(2u)
+      {"Sqrt", 1, K::FloatUnary, "sqrt(a)", "", ""},
+      {"Exp", 1, K::FloatUnary, "exp(a)", "", ""},
+      {"Log", 1, K::FloatUnary, "log(a)", "", ""},
+      {"Reciprocal", 1, K::FloatUnary, "1.0 / a", "", ""},
+      {"Sin", 1, K::FloatUnary, "sin_f32(a)", "", ""},
+      {"Cos", 1, K::FloatUnary, "cos_f32(a)", "", ""},
+      {"Atan", 1, K::FloatUnary, "atan_f32(a)", "", ""},
+      {"Floor", 1, K::FloatUnary, "floor(a)", "", ""},
+      {"Ceil", 1, K::FloatUnary, "ceil(a)", "", ""},
+      {"Round", 1, K::FloatUnary, "round(a)", "", ""},  // WGSL rounds halves to even, as ONNX
+      {"Softplus", 1, K::FloatUnary, "max(a, 0.0) + log(1.0 + exp(-abs(a)))", "", ""},
+      {"Softsign", 1, K::FloatUnary, "a / (1.0 + abs(a))", "", ""},
+      {"Elu", 1, K::FloatUnary, "select(params.scalars.x * expm1_f32(a), a, a > 0.0)", "", ""},
+      {"Selu", 1, K::FloatUnary, "params.scalars.y * select(params.scalars.x * expm1_f32(a), a, a > 0.0)", "", ""},
+      {"ThresholdedRelu", 1, K::FloatUnary, "select(0.0, a, a > params.scalars.x)", "", ""},
+      {"Clip", 1, K::FloatUnary, "min(max(a, params.scalars.x), params.scalars.y)", "", ""},
+      {"Pow", 2, K::Numeric, "pow_f32(a, b)", "pow_i32(a, b)", ""},
+      {"PRelu", 2, K::FloatBinary, "select(a * b, a, a >= 0.0)", "", ""},
       // Arithmetic on floats and integers.
-      {"Identity", 1, K::Numeric, "a", "a"},
-      {"Abs", 1, K::Numeric, "abs(a)", "abs(a)"},
-      {"Neg", 1, K::Numeric, "-a", "-a"},
-      {"Sign", 1, K::Numeric, "sign(a)", "sign(a)"},
-      {"Add", 2, K::Numeric, "a + b", "a + b"},
-      {"Sub", 2, K::Numeric, "a - b", "a - b"},
-      {"Mul", 2, K::Numeric, "a * b", "a * b"},
-      {"Div", 2, K::Numeric, "a / b", "div_i32(a, b)"},
-      {"Min", 2, K::Numeric, "min(a, b)", "min(a, b)"},
-      {"Max", 2, K::Numeric, "max(a, b)", "max(a, b)"},
-      {"Mod", 2, K::Numeric, "fmod_f32(a, b)", "mod_i32(a, b)"},  // float Mod requires fmod = 1
+      {"Identity", 1, K::Numeric, "a", "a", "a"},
+      {"Abs", 1, K::Numeric, "abs(a)", "abs(a)", ""},
+      {"Neg", 1, K::Numeric, "-a", "-a", ""},
+      {"Sign", 1, K::Numeric, "sign(a)", "sign(a)", ""},
+      {"Add", 2, K::Numeric, "a + b", "a + b", "(a + b) & 255u"},
+      {"Sub", 2, K::Numeric, "a - b", "a - b", "(a - b) & 255u"},
+      {"Mul", 2, K::Numeric, "a * b", "a * b", "(a * b) & 255u"},
+      {"Div", 2, K::Numeric, "a / b", "div_i32(a, b)", "select(a / b, 0u, b == 0u)"},
+      {"Min", 2, K::Numeric, "min(a, b)", "min(a, b)", "min(a, b)"},
+      {"Max", 2, K::Numeric, "max(a, b)", "max(a, b)", "max(a, b)"},
+      {"Mod", 2, K::Numeric, "fmod_f32(a, b)", "mod_i32(a, b)", "select(a % b, 0u, b == 0u)"},  // fmod = 0 on integers
+      {"ModTruncated", 2, K::Numeric, "fmod_f32(a, b)", "select(a % b, 0, b == 0)", "select(a % b, 0u, b == 0u)"},  // fmod = 1
       // Comparisons and logic (bool is u32 0/1 on the GPU).
-      {"Equal", 2, K::Compare, "select(0u, 1u, a == b)", "select(0u, 1u, a == b)"},
-      {"Less", 2, K::Compare, "select(0u, 1u, a < b)", "select(0u, 1u, a < b)"},
-      {"LessOrEqual", 2, K::Compare, "select(0u, 1u, a <= b)", "select(0u, 1u, a <= b)"},
-      {"Greater", 2, K::Compare, "select(0u, 1u, a > b)", "select(0u, 1u, a > b)"},
-      {"GreaterOrEqual", 2, K::Compare, "select(0u, 1u, a >= b)", "select(0u, 1u, a >= b)"},
-      {"And", 2, K::Logical, "a & b", ""},
-      {"Or", 2, K::Logical, "a | b", ""},
-      {"Xor", 2, K::Logical, "a ^ b", ""},
-      {"Not", 1, K::Logical, "1u - a", ""},
-      {"IsNaN", 1, K::FloatTest, "select(0u, 1u, is_nan_f32(a))", ""},
-      {"IsInf", 1, K::FloatTest, "select(0u, 1u, is_inf_f32(a))", ""},
-      {"Where", 3, K::Where, "select(c, b, a != 0u)", ""},
-      {"Cast", 1, K::Cast, "", ""},  // expression chosen from the dtypes, see elementwise_kernel.cpp
+      {"Equal", 2, K::Compare, "select(0u, 1u, a == b)", "select(0u, 1u, a == b)", "select(0u, 1u, a == b)"},
+      {"Less", 2, K::Compare, "select(0u, 1u, a < b)", "select(0u, 1u, a < b)", "select(0u, 1u, a < b)"},
+      {"LessOrEqual", 2, K::Compare, "select(0u, 1u, a <= b)", "select(0u, 1u, a <= b)", "select(0u, 1u, a <= b)"},
+      {"Greater", 2, K::Compare, "select(0u, 1u, a > b)", "select(0u, 1u, a > b)", "select(0u, 1u, a > b)"},
+      {"GreaterOrEqual", 2, K::Compare, "select(0u, 1u, a >= b)", "select(0u, 1u, a >= b)", "select(0u, 1u, a >= b)"},
+      {"And", 2, K::Logical, "a & b", "", ""},
+      {"Or", 2, K::Logical, "a | b", "", ""},
+      {"Xor", 2, K::Logical, "a ^ b", "", ""},
+      {"Not", 1, K::Logical, "1u - a", "", ""},
+      {"IsNaN", 1, K::FloatTest, "select(0u, 1u, is_nan_f32(a))", "", ""},
+      {"IsInf", 1, K::FloatTest, "select(0u, 1u, is_inf_f32(a))", "", ""},
+      {"Where", 3, K::Where, "select(c, b, a != 0u)", "", ""},
+      {"Cast", 1, K::Cast, "", "", ""},  // expression chosen from the dtypes, see elementwise_kernel.cpp
   };
   return ops;
 }
 
 bool is_integer(DType t) { return t == DType::i32 || t == DType::i64; }
-bool is_boolish(DType t) { return t == DType::boolean || t == DType::u8; }
 
 }  // namespace
 
@@ -114,12 +114,11 @@ DType elementwise_result_dtype(const ElementwiseOp& op, std::span<const DType> i
     case K::Numeric:
     case K::Compare: {
       if (!all_same(0)) throw reject("inputs must have one type");
-      const bool integer = is_integer(inputs[0]);
-      const bool boolean_equal = op.name == "Equal" && is_boolish(inputs[0]);
-      if (!is_float(inputs[0]) && !(integer && !op.integer_expr.empty()) && !boolean_equal &&
-          !(op.name == "Identity")) {
-        throw reject("type not supported");
-      }
+      const bool supported = is_float(inputs[0]) ? !op.float_expr.empty()
+                             : is_integer(inputs[0]) ? !op.integer_expr.empty()
+                             : inputs[0] == DType::u8 ? !op.unsigned_expr.empty()
+                                                      : op.name == "Equal" || op.name == "Identity";  // bool
+      if (!supported) throw reject("type not supported");
       return op.kind == K::Compare ? DType::boolean : inputs[0];
     }
     case K::Logical:

@@ -27,7 +27,8 @@ struct ElementwiseOp {
   int arity;
   ElementwiseKind kind;
   std::string float_expr;    // compute type f32
-  std::string integer_expr;  // compute type i32 (Numeric/Compare with integers), empty if not allowed
+  std::string integer_expr;   // compute type i32 (int32/int64), empty if not allowed
+  std::string unsigned_expr;  // compute type u32 holding uint8 (results wrap modulo 256), empty if not allowed
 };
 
 // Attributes an op reads: alpha (scalars.x), beta (y), gamma (z); Cast's target type.

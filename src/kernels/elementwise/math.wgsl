@@ -21,6 +21,26 @@ fn erf_f32(x: f32) -> f32 {
   return select(erfc - 1.0, 1.0 - erfc, x >= 0.0);
 }
 
+// erfc without the cancellation of 1 - erf for large x (Gelu of negative inputs needs it).
+fn erfc_f32(x: f32) -> f32 {
+  let z = abs(x);
+  if (z < 0.5) { return 1.0 - erf_f32(x); }
+  let t = 1.0 / (1.0 + 0.5 * z);
+  let poly = -z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 +
+             t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 +
+             t * (-0.82215223 + t * 0.17087277))))))));
+  let r = t * exp(poly);
+  return select(2.0 - r, r, x >= 0.0);
+}
+
+// exp(x) - 1 accurate near 0 (Kahan: (u - 1) * x / log(u) cancels the rounding of u).
+fn expm1_f32(x: f32) -> f32 {
+  if (abs(x) >= 0.5) { return exp(x) - 1.0; }
+  let u = exp(x);
+  if (u == 1.0) { return x; }
+  return (u - 1.0) * x / log(u);
+}
+
 // tanh without overflow for large |x| and without cancellation near 0.
 fn tanh_f32(x: f32) -> f32 {
   let z = abs(x);
@@ -145,4 +165,18 @@ fn fmod_f32(a: f32, b: f32) -> f32 {
   if (r != 0.0 && (r < 0.0) != (a < 0.0)) { r = r + select(abs(b), -abs(b), a < 0.0); }
   if (abs(r) >= abs(b)) { r = r - select(abs(b), -abs(b), a < 0.0); }
   return r;
+}
+
+// Integer power by squaring (ONNX Pow on int32/int64); negative exponents give 0 except for |a| == 1.
+fn pow_i32(a: i32, b: i32) -> i32 {
+  if (b < 0) { return select(0, select(1, select(1, -1, (b & 1) == 1), a == -1), a == 1 || a == -1); }
+  var result = 1;
+  var base = a;
+  var e = b;
+  while (e > 0) {
+    if ((e & 1) == 1) { result = result * base; }
+    base = base * base;
+    e = e >> 1;
+  }
+  return result;
 }
