@@ -1,0 +1,110 @@
+// Reading and writing the caller's tensors: strided (outer, axis, inner) layout, f32 or packed f16,
+// complex / real / onesided Hermitian, with the conjugation of inverse(x) = conj(forward(conj(x))) and
+// the 1/N scale folded in. Transform b is (outer, inner) = (b / inner_count, b % inner_count).
+
+#if USER_INPUT
+#if INPUT_F16
+@group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<u32>;
+fn input_scalar(i: u32) -> f32 {
+  let pair = unpack2x16float(user_input[i >> 1u]);
+  return select(pair.x, pair.y, (i & 1u) == 1u);
+}
+fn input_complex(i: u32) -> vec2<f32> {
+  return unpack2x16float(user_input[i >> 1u]);
+}
+#else
+@group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<f32>;
+fn input_scalar(i: u32) -> f32 {
+  return user_input[i];
+}
+fn input_complex(i: u32) -> vec2<f32> {
+  return vec2<f32>(user_input[i], user_input[i + 1u]);
+}
+#endif
+
+fn input_address(b: u32, n: u32) -> u32 {
+  let outer = b / params.inner_count;
+  let inner = b - outer * params.inner_count;
+  return params.in_offset + outer * params.in_outer_stride + inner * params.in_inner_stride + n * params.in_axis_stride;
+}
+
+// Sample n of transform b (conjugated for an inverse transform).
+fn read_user(b: u32, n: u32) -> vec2<f32> {
+#if INPUT_HERMITIAN
+  // Onesided Hermitian input holds X[0..N/2]; X[n] = conj(X[N - n]) above.
+  var v: vec2<f32>;
+  if (n <= params.half_length) {
+    v = input_complex(input_address(b, n));
+  } else {
+    v = conj(input_complex(input_address(b, params.length - n)));
+  }
+#else
+  if (n >= params.input_length) {
+    return vec2<f32>(0.0, 0.0);
+  }
+#if INPUT_REAL
+  var v = vec2<f32>(input_scalar(input_address(b, n)), 0.0);
+#else
+  var v = input_complex(input_address(b, n));
+#endif
+#endif
+#if INVERSE
+  v = conj(v);
+#endif
+  return v;
+}
+#endif
+
+#if USER_OUTPUT
+#if OUTPUT_F16
+#if OUTPUT_REAL
+// Two transforms may own the two halves of one 32-bit word: each replaces only its half, atomically.
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<atomic<u32>>;
+fn output_scalar(i: u32, x: f32) {
+  let shift = (i & 1u) * 16u;
+  let bits = pack2x16float(vec2<f32>(x, 0.0)) & 0xFFFFu;
+  atomicAnd(&user_output[i >> 1u], ~(0xFFFFu << shift));
+  atomicOr(&user_output[i >> 1u], bits << shift);
+}
+#else
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<u32>;
+fn output_complex(i: u32, v: vec2<f32>) {
+  user_output[i >> 1u] = pack2x16float(v);
+}
+#endif
+#else
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<f32>;
+fn output_scalar(i: u32, x: f32) {
+  user_output[i] = x;
+}
+fn output_complex(i: u32, v: vec2<f32>) {
+  user_output[i] = v.x;
+  user_output[i + 1u] = v.y;
+}
+#endif
+
+fn output_address(b: u32, k: u32) -> u32 {
+  let outer = b / params.inner_count;
+  let inner = b - outer * params.inner_count;
+  return params.out_offset + outer * params.out_outer_stride + inner * params.out_inner_stride + k * params.out_axis_stride;
+}
+
+// Bin k of transform b, given the forward transform z of the (conjugated) input.
+fn write_user(b: u32, k: u32, z: vec2<f32>) {
+#if OUTPUT_ONESIDED
+  if (k > params.half_length) {
+    return;
+  }
+#endif
+#if INVERSE
+  let v = conj(z) * params.scale;
+#else
+  let v = z * params.scale;
+#endif
+#if OUTPUT_REAL
+  output_scalar(output_address(b, k), v.x);
+#else
+  output_complex(output_address(b, k), v);
+#endif
+}
+#endif

@@ -1,0 +1,150 @@
+// Float64 references and the shared driver of the FFT tests: a direct O(N^2) DFT (exact angles, n*k
+// reduced modulo N) and, for long powers of two, a recursive radix-2 FFT with directly computed
+// twiddles; plus run_fft_case(), which runs a description on fresh random data with a poisoned output
+// and returns the rel L2 against the reference applied to the same strided layout.
+#pragma once
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <numbers>
+#include <vector>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/fft/fft_kernel.h"
+
+namespace onda::test::fft_reference {
+
+using kernels::fft::FftDescription;
+using kernels::fft::FftDirection;
+using kernels::fft::FftDomain;
+using kernels::fft::FftKernel;
+using kernels::fft::FftLayout;
+using Complex = std::complex<double>;
+
+inline std::vector<Complex> radix2_fft(const std::vector<Complex>& x, double sign) {
+  const size_t n = x.size();
+  if (n == 1) return x;
+  std::vector<Complex> even(n / 2), odd(n / 2);
+  for (size_t i = 0; i < n / 2; ++i) even[i] = x[2 * i], odd[i] = x[2 * i + 1];
+  even = radix2_fft(even, sign);
+  odd = radix2_fft(odd, sign);
+  std::vector<Complex> out(n);
+  for (size_t k = 0; k < n / 2; ++k) {
+    const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+    const Complex t = Complex(std::cos(angle), std::sin(angle)) * odd[k];
+    out[k] = even[k] + t;
+    out[k + n / 2] = even[k] - t;
+  }
+  return out;
+}
+
+// X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N).
+inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
+  const size_t n = x.size();
+  const double sign = inverse ? 1.0 : -1.0;
+  if (n > 4096 && (n & (n - 1)) == 0) return radix2_fft(x, sign);
+  std::vector<Complex> roots(n);
+  for (size_t j = 0; j < n; ++j) {
+    const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(n);
+    roots[j] = {std::cos(angle), std::sin(angle)};
+  }
+  std::vector<Complex> out(n);
+  for (size_t k = 0; k < n; ++k) {
+    Complex sum = 0.0;
+    size_t index = 0;  // n*k mod N, kept exact
+    for (size_t j = 0; j < n; ++j) {
+      sum += x[j] * roots[index];
+      index += k;
+      if (index >= n) index -= n;
+    }
+    out[k] = sum;
+  }
+  return out;
+}
+
+inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64_t b, int64_t n) {
+  const int64_t outer = b / d.inner_count, inner = b % d.inner_count;
+  return l.offset + outer * l.outer_stride + inner * l.inner_stride + n * l.axis_stride;
+}
+
+struct CaseResult {
+  double rel_l2 = INFINITY;
+  std::vector<float> input;   // what the GPU read (rounded to the dtype)
+  std::vector<float> output;  // what the GPU wrote
+  std::vector<double> reference;
+};
+
+// The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
+// tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
+inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
+                                            int64_t output_elements) {
+  std::vector<double> reference(output_elements, NAN);
+  const int64_t n = d.length;
+  const bool inverse = d.direction == FftDirection::inverse;
+  for (int64_t b = 0; b < d.batch(); ++b) {
+    std::vector<Complex> x(n, 0.0);
+    if (d.domain == FftDomain::complex_to_real) {
+      for (int64_t k = 0; k <= n / 2; ++k) {
+        const int64_t a = layout_address(d, d.input, b, k);
+        x[k] = {input[a], input[a + 1]};
+      }
+      for (int64_t k = n / 2 + 1; k < n; ++k) x[k] = std::conj(x[n - k]);
+    } else {
+      for (int64_t k = 0; k < std::min(n, d.input_samples()); ++k) {
+        const int64_t a = layout_address(d, d.input, b, k);
+        x[k] = d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+      }
+    }
+    std::vector<Complex> y = reference_dft(x, inverse);
+    const double scale = d.normalize ? 1.0 / static_cast<double>(n) : 1.0;
+    for (int64_t k = 0; k < d.output_samples(); ++k) {
+      const int64_t a = layout_address(d, d.output, b, k);
+      reference[a] = y[k].real() * scale;
+      if (d.domain != FftDomain::complex_to_real) reference[a + 1] = y[k].imag() * scale;
+    }
+  }
+  return reference;
+}
+
+// Runs `d` on random normal input of `input_elements` scalars into a poisoned output of
+// `output_elements` scalars.
+inline CaseResult run_fft_case(const FftDescription& d, int64_t input_elements, int64_t output_elements,
+                               Random& random) {
+  Gpu& g = gpu();
+  CaseResult result;
+  result.input = round_to_dtype(random.normal(input_elements), d.dtype);
+  Tensor input = upload_floats(result.input, d.dtype, {input_elements});
+  Tensor output = poisoned(d.dtype, {output_elements});
+  FftKernel kernel(g.context, g.pool, g.pipelines, d);
+  gpu::CommandRecorder recorder(g.context);
+  kernel.record(recorder, input, output);
+  recorder.submit_and_wait();
+  result.output = output.download_floats(g.context);
+  result.reference = reference_output(d, result.input, output_elements);
+  result.rel_l2 = rel_l2(result.output, result.reference);
+  return result;
+}
+
+// A dense batch of `batch` transforms (outer = batch, inner = 1) in the given domain.
+inline FftDescription dense_description(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
+                                        DType dtype = DType::f32) {
+  FftDescription d;
+  d.length = n;
+  d.outer_count = batch;
+  d.domain = domain;
+  d.direction = direction;
+  d.dtype = dtype;
+  d.input = kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
+  d.output = kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
+  return d;
+}
+
+inline int64_t dense_input_elements(const FftDescription& d) {
+  return d.batch() * d.input_samples() * (d.input_is_real() ? 1 : 2);
+}
+inline int64_t dense_output_elements(const FftDescription& d) {
+  return d.batch() * d.output_samples() * (d.output_is_real() ? 1 : 2);
+}
+
+}  // namespace onda::test::fft_reference
