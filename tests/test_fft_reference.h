@@ -5,6 +5,7 @@
 #pragma once
 #include <cmath>
 #include <complex>
+#include <memory>
 #include <cstdio>
 #include <numbers>
 #include <vector>
@@ -145,6 +146,75 @@ inline int64_t dense_input_elements(const FftDescription& d) {
 }
 inline int64_t dense_output_elements(const FftDescription& d) {
   return d.batch() * d.output_samples() * (d.output_is_real() ? 1 : 2);
+}
+
+// One case of run_fft_cases: a description whose layouts are relative to its own regions of
+// `input_elements` and `output_elements` scalars.
+struct FftCase {
+  FftDescription description;
+  int64_t input_elements = 0;
+  int64_t output_elements = 0;
+};
+
+inline FftCase dense_case(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
+                          DType dtype = DType::f32, bool normalize = false) {
+  FftCase c;
+  c.description = dense_description(n, batch, domain, direction, dtype);
+  c.description.normalize = normalize;
+  c.input_elements = dense_input_elements(c.description);
+  c.output_elements = dense_output_elements(c.description);
+  return c;
+}
+
+// Runs every case in one submit (lavapipe makes each wait costly): the cases read consecutive regions
+// of one random input tensor and write consecutive regions of one poisoned output tensor (offsets
+// kept even, as f16 complex values are whole words). Returns each case's rel L2.
+inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DType dtype, Random& random,
+                                         std::vector<std::unique_ptr<FftKernel>>* kernels_out = nullptr) {
+  Gpu& g = gpu();
+  std::vector<int64_t> input_begin, output_begin;
+  int64_t input_total = 0, output_total = 0;
+  for (const FftCase& c : cases) {
+    input_begin.push_back(input_total);
+    output_begin.push_back(output_total);
+    input_total += (c.input_elements + 1) / 2 * 2;
+    output_total += (c.output_elements + 1) / 2 * 2;
+  }
+  const std::vector<float> host_input = round_to_dtype(random.normal(input_total), dtype);
+  Tensor input = upload_floats(host_input, dtype, {input_total});
+  Tensor output = poisoned(dtype, {output_total});
+  gpu::CommandRecorder recorder(g.context);
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    FftDescription d = cases[i].description;
+    d.input.offset += input_begin[i];
+    d.output.offset += output_begin[i];
+    kernels.push_back(std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d));
+    kernels.back()->record(recorder, input, output);
+  }
+  recorder.submit_and_wait();
+  const std::vector<float> out = output.download_floats(g.context);
+  std::vector<double> errors;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const FftCase& c = cases[i];
+    const std::vector<float> in(host_input.begin() + input_begin[i],
+                                host_input.begin() + input_begin[i] + c.input_elements);
+    const std::vector<float> got(out.begin() + output_begin[i], out.begin() + output_begin[i] + c.output_elements);
+    errors.push_back(rel_l2(got, reference_output(c.description, in, c.output_elements)));
+  }
+  if (kernels_out) *kernels_out = std::move(kernels);
+  return errors;
+}
+
+// Runs the cases, checks each against `bound` and prints one line per case.
+inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound, const char* what) {
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    std::printf("%s %s: rel L2 %.3g\n", what, kernels[i]->plan().summary().c_str(), errors[i]);
+    EXPECT_LE(errors[i], bound) << kernels[i]->plan().summary();
+  }
 }
 
 }  // namespace onda::test::fft_reference

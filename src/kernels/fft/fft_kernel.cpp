@@ -19,7 +19,9 @@ struct PassUniforms {
   float scale;
   uint32_t fft_length, pass_length, other_factor;
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
-  uint32_t kernel_offset, half_length, pad0, pad1;
+  uint32_t kernel_offset, half_length;
+  float conjugate;
+  uint32_t pad0;
   uint32_t radices[16];
 };
 static_assert(sizeof(PassUniforms) == 160);
@@ -109,6 +111,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
+  u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
   for (size_t i = 0; i < passes_.size(); ++i) {

@@ -13,6 +13,9 @@ namespace {
 constexpr int64_t kComplexBytes = 8;  // vec2<f32> in workgroup and scratch memory
 constexpr int kMaxThreadsPerTransform = 256;
 constexpr int kMinWorkgroupSize = 64;
+constexpr int64_t kSmallExchange = 1024;
+constexpr int kSmallRegisters = 16;
+constexpr int kLargeRegisters = 32;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -32,12 +35,6 @@ std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length) {
   return best;
 }
 
-int64_t next_power_of_two(int64_t n) {
-  int64_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
 StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor, int64_t batch,
                            const FftDeviceLimits& limits) {
   StockhamPassPlan pass;
@@ -49,21 +46,26 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   const int64_t thread_cap = std::min<int64_t>(kMaxThreadsPerTransform, limits.max_invocations_per_workgroup);
   // About one radix-8 butterfly per thread; smaller radices loop over a few butterflies.
   pass.threads_per_transform = static_cast<int>(std::min<int64_t>(ceil_div(length, 8), thread_cap));
-  pass.workgroup_size = static_cast<int>(
-      std::min<int64_t>(pass.threads_per_transform <= kMinWorkgroupSize ? kMinWorkgroupSize : thread_cap,
-                        limits.max_invocations_per_workgroup));
-  // Small transforms share a workgroup so that a workgroup still has a useful number of threads.
+  // Two shader classes only (each pipeline costs seconds to compile on CPU adapters): small passes
+  // share 64-thread workgroups and 1024 points of workgroup memory; large ones get a full workgroup.
   const int64_t max_exchange = max_pass_length(limits);
+  const bool small = pass.threads_per_transform <= kMinWorkgroupSize && length <= kSmallExchange &&
+                     kSmallExchange <= max_exchange;
+  pass.workgroup_size = static_cast<int>(small ? kMinWorkgroupSize : thread_cap);
+  pass.exchange_length = small ? kSmallExchange : max_exchange;
+  pass.max_registers = small ? kSmallRegisters : kLargeRegisters;
+  // Small transforms share a workgroup so that a workgroup still has a useful number of threads.
   int64_t per_group = pass.workgroup_size / pass.threads_per_transform;
-  per_group = std::min<int64_t>(per_group, max_exchange / length);
+  per_group = std::min<int64_t>(per_group, pass.exchange_length / length);
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
   pass.transforms_per_workgroup = static_cast<int>(per_group);
-  pass.exchange_length = std::min(max_exchange, std::max<int64_t>(64, next_power_of_two(length * per_group)));
-  int64_t registers = 1;
   for (int radix : pass.radices) {
-    registers = std::max(registers, ceil_div(length / radix, pass.threads_per_transform) * radix);
+    const int64_t registers = ceil_div(length / radix, pass.threads_per_transform) * radix;
+    if (registers > pass.max_registers) {
+      throw gpu::DeviceLimitError(fmt::format("FFT pass of {} points needs {} registers per thread (limit {})",
+                                              length, registers, pass.max_registers));
+    }
   }
-  pass.max_registers = static_cast<int>(std::max<int64_t>(8, next_power_of_two(registers)));
   return pass;
 }
 

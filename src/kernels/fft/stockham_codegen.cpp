@@ -83,7 +83,6 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   auto flag = [&](const char* name, bool on) { values[name] = std::string(1, on ? '1' : '0'); };
   flag("USER_INPUT", user_input);
   flag("USER_OUTPUT", user_output);
-  flag("INVERSE", d.direction == FftDirection::inverse);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);
   flag("INPUT_REAL", d.domain == FftDomain::real_to_complex);

@@ -34,8 +34,8 @@ struct Params {
   chirp_offset: u32,
   kernel_offset: u32,
   half_length: u32,
+  conjugate: f32,
   _pad0: u32,
-  _pad1: u32,
   radices: array<vec4<u32>, 4>,
 }
 

@@ -28,7 +28,7 @@ fn input_address(b: u32, n: u32) -> u32 {
   return params.in_offset + outer * params.in_outer_stride + inner * params.in_inner_stride + n * params.in_axis_stride;
 }
 
-// Sample n of transform b (conjugated for an inverse transform).
+// Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1).
 fn read_user(b: u32, n: u32) -> vec2<f32> {
 #if INPUT_HERMITIAN
   // Onesided Hermitian input holds X[0..N/2]; X[n] = conj(X[N - n]) above.
@@ -48,10 +48,7 @@ fn read_user(b: u32, n: u32) -> vec2<f32> {
   var v = input_complex(input_address(b, n));
 #endif
 #endif
-#if INVERSE
-  v = conj(v);
-#endif
-  return v;
+  return vec2<f32>(v.x, v.y * params.conjugate);
 }
 #endif
 
@@ -96,11 +93,7 @@ fn write_user(b: u32, k: u32, z: vec2<f32>) {
     return;
   }
 #endif
-#if INVERSE
-  let v = conj(z) * params.scale;
-#else
-  let v = z * params.scale;
-#endif
+  let v = vec2<f32>(z.x, z.y * params.conjugate) * params.scale;
 #if OUTPUT_REAL
   output_scalar(output_address(b, k), v.x);
 #else
