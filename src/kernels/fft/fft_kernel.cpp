@@ -21,10 +21,10 @@ struct PassUniforms {
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
   uint32_t kernel_offset, half_length;
   float conjugate;
-  uint32_t pad0;
+  uint32_t input_kind, output_kind, pad0, pad1, pad2;
   uint32_t radices[16];
 };
-static_assert(sizeof(PassUniforms) == 160);
+static_assert(sizeof(PassUniforms) == 176);
 
 void append(std::vector<float>& table, const std::vector<ComplexDouble>& values) {
   for (const ComplexDouble& v : values) {
@@ -111,6 +111,8 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
+  u.input_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
+  u.output_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 

@@ -88,6 +88,15 @@ std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSourc
 
 }  // namespace
 
+const char* algorithm_name(FftAlgorithm algorithm) {
+  switch (algorithm) {
+    case FftAlgorithm::stockham_workgroup: return "stockham_workgroup";
+    case FftAlgorithm::four_step: return "four_step";
+    case FftAlgorithm::bluestein: return "bluestein";
+  }
+  return "?";
+}
+
 int64_t StockhamPassPlan::workgroup_count() const { return ceil_div(transform_count, transforms_per_workgroup); }
 
 bool is_seven_smooth(int64_t n) {
@@ -191,8 +200,7 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
 }
 
 std::string FftPlan::summary() const {
-  const char* names[] = {"stockham_workgroup", "four_step", "bluestein"};
-  std::string text = fmt::format("{} {} F={}", description.summary(), names[static_cast<int>(algorithm)], fft_length);
+  std::string text = fmt::format("{} {} F={}", description.summary(), algorithm_name(algorithm), fft_length);
   for (const StockhamPassPlan& pass : passes) {
     text += fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,
                         fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,

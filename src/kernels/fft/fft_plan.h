@@ -20,6 +20,7 @@
 namespace onda::kernels::fft {
 
 enum class FftAlgorithm : uint8_t { stockham_workgroup, four_step, bluestein };
+const char* algorithm_name(FftAlgorithm algorithm);
 
 // How one pass maps its transforms onto the sequence of length F (the inner FFT length).
 enum class PassShape : uint8_t {

@@ -85,10 +85,6 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("USER_OUTPUT", user_output);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);
-  flag("INPUT_REAL", d.domain == FftDomain::real_to_complex);
-  flag("INPUT_HERMITIAN", d.domain == FftDomain::complex_to_real);
-  flag("OUTPUT_REAL", d.domain == FftDomain::complex_to_real);
-  flag("OUTPUT_ONESIDED", d.domain == FftDomain::real_to_complex);
   flag("SOURCE_USER", reads_sequence && pass.source == SequenceSource::user_input);
   flag("SOURCE_CHIRP", reads_sequence && pass.source == SequenceSource::chirp_input);
   flag("SOURCE_PRODUCT", reads_sequence && pass.source == SequenceSource::spectrum_product);

@@ -35,7 +35,11 @@ struct Params {
   kernel_offset: u32,
   half_length: u32,
   conjugate: f32,
+  input_kind: u32,
+  output_kind: u32,
   _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
   radices: array<vec4<u32>, 4>,
 }
 

@@ -28,34 +28,32 @@ fn input_address(b: u32, n: u32) -> u32 {
   return params.in_offset + outer * params.in_outer_stride + inner * params.in_inner_stride + n * params.in_axis_stride;
 }
 
-// Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1).
+// Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1). The domain is a
+// uniform (one pipeline for every domain): 0 complex, 1 real, 2 onesided Hermitian (X[0..N/2] stored,
+// X[n] = conj(X[N - n]) above).
 fn read_user(b: u32, n: u32) -> vec2<f32> {
-#if INPUT_HERMITIAN
-  // Onesided Hermitian input holds X[0..N/2]; X[n] = conj(X[N - n]) above.
-  var v: vec2<f32>;
-  if (n <= params.half_length) {
-    v = input_complex(input_address(b, n));
-  } else {
-    v = conj(input_complex(input_address(b, params.length - n)));
+  var v = vec2<f32>(0.0, 0.0);
+  if (params.input_kind == 2u) {
+    if (n <= params.half_length) {
+      v = input_complex(input_address(b, n));
+    } else {
+      v = conj(input_complex(input_address(b, params.length - n)));
+    }
+  } else if (n < params.input_length) {
+    if (params.input_kind == 1u) {
+      v = vec2<f32>(input_scalar(input_address(b, n)), 0.0);
+    } else {
+      v = input_complex(input_address(b, n));
+    }
   }
-#else
-  if (n >= params.input_length) {
-    return vec2<f32>(0.0, 0.0);
-  }
-#if INPUT_REAL
-  var v = vec2<f32>(input_scalar(input_address(b, n)), 0.0);
-#else
-  var v = input_complex(input_address(b, n));
-#endif
-#endif
   return vec2<f32>(v.x, v.y * params.conjugate);
 }
 #endif
 
 #if USER_OUTPUT
 #if OUTPUT_F16
-#if OUTPUT_REAL
-// Two transforms may own the two halves of one 32-bit word: each replaces only its half, atomically.
+// Real f16 outputs of two transforms may share one 32-bit word: a real value replaces only its half,
+// atomically; a complex value is a whole word.
 @group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<atomic<u32>>;
 fn output_scalar(i: u32, x: f32) {
   let shift = (i & 1u) * 16u;
@@ -63,12 +61,9 @@ fn output_scalar(i: u32, x: f32) {
   atomicAnd(&user_output[i >> 1u], ~(0xFFFFu << shift));
   atomicOr(&user_output[i >> 1u], bits << shift);
 }
-#else
-@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<u32>;
 fn output_complex(i: u32, v: vec2<f32>) {
-  user_output[i >> 1u] = pack2x16float(v);
+  atomicStore(&user_output[i >> 1u], pack2x16float(v));
 }
-#endif
 #else
 @group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<f32>;
 fn output_scalar(i: u32, x: f32) {
@@ -86,18 +81,17 @@ fn output_address(b: u32, k: u32) -> u32 {
   return params.out_offset + outer * params.out_outer_stride + inner * params.out_inner_stride + k * params.out_axis_stride;
 }
 
-// Bin k of transform b, given the forward transform z of the (conjugated) input.
+// Bin k of transform b, given the forward transform z of the (conjugated) input. Output kind (a
+// uniform): 0 complex, 1 onesided complex (bins 0..N/2), 2 real.
 fn write_user(b: u32, k: u32, z: vec2<f32>) {
-#if OUTPUT_ONESIDED
-  if (k > params.half_length) {
+  if (params.output_kind == 1u && k > params.half_length) {
     return;
   }
-#endif
   let v = vec2<f32>(z.x, z.y * params.conjugate) * params.scale;
-#if OUTPUT_REAL
-  output_scalar(output_address(b, k), v.x);
-#else
-  output_complex(output_address(b, k), v);
-#endif
+  if (params.output_kind == 2u) {
+    output_scalar(output_address(b, k), v.x);
+  } else {
+    output_complex(output_address(b, k), v);
+  }
 }
 #endif
