@@ -23,9 +23,12 @@ using kernels::fft::FftKernel;
 using kernels::fft::FftLayout;
 using Complex = std::complex<double>;
 
+inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign);
+
+// Radix-2 decimation in time while the length is even, then a direct DFT of the odd rest.
 inline std::vector<Complex> radix2_fft(const std::vector<Complex>& x, double sign) {
   const size_t n = x.size();
-  if (n == 1) return x;
+  if (n % 2 == 1) return direct_dft(x, sign);
   std::vector<Complex> even(n / 2), odd(n / 2);
   for (size_t i = 0; i < n / 2; ++i) even[i] = x[2 * i], odd[i] = x[2 * i + 1];
   even = radix2_fft(even, sign);
@@ -40,11 +43,8 @@ inline std::vector<Complex> radix2_fft(const std::vector<Complex>& x, double sig
   return out;
 }
 
-// X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N).
-inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
+inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign) {
   const size_t n = x.size();
-  const double sign = inverse ? 1.0 : -1.0;
-  if (n > 4096 && (n & (n - 1)) == 0) return radix2_fft(x, sign);
   std::vector<Complex> roots(n);
   for (size_t j = 0; j < n; ++j) {
     const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(n);
@@ -62,6 +62,13 @@ inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool in
     out[k] = sum;
   }
   return out;
+}
+
+// X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N). Direct up to
+// 4096 points; longer even lengths go through the radix-2 recursion.
+inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
+  const double sign = inverse ? 1.0 : -1.0;
+  return x.size() > 4096 && x.size() % 2 == 0 ? radix2_fft(x, sign) : direct_dft(x, sign);
 }
 
 inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64_t b, int64_t n) {
