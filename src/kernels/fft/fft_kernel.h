@@ -1,0 +1,56 @@
+// The GPU side of an FFT: builds the plan's pipelines and constant tables once, then records the
+// transform of any pair of tensors that match the description (an ONNX DFT/STFT op creates one
+// FftKernel per distinct description and reuses it every run).
+//
+//   FftDescription d;  d.length = 400; d.outer_count = frames; d.domain = FftDomain::real_to_complex;
+//   d.input = contiguous_layout(400, 1, 1);  d.output = contiguous_layout(201, 1, 2);
+//   FftKernel fft(context, pool, pipelines, d);
+//   fft.record(recorder, signal, spectrum);  recorder.submit();
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "gpu/context.h"
+#include "gpu/pipeline_cache.h"
+#include "kernels/fft/fft_plan.h"
+#include "kernels/fft/stockham_codegen.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::fft {
+
+FftDeviceLimits fft_device_limits(const gpu::Context& context);
+
+class FftKernel {
+ public:
+  // Plans (FftPlan::create with this device's limits), compiles every pass and uploads the tables.
+  FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
+            const FftDescription& description);
+
+  const FftPlan& plan() const { return plan_; }
+
+  // Records the passes reading `input` and writing `output`. Throws std::invalid_argument when a tensor
+  // has the wrong dtype or is too small for its layout, or when both share one buffer.
+  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const;
+
+ private:
+  struct CompiledPass {
+    wgpu::ComputePipeline pipeline;
+    std::vector<PassBinding> bindings;
+  };
+
+  void check_tensor(const Tensor& tensor, const FftLayout& layout, int64_t samples, bool real,
+                    const char* which) const;
+
+  gpu::Context& context_;
+  FftPlan plan_;
+  std::vector<CompiledPass> passes_;
+  std::shared_ptr<gpu::PooledBuffer> tables_;
+  std::shared_ptr<gpu::PooledBuffer> stage_scratch_;
+  std::shared_ptr<gpu::PooledBuffer> spectrum_;
+  uint64_t tables_bytes_ = 0;
+  uint64_t scratch_bytes_ = 0;  // of each of stage_scratch_ and spectrum_ (the pool may hand out more)
+};
+
+}  // namespace onda::kernels::fft

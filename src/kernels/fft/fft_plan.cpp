@@ -1,0 +1,212 @@
+#include "kernels/fft/fft_plan.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/gpu_error.h"
+
+namespace onda::kernels::fft {
+namespace {
+
+constexpr int64_t kComplexBytes = 8;  // vec2<f32> in workgroup and scratch memory
+constexpr int kMaxThreadsPerTransform = 256;
+constexpr int kMinWorkgroupSize = 64;
+constexpr int64_t kSmallExchange = 1024;
+constexpr int kSmallRegisters = 16;
+constexpr int kLargeRegisters = 32;
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Longest pass that fits one workgroup's memory.
+int64_t max_pass_length(const FftDeviceLimits& limits) {
+  return static_cast<int64_t>(limits.workgroup_storage_bytes / kComplexBytes);
+}
+
+// N1 * N2 = n with both <= max_length, as balanced as possible; {0, 0} when impossible.
+std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length) {
+  std::pair<int64_t, int64_t> best{0, 0};
+  for (int64_t n1 = 2; n1 <= max_length && n1 < n; ++n1) {
+    if (n % n1 != 0 || n / n1 > max_length) continue;
+    const int64_t n2 = n / n1;
+    if (best.first == 0 || std::max(n1, n2) < std::max(best.first, best.second)) best = {n1, n2};
+  }
+  return best;
+}
+
+StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor, int64_t batch,
+                           const FftDeviceLimits& limits) {
+  StockhamPassPlan pass;
+  pass.shape = shape;
+  pass.length = length;
+  pass.other_factor = other_factor;
+  pass.transform_count = batch * (shape == PassShape::whole ? 1 : other_factor);
+  pass.radices = choose_radices(length);
+  const int64_t thread_cap = std::min<int64_t>(kMaxThreadsPerTransform, limits.max_invocations_per_workgroup);
+  // About one radix-8 butterfly per thread; smaller radices loop over a few butterflies.
+  pass.threads_per_transform = static_cast<int>(std::min<int64_t>(ceil_div(length, 8), thread_cap));
+  // Two shader classes only (each pipeline costs seconds to compile on CPU adapters): small passes
+  // share 64-thread workgroups and 1024 points of workgroup memory; large ones get a full workgroup.
+  const int64_t max_exchange = max_pass_length(limits);
+  const bool small = pass.threads_per_transform <= kMinWorkgroupSize && length <= kSmallExchange &&
+                     kSmallExchange <= max_exchange;
+  pass.workgroup_size = static_cast<int>(small ? kMinWorkgroupSize : thread_cap);
+  pass.exchange_length = small ? kSmallExchange : max_exchange;
+  pass.max_registers = small ? kSmallRegisters : kLargeRegisters;
+  // Small transforms share a workgroup so that a workgroup still has a useful number of threads.
+  int64_t per_group = pass.workgroup_size / pass.threads_per_transform;
+  per_group = std::min<int64_t>(per_group, pass.exchange_length / length);
+  per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
+  pass.transforms_per_workgroup = static_cast<int>(per_group);
+  for (int radix : pass.radices) {
+    const int64_t registers = ceil_div(length / radix, pass.threads_per_transform) * radix;
+    if (registers > pass.max_registers) {
+      throw gpu::DeviceLimitError(fmt::format("FFT pass of {} points needs {} registers per thread (limit {})",
+                                              length, registers, pass.max_registers));
+    }
+  }
+  return pass;
+}
+
+// The passes of one forward FFT of length `n` from `source` to `sink`.
+std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSource source, SequenceSink sink,
+                                         const FftDeviceLimits& limits) {
+  if (n <= max_pass_length(limits)) {
+    StockhamPassPlan pass = make_pass(PassShape::whole, n, 1, batch, limits);
+    pass.source = source;
+    pass.sink = sink;
+    return {pass};
+  }
+  auto [n1, n2] = four_step_split(n, max_pass_length(limits));
+  StockhamPassPlan columns = make_pass(PassShape::columns, n1, n2, batch, limits);
+  columns.source = source;
+  StockhamPassPlan rows = make_pass(PassShape::rows, n2, n1, batch, limits);
+  rows.sink = sink;
+  return {columns, rows};
+}
+
+}  // namespace
+
+const char* algorithm_name(FftAlgorithm algorithm) {
+  switch (algorithm) {
+    case FftAlgorithm::stockham_workgroup: return "stockham_workgroup";
+    case FftAlgorithm::four_step: return "four_step";
+    case FftAlgorithm::bluestein: return "bluestein";
+  }
+  return "?";
+}
+
+int64_t StockhamPassPlan::workgroup_count() const { return ceil_div(transform_count, transforms_per_workgroup); }
+
+bool is_seven_smooth(int64_t n) {
+  if (n < 1) return false;
+  for (int p : {2, 3, 5, 7}) {
+    while (n % p == 0) n /= p;
+  }
+  return n == 1;
+}
+
+int64_t next_seven_smooth(int64_t n) {
+  int64_t m = std::max<int64_t>(n, 1);
+  while (!is_seven_smooth(m)) ++m;
+  return m;
+}
+
+std::vector<int> choose_radices(int64_t length) {
+  if (!is_seven_smooth(length)) {
+    throw std::invalid_argument(fmt::format("FFT length {} has a prime factor > 7: no radix plan", length));
+  }
+  std::vector<int> radices;
+  int64_t n = length;
+  int twos = 0;
+  while (n % 2 == 0) n /= 2, ++twos;
+  // Powers of two as radix 8 where possible; 2^1 left over becomes 4*... by trading one 8 for 4*4.
+  int eights = twos / 3;
+  const int rest = twos % 3;
+  int fours = 0, pairs = 0;
+  if (rest == 2) fours = 1;
+  if (rest == 1) {
+    if (eights > 0) --eights, fours = 2;
+    else pairs = 1;
+  }
+  radices.insert(radices.end(), eights, 8);
+  for (int p : {7, 5}) {
+    while (n % p == 0) n /= p, radices.push_back(p);
+  }
+  radices.insert(radices.end(), fours, 4);
+  while (n % 3 == 0) n /= 3, radices.push_back(3);
+  radices.insert(radices.end(), pairs, 2);
+  std::stable_sort(radices.begin(), radices.end(), [](int a, int b) { return a > b; });
+  return radices;
+}
+
+FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits& limits) {
+  description.validate();
+  FftPlan plan;
+  plan.description = description;
+  const int64_t n = description.length;
+  const int64_t batch = description.batch();
+  const int64_t max_length = max_pass_length(limits);
+  auto fits = [&](int64_t length) {
+    return length <= max_length || four_step_split(length, max_length).first != 0;
+  };
+
+  if (is_seven_smooth(n)) {
+    if (!fits(n)) {
+      throw gpu::DeviceLimitError(fmt::format("FFT {}: length is longer than two passes of {} points can hold",
+                                              description.summary(), max_length));
+    }
+    plan.fft_length = n;
+    plan.algorithm = n <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
+    plan.passes = fft_passes(n, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
+  } else {
+    // Bluestein: the convolution must not wrap, so M >= 2N - 1.
+    int64_t m = next_seven_smooth(2 * n - 1);
+    while (!fits(m)) {
+      if (m > max_length * max_length) {
+        throw gpu::DeviceLimitError(fmt::format("FFT {}: Bluestein length {} does not fit two passes of {} points",
+                                                description.summary(), m, max_length));
+      }
+      m = next_seven_smooth(m + 1);
+    }
+    plan.algorithm = FftAlgorithm::bluestein;
+    plan.fft_length = m;
+    plan.needs_spectrum = true;
+    plan.passes = fft_passes(m, batch, SequenceSource::chirp_input, SequenceSink::spectrum, limits);
+    auto inverse = fft_passes(m, batch, SequenceSource::spectrum_product, SequenceSink::bluestein_output, limits);
+    plan.passes.insert(plan.passes.end(), inverse.begin(), inverse.end());
+  }
+  plan.needs_stage_scratch = std::any_of(plan.passes.begin(), plan.passes.end(),
+                                         [](const StockhamPassPlan& p) { return p.shape != PassShape::whole; });
+
+  const uint64_t scratch_bytes = static_cast<uint64_t>(batch) * plan.fft_length * kComplexBytes;
+  if ((plan.needs_stage_scratch || plan.needs_spectrum) && scratch_bytes > limits.max_storage_binding_bytes) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "FFT {}: scratch of {} bytes exceeds maxStorageBufferBindingSize ({} bytes); split the batch",
+        description.summary(), scratch_bytes, limits.max_storage_binding_bytes));
+  }
+  for (const StockhamPassPlan& pass : plan.passes) {
+    if (pass.radices.size() > 16) {
+      throw gpu::DeviceLimitError(fmt::format("FFT {}: a pass of {} points needs more than 16 stages",
+                                              description.summary(), pass.length));
+    }
+    if (pass.workgroup_count() > int64_t{limits.max_workgroups_per_dimension} * limits.max_workgroups_per_dimension) {
+      throw gpu::DeviceLimitError(fmt::format("FFT {}: {} workgroups exceed the dispatch limit",
+                                              description.summary(), pass.workgroup_count()));
+    }
+  }
+  return plan;
+}
+
+std::string FftPlan::summary() const {
+  std::string text = fmt::format("{} {} F={}", description.summary(), algorithm_name(algorithm), fft_length);
+  for (const StockhamPassPlan& pass : passes) {
+    text += fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,
+                        fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
+                        pass.workgroup_size, pass.exchange_length, pass.max_registers);
+  }
+  return text;
+}
+
+}  // namespace onda::kernels::fft

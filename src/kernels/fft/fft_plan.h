@@ -1,0 +1,85 @@
+// FFT planning, apart from code generation (as VkFFT separates vkFFT_PlanManagement from
+// vkFFT_CodeGen): for a request and the device limits, choose the algorithm, split the length into
+// passes that each fit one workgroup's memory, and pick each pass's radices and thread shape.
+//
+// Algorithms:
+//  - stockham_workgroup: N is 7-smooth and N complex values fit workgroup memory: one pass, one
+//    workgroup per transform (several for small N), radix-2/3/4/5/7/8 Stockham autosort stages.
+//  - four_step: N is 7-smooth but too long: N = N1 * N2 (Bailey's four-step FFT): N2 column FFTs of
+//    length N1 with the twiddle W_N^(n2 k1) applied on the way out, then N1 row FFTs of length N2,
+//    through a scratch buffer in global memory.
+//  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
+//    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/fft/fft_description.h"
+
+namespace onda::kernels::fft {
+
+enum class FftAlgorithm : uint8_t { stockham_workgroup, four_step, bluestein };
+const char* algorithm_name(FftAlgorithm algorithm);
+
+// How one pass maps its transforms onto the sequence of length F (the inner FFT length).
+enum class PassShape : uint8_t {
+  whole,    // transform t is sequence t, element e is its sample e
+  columns,  // four-step, first: t = b*N2 + n2 reads samples e*N2 + n2 (e < N1), writes scratch with twiddles
+  rows,     // four-step, second: t = b*N1 + k1 reads scratch row k1, writes samples k1 + N1*e (e < N2)
+};
+
+// Where a pass's sequence comes from (whole and columns passes).
+enum class SequenceSource : uint8_t {
+  user_input,        // the caller's tensor (domain, padding, conjugation for inverse)
+  chirp_input,       // Bluestein: x_n * conj(chirp_n), zero for n >= N
+  spectrum_product,  // Bluestein: conj(spectrum_m * kernel_m) (inverse FFT as conj(FFT(conj)))
+};
+
+// Where a pass's sequence goes (whole and rows passes).
+enum class SequenceSink : uint8_t {
+  user_output,        // the caller's tensor (domain, scale, conjugation for inverse)
+  spectrum,           // Bluestein: the scratch spectrum of the chirped input
+  bluestein_output,   // Bluestein: conj(chirp_k * y_k) for k < N to the caller's tensor
+};
+
+struct StockhamPassPlan {
+  PassShape shape = PassShape::whole;
+  int64_t length = 1;         // L: points of each transform of this pass
+  int64_t other_factor = 1;   // four-step: N2 for a columns pass, N1 for a rows pass
+  int64_t transform_count = 1;
+  std::vector<int> radices;   // product = length; empty for length 1
+  int threads_per_transform = 1;
+  int transforms_per_workgroup = 1;
+  // Shader constants, bucketed so that few pipelines serve many lengths.
+  int workgroup_size = 64;      // >= threads_per_transform * transforms_per_workgroup
+  int64_t exchange_length = 1;  // workgroup-memory points, >= length * transforms_per_workgroup
+  int max_registers = 8;        // per-thread points of the busiest stage
+  SequenceSource source = SequenceSource::user_input;
+  SequenceSink sink = SequenceSink::user_output;
+
+  int64_t workgroup_count() const;
+};
+
+struct FftPlan {
+  FftDescription description;
+  FftAlgorithm algorithm = FftAlgorithm::stockham_workgroup;
+  int64_t fft_length = 1;  // F: N, or Bluestein's M
+  std::vector<StockhamPassPlan> passes;
+  bool needs_stage_scratch = false;  // four-step intermediate, batch * F complex f32
+  bool needs_spectrum = false;       // Bluestein spectrum, batch * M complex f32
+
+  // Throws std::invalid_argument for a bad description, DeviceLimitError when the work cannot fit
+  // the device (e.g. the scratch buffers exceed the largest storage binding).
+  static FftPlan create(const FftDescription& description, const FftDeviceLimits& limits);
+  std::string summary() const;
+};
+
+// Radices (2,3,4,5,7,8) whose product is `length`, largest first; empty when length is 1.
+// Throws std::invalid_argument when length has a prime factor > 7.
+std::vector<int> choose_radices(int64_t length);
+bool is_seven_smooth(int64_t n);
+// The smallest 7-smooth number >= n.
+int64_t next_seven_smooth(int64_t n);
+
+}  // namespace onda::kernels::fft

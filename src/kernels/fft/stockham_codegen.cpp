@@ -1,0 +1,107 @@
+#include "kernels/fft/stockham_codegen.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <numbers>
+
+#include "kernels/shader_template.h"
+
+namespace onda::kernels::fft {
+namespace {
+
+std::string literal(double value) { return fmt::format("{:.17e}", value); }
+
+// `fn butterfly` applies the radix-R DFT to registers first..first+R-1, for every radix a plan can
+// choose (the radix is a uniform, so the switch is uniform too).
+std::string butterfly_dispatch(int max_registers) {
+  std::string code = fmt::format(
+      "fn butterfly(v: ptr<function, array<vec2<f32>, {}>>, first: u32, radix: u32) {{\n  switch radix {{\n",
+      max_registers);
+  for (int radix : {2, 3, 4, 5, 7, 8}) {
+    std::string args, writes;
+    for (int r = 0; r < radix; ++r) {
+      args += fmt::format("{}(*v)[first + {}u]", r ? ", " : "", r);
+      writes += fmt::format("      (*v)[first + {0}u] = y[{0}];\n", r);
+    }
+    code += fmt::format("    case {0}u: {{\n      let y = dft{0}(array<vec2<f32>, {0}>({1}));\n{2}    }}\n", radix,
+                        args, writes);
+  }
+  code += "    default: {}\n  }\n}\n";
+  return code;
+}
+
+}  // namespace
+
+std::string odd_radix_butterfly(int radix) {
+  const int half = (radix - 1) / 2;
+  std::string code = fmt::format("fn dft{0}(v: array<vec2<f32>, {0}>) -> array<vec2<f32>, {0}> {{\n", radix);
+  std::string sum = "v[0]";
+  for (int m = 1; m <= half; ++m) {
+    code += fmt::format("  let s{0} = v[{0}] + v[{1}];\n  let d{0} = v[{0}] - v[{1}];\n", m, radix - m);
+    sum += fmt::format(" + s{}", m);
+  }
+  code += fmt::format("  var y: array<vec2<f32>, {}>;\n  y[0] = {};\n", radix, sum);
+  for (int k = 1; k <= half; ++k) {
+    std::string a = "v[0]", b;
+    for (int m = 1; m <= half; ++m) {
+      const double angle = 2.0 * std::numbers::pi * static_cast<double>((m * k) % radix) / radix;
+      a += fmt::format(" + {} * s{}", literal(std::cos(angle)), m);
+      b += fmt::format("{}{} * d{}", m > 1 ? " + " : "", literal(std::sin(angle)), m);
+    }
+    code += fmt::format("  let a{0} = {1};\n  let b{0} = mul_neg_i({2});\n", k, a, b);
+    code += fmt::format("  y[{0}] = a{0} + b{0};\n  y[{1}] = a{0} - b{0};\n", k, radix - k);
+  }
+  code += "  return y;\n}\n";
+  return code;
+}
+
+GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
+  // Only what changes the code enters the text: lengths, radices and strides are uniforms.
+  const StockhamPassPlan& pass = plan.passes.at(pass_index);
+  const FftDescription& d = plan.description;
+  const bool reads_sequence = pass.shape != PassShape::rows;
+  const bool writes_sequence = pass.shape != PassShape::columns;
+  const bool user_input = reads_sequence && pass.source != SequenceSource::spectrum_product;
+  const bool user_output = writes_sequence && pass.sink != SequenceSink::spectrum;
+  const bool spectrum = (reads_sequence && pass.source == SequenceSource::spectrum_product) ||
+                        (writes_sequence && pass.sink == SequenceSink::spectrum);
+
+  GeneratedPass generated;
+  TemplateValues values;
+  auto bind = [&](PassBinding binding, const char* name, bool used) {
+    values[name] = std::to_string(generated.bindings.size());
+    if (used) generated.bindings.push_back(binding);
+  };
+  bind(PassBinding::user_input, "INPUT_BINDING", user_input);
+  bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
+  bind(PassBinding::stage_scratch, "STAGE_BINDING", pass.shape != PassShape::whole);
+  bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
+  bind(PassBinding::tables, "TABLES_BINDING", true);
+  values["PARAMS_BINDING"] = std::to_string(generated.bindings.size());
+
+  auto flag = [&](const char* name, bool on) { values[name] = std::string(1, on ? '1' : '0'); };
+  flag("USER_INPUT", user_input);
+  flag("USER_OUTPUT", user_output);
+  flag("INPUT_F16", d.dtype == DType::f16);
+  flag("OUTPUT_F16", d.dtype == DType::f16);
+  flag("SOURCE_USER", reads_sequence && pass.source == SequenceSource::user_input);
+  flag("SOURCE_CHIRP", reads_sequence && pass.source == SequenceSource::chirp_input);
+  flag("SOURCE_PRODUCT", reads_sequence && pass.source == SequenceSource::spectrum_product);
+  flag("SINK_USER", writes_sequence && pass.sink == SequenceSink::user_output);
+  flag("SINK_SPECTRUM", writes_sequence && pass.sink == SequenceSink::spectrum);
+  flag("SINK_BLUESTEIN", writes_sequence && pass.sink == SequenceSink::bluestein_output);
+  flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
+  flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
+  flag("SHAPE_ROWS", pass.shape == PassShape::rows);
+
+  values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
+  values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);
+  values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
+  values["BUTTERFLIES"] = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7) +
+                          butterfly_dispatch(pass.max_registers);
+  generated.wgsl = render_shader("fft/stockham_pass.wgsl", values);
+  return generated;
+}
+
+}  // namespace onda::kernels::fft

@@ -1,0 +1,26 @@
+// Code generation for one Stockham pass of an FftPlan: renders fft/stockham_pass.wgsl with the
+// butterflies, the pass's flavour (domain, dtype, direction, source, sink, four-step shape), its
+// bucketed sizes and the bindings it needs. Lengths and radices travel as uniforms (fft_kernel.cpp).
+#pragma once
+#include <string>
+#include <vector>
+
+#include "kernels/fft/fft_plan.h"
+
+namespace onda::kernels::fft {
+
+// The storage buffers a pass binds, in binding order (the uniform block follows them).
+enum class PassBinding { user_input, spectrum, stage_scratch, user_output, tables };
+
+struct GeneratedPass {
+  std::string wgsl;
+  std::vector<PassBinding> bindings;
+};
+
+GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index);
+
+// WGSL of the forward DFT butterfly `fn dftR(v: array<vec2<f32>, R>) -> array<vec2<f32>, R>` for an
+// odd prime radix R (3, 5, 7), from the symmetric pairs x_m +- x_(R-m).
+std::string odd_radix_butterfly(int radix);
+
+}  // namespace onda::kernels::fft

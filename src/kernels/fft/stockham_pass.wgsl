@@ -1,0 +1,163 @@
+// One pass of a mixed-radix Stockham autosort FFT (Stockham; as laid out for GPUs by Govindaraju et
+// al., "High performance discrete Fourier transforms on graphics processors", SC 2008): each transform
+// of L = params.pass_length points lives in workgroup memory; stage s of radix R reads butterfly j's
+// inputs j + r*L/R, twiddles them by W_(Ns*R)^((j mod Ns)*r) and writes (j/Ns)*Ns*R + (j mod Ns) + r*Ns,
+// which leaves the output in natural order with no bit reversal. The first stage reads global memory
+// and the last writes it directly. Twiddles come from a table computed in double on the host.
+//
+// The length and the radices are uniforms, not constants: one pipeline serves every length of a
+// (dtype, domain, direction, pass shape) combination. Compiling one pipeline per length costs seconds
+// each on CPU adapters (lavapipe), which a model with a few lengths would not mind but which made the
+// per-length variant too slow to test; a per-length unrolled variant can come back as an option.
+#include "fft/complex_math.wgsl"
+
+struct Params {
+  transform_count: u32,
+  inner_count: u32,
+  input_length: u32,
+  length: u32,
+  in_offset: u32,
+  in_outer_stride: u32,
+  in_inner_stride: u32,
+  in_axis_stride: u32,
+  out_offset: u32,
+  out_outer_stride: u32,
+  out_inner_stride: u32,
+  out_axis_stride: u32,
+  scale: f32,
+  fft_length: u32,
+  pass_length: u32,
+  other_factor: u32,
+  stage_count: u32,
+  threads_per_transform: u32,
+  transforms_per_workgroup: u32,
+  chirp_offset: u32,
+  kernel_offset: u32,
+  half_length: u32,
+  conjugate: f32,
+  input_kind: u32,
+  output_kind: u32,
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
+  radices: array<vec4<u32>, 4>,
+}
+
+// Twiddles W_F^k (k < F), then Bluestein's chirp and kernel spectrum when the plan has them.
+@group(0) @binding({{TABLES_BINDING}}) var<storage, read> tables: array<vec2<f32>>;
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
+
+#include "fft/user_io.wgsl"
+#include "fft/sequence_io.wgsl"
+
+#if SHAPE_WHOLE
+fn load(t: u32, e: u32) -> vec2<f32> {
+  return read_sequence(t, e);
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  write_sequence(t, e, v);
+}
+#endif
+
+#if SHAPE_COLUMNS
+// Four-step (Bailey), first pass: column n2 of batch b holds samples n1*N2 + n2; its FFT over n1 is
+// twiddled by W_F^(n2*k1) and stored transposed, at k1*N2 + n2, for the row pass.
+@group(0) @binding({{STAGE_BINDING}}) var<storage, read_write> stage_scratch: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let n2 = t - b * params.other_factor;
+  return read_sequence(b, e * params.other_factor + n2);
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let n2 = t - b * params.other_factor;
+  stage_scratch[b * params.fft_length + e * params.other_factor + n2] = cmul(v, tables[e * n2]);
+}
+#endif
+
+#if SHAPE_ROWS
+// Four-step, second pass: row k1 (N2 points) gives bins k1 + N1*k2.
+@group(0) @binding({{STAGE_BINDING}}) var<storage, read> stage_scratch: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  return stage_scratch[b * params.fft_length + k1 * params.pass_length + e];
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  write_sequence(b, k1 + params.other_factor * e, v);
+}
+#endif
+
+{{BUTTERFLIES}}
+
+var<workgroup> exchange: array<vec2<f32>, {{EXCHANGE_LENGTH}}>;
+
+fn stage_radix(s: u32) -> u32 {
+  return params.radices[s / 4u][s % 4u];
+}
+
+@compute @workgroup_size({{WORKGROUP_SIZE}})
+fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,
+        @builtin(num_workgroups) groups: vec3<u32>) {
+  _ = &tables;
+  let threads = params.threads_per_transform;
+  let slot = lid / threads;
+  let t = lid - slot * threads;
+  let transform = (wg.y * groups.x + wg.x) * params.transforms_per_workgroup + slot;
+  let in_range = slot < params.transforms_per_workgroup && transform < params.transform_count;
+  let length = params.pass_length;
+  let base = slot * length;
+  let stages = params.stage_count;
+  if (stages == 0u) {
+    if (in_range && t == 0u) {
+      store(transform, 0u, load(transform, 0u));
+    }
+    return;
+  }
+  var span = 1u;  // Ns: product of the radices of the stages before
+  for (var s = 0u; s < stages; s++) {
+    let radix = stage_radix(s);
+    let butterflies = length / radix;
+    let per_thread = (butterflies + threads - 1u) / threads;
+    let twiddle_step = params.fft_length / (span * radix);  // W_(Ns*R)^m = W_F^(m * F/(Ns*R))
+    // All of a stage's inputs go to registers before the barrier that lets the stage overwrite them.
+    var v: array<vec2<f32>, {{MAX_REGISTERS}}>;
+    for (var b = 0u; b < per_thread; b++) {
+      let j = t + b * threads;
+      if (in_range && j < butterflies) {
+        for (var r = 0u; r < radix; r++) {
+          let e = j + r * butterflies;
+          if (s == 0u) {
+            v[b * radix + r] = load(transform, e);
+          } else {
+            v[b * radix + r] = exchange[base + e];
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+    for (var b = 0u; b < per_thread; b++) {
+      let j = t + b * threads;
+      if (in_range && j < butterflies) {
+        let k = j % span;
+        let first = b * radix;
+        for (var r = 1u; r < radix; r++) {
+          v[first + r] = cmul(v[first + r], tables[k * r * twiddle_step]);
+        }
+        butterfly(&v, first, radix);
+        let o = (j / span) * span * radix + k;
+        for (var r = 0u; r < radix; r++) {
+          if (s + 1u == stages) {
+            store(transform, o + r * span, v[first + r]);
+          } else {
+            exchange[base + o + r * span] = v[first + r];
+          }
+        }
+      }
+    }
+    workgroupBarrier();
+    span *= radix;
+  }
+}

@@ -1,0 +1,97 @@
+// Reading and writing the caller's tensors: strided (outer, axis, inner) layout, f32 or packed f16,
+// complex / real / onesided Hermitian, with the conjugation of inverse(x) = conj(forward(conj(x))) and
+// the 1/N scale folded in. Transform b is (outer, inner) = (b / inner_count, b % inner_count).
+
+#if USER_INPUT
+#if INPUT_F16
+@group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<u32>;
+fn input_scalar(i: u32) -> f32 {
+  let pair = unpack2x16float(user_input[i >> 1u]);
+  return select(pair.x, pair.y, (i & 1u) == 1u);
+}
+fn input_complex(i: u32) -> vec2<f32> {
+  return unpack2x16float(user_input[i >> 1u]);
+}
+#else
+@group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<f32>;
+fn input_scalar(i: u32) -> f32 {
+  return user_input[i];
+}
+fn input_complex(i: u32) -> vec2<f32> {
+  return vec2<f32>(user_input[i], user_input[i + 1u]);
+}
+#endif
+
+fn input_address(b: u32, n: u32) -> u32 {
+  let outer = b / params.inner_count;
+  let inner = b - outer * params.inner_count;
+  return params.in_offset + outer * params.in_outer_stride + inner * params.in_inner_stride + n * params.in_axis_stride;
+}
+
+// Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1). The domain is a
+// uniform (one pipeline for every domain): 0 complex, 1 real, 2 onesided Hermitian (X[0..N/2] stored,
+// X[n] = conj(X[N - n]) above).
+fn read_user(b: u32, n: u32) -> vec2<f32> {
+  var v = vec2<f32>(0.0, 0.0);
+  if (params.input_kind == 2u) {
+    if (n <= params.half_length) {
+      v = input_complex(input_address(b, n));
+    } else {
+      v = conj(input_complex(input_address(b, params.length - n)));
+    }
+  } else if (n < params.input_length) {
+    if (params.input_kind == 1u) {
+      v = vec2<f32>(input_scalar(input_address(b, n)), 0.0);
+    } else {
+      v = input_complex(input_address(b, n));
+    }
+  }
+  return vec2<f32>(v.x, v.y * params.conjugate);
+}
+#endif
+
+#if USER_OUTPUT
+#if OUTPUT_F16
+// Real f16 outputs of two transforms may share one 32-bit word: a real value replaces only its half,
+// atomically; a complex value is a whole word.
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<atomic<u32>>;
+fn output_scalar(i: u32, x: f32) {
+  let shift = (i & 1u) * 16u;
+  let bits = pack2x16float(vec2<f32>(x, 0.0)) & 0xFFFFu;
+  atomicAnd(&user_output[i >> 1u], ~(0xFFFFu << shift));
+  atomicOr(&user_output[i >> 1u], bits << shift);
+}
+fn output_complex(i: u32, v: vec2<f32>) {
+  atomicStore(&user_output[i >> 1u], pack2x16float(v));
+}
+#else
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<f32>;
+fn output_scalar(i: u32, x: f32) {
+  user_output[i] = x;
+}
+fn output_complex(i: u32, v: vec2<f32>) {
+  user_output[i] = v.x;
+  user_output[i + 1u] = v.y;
+}
+#endif
+
+fn output_address(b: u32, k: u32) -> u32 {
+  let outer = b / params.inner_count;
+  let inner = b - outer * params.inner_count;
+  return params.out_offset + outer * params.out_outer_stride + inner * params.out_inner_stride + k * params.out_axis_stride;
+}
+
+// Bin k of transform b, given the forward transform z of the (conjugated) input. Output kind (a
+// uniform): 0 complex, 1 onesided complex (bins 0..N/2), 2 real.
+fn write_user(b: u32, k: u32, z: vec2<f32>) {
+  if (params.output_kind == 1u && k > params.half_length) {
+    return;
+  }
+  let v = vec2<f32>(z.x, z.y * params.conjugate) * params.scale;
+  if (params.output_kind == 2u) {
+    output_scalar(output_address(b, k), v.x);
+  } else {
+    output_complex(output_address(b, k), v);
+  }
+}
+#endif

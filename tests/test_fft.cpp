@@ -1,0 +1,176 @@
+// Complex FFT kernels (Stockham in workgroup memory, four-step, Bluestein) against a float64 DFT:
+// every length 1..256, a sample of smooth lengths up to 4096, primes, batched and strided layouts,
+// inverse scaling and round trips.
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "test_fft_reference.h"
+
+namespace onda::test {
+namespace {
+
+using namespace fft_reference;
+
+constexpr double kF32Bound = 1e-6;
+
+// Every length 1..256 in one submit: each length reads its own region of one input tensor and writes
+// its own region of one output tensor (which also exercises layout offsets), so the sweep costs one
+// upload, one wait and one download on top of the pipelines.
+TEST(FftComplex, ForwardEveryLength1To256) {
+  Gpu& g = gpu();
+  Random random(test_seed());
+  const int64_t batch = 3;
+  std::vector<FftDescription> descriptions;
+  int64_t total = 0;
+  for (int64_t n = 1; n <= 256; ++n) {
+    FftDescription d = dense_description(n, batch, FftDomain::complex, FftDirection::forward);
+    d.input.offset = d.output.offset = total;
+    total += 2 * batch * n;
+    descriptions.push_back(d);
+  }
+  const std::vector<float> host_input = random.normal(total);
+  Tensor input = upload_floats(host_input, DType::f32, {total});
+  Tensor output = poisoned(DType::f32, {total});
+  const auto start = std::chrono::steady_clock::now();
+  gpu::CommandRecorder recorder(g.context);
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  for (const FftDescription& d : descriptions) {
+    kernels.push_back(std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d));
+    kernels.back()->record(recorder, input, output);
+  }
+  recorder.submit_and_wait();
+  const std::vector<float> out = output.download_floats(g.context);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double worst = 0;
+  int64_t worst_n = 0;
+  for (const FftDescription& d : descriptions) {
+    const int64_t begin = d.output.offset, size = 2 * batch * d.length;
+    FftDescription local = d;
+    local.input.offset = local.output.offset = 0;
+    const std::vector<float> in(host_input.begin() + begin, host_input.begin() + begin + size);
+    const std::vector<float> got(out.begin() + begin, out.begin() + begin + size);
+    const double e = rel_l2(got, reference_output(local, in, size));
+    EXPECT_LE(e, kF32Bound) << "N=" << d.length << " (" << kernels[d.length - 1]->plan().summary() << ")";
+    if (e > worst) worst = e, worst_n = d.length;
+  }
+  std::printf("complex forward N=1..256 batch %lld: worst rel L2 %.3g at N=%lld (%.1f s, %zu pipelines cached)\n",
+              static_cast<long long>(batch), worst, static_cast<long long>(worst_n), seconds, g.pipelines.size());
+}
+
+TEST(FftComplex, SmoothLengthsTo4096ForwardAndInverse) {
+  std::vector<FftCase> cases;
+  for (int64_t n : {300, 384, 500, 512, 625, 1000, 1024, 1536, 2048, 2187, 2401, 3000, 3125, 4096}) {
+    cases.push_back(dense_case(n, 2, FftDomain::complex, FftDirection::forward));
+    cases.push_back(dense_case(n, 2, FftDomain::complex, FftDirection::inverse, DType::f32, n % 2 == 0));
+  }
+  expect_cases_within(cases, DType::f32, kF32Bound, "smooth");
+}
+
+TEST(FftComplex, PrimeAndRoughLengthsUseBluestein) {
+  std::vector<FftCase> cases;
+  for (int64_t n : {17, 257, 1021, 4097, 4099}) {
+    cases.push_back(dense_case(n, 2, FftDomain::complex, FftDirection::forward));
+    cases.push_back(dense_case(n, 1, FftDomain::complex, FftDirection::inverse, DType::f32, true));
+  }
+  expect_cases_within(cases, DType::f32, kF32Bound, "bluestein");
+}
+
+// A DFT along the middle axis of [outer, N, inner, 2], written to the transposed layout
+// [outer, inner, N, 2]: the axis needs no copy in or out.
+TEST(FftComplex, StridedAxisNeedsNoTranspose) {
+  std::vector<FftCase> cases;
+  for (int64_t n : {60, 61, 256}) {
+    for (FftDirection direction : {FftDirection::forward, FftDirection::inverse}) {
+      FftCase c;
+      FftDescription& d = c.description;
+      d.length = n;
+      d.outer_count = 3;
+      d.inner_count = 5;
+      d.direction = direction;
+      d.input = kernels::fft::contiguous_layout(n, 5, 2);
+      d.output.axis_stride = 2;
+      d.output.inner_stride = 2 * n;
+      d.output.outer_stride = 2 * n * 5;
+      c.input_elements = c.output_elements = 3 * n * 5 * 2;
+      cases.push_back(c);
+    }
+  }
+  expect_cases_within(cases, DType::f32, kF32Bound, "strided");
+}
+
+// ONNX dft_length: shorter inputs are zero-padded, longer ones truncated.
+TEST(FftComplex, InputLengthPadsAndTruncates) {
+  std::vector<FftCase> cases;
+  for (auto [n, present] : {std::pair<int64_t, int64_t>{64, 40}, {64, 100}, {257, 200}, {100, 300}}) {
+    FftCase c;
+    FftDescription& d = c.description;
+    d.length = n;
+    d.outer_count = 2;
+    d.input_length = present;
+    d.input = kernels::fft::contiguous_layout(present, 1, 2);
+    d.output = kernels::fft::contiguous_layout(n, 1, 2);
+    c.input_elements = 2 * present * 2;
+    c.output_elements = 2 * n * 2;
+    cases.push_back(c);
+  }
+  expect_cases_within(cases, DType::f32, kF32Bound, "dft_length");
+}
+
+TEST(FftComplex, Float16InputAndOutput) {
+  std::vector<FftCase> cases;
+  for (int64_t n : {8, 64, 100, 257, 1024}) {
+    cases.push_back(dense_case(n, 3, FftDomain::complex, FftDirection::forward, DType::f16, true));
+    cases.push_back(dense_case(n, 2, FftDomain::complex, FftDirection::inverse, DType::f16, true));
+  }
+  expect_cases_within(cases, DType::f16, 1e-3, "f16");
+}
+
+// inverse(forward(x)) / N == x, recorded back to back in one submit.
+TEST(FftComplex, RoundTripInverseOfForward) {
+  Gpu& g = gpu();
+  Random random(test_seed());
+  for (int64_t n : {1000, 4099}) {
+    const FftDescription forward = dense_description(n, 2, FftDomain::complex, FftDirection::forward);
+    FftDescription inverse = dense_description(n, 2, FftDomain::complex, FftDirection::inverse);
+    inverse.normalize = true;
+    const std::vector<float> x = random.normal(4 * n);
+    Tensor input = upload_floats(x, DType::f32, {4 * n});
+    Tensor spectrum = poisoned(DType::f32, {4 * n});
+    Tensor back = poisoned(DType::f32, {4 * n});
+    FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
+    FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
+    gpu::CommandRecorder recorder(g.context);
+    forward_kernel.record(recorder, input, spectrum);
+    inverse_kernel.record(recorder, spectrum, back);
+    recorder.submit_and_wait();
+    const double e = rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
+    std::printf("round trip N=%lld: rel L2 %.3g\n", static_cast<long long>(n), e);
+    EXPECT_LE(e, kF32Bound);
+  }
+}
+
+TEST(FftComplex, RejectsTensorsThatDoNotFit) {
+  Gpu& g = gpu();
+  const FftDescription d = dense_description(64, 2, FftDomain::complex, FftDirection::forward);
+  FftKernel kernel(g.context, g.pool, g.pipelines, d);
+  gpu::CommandRecorder recorder(g.context);
+  Tensor input = poisoned(DType::f32, {256});
+  Tensor output = poisoned(DType::f32, {256});
+  Tensor small = poisoned(DType::f32, {255});
+  Tensor half = poisoned(DType::f16, {256});
+  EXPECT_THROW(kernel.record(recorder, small, output), std::invalid_argument);
+  EXPECT_THROW(kernel.record(recorder, input, small), std::invalid_argument);
+  EXPECT_THROW(kernel.record(recorder, half, output), std::invalid_argument);
+  EXPECT_THROW(kernel.record(recorder, input, input), std::invalid_argument);
+  try {
+    kernel.record(recorder, small, output);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("input"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(kernel.record(recorder, input, output));
+  recorder.submit_and_wait();
+}
+
+}  // namespace
+}  // namespace onda::test

@@ -1,0 +1,106 @@
+// Real-input forward FFTs (onesided output, bins 0..N/2) and their inverse (onesided Hermitian input
+// -> real output) against a float64 DFT, odd and even N, f32 and f16, dense and strided.
+#include <gtest/gtest.h>
+
+#include "test_fft_reference.h"
+
+namespace onda::test {
+namespace {
+
+using namespace fft_reference;
+
+constexpr double kF32Bound = 1e-6;
+const int64_t kLengths[] = {1, 2, 3, 4, 5, 7, 8, 15, 16, 45, 100, 128, 243, 257, 400, 512, 1000, 1021, 4096};
+
+TEST(FftReal, ForwardOnesidedOddAndEvenLengths) {
+  std::vector<FftCase> cases;
+  for (int64_t n : kLengths) {
+    cases.push_back(dense_case(n, 2, FftDomain::real_to_complex, FftDirection::forward));
+  }
+  cases.push_back(dense_case(400, 3, FftDomain::real_to_complex, FftDirection::inverse, DType::f32, true));
+  expect_cases_within(cases, DType::f32, kF32Bound, "r2c");
+}
+
+// Random (not exactly Hermitian) onesided input: the imaginary parts of bin 0 and, for even N, bin
+// N/2 do not reach the real output, as with numpy.fft.irfft.
+TEST(FftReal, InverseFromOnesidedHermitian) {
+  std::vector<FftCase> cases;
+  for (int64_t n : kLengths) {
+    cases.push_back(dense_case(n, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true));
+  }
+  cases.push_back(dense_case(512, 2, FftDomain::complex_to_real, FftDirection::forward));
+  expect_cases_within(cases, DType::f32, kF32Bound, "c2r");
+}
+
+// A real signal along the middle axis of [outer, N, inner] to onesided bins in [outer, inner, N/2+1, 2],
+// then back; inner transforms of f16 data share 32-bit words, which the real f16 output writes atomically.
+TEST(FftReal, StridedAxisF32AndF16) {
+  for (DType dtype : {DType::f32, DType::f16}) {
+    std::vector<FftCase> cases;
+    for (int64_t n : {30, 31, 64}) {
+      const int64_t bins = n / 2 + 1;
+      FftCase forward;
+      FftDescription& f = forward.description;
+      f.length = n;
+      f.outer_count = 2;
+      f.inner_count = 3;
+      f.dtype = dtype;
+      f.domain = FftDomain::real_to_complex;
+      f.input = kernels::fft::contiguous_layout(n, 3, 1);
+      f.output.axis_stride = 2;
+      f.output.inner_stride = 2 * bins;
+      f.output.outer_stride = 2 * bins * 3;
+      forward.input_elements = 2 * n * 3;
+      forward.output_elements = 2 * 3 * bins * 2;
+      cases.push_back(forward);
+      FftCase inverse;
+      FftDescription& i = inverse.description;
+      i = f;
+      i.domain = FftDomain::complex_to_real;
+      i.direction = FftDirection::inverse;
+      i.normalize = true;
+      i.input = f.output;
+      i.output = kernels::fft::contiguous_layout(n, 3, 1);
+      inverse.input_elements = forward.output_elements;
+      inverse.output_elements = forward.input_elements;
+      cases.push_back(inverse);
+    }
+    expect_cases_within(cases, dtype, dtype == DType::f16 ? 1e-3 : kF32Bound, "real strided");
+  }
+}
+
+TEST(FftReal, Float16Dense) {
+  std::vector<FftCase> cases;
+  for (int64_t n : {7, 16, 100, 257, 1024}) {
+    cases.push_back(dense_case(n, 3, FftDomain::real_to_complex, FftDirection::forward, DType::f16, true));
+    cases.push_back(dense_case(n, 3, FftDomain::complex_to_real, FftDirection::inverse, DType::f16, true));
+  }
+  expect_cases_within(cases, DType::f16, 1e-3, "real f16");
+}
+
+// irfft(rfft(x)) / N == x for odd and even N, in one submit.
+TEST(FftReal, RoundTrip) {
+  Gpu& g = gpu();
+  Random random(test_seed());
+  for (int64_t n : {255, 256, 1021}) {
+    const FftDescription forward = dense_description(n, 2, FftDomain::real_to_complex, FftDirection::forward);
+    FftDescription inverse = dense_description(n, 2, FftDomain::complex_to_real, FftDirection::inverse);
+    inverse.normalize = true;
+    const std::vector<float> x = random.normal(2 * n);
+    Tensor input = upload_floats(x, DType::f32, {2 * n});
+    Tensor spectrum = poisoned(DType::f32, {2 * (n / 2 + 1) * 2});
+    Tensor back = poisoned(DType::f32, {2 * n});
+    FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
+    FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
+    gpu::CommandRecorder recorder(g.context);
+    forward_kernel.record(recorder, input, spectrum);
+    inverse_kernel.record(recorder, spectrum, back);
+    recorder.submit_and_wait();
+    const double e = rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
+    std::printf("real round trip N=%lld: rel L2 %.3g\n", static_cast<long long>(n), e);
+    EXPECT_LE(e, kF32Bound);
+  }
+}
+
+}  // namespace
+}  // namespace onda::test

@@ -1,0 +1,229 @@
+// Float64 references and the shared driver of the FFT tests: a direct O(N^2) DFT (exact angles, n*k
+// reduced modulo N) and, for long powers of two, a recursive radix-2 FFT with directly computed
+// twiddles; plus run_fft_case(), which runs a description on fresh random data with a poisoned output
+// and returns the rel L2 against the reference applied to the same strided layout.
+#pragma once
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <cstdio>
+#include <numbers>
+#include <vector>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/fft/fft_kernel.h"
+
+namespace onda::test::fft_reference {
+
+using kernels::fft::FftDescription;
+using kernels::fft::FftDirection;
+using kernels::fft::FftDomain;
+using kernels::fft::FftKernel;
+using kernels::fft::FftLayout;
+using Complex = std::complex<double>;
+
+inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign);
+
+// Radix-2 decimation in time while the length is even, then a direct DFT of the odd rest.
+inline std::vector<Complex> radix2_fft(const std::vector<Complex>& x, double sign) {
+  const size_t n = x.size();
+  if (n % 2 == 1) return direct_dft(x, sign);
+  std::vector<Complex> even(n / 2), odd(n / 2);
+  for (size_t i = 0; i < n / 2; ++i) even[i] = x[2 * i], odd[i] = x[2 * i + 1];
+  even = radix2_fft(even, sign);
+  odd = radix2_fft(odd, sign);
+  std::vector<Complex> out(n);
+  for (size_t k = 0; k < n / 2; ++k) {
+    const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
+    const Complex t = Complex(std::cos(angle), std::sin(angle)) * odd[k];
+    out[k] = even[k] + t;
+    out[k + n / 2] = even[k] - t;
+  }
+  return out;
+}
+
+inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign) {
+  const size_t n = x.size();
+  std::vector<Complex> roots(n);
+  for (size_t j = 0; j < n; ++j) {
+    const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(j) / static_cast<double>(n);
+    roots[j] = {std::cos(angle), std::sin(angle)};
+  }
+  std::vector<Complex> out(n);
+  for (size_t k = 0; k < n; ++k) {
+    Complex sum = 0.0;
+    size_t index = 0;  // n*k mod N, kept exact
+    for (size_t j = 0; j < n; ++j) {
+      sum += x[j] * roots[index];
+      index += k;
+      if (index >= n) index -= n;
+    }
+    out[k] = sum;
+  }
+  return out;
+}
+
+// X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N). Direct up to
+// 4096 points; longer even lengths go through the radix-2 recursion.
+inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
+  const double sign = inverse ? 1.0 : -1.0;
+  return x.size() > 4096 && x.size() % 2 == 0 ? radix2_fft(x, sign) : direct_dft(x, sign);
+}
+
+inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64_t b, int64_t n) {
+  const int64_t outer = b / d.inner_count, inner = b % d.inner_count;
+  return l.offset + outer * l.outer_stride + inner * l.inner_stride + n * l.axis_stride;
+}
+
+struct CaseResult {
+  double rel_l2 = INFINITY;
+  std::vector<float> input;   // what the GPU read (rounded to the dtype)
+  std::vector<float> output;  // what the GPU wrote
+  std::vector<double> reference;
+};
+
+// The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
+// tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
+inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
+                                            int64_t output_elements) {
+  std::vector<double> reference(output_elements, NAN);
+  const int64_t n = d.length;
+  const bool inverse = d.direction == FftDirection::inverse;
+  for (int64_t b = 0; b < d.batch(); ++b) {
+    std::vector<Complex> x(n, 0.0);
+    if (d.domain == FftDomain::complex_to_real) {
+      for (int64_t k = 0; k <= n / 2; ++k) {
+        const int64_t a = layout_address(d, d.input, b, k);
+        x[k] = {input[a], input[a + 1]};
+      }
+      for (int64_t k = n / 2 + 1; k < n; ++k) x[k] = std::conj(x[n - k]);
+    } else {
+      for (int64_t k = 0; k < std::min(n, d.input_samples()); ++k) {
+        const int64_t a = layout_address(d, d.input, b, k);
+        x[k] = d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+      }
+    }
+    std::vector<Complex> y = reference_dft(x, inverse);
+    const double scale = d.normalize ? 1.0 / static_cast<double>(n) : 1.0;
+    for (int64_t k = 0; k < d.output_samples(); ++k) {
+      const int64_t a = layout_address(d, d.output, b, k);
+      reference[a] = y[k].real() * scale;
+      if (d.domain != FftDomain::complex_to_real) reference[a + 1] = y[k].imag() * scale;
+    }
+  }
+  return reference;
+}
+
+// Runs `d` on random normal input of `input_elements` scalars into a poisoned output of
+// `output_elements` scalars.
+inline CaseResult run_fft_case(const FftDescription& d, int64_t input_elements, int64_t output_elements,
+                               Random& random) {
+  Gpu& g = gpu();
+  CaseResult result;
+  result.input = round_to_dtype(random.normal(input_elements), d.dtype);
+  Tensor input = upload_floats(result.input, d.dtype, {input_elements});
+  Tensor output = poisoned(d.dtype, {output_elements});
+  FftKernel kernel(g.context, g.pool, g.pipelines, d);
+  gpu::CommandRecorder recorder(g.context);
+  kernel.record(recorder, input, output);
+  recorder.submit_and_wait();
+  result.output = output.download_floats(g.context);
+  result.reference = reference_output(d, result.input, output_elements);
+  result.rel_l2 = rel_l2(result.output, result.reference);
+  return result;
+}
+
+// A dense batch of `batch` transforms (outer = batch, inner = 1) in the given domain.
+inline FftDescription dense_description(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
+                                        DType dtype = DType::f32) {
+  FftDescription d;
+  d.length = n;
+  d.outer_count = batch;
+  d.domain = domain;
+  d.direction = direction;
+  d.dtype = dtype;
+  d.input = kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
+  d.output = kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
+  return d;
+}
+
+inline int64_t dense_input_elements(const FftDescription& d) {
+  return d.batch() * d.input_samples() * (d.input_is_real() ? 1 : 2);
+}
+inline int64_t dense_output_elements(const FftDescription& d) {
+  return d.batch() * d.output_samples() * (d.output_is_real() ? 1 : 2);
+}
+
+// One case of run_fft_cases: a description whose layouts are relative to its own regions of
+// `input_elements` and `output_elements` scalars.
+struct FftCase {
+  FftDescription description;
+  int64_t input_elements = 0;
+  int64_t output_elements = 0;
+};
+
+inline FftCase dense_case(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
+                          DType dtype = DType::f32, bool normalize = false) {
+  FftCase c;
+  c.description = dense_description(n, batch, domain, direction, dtype);
+  c.description.normalize = normalize;
+  c.input_elements = dense_input_elements(c.description);
+  c.output_elements = dense_output_elements(c.description);
+  return c;
+}
+
+// Runs every case in one submit (lavapipe makes each wait costly): the cases read consecutive regions
+// of one random input tensor and write consecutive regions of one poisoned output tensor (offsets
+// kept even, as f16 complex values are whole words). Returns each case's rel L2.
+inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DType dtype, Random& random,
+                                         std::vector<std::unique_ptr<FftKernel>>* kernels_out = nullptr) {
+  Gpu& g = gpu();
+  std::vector<int64_t> input_begin, output_begin;
+  int64_t input_total = 0, output_total = 0;
+  for (const FftCase& c : cases) {
+    input_begin.push_back(input_total);
+    output_begin.push_back(output_total);
+    input_total += (c.input_elements + 1) / 2 * 2;
+    output_total += (c.output_elements + 1) / 2 * 2;
+  }
+  const std::vector<float> host_input = round_to_dtype(random.normal(input_total), dtype);
+  Tensor input = upload_floats(host_input, dtype, {input_total});
+  Tensor output = poisoned(dtype, {output_total});
+  gpu::CommandRecorder recorder(g.context);
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    FftDescription d = cases[i].description;
+    d.input.offset += input_begin[i];
+    d.output.offset += output_begin[i];
+    kernels.push_back(std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d));
+    kernels.back()->record(recorder, input, output);
+  }
+  recorder.submit_and_wait();
+  const std::vector<float> out = output.download_floats(g.context);
+  std::vector<double> errors;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const FftCase& c = cases[i];
+    const std::vector<float> in(host_input.begin() + input_begin[i],
+                                host_input.begin() + input_begin[i] + c.input_elements);
+    const std::vector<float> got(out.begin() + output_begin[i], out.begin() + output_begin[i] + c.output_elements);
+    errors.push_back(rel_l2(got, reference_output(c.description, in, c.output_elements)));
+  }
+  if (kernels_out) *kernels_out = std::move(kernels);
+  return errors;
+}
+
+// Runs the cases, checks each against `bound` and prints one line per case.
+inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound, const char* what) {
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    std::printf("%s %s %s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
+                kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
+    EXPECT_LE(errors[i], bound) << kernels[i]->plan().summary();
+  }
+}
+
+}  // namespace onda::test::fft_reference
