@@ -342,6 +342,35 @@ TEST(GemmViews, OperandsAtUnalignedOffsets) {
   EXPECT_LE(err, kF32Bound) << "seed " << seed;
 }
 
+TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (GemmPath path : {GemmPath::tiled, GemmPath::skinny}) {
+    GemmCase c;
+    c.a_shape = {6, 0};
+    c.b_shape = {5, 0};
+    c.transpose_b = true;
+    c.addend_shape = Shape{6, 5};
+    c.epilogue.beta = 0.5f;
+    c.epilogue.activation = Activation::relu;
+    c.options.path = path;
+    EXPECT_CASE(c, random);
+  }
+  // An empty output records nothing and does not fail.
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {0, 4};
+  p.b_shape = {4, 3};
+  const Gemm plan(g.context, p);
+  GemmTensors t;
+  t.a = Tensor::empty(g.pool, DType::f32, {0, 4});
+  t.b = Tensor::empty(g.pool, DType::f32, {4, 3});
+  t.out = Tensor::empty(g.pool, DType::f32, {0, 3});
+  gpu::CommandRecorder recorder(g.context);
+  plan.record(g.context, g.pipelines, recorder, t);
+  EXPECT_EQ(recorder.dispatch_count(), 0u);
+}
+
 TEST(GemmErrors, BadInputIsNamed) {
   auto& g = gpu();
   auto expect_message = [&](const GemmProblem& p, const char* needle) {
@@ -369,6 +398,11 @@ TEST(GemmErrors, BadInputIsNamed) {
   p.a_dtype = DType::f32;
   p.a_shape = {};
   expect_message(p, "rank >= 1");
+  // Nine batch dimensions that alternate which operand broadcasts cannot collapse to four.
+  p.a_shape = {2, 1, 2, 1, 2, 1, 2, 1, 2, 4, 5};
+  p.b_shape = {1, 2, 1, 2, 1, 2, 1, 2, 1, 5, 7};
+  expect_message(p, "at most 4");
+  p.b_shape = {5, 7};
 
   // Tensors that do not match the plan.
   p.a_shape = {4, 5};
