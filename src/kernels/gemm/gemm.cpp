@@ -24,8 +24,10 @@ struct GemmParams {
   uint32_t c_offset, d_offset, d_row_stride, d_col_stride;
   float alpha, beta, activation_alpha;
   uint32_t b_k_limit;
+  uint32_t k_step_runtime;
+  uint32_t pad[3];
 };
-static_assert(sizeof(GemmParams) == 128);
+static_assert(sizeof(GemmParams) == 144);
 
 constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 
@@ -73,7 +75,8 @@ std::string GemmVariant::describe() const {
   if (path == GemmPath::skinny) {
     return fmt::format("skinny KS={} NC={} rows={} {}", ks, nc, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm, bk);
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm, bk,
+                     unroll_k ? "" : " k-loop");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b) {
@@ -137,6 +140,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
     v.wg_y = t.wg_y;
     v.tm = t.tm;
     v.bk = t.bk;
+    v.unroll_k = context.adapter_description().type != "CPU";
     return v;
   }
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
@@ -251,6 +255,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     values["WG_Y"] = std::to_string(v.wg_y);
     values["TM"] = std::to_string(v.tm);
     values["BK"] = std::to_string(v.bk);
+    values["KEEP_K_LOOP"] = flag(!v.unroll_k);
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
     groups_x = (layout_.n + tile.bn() - 1) / tile.bn();
@@ -295,6 +300,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   params.activation_alpha = p.epilogue.activation_alpha;
   // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
   params.b_k_limit = p.b_prepacked ? params.b_ld : params.k;
+  params.k_step_runtime = v.bk;
 
   std::vector<gpu::BufferBinding> bindings{t.a.binding(context), b.binding(context), t.out.binding(context)};
   if (layout_.has_addend) bindings.push_back(t.addend.binding(context));

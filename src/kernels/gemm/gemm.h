@@ -66,6 +66,7 @@ struct GemmVariant {
   uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
   uint32_t ks = 0, nc = 0, mv = 0;
   bool subgroup_reduce = false;
+  bool unroll_k = true;  // tiled: false keeps the k loop rolled (CPU adapters: compile time)
   std::string describe() const;
 };
 

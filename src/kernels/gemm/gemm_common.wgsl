@@ -16,6 +16,8 @@ struct Params {
   c_offset: u32, d_offset: u32, d_row_stride: u32, d_col_stride: u32,
   alpha: f32, beta: f32, activation_alpha: f32,
   b_k_limit: u32,                // K extent of B's rows when K-contiguous: K, or K_pad when prepacked (zero padding)
+  k_step_runtime: u32,           // the tiled K step as a uniform, for KEEP_K_LOOP (see gemm_tiled.wgsl)
+  _pad0: u32, _pad1: u32, _pad2: u32,
 }
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 

@@ -8,7 +8,10 @@
 // Float32 accumulation for every storage type.
 //
 // Template values (besides gemm_common's): WG_X WG_Y (threads along N and M), TM (rows per thread),
-// BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread).
+// BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread),
+// KEEP_K_LOOP: bound the inner k loop by a uniform equal to BK instead of the constant, so the
+// compiler keeps it a loop. Chosen on CPU adapters (lavapipe, SwiftShader), where compiling the
+// fully unrolled loop with LLVM costs more than every small GEMM it would then run.
 
 #include "gemm/gemm_common.wgsl"
 
@@ -72,7 +75,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   for (var t = 0u; t < k_tiles; t++) {
     load_tiles(tid, base.a, base.b, m0, n0, t * BK);
     workgroupBarrier();
-    for (var k = 0u; k < BK; k++) {
+#if KEEP_K_LOOP
+    let k_end = params.k_step_runtime;
+#else
+    let k_end = BK;
+#endif
+    for (var k = 0u; k < k_end; k++) {
       let b = tile_b[k * (BN / 4u) + lid.x];
       for (var i = 0u; i < TM; i++) {
         acc[i] = fma(vec4<f32>(tile_a[k * BM + lid.y * TM + i]), b, acc[i]);
