@@ -209,7 +209,6 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   const uint32_t a_off = t.a.element_offset(context), b_off = b.element_offset(context);
   const uint32_t c_off = t.out.element_offset(context);
   const bool skinny = v.path == GemmPath::skinny;
-  const bool trans_b = p.transpose_b || p.b_prepacked;
   // Vector loads need the contiguous dimension, its row stride and the start aligned to 4 elements
   // (batch strides are multiples of the matrix size, hence of the row stride).
   const bool a_vec = layout_.a_row_stride % 4 == 0 && a_off % 4 == 0 && !(skinny && p.transpose_a);
@@ -217,49 +216,14 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   const bool out_f16 = p.out_dtype == DType::f16;
   const bool out_pairs = out_f16 && !skinny && layout_.n % 2 == 0 && c_off % 2 == 0;
 
-  TemplateValues values{
-      {"A_F16", flag(p.a_dtype == DType::f16)},
-      {"B_F16", flag(p.b_dtype == DType::f16)},
-      {"ADDEND_F16", flag(p.addend_dtype == DType::f16)},
-      {"A_VEC", flag(a_vec)},
-      {"B_VEC", flag(b_vec)},
-      {"A_TRANS", flag(p.transpose_a)},
-      {"B_TRANS", flag(trans_b)},
-      {"OUT_F32", flag(!out_f16)},
-      {"OUT_F16_PAIRS", flag(out_pairs)},
-      {"OUT_F16_ATOMIC", flag(out_f16 && !out_pairs)},
-      {"HAS_ADDEND", flag(layout_.has_addend)},
-      {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
-  };
-  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
-                         Activation::tanh, Activation::gelu_erf}) {
-    std::string name = "ACT_" + std::string(activation_name(act));
-    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
-    values[name] = flag(act == p.epilogue.activation);
-  }
-
-  std::string shader_name;
+  const ShaderFlags flags{a_vec, b_vec, out_pairs};
   uint64_t groups_x = 0, groups_y = 0;
   if (skinny) {
-    shader_name = "gemm/gemm_skinny.wgsl";
-    values["KS"] = std::to_string(v.ks);
-    values["NC"] = std::to_string(v.nc);
-    values["MV"] = std::to_string(v.mv);
-    values["SUBGROUP_REDUCE"] = flag(v.subgroup_reduce);
     groups_x = (layout_.n + v.nc - 1) / v.nc;
     groups_y = (layout_.m + 4 * v.mv - 1) / (4 * v.mv);
   } else {
-    shader_name = "gemm/gemm_tiled.wgsl";
-    const TileShape tile{v.wg_x, v.wg_y, v.tm, v.bk};
-    values["WG_X"] = std::to_string(v.wg_x);
-    values["WG_Y"] = std::to_string(v.wg_y);
-    values["TM"] = std::to_string(v.tm);
-    values["BK"] = std::to_string(v.bk);
-    values["KEEP_K_LOOP"] = flag(!v.unroll_k);
-    values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
-    values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
-    groups_x = (layout_.n + tile.bn() - 1) / tile.bn();
-    groups_y = (layout_.m + tile.bm() - 1) / tile.bm();
+    groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
+    groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);
   }
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   if (groups_x > max_groups || groups_y > max_groups) {
@@ -268,7 +232,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
                                             layout_.m, layout_.n, groups_x, groups_y, max_groups));
   }
   const std::string label = fmt::format("gemm {} {}", v.describe(), activation_name(p.epilogue.activation));
-  const wgpu::ComputePipeline& pipeline = pipelines.get(render_shader(shader_name, values), {}, label);
+  const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, label);
 
   GemmParams params{};
   const size_t dims = layout_.batch_shape.size();
@@ -311,6 +275,60 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     recorder.dispatch(pipeline, bindings, &params, sizeof(params),
                       {static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), z}, label);
   }
+}
+
+const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& f,
+                                                const std::string& label) const {
+  // Rendering and hashing the WGSL costs far more than a small dispatch (a recurrent cell records
+  // one GEMM per step): remember the pipeline per cache and alignment flags.
+  for (const auto& m : pipelines_) {
+    if (m.cache == &pipelines && m.flags == f) return *m.pipeline;
+  }
+  const GemmProblem& p = problem_;
+  const GemmVariant& v = variant_;
+  const bool skinny = v.path == GemmPath::skinny;
+  const bool out_f16 = p.out_dtype == DType::f16;
+  TemplateValues values{
+      {"A_F16", flag(p.a_dtype == DType::f16)},
+      {"B_F16", flag(p.b_dtype == DType::f16)},
+      {"ADDEND_F16", flag(p.addend_dtype == DType::f16)},
+      {"A_VEC", flag(f.a_vec)},
+      {"B_VEC", flag(f.b_vec)},
+      {"A_TRANS", flag(p.transpose_a)},
+      {"B_TRANS", flag(p.transpose_b || p.b_prepacked)},
+      {"OUT_F32", flag(!out_f16)},
+      {"OUT_F16_PAIRS", flag(f.out_pairs)},
+      {"OUT_F16_ATOMIC", flag(out_f16 && !f.out_pairs)},
+      {"HAS_ADDEND", flag(layout_.has_addend)},
+      {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
+  };
+  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
+                         Activation::tanh, Activation::gelu_erf}) {
+    std::string name = "ACT_" + std::string(activation_name(act));
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    values[name] = flag(act == p.epilogue.activation);
+  }
+  std::string shader_name;
+  if (skinny) {
+    shader_name = "gemm/gemm_skinny.wgsl";
+    values["KS"] = std::to_string(v.ks);
+    values["NC"] = std::to_string(v.nc);
+    values["MV"] = std::to_string(v.mv);
+    values["SUBGROUP_REDUCE"] = flag(v.subgroup_reduce);
+  } else {
+    shader_name = "gemm/gemm_tiled.wgsl";
+    const TileShape tile{v.wg_x, v.wg_y, v.tm, v.bk};
+    values["WG_X"] = std::to_string(v.wg_x);
+    values["WG_Y"] = std::to_string(v.wg_y);
+    values["TM"] = std::to_string(v.tm);
+    values["BK"] = std::to_string(v.bk);
+    values["KEEP_K_LOOP"] = flag(!v.unroll_k);
+    values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
+    values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
+  }
+  const wgpu::ComputePipeline& pipeline = pipelines.get(render_shader(shader_name, values), {}, label);
+  pipelines_.push_back({&pipelines, f, &pipeline});
+  return pipeline;
 }
 
 void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
@@ -85,12 +86,27 @@ class Gemm {
               const GemmTensors& tensors) const;
 
  private:
+  // Shader choices that depend on the tensors' alignment, known only at record time.
+  struct ShaderFlags {
+    bool a_vec = false, b_vec = false, out_pairs = false;
+    bool operator==(const ShaderFlags&) const = default;
+  };
+  struct CachedPipeline {
+    const gpu::PipelineCache* cache;
+    ShaderFlags flags;
+    const wgpu::ComputePipeline* pipeline;  // owned by the cache (its map nodes are stable)
+  };
+
   GemmVariant choose_tiled(const gpu::Context& context) const;
   GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options) const;
+
+  const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
+                                            const std::string& label) const;
 
   GemmProblem problem_;
   MatmulLayout layout_;
   GemmVariant variant_;
+  mutable std::vector<CachedPipeline> pipelines_;  // not thread-safe, like PipelineCache
 };
 
 // Plans and records in one call (convenience for ops that do not keep plans).
