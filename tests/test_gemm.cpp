@@ -289,6 +289,43 @@ TEST(GemmSkinny, RecurrentShapesBothReductions) {
   EXPECT_CASE(c, random);
 }
 
+TEST(GemmSkinny, FewColumnsSwapOperands) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    bool transpose_b;
+    std::optional<Shape> d;
+    DType dtype;
+  };
+  const std::vector<Shapes> cases = {
+      {{300, 64}, {64}, false, Shape{300}, DType::f32},          // matrix-vector, output [300]
+      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},     // per-row addend
+      {{2, 100, 12}, {12, 3}, false, Shape{2, 1, 3}, DType::f32},  // batched, broadcast B
+      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},      // odd N, float16 output
+  };
+  for (const auto& s : cases) {
+    GemmCase c;
+    c.a_shape = s.a;
+    c.b_shape = s.b;
+    c.transpose_b = s.transpose_b;
+    c.addend_shape = s.d;
+    c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = s.dtype;
+    c.epilogue.beta = 0.5f;
+    std::string variant;
+    const double err = run_case(c, random, &variant);
+    EXPECT_LE(err, bound_for(c)) << case_name(c) << " seed " << seed;
+    EXPECT_NE(variant.find("B^T A^T"), std::string::npos) << "automatic path did not swap: " << variant;
+  }
+  // A prepacked B as the shader's A (its rows are K_pad long, K of them real).
+  GemmCase c;
+  c.a_shape = {150, 21};
+  c.b_shape = {21, 6};
+  c.prepack = true;
+  c.options.path = GemmPath::skinny_transposed;
+  EXPECT_CASE(c, random);
+}
+
 TEST(GemmSkinny, ChosenAutomaticallyForFewRows) {
   auto& g = gpu();
   GemmProblem p;

@@ -73,7 +73,8 @@ std::string_view activation_name(Activation activation) {
 
 std::string GemmVariant::describe() const {
   if (path == GemmPath::skinny) {
-    return fmt::format("skinny KS={} NC={} rows={} {}", ks, nc, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
+    return fmt::format("skinny{} KS={} NC={} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc, 4 * mv,
+                       subgroup_reduce ? "subgroup" : "workgroup");
   }
   return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm, bk,
                      unroll_k ? "" : " k-loop");
@@ -110,12 +111,27 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
   }
 
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
+  const bool a_k_contiguous = !problem_.transpose_a;
   GemmPath path = options.path;
-  if (path == GemmPath::automatic) path = (layout_.m <= 64 && b_k_contiguous) ? GemmPath::skinny : GemmPath::tiled;
-  if (path == GemmPath::skinny && !b_k_contiguous) {
+  bool swap = false;
+  if (path == GemmPath::automatic) {
+    if (layout_.m <= 64 && b_k_contiguous) {
+      path = GemmPath::skinny;
+    } else if (layout_.n <= 64 && layout_.n < layout_.m && a_k_contiguous) {
+      // Few columns, many rows (a matrix-vector product): C^T = op(B)^T op(A)^T is the skinny case.
+      path = GemmPath::skinny;
+      swap = true;
+    } else {
+      path = GemmPath::tiled;
+    }
+  } else if (path == GemmPath::skinny_transposed) {
+    if (!a_k_contiguous) throw std::invalid_argument("gemm: the transposed skinny path needs A stored K-contiguous");
+    path = GemmPath::skinny;
+    swap = true;
+  } else if (path == GemmPath::skinny && !b_k_contiguous) {
     throw std::invalid_argument("gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
   }
-  variant_ = path == GemmPath::skinny ? choose_skinny(context, options) : choose_tiled(context);
+  variant_ = path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context);
 }
 
 GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
@@ -146,9 +162,10 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
 }
 
-GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& options) const {
+GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const {
   GemmVariant v;
   v.path = GemmPath::skinny;
+  v.swap_operands = swap;
   const uint32_t sg = context.subgroup_max_size();
   // One subgroupAdd reduces a column only when every subgroup has the same, known size.
   if (options.allow_subgroups && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() && sg >= 4 &&
@@ -159,7 +176,7 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
     v.ks = 32;
   }
   v.nc = std::max<uint32_t>(256 / v.ks, 1);
-  v.mv = layout_.m <= 4 ? 1 : 2;
+  v.mv = (swap ? layout_.n : layout_.m) <= 4 ? 1 : 2;
   const uint64_t bytes = v.subgroup_reduce ? 0 : uint64_t{v.mv} * v.ks * v.nc * 16;
   if (bytes > context.limits().maxComputeWorkgroupStorageSize ||
       v.ks * v.nc > context.limits().maxComputeInvocationsPerWorkgroup) {
@@ -206,21 +223,32 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   narrow_u32(layout_.batch_count, "the batch count");
 
   const GemmVariant& v = variant_;
-  const uint32_t a_off = t.a.element_offset(context), b_off = b.element_offset(context);
-  const uint32_t c_off = t.out.element_offset(context);
   const bool skinny = v.path == GemmPath::skinny;
-  // Vector loads need the contiguous dimension, its row stride and the start aligned to 4 elements
-  // (batch strides are multiples of the matrix size, hence of the row stride).
-  const bool a_vec = layout_.a_row_stride % 4 == 0 && a_off % 4 == 0 && !(skinny && p.transpose_a);
-  const bool b_vec = layout_.b_row_stride % 4 == 0 && b_off % 4 == 0;
+  const bool swap = v.swap_operands;
+  // With swapped operands the shader's A is op(B)^T and its B is op(A)^T, and C is stored transposed.
+  const Tensor& shader_a = swap ? b : t.a;
+  const Tensor& shader_b = swap ? t.a : b;
+  const uint32_t a_off = shader_a.element_offset(context), b_off = shader_b.element_offset(context);
+  const uint32_t c_off = t.out.element_offset(context);
+  const bool trans_b = p.transpose_b || p.b_prepacked;
+  // Vector loads need the contiguous extent, the row stride and the start aligned to 4 elements
+  // (batch strides are multiples of the matrix size, hence of the row stride). A prepacked B's
+  // rows are K_pad long but only K of them are the extent when it is the shader's A.
+  const int64_t a_extent = swap ? (p.b_prepacked ? layout_.k : layout_.b_row_stride) : layout_.a_row_stride;
+  const int64_t a_ld = swap ? layout_.b_row_stride : layout_.a_row_stride;
+  const int64_t b_extent = swap ? layout_.a_row_stride : layout_.b_row_stride;
+  const bool shader_a_trans = swap ? !trans_b : p.transpose_a;
+  const bool a_vec = a_extent % 4 == 0 && a_ld % 4 == 0 && a_off % 4 == 0 && !(skinny && shader_a_trans);
+  const bool b_vec = b_extent % 4 == 0 && b_off % 4 == 0;
   const bool out_f16 = p.out_dtype == DType::f16;
   const bool out_pairs = out_f16 && !skinny && layout_.n % 2 == 0 && c_off % 2 == 0;
 
   const ShaderFlags flags{a_vec, b_vec, out_pairs};
   uint64_t groups_x = 0, groups_y = 0;
+  const int64_t shader_m = swap ? layout_.n : layout_.m, shader_n = swap ? layout_.m : layout_.n;
   if (skinny) {
-    groups_x = (layout_.n + v.nc - 1) / v.nc;
-    groups_y = (layout_.m + 4 * v.mv - 1) / (4 * v.mv);
+    groups_x = (shader_n + v.nc - 1) / v.nc;
+    groups_y = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
   } else {
     groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
     groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);
@@ -232,7 +260,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
                                             layout_.m, layout_.n, groups_x, groups_y, max_groups));
   }
   const std::string label = fmt::format("gemm {} {}", v.describe(), activation_name(p.epilogue.activation));
-  const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, label);
+  const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, shader_a_trans, label);
 
   GemmParams params{};
   const size_t dims = layout_.batch_shape.size();
@@ -241,32 +269,35 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     if (i + dims >= 4) {
       const size_t j = i + dims - 4;
       params.batch_shape[i] = narrow_u32(layout_.batch_shape[j], "a batch dimension");
-      params.a_batch_stride[i] = narrow_u32(layout_.a_batch_strides[j], "a batch stride");
-      params.b_batch_stride[i] = narrow_u32(layout_.b_batch_strides[j], "a batch stride");
+      params.a_batch_stride[i] = narrow_u32((swap ? layout_.b_batch_strides : layout_.a_batch_strides)[j], "a batch stride");
+      params.b_batch_stride[i] = narrow_u32((swap ? layout_.a_batch_strides : layout_.b_batch_strides)[j], "a batch stride");
       params.d_batch_stride[i] = narrow_u32(layout_.addend_batch_strides[j], "a batch stride");
     }
   }
-  params.m = narrow_u32(layout_.m, "M");
-  params.n = narrow_u32(layout_.n, "N");
+  params.m = narrow_u32(shader_m, "M");
+  params.n = narrow_u32(shader_n, "N");
   params.k = narrow_u32(layout_.k, "K");
   params.a_offset = a_off;
-  params.a_ld = narrow_u32(layout_.a_row_stride, "A's row stride");
+  params.a_ld = narrow_u32(a_ld, "A's row stride");
   params.b_offset = b_off;
-  params.b_ld = narrow_u32(layout_.b_row_stride, "B's row stride");
+  params.b_ld = narrow_u32(swap ? layout_.a_row_stride : layout_.b_row_stride, "B's row stride");
   params.c_offset = c_off;
   if (layout_.has_addend) {
     params.d_offset = t.addend.element_offset(context);
-    params.d_row_stride = narrow_u32(layout_.addend_row_stride, "the addend's row stride");
-    params.d_col_stride = narrow_u32(layout_.addend_col_stride, "the addend's column stride");
+    const int64_t row = swap ? layout_.addend_col_stride : layout_.addend_row_stride;
+    const int64_t col = swap ? layout_.addend_row_stride : layout_.addend_col_stride;
+    params.d_row_stride = narrow_u32(row, "the addend's row stride");
+    params.d_col_stride = narrow_u32(col, "the addend's column stride");
   }
   params.alpha = p.epilogue.alpha;
   params.beta = p.epilogue.beta;
   params.activation_alpha = p.epilogue.activation_alpha;
   // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
-  params.b_k_limit = p.b_prepacked ? params.b_ld : params.k;
+  params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
   params.k_step_runtime = v.bk;
 
-  std::vector<gpu::BufferBinding> bindings{t.a.binding(context), b.binding(context), t.out.binding(context)};
+  std::vector<gpu::BufferBinding> bindings{shader_a.binding(context), shader_b.binding(context),
+                                           t.out.binding(context)};
   if (layout_.has_addend) bindings.push_back(t.addend.binding(context));
   // The batch runs along z; more than maxComputeWorkgroupsPerDimension entries take several dispatches.
   for (int64_t start = 0; start < layout_.batch_count; start += max_groups) {
@@ -278,7 +309,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
 }
 
 const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& f,
-                                                const std::string& label) const {
+                                                bool shader_a_trans, const std::string& label) const {
   // Rendering and hashing the WGSL costs far more than a small dispatch (a recurrent cell records
   // one GEMM per step): remember the pipeline per cache and alignment flags.
   for (const auto& m : pipelines_) {
@@ -288,14 +319,16 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
   const GemmVariant& v = variant_;
   const bool skinny = v.path == GemmPath::skinny;
   const bool out_f16 = p.out_dtype == DType::f16;
+  const bool swap = v.swap_operands;
   TemplateValues values{
-      {"A_F16", flag(p.a_dtype == DType::f16)},
-      {"B_F16", flag(p.b_dtype == DType::f16)},
+      {"A_F16", flag((swap ? p.b_dtype : p.a_dtype) == DType::f16)},
+      {"B_F16", flag((swap ? p.a_dtype : p.b_dtype) == DType::f16)},
       {"ADDEND_F16", flag(p.addend_dtype == DType::f16)},
       {"A_VEC", flag(f.a_vec)},
       {"B_VEC", flag(f.b_vec)},
-      {"A_TRANS", flag(p.transpose_a)},
-      {"B_TRANS", flag(p.transpose_b || p.b_prepacked)},
+      {"A_TRANS", flag(shader_a_trans)},
+      {"B_TRANS", flag(swap || p.transpose_b || p.b_prepacked)},
+      {"OUT_TRANS", flag(swap)},
       {"OUT_F32", flag(!out_f16)},
       {"OUT_F16_PAIRS", flag(f.out_pairs)},
       {"OUT_F16_ATOMIC", flag(out_f16 && !f.out_pairs)},

@@ -7,7 +7,8 @@
 // Planning (the constructor) only needs shapes and dtypes, so an op can plan at graph-build time and
 // record many times. It picks the path:
 //   skinny  M <= 64 and B K-contiguous (transposed or prepacked): bandwidth-bound streaming of B
-//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction;
+//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction; or, with
+//           the operands' roles swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
 //   tiled   everything else: workgroup-memory tiles + register blocks (gemm_tiled.wgsl), the tile
 //           size chosen from the shape and the device's workgroup memory / invocation limits.
 #pragma once
@@ -43,7 +44,9 @@ struct GemmProblem {
   static GemmProblem with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b);
 };
 
-enum class GemmPath { automatic, tiled, skinny };
+// skinny_transposed: the skinny kernel on C^T = op(B)^T op(A)^T, for few columns and many rows
+// (matrix-vector products); needs A stored K-contiguous (not transposed).
+enum class GemmPath { automatic, tiled, skinny, skinny_transposed };
 
 struct GemmOptions {
   GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
@@ -67,7 +70,8 @@ struct GemmVariant {
   uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
   uint32_t ks = 0, nc = 0, mv = 0;
   bool subgroup_reduce = false;
-  bool unroll_k = true;  // tiled: false keeps the k loop rolled (CPU adapters: compile time)
+  bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
+  bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
 };
 
@@ -98,10 +102,10 @@ class Gemm {
   };
 
   GemmVariant choose_tiled(const gpu::Context& context) const;
-  GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options) const;
+  GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const;
 
   const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
-                                            const std::string& label) const;
+                                            bool shader_a_trans, const std::string& label) const;
 
   GemmProblem problem_;
   MatmulLayout layout_;

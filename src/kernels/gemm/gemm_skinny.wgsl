@@ -9,7 +9,8 @@
 // consecutive invocations, which is how every Vulkan/Metal/D3D driver forms subgroups of a 1-D
 // workgroup), else by a tree in workgroup memory.
 //
-// Template values (besides gemm_common's): KS NC MV A_TRANS SUBGROUP_REDUCE.
+// Template values (besides gemm_common's): KS NC MV A_TRANS SUBGROUP_REDUCE, OUT_TRANS (the plan
+// swapped the operands to compute C^T = B^T A^T for few columns: store transposed).
 #if SUBGROUP_REDUCE
 enable subgroups;
 #endif
@@ -80,7 +81,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     for (var v = 0u; v < MV; v++) {
       for (var i = 0u; i < 4u; i++) {
         let m = m0 + 4u * v + i;
+#if OUT_TRANS
+        // The operands were swapped (C^T = B^T A^T): element (m, n) here is C[n, m].
+        if (m < params.M) { store_one(base.c + n * params.M + m, epilogue(acc[v][i], base.d, m, n)); }
+#else
         if (m < params.M) { store_one(base.c + m * params.N + n, epilogue(acc[v][i], base.d, m, n)); }
+#endif
       }
     }
   }
