@@ -1,0 +1,372 @@
+#include "kernels/gemm/gemm.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <limits>
+#include <stdexcept>
+
+#include "gpu/gpu_error.h"
+#include "kernels/shader_template.h"
+
+namespace onda::kernels::gemm {
+
+namespace {
+
+// Mirrors `Params` in gemm_common.wgsl (vec4 members first: uniform layout needs 16-byte alignment).
+struct GemmParams {
+  uint32_t batch_shape[4];
+  uint32_t a_batch_stride[4];
+  uint32_t b_batch_stride[4];
+  uint32_t d_batch_stride[4];
+  uint32_t m, n, k, batch_base;
+  uint32_t a_offset, a_ld, b_offset, b_ld;
+  uint32_t c_offset, d_offset, d_row_stride, d_col_stride;
+  float alpha, beta, activation_alpha;
+  uint32_t b_k_limit;
+  uint32_t k_step_runtime;
+  uint32_t pad[3];
+};
+static_assert(sizeof(GemmParams) == 144);
+
+constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+
+uint32_t narrow_u32(int64_t v, const char* what) {
+  if (v < 0 || v > kMaxU32) {
+    throw gpu::DeviceLimitError(fmt::format("gemm: {} = {} does not fit the shader's 32-bit indices", what, v));
+  }
+  return static_cast<uint32_t>(v);
+}
+
+void require_float(DType t, const char* what) {
+  if (!is_float(t)) {
+    throw std::invalid_argument(fmt::format("gemm: {} must be float32 or float16, got {}", what, dtype_name(t)));
+  }
+}
+
+std::string flag(bool b) { return b ? "1" : "0"; }
+
+// Tile shapes of the tiled path, largest first: {WG_X, WG_Y, TM, BK} -> BM = WG_Y*TM, BN = 4*WG_X.
+struct TileShape {
+  uint32_t wg_x, wg_y, tm, bk;
+  uint32_t bm() const { return wg_y * tm; }
+  uint32_t bn() const { return wg_x * 4; }
+  uint32_t threads() const { return wg_x * wg_y; }
+  uint64_t workgroup_bytes() const { return uint64_t{bk} * (bm() + bn()) * 4; }
+};
+// The small tile steps K by 8: it serves small problems, where a deep K step is mostly padding.
+constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4, 8}};
+
+}  // namespace
+
+std::string_view activation_name(Activation activation) {
+  switch (activation) {
+    case Activation::none: return "none";
+    case Activation::relu: return "relu";
+    case Activation::leaky_relu: return "leaky_relu";
+    case Activation::sigmoid: return "sigmoid";
+    case Activation::tanh: return "tanh";
+    case Activation::gelu_erf: return "gelu_erf";
+  }
+  return "?";
+}
+
+std::string GemmVariant::describe() const {
+  if (path == GemmPath::skinny) {
+    return fmt::format("skinny{} KS={} NC={} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc, 4 * mv,
+                       subgroup_reduce ? "subgroup" : "workgroup");
+  }
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm, bk,
+                     unroll_k ? "" : " k-loop");
+}
+
+GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b) {
+  GemmProblem p;
+  p.a_shape = a_shape;
+  p.a_dtype = a_dtype;
+  p.transpose_a = transpose_a;
+  p.b_shape = {b.k, b.n};
+  p.b_dtype = b.dtype();
+  p.b_prepacked = true;
+  return p;
+}
+
+Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options) : problem_(std::move(problem)) {
+  require_float(problem_.a_dtype, "A");
+  require_float(problem_.b_dtype, "B");
+  require_float(problem_.out_dtype, "the output");
+  if (problem_.addend_shape) require_float(problem_.addend_dtype, "the addend");
+  if (problem_.b_prepacked) {
+    if (problem_.transpose_b) throw std::invalid_argument("gemm: a prepacked B carries its transpose already");
+    if (problem_.b_shape.size() != 2) {
+      throw std::invalid_argument("gemm: a prepacked B is 2-D, got " + shape_string(problem_.b_shape));
+    }
+    // Packed storage is op(B)^T = [N, K_pad]: the layout of a transposed B with a padded row stride.
+    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, {problem_.b_shape[1], problem_.b_shape[0]},
+                                 true, problem_.addend_shape);
+    layout_.b_row_stride = (layout_.k + 3) / 4 * 4;
+  } else {
+    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, problem_.b_shape, problem_.transpose_b,
+                                 problem_.addend_shape);
+  }
+
+  const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
+  const bool a_k_contiguous = !problem_.transpose_a;
+  GemmPath path = options.path;
+  bool swap = false;
+  if (path == GemmPath::automatic) {
+    if (layout_.m <= 64 && b_k_contiguous) {
+      path = GemmPath::skinny;
+    } else if (layout_.n <= 64 && layout_.n < layout_.m && a_k_contiguous) {
+      // Few columns, many rows (a matrix-vector product): C^T = op(B)^T op(A)^T is the skinny case.
+      path = GemmPath::skinny;
+      swap = true;
+    } else {
+      path = GemmPath::tiled;
+    }
+  } else if (path == GemmPath::skinny_transposed) {
+    if (!a_k_contiguous) throw std::invalid_argument("gemm: the transposed skinny path needs A stored K-contiguous");
+    path = GemmPath::skinny;
+    swap = true;
+  } else if (path == GemmPath::skinny && !b_k_contiguous) {
+    throw std::invalid_argument("gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
+  }
+  variant_ = path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context);
+}
+
+GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
+  const auto& limits = context.limits();
+  // Big tiles only where they fill the grid (an H200 has 132 SMs); small problems get small tiles so
+  // that little of each tile is padding.
+  size_t first = 2;
+  if (layout_.m >= 256 && layout_.n >= 128) {
+    first = 0;
+  } else if (layout_.m >= 64 && layout_.n >= 64) {
+    first = 1;
+  }
+  for (size_t i = first; i < std::size(kTileShapes); ++i) {
+    const TileShape& t = kTileShapes[i];
+    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize || t.threads() > limits.maxComputeInvocationsPerWorkgroup ||
+        t.wg_x > limits.maxComputeWorkgroupSizeX || t.wg_y > limits.maxComputeWorkgroupSizeY) {
+      continue;
+    }
+    GemmVariant v;
+    v.path = GemmPath::tiled;
+    v.wg_x = t.wg_x;
+    v.wg_y = t.wg_y;
+    v.tm = t.tm;
+    v.bk = t.bk;
+    v.unroll_k = context.adapter_description().type != "CPU";
+    return v;
+  }
+  throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
+}
+
+GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const {
+  GemmVariant v;
+  v.path = GemmPath::skinny;
+  v.swap_operands = swap;
+  const uint32_t sg = context.subgroup_max_size();
+  // One subgroupAdd reduces a column only when every subgroup has the same, known size.
+  if (options.allow_subgroups && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() && sg >= 4 &&
+      sg <= 128 && (sg & (sg - 1)) == 0) {
+    v.ks = sg;
+    v.subgroup_reduce = true;
+  } else {
+    v.ks = 32;
+  }
+  v.nc = std::max<uint32_t>(256 / v.ks, 1);
+  v.mv = (swap ? layout_.n : layout_.m) <= 4 ? 1 : 2;
+  const uint64_t bytes = v.subgroup_reduce ? 0 : uint64_t{v.mv} * v.ks * v.nc * 16;
+  if (bytes > context.limits().maxComputeWorkgroupStorageSize ||
+      v.ks * v.nc > context.limits().maxComputeInvocationsPerWorkgroup) {
+    throw gpu::DeviceLimitError("gemm: the skinny path does not fit this device's workgroup limits");
+  }
+  return v;
+}
+
+void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+                  const GemmTensors& t) const {
+  const GemmProblem& p = problem_;
+  auto check = [](const Tensor& x, const Shape& shape, DType dtype, const char* what) {
+    if (!x.defined()) throw std::invalid_argument(fmt::format("gemm: {} tensor missing", what));
+    if (x.shape() != shape || x.dtype() != dtype) {
+      throw std::invalid_argument(fmt::format("gemm: {} is {} {}, the plan expects {} {}", what,
+                                              dtype_name(x.dtype()), shape_string(x.shape()), dtype_name(dtype),
+                                              shape_string(shape)));
+    }
+  };
+  check(t.a, p.a_shape, p.a_dtype, "A");
+  Tensor b = t.b;
+  if (p.b_prepacked) {
+    if (!t.packed_b) throw std::invalid_argument("gemm: the plan expects a prepacked B, none given");
+    if (t.packed_b->k != p.b_shape[0] || t.packed_b->n != p.b_shape[1] || t.packed_b->dtype() != p.b_dtype) {
+      throw std::invalid_argument(fmt::format("gemm: packed B is {} {}x{}, the plan expects {} {}",
+                                              dtype_name(t.packed_b->dtype()), t.packed_b->k, t.packed_b->n,
+                                              dtype_name(p.b_dtype), shape_string(p.b_shape)));
+    }
+    b = t.packed_b->data;
+  } else {
+    check(b, p.b_shape, p.b_dtype, "B");
+  }
+  check(t.out, layout_.output_shape, p.out_dtype, "the output");
+  if (p.addend_shape) {
+    check(t.addend, *p.addend_shape, p.addend_dtype, "the addend");
+  } else if (t.addend.defined()) {
+    throw std::invalid_argument("gemm: an addend was given but the plan has none");
+  }
+  if (t.out.numel() == 0) return;
+
+  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.out, &t.addend}) {
+    if (x->defined()) narrow_u32(x->numel() + x->element_offset(context), "a tensor's element count");
+  }
+  narrow_u32(layout_.batch_count, "the batch count");
+
+  const GemmVariant& v = variant_;
+  const bool skinny = v.path == GemmPath::skinny;
+  const bool swap = v.swap_operands;
+  // With swapped operands the shader's A is op(B)^T and its B is op(A)^T, and C is stored transposed.
+  const Tensor& shader_a = swap ? b : t.a;
+  const Tensor& shader_b = swap ? t.a : b;
+  const uint32_t a_off = shader_a.element_offset(context), b_off = shader_b.element_offset(context);
+  const uint32_t c_off = t.out.element_offset(context);
+  const bool trans_b = p.transpose_b || p.b_prepacked;
+  // Vector loads need the contiguous extent, the row stride and the start aligned to 4 elements
+  // (batch strides are multiples of the matrix size, hence of the row stride). A prepacked B's
+  // rows are K_pad long but only K of them are the extent when it is the shader's A.
+  const int64_t a_extent = swap ? (p.b_prepacked ? layout_.k : layout_.b_row_stride) : layout_.a_row_stride;
+  const int64_t a_ld = swap ? layout_.b_row_stride : layout_.a_row_stride;
+  const int64_t b_extent = swap ? layout_.a_row_stride : layout_.b_row_stride;
+  const bool shader_a_trans = swap ? !trans_b : p.transpose_a;
+  const bool a_vec = a_extent % 4 == 0 && a_ld % 4 == 0 && a_off % 4 == 0 && !(skinny && shader_a_trans);
+  const bool b_vec = b_extent % 4 == 0 && b_off % 4 == 0;
+  const bool out_f16 = p.out_dtype == DType::f16;
+  const bool out_pairs = out_f16 && !skinny && layout_.n % 2 == 0 && c_off % 2 == 0;
+
+  const ShaderFlags flags{a_vec, b_vec, out_pairs};
+  uint64_t groups_x = 0, groups_y = 0;
+  const int64_t shader_m = swap ? layout_.n : layout_.m, shader_n = swap ? layout_.m : layout_.n;
+  if (skinny) {
+    groups_x = (shader_n + v.nc - 1) / v.nc;
+    groups_y = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
+  } else {
+    groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
+    groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);
+  }
+  const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
+  if (groups_x > max_groups || groups_y > max_groups) {
+    throw gpu::DeviceLimitError(fmt::format("gemm: M = {}, N = {} need {} x {} workgroups; the device allows {} per "
+                                            "dimension (split the problem)",
+                                            layout_.m, layout_.n, groups_x, groups_y, max_groups));
+  }
+  const std::string label = fmt::format("gemm {} {}", v.describe(), activation_name(p.epilogue.activation));
+  const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, shader_a_trans, label);
+
+  GemmParams params{};
+  const size_t dims = layout_.batch_shape.size();
+  for (size_t i = 0; i < 4; ++i) {
+    params.batch_shape[i] = 1;
+    if (i + dims >= 4) {
+      const size_t j = i + dims - 4;
+      params.batch_shape[i] = narrow_u32(layout_.batch_shape[j], "a batch dimension");
+      params.a_batch_stride[i] = narrow_u32((swap ? layout_.b_batch_strides : layout_.a_batch_strides)[j], "a batch stride");
+      params.b_batch_stride[i] = narrow_u32((swap ? layout_.a_batch_strides : layout_.b_batch_strides)[j], "a batch stride");
+      params.d_batch_stride[i] = narrow_u32(layout_.addend_batch_strides[j], "a batch stride");
+    }
+  }
+  params.m = narrow_u32(shader_m, "M");
+  params.n = narrow_u32(shader_n, "N");
+  params.k = narrow_u32(layout_.k, "K");
+  params.a_offset = a_off;
+  params.a_ld = narrow_u32(a_ld, "A's row stride");
+  params.b_offset = b_off;
+  params.b_ld = narrow_u32(swap ? layout_.a_row_stride : layout_.b_row_stride, "B's row stride");
+  params.c_offset = c_off;
+  if (layout_.has_addend) {
+    params.d_offset = t.addend.element_offset(context);
+    const int64_t row = swap ? layout_.addend_col_stride : layout_.addend_row_stride;
+    const int64_t col = swap ? layout_.addend_row_stride : layout_.addend_col_stride;
+    params.d_row_stride = narrow_u32(row, "the addend's row stride");
+    params.d_col_stride = narrow_u32(col, "the addend's column stride");
+  }
+  params.alpha = p.epilogue.alpha;
+  params.beta = p.epilogue.beta;
+  params.activation_alpha = p.epilogue.activation_alpha;
+  // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
+  params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
+  params.k_step_runtime = v.bk;
+
+  std::vector<gpu::BufferBinding> bindings{shader_a.binding(context), shader_b.binding(context),
+                                           t.out.binding(context)};
+  if (layout_.has_addend) bindings.push_back(t.addend.binding(context));
+  // The batch runs along z; more than maxComputeWorkgroupsPerDimension entries take several dispatches.
+  for (int64_t start = 0; start < layout_.batch_count; start += max_groups) {
+    params.batch_base = static_cast<uint32_t>(start);
+    const auto z = static_cast<uint32_t>(std::min<int64_t>(max_groups, layout_.batch_count - start));
+    recorder.dispatch(pipeline, bindings, &params, sizeof(params),
+                      {static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), z}, label);
+  }
+}
+
+const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& f,
+                                                bool shader_a_trans, const std::string& label) const {
+  // Rendering and hashing the WGSL costs far more than a small dispatch (a recurrent cell records
+  // one GEMM per step): remember the pipeline per cache and alignment flags.
+  for (const auto& m : pipelines_) {
+    if (m.cache == &pipelines && m.flags == f) return *m.pipeline;
+  }
+  const GemmProblem& p = problem_;
+  const GemmVariant& v = variant_;
+  const bool skinny = v.path == GemmPath::skinny;
+  const bool out_f16 = p.out_dtype == DType::f16;
+  const bool swap = v.swap_operands;
+  TemplateValues values{
+      {"A_F16", flag((swap ? p.b_dtype : p.a_dtype) == DType::f16)},
+      {"B_F16", flag((swap ? p.a_dtype : p.b_dtype) == DType::f16)},
+      {"ADDEND_F16", flag(p.addend_dtype == DType::f16)},
+      {"A_VEC", flag(f.a_vec)},
+      {"B_VEC", flag(f.b_vec)},
+      {"A_TRANS", flag(shader_a_trans)},
+      {"B_TRANS", flag(swap || p.transpose_b || p.b_prepacked)},
+      {"OUT_TRANS", flag(swap)},
+      {"OUT_F32", flag(!out_f16)},
+      {"OUT_F16_PAIRS", flag(f.out_pairs)},
+      {"OUT_F16_ATOMIC", flag(out_f16 && !f.out_pairs)},
+      {"HAS_ADDEND", flag(layout_.has_addend)},
+      {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
+  };
+  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
+                         Activation::tanh, Activation::gelu_erf}) {
+    std::string name = "ACT_" + std::string(activation_name(act));
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    values[name] = flag(act == p.epilogue.activation);
+  }
+  std::string shader_name;
+  if (skinny) {
+    shader_name = "gemm/gemm_skinny.wgsl";
+    values["KS"] = std::to_string(v.ks);
+    values["NC"] = std::to_string(v.nc);
+    values["MV"] = std::to_string(v.mv);
+    values["SUBGROUP_REDUCE"] = flag(v.subgroup_reduce);
+  } else {
+    shader_name = "gemm/gemm_tiled.wgsl";
+    const TileShape tile{v.wg_x, v.wg_y, v.tm, v.bk};
+    values["WG_X"] = std::to_string(v.wg_x);
+    values["WG_Y"] = std::to_string(v.wg_y);
+    values["TM"] = std::to_string(v.tm);
+    values["BK"] = std::to_string(v.bk);
+    values["KEEP_K_LOOP"] = flag(!v.unroll_k);
+    values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
+    values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
+  }
+  const wgpu::ComputePipeline& pipeline = pipelines.get(render_shader(shader_name, values), {}, label);
+  pipelines_.push_back({&pipelines, f, &pipeline});
+  return pipeline;
+}
+
+void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+                 const GemmProblem& problem, const GemmTensors& tensors, const GemmOptions& options) {
+  Gemm(context, problem, options).record(context, pipelines, recorder, tensors);
+}
+
+}  // namespace onda::kernels::gemm

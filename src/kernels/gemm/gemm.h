@@ -1,0 +1,120 @@
+// The matrix-multiply core that ONNX MatMul / Gemm, and later Conv (im2col), ConvTranspose and the
+// recurrent cells call:
+//   out[batch] = act(alpha * op(A[batch]) op(B[batch]) + beta * D[batch]),  op = optional transpose,
+// with numpy.matmul batch broadcasting and 1-D operands (matmul_layout.h), f32 or f16 storage for
+// every tensor (f16 as packed halves, float32 accumulation), and B either a tensor or a PackedB.
+//
+// Planning (the constructor) only needs shapes and dtypes, so an op can plan at graph-build time and
+// record many times. It picks the path:
+//   skinny  M <= 64 and B K-contiguous (transposed or prepacked): bandwidth-bound streaming of B
+//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction; or, with
+//           the operands' roles swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
+//   tiled   everything else: workgroup-memory tiles + register blocks (gemm_tiled.wgsl), the tile
+//           size chosen from the shape and the device's workgroup memory / invocation limits.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gpu/command_recorder.h"
+#include "gpu/pipeline_cache.h"
+#include "kernels/gemm/gemm_epilogue.h"
+#include "kernels/gemm/matmul_layout.h"
+#include "kernels/gemm/packed_b.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::gemm {
+
+// What is multiplied: shapes and dtypes only, no buffers.
+struct GemmProblem {
+  Shape a_shape;
+  DType a_dtype = DType::f32;
+  bool transpose_a = false;
+  Shape b_shape;  // for a prepacked B: its logical op(B) shape [K, N]
+  DType b_dtype = DType::f32;
+  bool transpose_b = false;
+  bool b_prepacked = false;  // B is a PackedB (then transpose_b must be false)
+  std::optional<Shape> addend_shape;
+  DType addend_dtype = DType::f32;
+  DType out_dtype = DType::f32;
+  GemmEpilogue epilogue;
+
+  // The problem a PackedB stands for, with A as given.
+  static GemmProblem with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b);
+};
+
+// skinny_transposed: the skinny kernel on C^T = op(B)^T op(A)^T, for few columns and many rows
+// (matrix-vector products); needs A stored K-contiguous (not transposed).
+enum class GemmPath { automatic, tiled, skinny, skinny_transposed };
+
+struct GemmOptions {
+  GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
+  bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
+};
+
+// The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).
+struct GemmTensors {
+  Tensor a;
+  Tensor b;
+  const PackedB* packed_b = nullptr;
+  Tensor addend;  // undefined when the problem has none
+  Tensor out;     // contiguous, shape output_shape(), dtype out_dtype
+};
+
+// One planned tile configuration, exposed for tests and benchmarks.
+struct GemmVariant {
+  GemmPath path = GemmPath::tiled;
+  // tiled: WG_X x WG_Y threads, each TM x 4 outputs, K step BK. skinny: KS threads per column,
+  // NC columns and 4 * MV rows per workgroup.
+  uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
+  uint32_t ks = 0, nc = 0, mv = 0;
+  bool subgroup_reduce = false;
+  bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
+  bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
+  std::string describe() const;
+};
+
+class Gemm {
+ public:
+  // Validates shapes/dtypes (std::invalid_argument naming the problem) and chooses the variant.
+  Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options = {});
+
+  const Shape& output_shape() const { return layout_.output_shape; }
+  const MatmulLayout& layout() const { return layout_; }
+  const GemmVariant& variant() const { return variant_; }
+
+  // Records the dispatches (one per 65535 batch entries). Checks that the tensors match the problem;
+  // binding sizes above the device limit throw gpu::DeviceLimitError.
+  void record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+              const GemmTensors& tensors) const;
+
+ private:
+  // Shader choices that depend on the tensors' alignment, known only at record time.
+  struct ShaderFlags {
+    bool a_vec = false, b_vec = false, out_pairs = false;
+    bool operator==(const ShaderFlags&) const = default;
+  };
+  struct CachedPipeline {
+    const gpu::PipelineCache* cache;
+    ShaderFlags flags;
+    const wgpu::ComputePipeline* pipeline;  // owned by the cache (its map nodes are stable)
+  };
+
+  GemmVariant choose_tiled(const gpu::Context& context) const;
+  GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const;
+
+  const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
+                                            bool shader_a_trans, const std::string& label) const;
+
+  GemmProblem problem_;
+  MatmulLayout layout_;
+  GemmVariant variant_;
+  mutable std::vector<CachedPipeline> pipelines_;  // not thread-safe, like PipelineCache
+};
+
+// Plans and records in one call (convenience for ops that do not keep plans).
+void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+                 const GemmProblem& problem, const GemmTensors& tensors, const GemmOptions& options = {});
+
+}  // namespace onda::kernels::gemm

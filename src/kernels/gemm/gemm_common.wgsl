@@ -1,0 +1,153 @@
+// Shared pieces of the GEMM shaders: uniforms, batch offsets, operand access by storage type,
+// the fused epilogue and the output store.
+//
+// Template values: A_F16 B_F16 OUT_F16 ADDEND_F16 (packed halves, 2 per u32), A_VEC B_VEC (the
+// operand's contiguous dimension, row stride and offset are multiples of 4: one 16-byte (f32) or
+// 8-byte (f16) load per 4 elements), OUT_MODE (f32 | f16_pairs | f16_atomic), HAS_ADDEND,
+// ACTIVATION (none | relu | leaky_relu | sigmoid | tanh | gelu_erf), PARAMS_BINDING.
+
+struct Params {
+  batch_shape: vec4<u32>,        // collapsed batch dims, innermost last; unused = 1
+  a_batch_stride: vec4<u32>,     // elements; 0 = broadcast
+  b_batch_stride: vec4<u32>,
+  d_batch_stride: vec4<u32>,     // addend
+  M: u32, N: u32, K: u32, batch_base: u32,
+  a_offset: u32, a_ld: u32, b_offset: u32, b_ld: u32,
+  c_offset: u32, d_offset: u32, d_row_stride: u32, d_col_stride: u32,
+  alpha: f32, beta: f32, activation_alpha: f32,
+  b_k_limit: u32,                // K extent of B's rows when K-contiguous: K, or K_pad when prepacked (zero padding)
+  k_step_runtime: u32,           // the tiled K step as a uniform, for KEEP_K_LOOP (see gemm_tiled.wgsl)
+  _pad0: u32, _pad1: u32, _pad2: u32,
+}
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
+
+// ---- operands --------------------------------------------------------------------------------
+#if A_VEC
+#if A_F16
+@group(0) @binding(0) var<storage, read> a_data: array<vec2<u32>>;
+fn a_vec4(i: u32) -> vec4<f32> { let w = a_data[i]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }
+#else
+@group(0) @binding(0) var<storage, read> a_data: array<vec4<f32>>;
+fn a_vec4(i: u32) -> vec4<f32> { return a_data[i]; }
+#endif
+#else
+#if A_F16
+@group(0) @binding(0) var<storage, read> a_data: array<u32>;
+fn a_elem(e: u32) -> f32 { return unpack2x16float(a_data[e >> 1u])[e & 1u]; }
+#else
+@group(0) @binding(0) var<storage, read> a_data: array<f32>;
+fn a_elem(e: u32) -> f32 { return a_data[e]; }
+#endif
+#endif
+
+#if B_VEC
+#if B_F16
+@group(0) @binding(1) var<storage, read> b_data: array<vec2<u32>>;
+fn b_vec4(i: u32) -> vec4<f32> { let w = b_data[i]; return vec4<f32>(unpack2x16float(w.x), unpack2x16float(w.y)); }
+#else
+@group(0) @binding(1) var<storage, read> b_data: array<vec4<f32>>;
+fn b_vec4(i: u32) -> vec4<f32> { return b_data[i]; }
+#endif
+#else
+#if B_F16
+@group(0) @binding(1) var<storage, read> b_data: array<u32>;
+fn b_elem(e: u32) -> f32 { return unpack2x16float(b_data[e >> 1u])[e & 1u]; }
+#else
+@group(0) @binding(1) var<storage, read> b_data: array<f32>;
+fn b_elem(e: u32) -> f32 { return b_data[e]; }
+#endif
+#endif
+
+// Elements (r, c .. c+3) of a stored rows x cols matrix (row stride ld) starting at element `base`;
+// zero outside the matrix. Indices are clamped instead of branched on, so the loads never leave the
+// matrix and the caller's loop has no bounds branches. rows, cols >= 1.
+fn load_a_unit(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
+  let rr = min(r, rows - 1u);
+#if A_VEC
+  // cols % 4 == 0, so a group of four is wholly inside or wholly outside.
+  let v = a_vec4((base + rr * params.a_ld + min(c, cols - 4u)) >> 2u);
+  return select(vec4<f32>(0.0), v, r < rows && c < cols);
+#else
+  var v: vec4<f32>;
+  for (var i = 0u; i < 4u; i++) {
+    let cc = c + i;
+    v[i] = select(0.0, a_elem(base + rr * params.a_ld + min(cc, cols - 1u)), r < rows && cc < cols);
+  }
+  return v;
+#endif
+}
+
+fn load_b_unit(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
+  let rr = min(r, rows - 1u);
+#if B_VEC
+  let v = b_vec4((base + rr * params.b_ld + min(c, cols - 4u)) >> 2u);
+  return select(vec4<f32>(0.0), v, r < rows && c < cols);
+#else
+  var v: vec4<f32>;
+  for (var i = 0u; i < 4u; i++) {
+    let cc = c + i;
+    v[i] = select(0.0, b_elem(base + rr * params.b_ld + min(cc, cols - 1u)), r < rows && cc < cols);
+  }
+  return v;
+#endif
+}
+
+// ---- batch -------------------------------------------------------------------------------------
+struct BatchBase { a: u32, b: u32, c: u32, d: u32 }
+
+// Element offsets of one batch entry in every operand (numpy broadcasting through 0 strides).
+fn batch_base(batch: u32) -> BatchBase {
+  var rest = batch;
+  var o = BatchBase(params.a_offset, params.b_offset, params.c_offset + batch * params.M * params.N, params.d_offset);
+  for (var d = 3; d >= 0; d--) {
+    let i = rest % params.batch_shape[d];
+    rest = rest / params.batch_shape[d];
+    o.a += i * params.a_batch_stride[d];
+    o.b += i * params.b_batch_stride[d];
+    o.d += i * params.d_batch_stride[d];
+  }
+  return o;
+}
+
+// ---- epilogue ----------------------------------------------------------------------------------
+#if HAS_ADDEND
+#if ADDEND_F16
+@group(0) @binding(3) var<storage, read> d_data: array<u32>;
+fn d_elem(e: u32) -> f32 { return unpack2x16float(d_data[e >> 1u])[e & 1u]; }
+#else
+@group(0) @binding(3) var<storage, read> d_data: array<f32>;
+fn d_elem(e: u32) -> f32 { return d_data[e]; }
+#endif
+#endif
+
+#include "gemm/activation.wgsl"
+
+// alpha * acc + beta * addend, then the activation: fused into the store.
+fn epilogue(acc: f32, d_base: u32, m: u32, n: u32) -> f32 {
+  var v = params.alpha * acc;
+#if HAS_ADDEND
+  v += params.beta * d_elem(d_base + m * params.d_row_stride + n * params.d_col_stride);
+#endif
+  return activate(v);
+}
+
+// ---- output --------------------------------------------------------------------------------------
+#if OUT_F32
+@group(0) @binding(2) var<storage, read_write> c_data: array<f32>;
+fn store_one(e: u32, v: f32) { c_data[e] = v; }
+#endif
+#if OUT_F16_PAIRS
+// N and the output offset are even: a thread owns whole words (two neighbouring columns).
+@group(0) @binding(2) var<storage, read_write> c_data: array<u32>;
+fn store_pair(e: u32, v: vec2<f32>) { c_data[e >> 1u] = pack2x16float(v); }
+#endif
+#if OUT_F16_ATOMIC
+// Neighbouring halves of one word may belong to different threads: replace our half atomically.
+@group(0) @binding(2) var<storage, read_write> c_data: array<atomic<u32>>;
+fn store_one(e: u32, v: f32) {
+  let shift = (e & 1u) * 16u;
+  let bits = (pack2x16float(vec2<f32>(v, 0.0)) & 0xffffu) << shift;
+  atomicAnd(&c_data[e >> 1u], ~(0xffffu << shift));
+  atomicOr(&c_data[e >> 1u], bits);
+}
+#endif

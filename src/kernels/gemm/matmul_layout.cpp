@@ -1,0 +1,128 @@
+#include "kernels/gemm/matmul_layout.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+namespace onda::kernels::gemm {
+
+Shape broadcast_shapes(const Shape& x, const Shape& y, const char* what) {
+  const size_t rank = std::max(x.size(), y.size());
+  Shape out(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t dx = i < rank - x.size() ? 1 : x[i - (rank - x.size())];
+    const int64_t dy = i < rank - y.size() ? 1 : y[i - (rank - y.size())];
+    if (dx != dy && dx != 1 && dy != 1) {
+      throw std::invalid_argument(
+          fmt::format("{}: shapes {} and {} do not broadcast", what, shape_string(x), shape_string(y)));
+    }
+    out[i] = dx == 1 ? dy : dx;
+  }
+  return out;
+}
+
+namespace {
+
+// Strides (elements) of a contiguous tensor of `shape` seen through the right-aligned dimensions of
+// `target`; 0 where the tensor lacks the dimension or broadcasts it.
+std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target) {
+  std::vector<int64_t> strides(target.size(), 0);
+  int64_t stride = 1;
+  for (size_t j = 0; j < shape.size(); ++j) {
+    const size_t from_end = j + 1;
+    const size_t ti = target.size() - from_end;
+    const int64_t d = shape[shape.size() - from_end];
+    strides[ti] = (d == 1 && target[ti] != 1) ? 0 : stride;
+    stride *= d;
+  }
+  return strides;
+}
+
+}  // namespace
+
+MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b,
+                                const std::optional<Shape>& addend) {
+  if (a.empty() || b.empty()) {
+    throw std::invalid_argument(fmt::format("matmul: operands must have rank >= 1, got {} and {}", shape_string(a),
+                                            shape_string(b)));
+  }
+  for (const Shape* s : {&a, &b}) element_count(*s);  // rejects negative dimensions
+  if ((transpose_a && a.size() < 2) || (transpose_b && b.size() < 2)) {
+    throw std::invalid_argument(
+        fmt::format("matmul: a transpose needs a rank >= 2 operand, got {} and {}", shape_string(a), shape_string(b)));
+  }
+  // numpy.matmul promotion of 1-D operands.
+  const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
+  const Shape b2 = b.size() == 1 ? Shape{b[0], 1} : b;
+  const int64_t a_rows = a2[a2.size() - 2], a_cols = a2.back();
+  const int64_t b_rows = b2[b2.size() - 2], b_cols = b2.back();
+  MatmulLayout L;
+  L.m = transpose_a ? a_cols : a_rows;
+  L.k = transpose_a ? a_rows : a_cols;
+  const int64_t kb = transpose_b ? b_cols : b_rows;
+  L.n = transpose_b ? b_rows : b_cols;
+  if (L.k != kb) {
+    throw std::invalid_argument(fmt::format("matmul: inner dimensions differ: A {}{} has K = {}, B {}{} has K = {}",
+                                            shape_string(a), transpose_a ? " (transposed)" : "", L.k, shape_string(b),
+                                            transpose_b ? " (transposed)" : "", kb));
+  }
+  L.a_row_stride = a_cols;
+  L.b_row_stride = b_cols;
+
+  const Shape a_batch(a2.begin(), a2.end() - 2), b_batch(b2.begin(), b2.end() - 2);
+  const Shape batch = broadcast_shapes(a_batch, b_batch, "matmul batch dimensions");
+  L.output_shape = batch;
+  if (a.size() > 1) L.output_shape.push_back(L.m);
+  if (b.size() > 1) L.output_shape.push_back(L.n);
+
+  std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch), b_strides = broadcast_strides(b_batch, batch);
+  for (auto& s : a_strides) s *= a_rows * a_cols;
+  for (auto& s : b_strides) s *= b_rows * b_cols;
+  std::vector<int64_t> d_strides(batch.size(), 0);
+  if (addend) {
+    element_count(*addend);
+    const Shape full = broadcast_shapes(*addend, L.output_shape, "matmul addend");
+    if (full != L.output_shape) {
+      throw std::invalid_argument(fmt::format("matmul addend {} does not broadcast to the output {}",
+                                              shape_string(*addend), shape_string(L.output_shape)));
+    }
+    const std::vector<int64_t> s = broadcast_strides(*addend, L.output_shape);
+    size_t next = s.size();  // walk the output dimensions from the end: [N], [M], then batch
+    L.addend_col_stride = b.size() > 1 ? s[--next] : 0;
+    L.addend_row_stride = a.size() > 1 ? s[--next] : 0;
+    for (size_t i = 0; i < next; ++i) d_strides[i] = s[i];
+    L.has_addend = true;
+  }
+
+  // Collapse: drop size-1 dimensions, merge neighbours walked contiguously by every operand.
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i] == 1) continue;
+    if (!L.batch_shape.empty()) {
+      const int64_t d = batch[i];
+      auto merges = [&](const std::vector<int64_t>& merged, const std::vector<int64_t>& full) {
+        return merged.back() == full[i] * d;
+      };
+      if (merges(L.a_batch_strides, a_strides) && merges(L.b_batch_strides, b_strides) &&
+          merges(L.addend_batch_strides, d_strides)) {
+        L.batch_shape.back() *= d;
+        L.a_batch_strides.back() = a_strides[i];
+        L.b_batch_strides.back() = b_strides[i];
+        L.addend_batch_strides.back() = d_strides[i];
+        continue;
+      }
+    }
+    L.batch_shape.push_back(batch[i]);
+    L.a_batch_strides.push_back(a_strides[i]);
+    L.b_batch_strides.push_back(b_strides[i]);
+    L.addend_batch_strides.push_back(d_strides[i]);
+  }
+  if (L.batch_shape.size() > kMaxBatchDims) {
+    throw std::invalid_argument(fmt::format(
+        "matmul: the broadcast of batch dimensions {} and {} needs {} independent dimensions; at most {} are supported",
+        shape_string(a_batch), shape_string(b_batch), L.batch_shape.size(), kMaxBatchDims));
+  }
+  L.batch_count = element_count(batch);
+  return L;
+}
+
+}  // namespace onda::kernels::gemm

@@ -1,0 +1,467 @@
+// The GEMM core against a float64 reference: tiled and skinny paths, transposes, odd/prime/1 sizes,
+// alpha/beta/addend broadcasts, activations, broadcast batches and 1-D operands, float16 storage,
+// prepacked B, and the errors for bad input. Every output is poisoned before the run.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "gpu/command_recorder.h"
+#include "gpu/gpu_error.h"
+#include "harness.h"
+#include "kernels/gemm/gemm.h"
+#include "test_gemm_reference.h"
+
+namespace onda::test {
+namespace {
+
+using namespace kernels::gemm;
+
+constexpr double kF32Bound = 1e-6;
+constexpr double kF16Bound = 2e-3;
+
+struct GemmCase {
+  Shape a_shape, b_shape;
+  bool transpose_a = false, transpose_b = false;
+  std::optional<Shape> addend_shape;
+  GemmEpilogue epilogue;
+  DType a_dtype = DType::f32, b_dtype = DType::f32, out_dtype = DType::f32, addend_dtype = DType::f32;
+  bool prepack = false;
+  // Positive inputs: no cancellation. For cases with a single output, where rel L2 is one relative
+  // error and an unlucky cancellation would measure the conditioning of the data, not the kernel.
+  bool positive = false;
+  GemmOptions options;
+};
+
+std::string case_name(const GemmCase& c) {
+  std::string s = "A" + shape_string(c.a_shape) + (c.transpose_a ? "^T" : "") + " B" + shape_string(c.b_shape) +
+                  (c.transpose_b ? "^T" : "") + (c.prepack ? " packed" : "");
+  if (c.addend_shape) s += " + D" + shape_string(*c.addend_shape);
+  s += " " + std::string(dtype_name(c.a_dtype)) + "/" + std::string(dtype_name(c.b_dtype)) + "->" +
+       std::string(dtype_name(c.out_dtype));
+  if (c.epilogue.activation != Activation::none) s += " " + std::string(activation_name(c.epilogue.activation));
+  return s;
+}
+
+size_t count(const Shape& s) { return static_cast<size_t>(element_count(s)); }
+
+// Runs one case; returns rel L2 against the float64 reference (and prints it).
+double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr) {
+  auto& g = gpu();
+  auto draw = [&](const Shape& shape, DType dtype) {
+    return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)), dtype);
+  };
+  HostMatrixOperand a{draw(c.a_shape, c.a_dtype), c.a_shape, c.transpose_a};
+  HostMatrixOperand b{draw(c.b_shape, c.b_dtype), c.b_shape, c.transpose_b};
+  std::optional<HostMatrixOperand> d;
+  if (c.addend_shape) d = HostMatrixOperand{draw(*c.addend_shape, c.addend_dtype), *c.addend_shape};
+  Shape ref_shape;
+  const std::vector<double> ref = reference_gemm(a, b, d ? &*d : nullptr, c.epilogue, ref_shape);
+
+  GemmTensors t;
+  t.a = upload_floats(a.values, c.a_dtype, a.shape);
+  t.b = upload_floats(b.values, c.b_dtype, b.shape);
+  if (d) t.addend = upload_floats(d->values, c.addend_dtype, d->shape);
+  gpu::CommandRecorder recorder(g.context);
+  PackedB packed;
+  GemmProblem problem;
+  if (c.prepack) {
+    packed = prepack_b(g.context, g.pool, g.pipelines, recorder, t.b, c.transpose_b);
+    problem = GemmProblem::with_packed_b(c.a_shape, c.a_dtype, c.transpose_a, packed);
+    t.packed_b = &packed;
+  } else {
+    problem.a_shape = c.a_shape;
+    problem.a_dtype = c.a_dtype;
+    problem.transpose_a = c.transpose_a;
+    problem.b_shape = c.b_shape;
+    problem.b_dtype = c.b_dtype;
+    problem.transpose_b = c.transpose_b;
+  }
+  problem.addend_shape = c.addend_shape;
+  problem.addend_dtype = c.addend_dtype;
+  problem.out_dtype = c.out_dtype;
+  problem.epilogue = c.epilogue;
+  const Gemm plan(g.context, problem, c.options);
+  EXPECT_EQ(plan.output_shape(), ref_shape) << case_name(c);
+  t.out = poisoned(c.out_dtype, plan.output_shape());
+  plan.record(g.context, g.pipelines, recorder, t);
+  recorder.submit_and_wait();
+  const std::vector<float> out = t.out.download_floats(g.context);
+  const double err = rel_l2(out, ref);
+  std::printf("  %-70s %-40s rel L2 %.2e\n", case_name(c).c_str(), plan.variant().describe().c_str(), err);
+  if (variant) *variant = plan.variant().describe();
+  return err;
+}
+
+double bound_for(const GemmCase& c) {
+  return (c.a_dtype == DType::f16 || c.b_dtype == DType::f16 || c.out_dtype == DType::f16 ||
+          (c.addend_shape && c.addend_dtype == DType::f16))
+             ? kF16Bound
+             : kF32Bound;
+}
+
+#define EXPECT_CASE(c, random)                                                              \
+  do {                                                                                      \
+    const GemmCase& case_ = (c);                                                            \
+    EXPECT_LE(run_case(case_, random), bound_for(case_)) << case_name(case_) << " seed " << seed; \
+  } while (0)
+
+Shape stored(int64_t rows, int64_t cols, bool transpose) { return transpose ? Shape{cols, rows} : Shape{rows, cols}; }
+
+TEST(GemmTiled, OddPrimeAndUnitSizesWithTransposes) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  const int64_t sizes[] = {1, 3, 17, 64, 129};
+  // Ten (M, N, K) triples in which every size appears twice in each role (two Latin squares over
+  // the five sizes), each with a random pair of transposes; tiled path forced.
+  for (int i = 0; i < 5; ++i) {
+    for (int j : {1, 2}) {
+      GemmCase c;
+      const int64_t m = sizes[i], n = sizes[(i + j) % 5], k = sizes[(i + 2 * j + 1) % 5];
+      c.transpose_a = random.integer(0, 1);
+      c.transpose_b = random.integer(0, 1);
+      c.a_shape = stored(m, k, c.transpose_a);
+      c.b_shape = stored(k, n, c.transpose_b);
+      c.positive = m * n < 8;  // few outputs: see GemmCase
+      c.options.path = GemmPath::tiled;
+      EXPECT_CASE(c, random);
+    }
+  }
+}
+
+TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  int t = 0;
+  for (auto [m, n, k] : {std::tuple{300, 260, 200}, {96, 80, 33}, {20, 300, 7}, {257, 131, 64}}) {
+    GemmCase c;
+    c.transpose_a = t & 1;
+    c.transpose_b = t & 2;
+    ++t;
+    c.a_shape = stored(m, k, c.transpose_a);
+    c.b_shape = stored(k, n, c.transpose_b);
+    c.options.path = GemmPath::tiled;
+    EXPECT_CASE(c, random);
+  }
+}
+
+TEST(GemmEpilogue, AlphaBetaAndEveryAddendBroadcast) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  const int64_t m = 37, n = 23, k = 19;
+  for (const Shape& d : std::vector<Shape>{{}, {1}, {n}, {1, n}, {m, 1}, {m, n}, {1, 1}}) {
+    for (GemmPath path : {GemmPath::tiled, GemmPath::skinny}) {
+      GemmCase c;
+      c.a_shape = {m, k};
+      c.b_shape = {n, k};
+      c.transpose_b = true;
+      c.addend_shape = d;
+      c.epilogue.alpha = 0.75f;
+      c.epilogue.beta = -1.5f;
+      c.options.path = path;
+      EXPECT_CASE(c, random);
+    }
+  }
+}
+
+TEST(GemmEpilogue, EveryActivation) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  // Each activation on one path (the activation code is shared by both); the paths alternate.
+  GemmPath path = GemmPath::tiled;
+  for (Activation act : {Activation::relu, Activation::leaky_relu, Activation::sigmoid, Activation::tanh,
+                         Activation::gelu_erf}) {
+    {
+      path = path == GemmPath::tiled ? GemmPath::skinny : GemmPath::tiled;
+      GemmCase c;
+      c.a_shape = {path == GemmPath::skinny ? 5 : 70, 31};
+      c.b_shape = {45, 31};
+      c.transpose_b = true;
+      c.addend_shape = Shape{45};
+      c.epilogue.alpha = 2.0f;  // pushes values into the saturating ranges of sigmoid and tanh
+      c.epilogue.activation = act;
+      c.epilogue.activation_alpha = 0.2f;
+      c.options.path = path;
+      EXPECT_CASE(c, random);
+    }
+  }
+}
+
+TEST(GemmBatched, NumpyBroadcastOfBatchDimensions) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    std::optional<Shape> d;
+  };
+  const std::vector<Shapes> cases = {
+      {{2, 1, 17, 9}, {3, 9, 13}, std::nullopt},       // [2,1] x [3] -> [2,3]
+      {{4, 17, 9}, {9, 13}, Shape{13}},                // B shared by every batch
+      {{9, 13}, {5, 13, 3}, Shape{5, 1, 3}},           // A shared, per-batch per-column addend
+      {{2, 3, 1, 5, 8, 4}, {3, 2, 1, 4, 6}, std::nullopt},  // batch [2,3,3,2,5] collapses to 4 dims
+      {{9}, {3, 9, 11}, std::nullopt},                 // 1-D A: output [3, 11]
+      {{3, 7, 9}, {9}, Shape{7}},                      // 1-D B: output [3, 7]
+      {{9}, {9}, Shape{}},                             // dot product: output []
+      {{6, 1, 64, 3}, {1, 5, 3, 64}, Shape{6, 5, 64, 64}},
+  };
+  for (const auto& s : cases) {
+    for (GemmPath path : {GemmPath::tiled, GemmPath::skinny}) {
+      // The skinny path needs a K-contiguous B: the same product with B stored transposed.
+      GemmCase c;
+      c.a_shape = s.a;
+      c.b_shape = s.b;
+      if (path == GemmPath::skinny) {
+        if (s.b.size() < 2) continue;
+        std::swap(c.b_shape[c.b_shape.size() - 1], c.b_shape[c.b_shape.size() - 2]);
+        c.transpose_b = true;
+      }
+      c.addend_shape = s.d;
+      c.positive = s.a.size() == 1 && s.b.size() == 1;  // a single output: see GemmCase
+      c.options.path = path;
+      EXPECT_CASE(c, random);
+    }
+  }
+}
+
+TEST(GemmBatched, MoreBatchesThanOneDispatchAllows) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  GemmCase c;
+  const int64_t batches = gpu().context.limits().maxComputeWorkgroupsPerDimension + 5;
+  c.a_shape = {batches, 1, 2};
+  c.b_shape = {batches, 2, 3};
+  c.options.path = GemmPath::tiled;
+  EXPECT_CASE(c, random);
+}
+
+TEST(GemmHalf, Float16StorageEverywhere) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  const DType h = DType::f16, f = DType::f32;
+  struct Types {
+    DType a, b, out, d;
+  };
+  for (const Types& ty : {Types{h, h, h, h}, Types{h, h, f, f}, Types{f, h, h, f}, Types{h, f, f, h}}) {
+    // An aligned shape (vector loads) and an odd one (scalar loads, odd N: atomic f16 stores).
+    for (auto [m, n, k] : {std::tuple{33, 40, 24}, {65, 17, 129}}) {
+      {
+        const int t = static_cast<int>(random.integer(0, 3));
+        GemmCase c;
+        c.a_dtype = ty.a;
+        c.b_dtype = ty.b;
+        c.out_dtype = ty.out;
+        c.addend_dtype = ty.d;
+        c.transpose_a = t & 1;
+        c.transpose_b = t & 2;
+        c.a_shape = stored(m, k, c.transpose_a);
+        c.b_shape = stored(k, n, c.transpose_b);
+        c.addend_shape = Shape{n};
+        EXPECT_CASE(c, random);
+      }
+    }
+  }
+}
+
+TEST(GemmSkinny, RecurrentShapesBothReductions) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (bool subgroups : {true, false}) {
+    for (auto [m, n, k] : {std::tuple{1, 2048, 512}, {4, 512, 128}, {5, 257, 63}, {17, 96, 130}, {64, 64, 64},
+                           {33, 7, 1}, {2, 1, 3}}) {
+      GemmCase c;
+      c.a_shape = {m, k};
+      c.b_shape = {n, k};
+      c.transpose_b = true;
+      c.positive = m * n < 8;  // few outputs: see GemmCase
+      c.options.path = GemmPath::skinny;
+      c.options.allow_subgroups = subgroups;
+      EXPECT_CASE(c, random);
+    }
+  }
+  // Transposed A and float16 through the skinny path.
+  GemmCase c;
+  c.a_shape = {40, 6};
+  c.transpose_a = true;
+  c.b_shape = {100, 40};
+  c.transpose_b = true;
+  c.options.path = GemmPath::skinny;
+  EXPECT_CASE(c, random);
+  c.a_dtype = c.b_dtype = c.out_dtype = DType::f16;
+  EXPECT_CASE(c, random);
+}
+
+TEST(GemmSkinny, FewColumnsSwapOperands) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    bool transpose_b;
+    std::optional<Shape> d;
+    DType dtype;
+  };
+  const std::vector<Shapes> cases = {
+      {{300, 64}, {64}, false, Shape{300}, DType::f32},          // matrix-vector, output [300]
+      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},     // per-row addend
+      {{2, 100, 12}, {12, 3}, false, Shape{2, 1, 3}, DType::f32},  // batched, broadcast B
+      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},      // odd N, float16 output
+  };
+  for (const auto& s : cases) {
+    GemmCase c;
+    c.a_shape = s.a;
+    c.b_shape = s.b;
+    c.transpose_b = s.transpose_b;
+    c.addend_shape = s.d;
+    c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = s.dtype;
+    c.epilogue.beta = 0.5f;
+    std::string variant;
+    const double err = run_case(c, random, &variant);
+    EXPECT_LE(err, bound_for(c)) << case_name(c) << " seed " << seed;
+    EXPECT_NE(variant.find("B^T A^T"), std::string::npos) << "automatic path did not swap: " << variant;
+  }
+  // A prepacked B as the shader's A (its rows are K_pad long, K of them real).
+  GemmCase c;
+  c.a_shape = {150, 21};
+  c.b_shape = {21, 6};
+  c.prepack = true;
+  c.options.path = GemmPath::skinny_transposed;
+  EXPECT_CASE(c, random);
+}
+
+TEST(GemmSkinny, ChosenAutomaticallyForFewRows) {
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {8, 512};
+  p.b_shape = {2048, 512};
+  p.transpose_b = true;
+  EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::skinny);
+  p.a_shape = {300, 512};
+  EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::tiled);
+}
+
+TEST(GemmPacked, PrepackedWeightsOnBothPaths) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (DType dt : {DType::f32, DType::f16}) {
+    for (bool transpose_b : {false, true}) {
+      for (auto [m, n, k] : {std::tuple{1, 300, 129}, {129, 33, 17}}) {
+        GemmCase c;
+        c.a_dtype = c.b_dtype = dt;
+        c.transpose_b = transpose_b;
+        c.a_shape = {m, k};
+        c.b_shape = stored(k, n, transpose_b);
+        c.prepack = true;
+        c.addend_shape = Shape{n};
+        c.epilogue.activation = Activation::tanh;
+        EXPECT_CASE(c, random);
+      }
+    }
+  }
+}
+
+TEST(GemmViews, OperandsAtUnalignedOffsets) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  auto& g = gpu();
+  const int64_t m = 9, k = 12, n = 16;
+  std::vector<float> a_all = random.normal((m + 1) * k);
+  std::vector<float> b_host = random.normal(k * n);
+  Tensor a_full = upload_floats(a_all, DType::f32, {m + 1, k});
+  // A is elements 3 .. 3 + m*k of a larger tensor: not 4-aligned, so the scalar loads are used.
+  Tensor flat = a_full.reshape({(m + 1) * k});
+  Tensor view = flat.slice_outer(3, 3 + m * k).reshape({m, k});
+  HostMatrixOperand ha{std::vector<float>(a_all.begin() + 3, a_all.begin() + 3 + m * k), {m, k}};
+  HostMatrixOperand hb{b_host, {k, n}};
+  Shape shape;
+  const auto ref = reference_gemm(ha, hb, nullptr, {}, shape);
+  GemmProblem p;
+  p.a_shape = {m, k};
+  p.b_shape = {k, n};
+  const Gemm plan(g.context, p);
+  GemmTensors t;
+  t.a = view;
+  t.b = upload_floats(b_host, DType::f32, {k, n});
+  t.out = poisoned(DType::f32, plan.output_shape());
+  gpu::CommandRecorder recorder(g.context);
+  plan.record(g.context, g.pipelines, recorder, t);
+  recorder.submit_and_wait();
+  const double err = rel_l2(t.out.download_floats(g.context), ref);
+  std::printf("  A view at element offset 3: rel L2 %.2e\n", err);
+  EXPECT_LE(err, kF32Bound) << "seed " << seed;
+}
+
+TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (GemmPath path : {GemmPath::tiled, GemmPath::skinny}) {
+    GemmCase c;
+    c.a_shape = {6, 0};
+    c.b_shape = {5, 0};
+    c.transpose_b = true;
+    c.addend_shape = Shape{6, 5};
+    c.epilogue.beta = 0.5f;
+    c.epilogue.activation = Activation::relu;
+    c.options.path = path;
+    EXPECT_CASE(c, random);
+  }
+  // An empty output records nothing and does not fail.
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {0, 4};
+  p.b_shape = {4, 3};
+  const Gemm plan(g.context, p);
+  GemmTensors t;
+  t.a = Tensor::empty(g.pool, DType::f32, {0, 4});
+  t.b = Tensor::empty(g.pool, DType::f32, {4, 3});
+  t.out = Tensor::empty(g.pool, DType::f32, {0, 3});
+  gpu::CommandRecorder recorder(g.context);
+  plan.record(g.context, g.pipelines, recorder, t);
+  EXPECT_EQ(recorder.dispatch_count(), 0u);
+}
+
+TEST(GemmErrors, BadInputIsNamed) {
+  auto& g = gpu();
+  auto expect_message = [&](const GemmProblem& p, const char* needle) {
+    try {
+      Gemm plan(g.context, p);
+      ADD_FAILURE() << "no error for a bad problem (" << needle << ")";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  GemmProblem p;
+  p.a_shape = {4, 5};
+  p.b_shape = {6, 7};
+  expect_message(p, "inner dimensions");
+  p.b_shape = {5, 7};
+  p.a_shape = {2, 4, 5};
+  p.b_shape = {3, 5, 7};
+  expect_message(p, "do not broadcast");
+  p.b_shape = {5, 7};
+  p.addend_shape = Shape{4, 3};
+  expect_message(p, "addend");
+  p.addend_shape.reset();
+  p.a_dtype = DType::i32;
+  expect_message(p, "float32 or float16");
+  p.a_dtype = DType::f32;
+  p.a_shape = {};
+  expect_message(p, "rank >= 1");
+  // Nine batch dimensions that alternate which operand broadcasts cannot collapse to four.
+  p.a_shape = {2, 1, 2, 1, 2, 1, 2, 1, 2, 4, 5};
+  p.b_shape = {1, 2, 1, 2, 1, 2, 1, 2, 1, 5, 7};
+  expect_message(p, "at most 4");
+  p.b_shape = {5, 7};
+
+  // Tensors that do not match the plan.
+  p.a_shape = {4, 5};
+  const Gemm plan(g.context, p);
+  GemmTensors t;
+  t.a = Tensor::empty(g.pool, DType::f32, {4, 5});
+  t.b = Tensor::empty(g.pool, DType::f32, {5, 7});
+  t.out = Tensor::empty(g.pool, DType::f32, {4, 8});
+  gpu::CommandRecorder recorder(g.context);
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  Tensor three_d = Tensor::empty(g.pool, DType::f32, {2, 5, 7});
+  EXPECT_THROW(prepack_b(g.context, g.pool, g.pipelines, recorder, three_d, false), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace onda::test

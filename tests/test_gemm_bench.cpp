@@ -1,0 +1,111 @@
+// GEMM throughput on the current adapter (GPU time from timestamp queries). Skipped unless
+// ONDA_GEMM_BENCH=1: it is a measurement, not a check (correctness lives in test_gemm.cpp), though
+// each shape is also compared with a float64 reference on a few sampled outputs.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "gpu/command_recorder.h"
+#include "gpu/profiler.h"
+#include "harness.h"
+#include "kernels/gemm/gemm.h"
+
+namespace onda::test {
+namespace {
+
+using namespace kernels::gemm;
+
+bool bench_enabled() { return std::getenv("ONDA_GEMM_BENCH") != nullptr; }
+
+// Runs `plan` `reps` times; returns GPU milliseconds per run.
+double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
+  auto& g = gpu();
+  {  // warm-up (pipeline creation, first-touch)
+    gpu::CommandRecorder recorder(g.context);
+    plan.record(g.context, g.pipelines, recorder, t);
+    recorder.submit_and_wait();
+  }
+  gpu::Profiler profiler(g.context);
+  gpu::CommandRecorder recorder(g.context, &profiler);
+  for (int i = 0; i < reps; ++i) plan.record(g.context, g.pipelines, recorder, t);
+  recorder.submit_and_wait();
+  return profiler.total_ms() / reps;
+}
+
+// Sampled check of out against a float64 dot product (B given as [N, K] when transposed).
+double sampled_rel_error(const std::vector<float>& a, const std::vector<float>& b, bool b_nk, const Tensor& out,
+                         int64_t m, int64_t n, int64_t k) {
+  const std::vector<float> c = out.download_floats(gpu().context);
+  double num = 0, den = 0;
+  for (int s = 0; s < 64; ++s) {
+    const int64_t i = (s * 7919) % m, j = (s * 104729) % n;
+    double ref = 0;
+    for (int64_t q = 0; q < k; ++q) ref += double(a[i * k + q]) * (b_nk ? b[j * k + q] : b[q * n + j]);
+    num += (c[i * n + j] - ref) * (c[i * n + j] - ref);
+    den += ref * ref;
+  }
+  return std::sqrt(num / den);
+}
+
+TEST(GemmBench, TiledSquare) {
+  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
+  auto& g = gpu();
+  Random random(test_seed());
+  for (int64_t size : {512, 1024, 2048, 4096}) {
+    for (bool tb : {false, true}) {
+      const int64_t m = size, n = size, k = size;
+      const auto a = random.normal(m * k), b = random.normal(k * n);
+      GemmProblem p;
+      p.a_shape = {m, k};
+      p.b_shape = tb ? Shape{n, k} : Shape{k, n};
+      p.transpose_b = tb;
+      const Gemm plan(g.context, p, {.path = GemmPath::tiled});
+      GemmTensors t;
+      t.a = upload_floats(a, DType::f32, {m, k});
+      t.b = upload_floats(b, DType::f32, p.b_shape);
+      t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+      const double ms = time_gemm(plan, t, size >= 4096 ? 5 : 20);
+      std::printf("  tiled %5lldx%5lldx%5lld B%s %-45s %8.3f ms %8.1f GFLOP/s  err %.1e\n", (long long)m,
+                  (long long)n, (long long)k, tb ? "^T" : "  ", plan.variant().describe().c_str(), ms,
+                  2.0 * m * n * k / ms * 1e-6, sampled_rel_error(a, b, tb, t.out, m, n, k));
+      std::fflush(stdout);
+    }
+  }
+}
+
+TEST(GemmBench, SkinnyRecurrent) {
+  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
+  auto& g = gpu();
+  Random random(test_seed());
+  for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 512}, {8192, 4096}}) {
+    const auto b = random.normal(n * k);
+    const Tensor b_t = upload_floats(b, DType::f32, {n, k});
+    for (int64_t m : {1, 4, 16, 64}) {
+      const auto a = random.normal(m * k);
+      for (GemmPath path : {GemmPath::skinny, GemmPath::tiled}) {
+        for (bool subgroups : {true, false}) {
+          if (path == GemmPath::tiled && !subgroups) continue;
+          GemmProblem p;
+          p.a_shape = {m, k};
+          p.b_shape = {n, k};
+          p.transpose_b = true;
+          const Gemm plan(g.context, p, {.path = path, .allow_subgroups = subgroups});
+          GemmTensors t;
+          t.a = upload_floats(a, DType::f32, {m, k});
+          t.b = b_t;
+          t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+          const double ms = time_gemm(plan, t, 50);
+          const double bytes = 4.0 * (n * k + m * k + m * n);
+          std::printf("  M=%3lld N=%5lld K=%5lld %-45s %8.4f ms %8.1f GB/s %8.1f GFLOP/s err %.1e\n", (long long)m,
+                      (long long)n, (long long)k, plan.variant().describe().c_str(), ms, bytes / ms * 1e-6,
+                      2.0 * m * n * k / ms * 1e-6, sampled_rel_error(a, b, true, t.out, m, n, k));
+          std::fflush(stdout);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace onda::test
