@@ -18,10 +18,10 @@ constexpr uint32_t kWorkgroupSize = 256;
 
 // Mirrors `Params` in index_map.wgsl.
 struct IndexMapUniforms {
-  uint32_t threads, words_per_row, run_length, rank;
-  uint32_t out_offset;
+  uint32_t threads, chunks_per_row, row_length, rank;
+  uint32_t row_rank, out_offset;
   int32_t in_offset;
-  uint32_t pad_bits, pad;
+  uint32_t pad_bits;
   uint32_t shape[kMaxRank];
   uint32_t out_strides[kMaxRank];
   int32_t start[kMaxRank];
@@ -140,6 +140,7 @@ void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   require_bindable(kc, input, name);
   require_bindable(kc, output, name);
   map = simplify(std::move(map));
+  if (map.dims.empty()) map.dims.push_back({1, 1, 0, 1, 1, 0});  // a single element
   if (map.dims.size() > kMaxRank) {
     throw std::invalid_argument(fmt::format("{}: more than {} dims after coalescing", name, kMaxRank));
   }
@@ -162,21 +163,27 @@ void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   }
   checked_i32(count, name);
 
-  uint64_t threads = static_cast<uint64_t>(count);
+  uint64_t rows = 0;
   if (half) {
-    // Rows: the innermost dims that are contiguous in the output.
+    // Rows: the trailing dims that are contiguous in the output; one invocation per output word.
     int64_t run = 1;
     size_t d = map.dims.size();
     while (d > 0 && map.dims[d - 1].out_stride == run) run *= map.dims[--d].size;
     bool rows_even = run % 2 == 0 && out_offset % 2 == 0;
     for (size_t k = 0; k < d; ++k) rows_even = rows_even && map.dims[k].out_stride % 2 == 0;
-    u.run_length = static_cast<uint32_t>(run);
+    u.row_rank = static_cast<uint32_t>(map.dims.size() - d);
+    u.row_length = static_cast<uint32_t>(run);
     // A row starting at an odd element spans one more word.
-    u.words_per_row = static_cast<uint32_t>(rows_even ? run / 2 : run / 2 + 1);
-    threads = static_cast<uint64_t>(count / run) * u.words_per_row;
+    u.chunks_per_row = static_cast<uint32_t>(rows_even ? run / 2 : run / 2 + 1);
+    rows = static_cast<uint64_t>(count / run);
+  } else {
+    // Rows: the innermost dim, 4 elements per invocation.
+    u.row_rank = 1;
+    u.row_length = static_cast<uint32_t>(map.dims.back().size);
+    u.chunks_per_row = (u.row_length + 3) / 4;
+    rows = static_cast<uint64_t>(count / map.dims.back().size);
   }
-  u.words_per_row = std::max<uint32_t>(u.words_per_row, 1);
-  u.run_length = std::max<uint32_t>(u.run_length, 1);
+  const uint64_t threads = rows * u.chunks_per_row;
   if (threads > 0xFFFFFFFFull) throw std::invalid_argument(name + ": more than 2^32 invocations");
   u.threads = static_cast<uint32_t>(threads);
 
