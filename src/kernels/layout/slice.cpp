@@ -31,6 +31,10 @@ std::vector<SliceDim> plan_slice(const Shape& input, std::span<const int64_t> st
     int64_t start = starts[k], end = ends[k];
     if (start < 0) start += dim;
     if (end < 0) end += dim;
+    if (dim == 0) {
+      dims[axis] = {0, step, 0};
+      continue;
+    }
     if (step > 0) {
       start = std::clamp<int64_t>(start, 0, dim);
       end = std::clamp<int64_t>(end, 0, dim);
