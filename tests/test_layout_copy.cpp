@@ -67,8 +67,12 @@ TEST(LayoutTranspose, RandomPermutationsEveryDtype) {
 TEST(LayoutTranspose, TiledLastTwoDimsAndBatched) {
   Random rng(test_seed());
   for (DType dtype : all_dtypes()) {
-    // [M, N] -> [N, M] across several tiles with ragged edges; odd M for f16 takes the gather path.
+    // [M, N] -> [N, M] across several tiles with ragged edges; odd M and odd strides make f16
+    // output words straddle tiles.
     check_transpose(rng, dtype, {67, 45}, {1, 0});
+    check_transpose(rng, dtype, {3, 33, 35}, {0, 2, 1});
+    check_transpose(rng, dtype, {5, 9, 41}, {2, 1, 0});
+    check_transpose(rng, dtype, {2, 201, 3, 40}, {0, 3, 2, 1});
     check_transpose(rng, dtype, {3, 66, 33}, {0, 2, 1});
     check_transpose(rng, dtype, {2, 5, 40, 7}, {0, 3, 2, 1});  // inner dim to the middle
     check_transpose(rng, dtype, {4, 34, 6}, {1, 2, 0});

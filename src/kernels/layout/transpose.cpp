@@ -14,6 +14,7 @@ namespace {
 
 constexpr int kMaxRank = 8;
 constexpr uint32_t kTile = 32;
+constexpr int64_t kMinTiledDim = 8;
 
 // Mirrors `Params` in transpose_tiled.wgsl.
 struct TiledTransposeUniforms {
@@ -118,11 +119,13 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   const bool half = input.dtype() == DType::f16;
   const bool inner_moves = q >= 2 && c.perm[q - 1] != static_cast<int64_t>(q - 1);
   const int64_t m = inner_moves ? c.shape[c.perm[q - 1]] : 0;
-  if (inner_moves && q - 2 <= kMaxRank && (!half || m % 2 == 0)) {
+  const int64_t n = inner_moves ? c.shape[q - 1] : 0;
+  // Tiles pay off when both swapped dims fill a good part of a 32x32 tile; thinner ones (complex
+  // pairs [.., M, 2]) stay coalesced enough through the gather.
+  if (inner_moves && m >= kMinTiledDim && n >= kMinTiledDim) {
     require_bindable(kc, input, "Transpose");
     require_bindable(kc, output, "Transpose");
     TiledTransposeUniforms u{};
-    const int64_t n = c.shape[q - 1];
     size_t n_position = 0;
     for (size_t k = 0; k < q; ++k) {
       if (c.perm[k] == static_cast<int64_t>(q - 1)) n_position = k;

@@ -2,8 +2,10 @@
 // contiguous, output [.., N, .., M] with M contiguous, any other (batch) dims around them. Each
 // workgroup moves one 32x32 tile through workgroup memory so that both the reads (along N) and the
 // writes (along M) are coalesced; the tile row is padded to 33 words against bank conflicts.
-// HALF (M even, so a tile's output words never straddle tiles): each invocation writes whole words
-// (two consecutive m) of the output.
+// HALF: output words are written whole where both halves lie in this tile (atomicStore) and
+// half by half where the other half belongs to another tile or lies outside the output (odd M or
+// odd strides): atomicAnd clears our half, atomicOr sets it, and the two commute with the other
+// owner's pair, so no half is lost whichever workgroup runs first.
 
 struct Params {
   m: u32,
@@ -24,7 +26,11 @@ struct Params {
 }
 
 @group(0) @binding(0) var<storage, read> in_buf: array<u32>;
+#if HALF
+@group(0) @binding(1) var<storage, read_write> out_buf: array<atomic<u32>>;
+#else
 @group(0) @binding(1) var<storage, read_write> out_buf: array<u32>;
+#endif
 @group(0) @binding(2) var<uniform> params: Params;
 
 #include "layout/load_bits.wgsl"
@@ -58,14 +64,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   }
   workgroupBarrier();
 #if HALF
-  let wl = lid.x % 16u;
-  for (var r = 0u; r < 2u; r = r + 1u) {
-    let nl = lid.y * 2u + lid.x / 16u + 16u * r;
-    let m = m0 + 2u * wl;
+  // Per output row n of the tile, the words covering m in [m0, m_end): at most 17 (odd start).
+  let m_end = min(m0 + 32u, params.m);
+  let flat = lid.y * 32u + lid.x;
+  for (var task = flat; task < 32u * 17u; task = task + 256u) {
+    let nl = task / 17u;
     let n = n0 + nl;
-    if (m < params.m && n < params.n) {
-      out_buf[(out_base + n * params.out_stride_n + m) / 2u] =
-          tile[2u * wl * 33u + nl] | (tile[(2u * wl + 1u) * 33u + nl] << 16u);
+    if (n >= params.n) { continue; }
+    let row_start = out_base + n * params.out_stride_n;
+    let word = (row_start + m0) / 2u + task % 17u;
+    let m_lo = i32(2u * word) - i32(row_start);  // m of the low half
+    let low_in = m_lo >= i32(m0) && m_lo < i32(m_end);
+    let high_in = m_lo + 1 >= i32(m0) && m_lo + 1 < i32(m_end);
+    if (low_in && high_in) {
+      let ml = u32(m_lo) - m0;
+      atomicStore(&out_buf[word], tile[ml * 33u + nl] | (tile[(ml + 1u) * 33u + nl] << 16u));
+    } else if (low_in) {
+      atomicAnd(&out_buf[word], 0xFFFF0000u);
+      atomicOr(&out_buf[word], tile[(u32(m_lo) - m0) * 33u + nl]);
+    } else if (high_in) {
+      atomicAnd(&out_buf[word], 0x0000FFFFu);
+      atomicOr(&out_buf[word], tile[(u32(m_lo + 1) - m0) * 33u + nl] << 16u);
     }
   }
 #else
