@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernel_context.h"
+#include "kernels/layout/layout_common.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels {
@@ -33,22 +34,10 @@ struct IndexMap {
   uint32_t pad_bits = 0;          // Constant: the pad value's bits (f16: low 16 bits)
 };
 
-// Row-major element strides of a contiguous tensor of `shape`.
-std::vector<int64_t> contiguous_strides(const Shape& shape);
-
-// Bits of a constant value as `dtype` stores it on the GPU (f16 rounded to nearest even).
-uint32_t value_bits(DType dtype, double value);
-
-// Throws std::invalid_argument naming `op` when `input` and `output` have different dtypes.
-void require_same_dtype(const std::string& op, const Tensor& input, const Tensor& output);
-
 // `input` and `output` must share a dtype; `name` labels errors and the dispatch. Throws
 // std::invalid_argument for more than 8 dims after coalescing or an index past 2^31, and
 // gpu::DeviceLimitError when a tensor exceeds the device's storage binding size.
 void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
                       const Tensor& output, IndexMap map, const std::string& name);
-
-// Throws gpu::DeviceLimitError when `t` cannot be bound as one storage buffer.
-void require_bindable(const KernelContext& kc, const Tensor& t, const std::string& name);
 
 }  // namespace onda::kernels

@@ -4,7 +4,7 @@
 
 #include <stdexcept>
 
-#include "kernels/layout/index_map.h"
+#include "kernels/layout/layout_common.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels {
