@@ -15,29 +15,33 @@ using kernels::ResizeCoordinates;
 using kernels::ResizeMode;
 using kernels::ResizeNearestMode;
 
-// The original coordinate as ONNX Runtime computes it (float arithmetic, the model's semantics).
-float original_coordinate(int64_t x, float scale, int64_t in, int64_t out, ResizeCoordinates c) {
-  const float xf = static_cast<float>(x);
+// The original coordinate as an exact fraction num / den (ONNX's definition in exact arithmetic),
+// with scale = p / q.
+struct Fraction {
+  int64_t num, den;
+};
+Fraction original_position(int64_t x, int64_t p, int64_t q, int64_t in, int64_t out, ResizeCoordinates c) {
   switch (c) {
-    case ResizeCoordinates::HalfPixel: return (xf + 0.5f) / scale - 0.5f;
-    case ResizeCoordinates::Asymmetric: return xf / scale;
-    case ResizeCoordinates::AlignCorners:
-      return out == 1 ? 0.0f : static_cast<float>(x * (in - 1)) / static_cast<float>(out - 1);
-    case ResizeCoordinates::PytorchHalfPixel: return out > 1 ? (xf + 0.5f) / scale - 0.5f : 0.0f;
+    case ResizeCoordinates::HalfPixel: return {(2 * x + 1) * q - p, 2 * p};
+    case ResizeCoordinates::Asymmetric: return {x * q, p};
+    case ResizeCoordinates::AlignCorners: return out == 1 ? Fraction{0, 1} : Fraction{x * (in - 1), out - 1};
+    case ResizeCoordinates::PytorchHalfPixel: return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
   }
-  return 0;
+  return {0, 1};
 }
 
-int64_t nearest(float c, int64_t in, ResizeNearestMode m) {
-  double r = 0;
-  const double f = std::floor(c);
+int64_t nearest(Fraction f, int64_t in, ResizeNearestMode m) {
+  // Compare 2 * num with (2k + 1) * den instead of rounding floats: ties are exact.
+  const int64_t fl = static_cast<int64_t>(std::floor(static_cast<long double>(f.num) / f.den));
+  const int64_t twice_rem = 2 * (f.num - fl * f.den);
+  int64_t r = fl;
   switch (m) {
-    case ResizeNearestMode::RoundPreferFloor: r = c - f == 0.5 ? f : std::round(c); break;
-    case ResizeNearestMode::RoundPreferCeil: r = c - f == 0.5 ? f + 1 : std::round(c); break;
-    case ResizeNearestMode::Floor: r = f; break;
-    case ResizeNearestMode::Ceil: r = std::ceil(c); break;
+    case ResizeNearestMode::RoundPreferFloor: r = twice_rem > f.den ? fl + 1 : fl; break;
+    case ResizeNearestMode::RoundPreferCeil: r = twice_rem >= f.den ? fl + 1 : fl; break;
+    case ResizeNearestMode::Floor: r = fl; break;
+    case ResizeNearestMode::Ceil: r = twice_rem > 0 ? fl + 1 : fl; break;
   }
-  return std::clamp<int64_t>(static_cast<int64_t>(r), 0, in - 1);
+  return std::clamp<int64_t>(r, 0, in - 1);
 }
 
 struct ResizeCase {
@@ -52,7 +56,7 @@ ResizeCase random_case(Random& rng) {
   for (size_t d = rank >= 2 ? rank - 2 : 0; d < static_cast<size_t>(rank); ++d) rc.in[d] = rng.integer(1, 13);
   rc.out = rc.in;
   if (rng.integer(0, 1)) {
-    const float choices[] = {2.0f, 0.5f, 3.0f, 1.5f, 0.75f, 1.0f, 2.5f, 0.4f};
+    const float choices[] = {2.0f, 0.5f, 3.0f, 1.5f, 0.75f, 1.0f, 2.5f, 1.25f};
     rc.scales.assign(rank, 1.0f);
     for (size_t d = rank >= 2 ? rank - 2 : 0; d < static_cast<size_t>(rank); ++d) {
       rc.scales[d] = choices[rng.integer(0, 7)];
@@ -65,18 +69,18 @@ ResizeCase random_case(Random& rng) {
   return rc;
 }
 
-// Per resized dim: scale, in, out (H first; rank 1 has H = 1).
+// Per resized dim: scale = p / q, in, out (H first; rank 1 has H = 1).
 struct Axis {
-  float scale;
-  int64_t in, out;
+  int64_t p, q, in, out;
 };
 std::pair<Axis, Axis> axes_of(const ResizeCase& rc) {
   const size_t r = rc.in.size();
   auto axis = [&](size_t d) {
-    const float s = rc.scales.empty() ? static_cast<float>(rc.out[d]) / static_cast<float>(rc.in[d]) : rc.scales[d];
-    return Axis{s, rc.in[d], rc.out[d]};
+    if (rc.scales.empty()) return Axis{rc.out[d], rc.in[d], rc.in[d], rc.out[d]};
+    const int64_t q = 4;  // every test scale is a multiple of 1/4
+    return Axis{static_cast<int64_t>(rc.scales[d] * q), q, rc.in[d], rc.out[d]};
   };
-  return {r >= 2 ? axis(r - 2) : Axis{1.0f, 1, 1}, axis(r - 1)};
+  return {r >= 2 ? axis(r - 2) : Axis{1, 1, 1, 1}, axis(r - 1)};
 }
 
 const ResizeCoordinates kCoordinates[] = {ResizeCoordinates::HalfPixel, ResizeCoordinates::Asymmetric,
@@ -100,8 +104,10 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
       const HostTensor expected = reference_gather(in, rc.out, [&](const std::vector<int64_t>& c) {
         const size_t r = c.size();
         std::vector<int64_t> ic = c;
-        ic[r - 1] = nearest(original_coordinate(c[r - 1], aw.scale, aw.in, aw.out, at.coordinates), aw.in, at.nearest);
-        if (r >= 2) ic[r - 2] = nearest(original_coordinate(c[r - 2], ah.scale, ah.in, ah.out, at.coordinates), ah.in, at.nearest);
+        ic[r - 1] = nearest(original_position(c[r - 1], aw.p, aw.q, aw.in, aw.out, at.coordinates), aw.in, at.nearest);
+        if (r >= 2) {
+          ic[r - 2] = nearest(original_position(c[r - 2], ah.p, ah.q, ah.in, ah.out, at.coordinates), ah.in, at.nearest);
+        }
         return flat_index(rc.in, ic);
       });
       const Tensor input = upload_view(rng, in, random_offset(rng, dtype));
@@ -118,7 +124,7 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
   std::printf("Resize nearest: %d random cases checked byte for byte\n", cases);
 }
 
-// Bilinear in float64 from the float32 coordinates; rel L2 over the whole output.
+// Bilinear in float64 from the exact coordinates; rel L2 over the whole output.
 double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordinates coordinates) {
   kernels::ResizeAttributes at;
   at.mode = ResizeMode::Linear;
@@ -130,7 +136,8 @@ double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordina
   std::vector<double> ref;
   ref.reserve(planes * ah.out * aw.out);
   auto weights = [&](int64_t x, const Axis& a, int64_t& i0, int64_t& i1, double& w) {
-    const double c = std::clamp<double>(original_coordinate(x, a.scale, a.in, a.out, coordinates), 0.0, a.in - 1.0);
+    const Fraction f = original_position(x, a.p, a.q, a.in, a.out, coordinates);
+    const double c = std::clamp<double>(static_cast<double>(f.num) / static_cast<double>(f.den), 0.0, a.in - 1.0);
     i0 = static_cast<int64_t>(std::floor(c));
     i1 = std::min(i0 + 1, a.in - 1);
     w = c - i0;
@@ -190,6 +197,31 @@ TEST(LayoutResize, UvrBilinearAlignCorners) {
                                 ResizeCoordinates::AlignCorners);
     std::printf("Resize UVR %s: rel L2 %.2e, %.2e\n", std::string(dtype_name(dtype)).c_str(), a, b);
     EXPECT_LE(std::max(a, b), dtype == DType::f32 ? 1e-6 : 1e-3);
+  }
+}
+
+TEST(LayoutResize, NearestTiesFollowTheRoundingMode) {
+  // 4 -> 8 asymmetric: x_original = x / 2, a tie at every odd x. Expected indices from the ONNX
+  // definition: round_prefer_floor keeps the lower neighbour, round_prefer_ceil the upper (clamped).
+  Random rng(test_seed());
+  const HostTensor in = random_host(rng, DType::i32, {1, 4});
+  const Tensor input = upload_view(rng, in, 0);
+  const std::pair<ResizeNearestMode, std::vector<int64_t>> cases[] = {
+      {ResizeNearestMode::RoundPreferFloor, {0, 0, 1, 1, 2, 2, 3, 3}},
+      {ResizeNearestMode::RoundPreferCeil, {0, 1, 1, 2, 2, 3, 3, 3}},
+      {ResizeNearestMode::Ceil, {0, 1, 1, 2, 2, 3, 3, 3}},
+      {ResizeNearestMode::Floor, {0, 0, 1, 1, 2, 2, 3, 3}},
+  };
+  for (const auto& [mode, source] : cases) {
+    kernels::ResizeAttributes at;
+    at.coordinates = ResizeCoordinates::Asymmetric;
+    at.nearest = mode;
+    OutputView out = poisoned_view(DType::i32, {1, 8}, 0);
+    gpu::CommandRecorder r(gpu().context);
+    kernels::record_resize(layout_kc(), r, input, at, out.view);
+    r.submit_and_wait();
+    const HostTensor expected = reference_gather(in, {1, 8}, [&](const std::vector<int64_t>& c) { return source[c[1]]; });
+    EXPECT_EQ(count_mismatches(out, expected), 0) << "nearest mode " << static_cast<int>(mode);
   }
 }
 

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <numeric>
+#include <utility>
 #include <stdexcept>
 
 #include "kernels/layout/layout_common.h"
@@ -16,11 +18,27 @@ constexpr uint32_t kWorkgroupSize = 256;
 // Mirrors `Params` in resize.wgsl.
 struct ResizeUniforms {
   uint32_t threads, words_per_row, run_length, out_offset;
-  uint32_t in_offset, in_h, in_w, out_h;
-  uint32_t out_w;
-  float scale_h, scale_w;
-  uint32_t pad;
+  uint32_t in_offset, pad0, pad1, pad2;
+  uint32_t axis_h[4];  // in, out, scale numerator, scale denominator
+  uint32_t axis_w[4];
 };
+
+// A scale as a fraction p / q: exact for sizes (out / in) and for the dyadic scales models use
+// (2, 0.5, 1.5, ...); otherwise the closest fraction with q <= 2^16 (continued fractions).
+std::pair<uint32_t, uint32_t> scale_fraction(double scale) {
+  uint64_t p0 = 0, q0 = 1, p1 = 1, q1 = 0;
+  double x = scale;
+  for (int k = 0; k < 40; ++k) {
+    const double a = std::floor(x);
+    const uint64_t p2 = static_cast<uint64_t>(a) * p1 + p0, q2 = static_cast<uint64_t>(a) * q1 + q0;
+    if (q2 > 65536 || p2 > (1u << 30)) break;
+    p0 = p1, q0 = q1, p1 = p2, q1 = q2;
+    if (std::abs(static_cast<double>(p1) / static_cast<double>(q1) - scale) <= 1e-12 * scale) break;
+    if (x - a <= 0) break;
+    x = 1.0 / (x - a);
+  }
+  return {static_cast<uint32_t>(p1), static_cast<uint32_t>(q1)};
+}
 
 }  // namespace
 
@@ -67,22 +85,25 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   if (count > INT32_MAX) throw std::invalid_argument("Resize: more than 2^31 elements");
 
   ResizeUniforms u{};
-  u.in_h = rank >= 2 ? static_cast<uint32_t>(in[rank - 2]) : 1;
-  u.out_h = rank >= 2 ? static_cast<uint32_t>(out[rank - 2]) : 1;
-  u.in_w = static_cast<uint32_t>(in[rank - 1]);
-  u.out_w = static_cast<uint32_t>(out[rank - 1]);
-  auto scale = [&](size_t d, uint32_t n_in, uint32_t n_out) {
-    if (!attributes.scales.empty()) return attributes.scales[d];
-    return static_cast<float>(n_out) / static_cast<float>(n_in);
-  };
-  u.scale_h = rank >= 2 ? scale(rank - 2, u.in_h, u.out_h) : 1.0f;
-  u.scale_w = scale(rank - 1, u.in_w, u.out_w);
-  if (static_cast<uint64_t>(u.out_h) * u.in_h >= (1u << 24) || static_cast<uint64_t>(u.out_w) * u.in_w >= (1u << 24)) {
-    // align_corners multiplies x_resized by (in - 1) exactly in u32 and converts to f32.
-    if (attributes.coordinates == ResizeCoordinates::AlignCorners) {
-      throw std::invalid_argument("Resize: align_corners coordinate past 2^24 would lose precision");
+  auto axis = [&](uint32_t* a, int64_t d) {
+    const int64_t n_in = d >= 0 ? in[d] : 1, n_out = d >= 0 ? out[d] : 1;
+    uint64_t p = static_cast<uint64_t>(n_out), q = static_cast<uint64_t>(n_in);
+    if (!attributes.scales.empty() && d >= 0) std::tie(p, q) = scale_fraction(attributes.scales[d]);
+    const uint64_t g = std::gcd(p, q);
+    p /= g, q /= g;
+    // The shader's integer numerators: (2 out + 1) q and out * in must stay below 2^31.
+    if ((2 * static_cast<uint64_t>(n_out) + 1) * q + p >= (1ull << 31) ||
+        static_cast<uint64_t>(n_out) * static_cast<uint64_t>(n_in) >= (1ull << 31)) {
+      throw std::invalid_argument(fmt::format("Resize: dim {} -> {} (scale {}/{}) is too large for exact coordinates",
+                                              n_in, n_out, p, q));
     }
-  }
+    a[0] = static_cast<uint32_t>(n_in);
+    a[1] = static_cast<uint32_t>(n_out);
+    a[2] = static_cast<uint32_t>(p);
+    a[3] = static_cast<uint32_t>(q);
+  };
+  axis(u.axis_h, rank >= 2 ? static_cast<int64_t>(rank) - 2 : -1);
+  axis(u.axis_w, static_cast<int64_t>(rank) - 1);
   u.out_offset = output.element_offset(kc.gpu);
   u.in_offset = input.element_offset(kc.gpu);
   const bool half = input.dtype() == DType::f16;

@@ -19,8 +19,10 @@ struct ResizeAttributes {
   ResizeCoordinates coordinates = ResizeCoordinates::HalfPixel;
   ResizeNearestMode nearest = ResizeNearestMode::RoundPreferFloor;
   // One per input dim when the model gives `scales` (the output size is then floor(in * scale) and
-  // the coordinate transform uses the scale itself); empty when it gives `sizes` (scale = out / in,
-  // in f32, as ONNX Runtime computes it).
+  // the coordinate transform uses the scale itself); empty when it gives `sizes` (scale = out / in).
+  // Coordinates are computed exactly from the scale as a fraction (out / in, or the float scale's
+  // own value when it is a fraction with denominator <= 2^16), so nearest-mode ties resolve as the
+  // ONNX definition says on every adapter, independent of float division accuracy.
   std::vector<float> scales;
 };
 
