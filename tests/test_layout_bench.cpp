@@ -37,7 +37,8 @@ double median_gpu_ms(Record record, int repeats = 9) {
 
 void report(const std::string& what, double bytes, double ms, double ceiling_gbs) {
   const double gbs = bytes / (ms * 1e-3) / 1e9;
-  std::printf("%-44s %8.3f ms %8.1f GB/s (%3.0f%% of copy)\n", what.c_str(), ms, gbs, 100 * gbs / ceiling_gbs);
+  std::printf("%-44s %8.3f ms %8.1f GB/s (%3.0f%% of copy)\n", what.c_str(), ms, gbs,
+              100 * gbs / ceiling_gbs);
 }
 
 TEST(LayoutBench, DISABLED_Bandwidth) {
@@ -60,7 +61,8 @@ TEST(LayoutBench, DISABLED_Bandwidth) {
     for (int k = 0; k < 10; ++k) r.copy(a.buffer(), 0, b.buffer(), 0, n * 4);
     const auto start = std::chrono::steady_clock::now();
     r.submit_and_wait();
-    copy_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / 10;
+    copy_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() / 10;
   }
   const double ceiling = 2.0 * n * 4 / (copy_ms * 1e-3) / 1e9;
   report("copy ceiling (CopyBufferToBuffer)", 2.0 * n * 4, copy_ms, ceiling);
@@ -79,22 +81,21 @@ TEST(LayoutBench, DISABLED_Bandwidth) {
            ceiling);
     Tensor o2 = Tensor::empty(g.pool, dtype, {m, 16, cols});
     const std::vector<int64_t> outer{1, 0, 2};
-    report("Transpose [16,1024,N]->[1024,16,N] gather" + t, bytes, median_gpu_ms([&](gpu::CommandRecorder& r) {
-             kernels::record_transpose(kc, r, in, outer, o2);
-           }),
+    report("Transpose [16,1024,N]->[1024,16,N] gather" + t, bytes,
+           median_gpu_ms([&](gpu::CommandRecorder& r) { kernels::record_transpose(kc, r, in, outer, o2); }),
            ceiling);
     Tensor half_cols = Tensor::empty(g.pool, dtype, {16, m, cols / 2});
-    const auto dims = kernels::plan_slice({16, m, cols}, std::vector<int64_t>{1}, std::vector<int64_t>{INT64_MAX},
-                                          std::vector<int64_t>{2}, std::vector<int64_t>{2});
-    report("Slice step 2 on the last dim" + t, 0.75 * bytes, median_gpu_ms([&](gpu::CommandRecorder& r) {
-             kernels::record_slice(kc, r, in, dims, half_cols);
-           }),
+    const auto dims =
+        kernels::plan_slice({16, m, cols}, std::vector<int64_t>{1}, std::vector<int64_t>{INT64_MAX},
+                            std::vector<int64_t>{2}, std::vector<int64_t>{2});
+    report("Slice step 2 on the last dim" + t, 0.75 * bytes,
+           median_gpu_ms([&](gpu::CommandRecorder& r) { kernels::record_slice(kc, r, in, dims, half_cols); }),
            ceiling);
-    Tensor p1 = Tensor::empty(g.pool, dtype, {16, m, cols / 2}), p2 = Tensor::empty(g.pool, dtype, {16, m, cols / 2});
+    Tensor p1 = Tensor::empty(g.pool, dtype, {16, m, cols / 2}),
+           p2 = Tensor::empty(g.pool, dtype, {16, m, cols / 2});
     const std::vector<Tensor> parts{p1, p2};
-    report("Concat 2 along the last dim" + t, bytes, median_gpu_ms([&](gpu::CommandRecorder& r) {
-             kernels::record_concat(kc, r, parts, 2, in);
-           }),
+    report("Concat 2 along the last dim" + t, bytes,
+           median_gpu_ms([&](gpu::CommandRecorder& r) { kernels::record_concat(kc, r, parts, 2, in); }),
            ceiling);
     const std::vector<int64_t> pads{0, 0, 3, 0, 0, 5};
     Tensor padded = Tensor::empty(g.pool, dtype, {16, m, cols / 2 + 8});
@@ -103,18 +104,15 @@ TEST(LayoutBench, DISABLED_Bandwidth) {
            }),
            ceiling);
     Tensor row = Tensor::empty(g.pool, dtype, {1, m, cols / 2});
-    report("Expand [1,1024,N] -> [16,1024,N]" + t, bytes / 2, median_gpu_ms([&](gpu::CommandRecorder& r) {
-             kernels::record_expand(kc, r, row, p1);
-           }),
-           ceiling);
+    report("Expand [1,1024,N] -> [16,1024,N]" + t, bytes / 2,
+           median_gpu_ms([&](gpu::CommandRecorder& r) { kernels::record_expand(kc, r, row, p1); }), ceiling);
     Tensor small = Tensor::empty(g.pool, dtype, {16, m / 2, cols / 4});
     kernels::ResizeAttributes at;
     at.mode = kernels::ResizeMode::Linear;
     at.coordinates = kernels::ResizeCoordinates::AlignCorners;
     Tensor big = Tensor::empty(g.pool, dtype, {16, m, cols / 2});
-    report("Resize linear 2x [16,512,N/4]->[16,1024,N/2]" + t, bytes / 2 * 1.125, median_gpu_ms([&](gpu::CommandRecorder& r) {
-             kernels::record_resize(kc, r, small, at, big);
-           }),
+    report("Resize linear 2x [16,512,N/4]->[16,1024,N/2]" + t, bytes / 2 * 1.125,
+           median_gpu_ms([&](gpu::CommandRecorder& r) { kernels::record_resize(kc, r, small, at, big); }),
            ceiling);
   }
 }

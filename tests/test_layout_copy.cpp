@@ -16,7 +16,9 @@
 namespace onda::test {
 namespace {
 
-std::string dtype_label(DType t) { return std::string(dtype_name(t)); }
+std::string dtype_label(DType t) {
+  return std::string(dtype_name(t));
+}
 
 // Runs `record` writing into a poisoned output view and returns the mismatch count.
 int64_t run_and_compare(Random& rng, const HostTensor& expected,
@@ -44,7 +46,8 @@ int64_t check_transpose(Random& rng, DType dtype, const Shape& shape, std::vecto
   const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
     kernels::record_transpose(layout_kc(), r, input, perm, out);
   });
-  EXPECT_EQ(bad, 0) << dtype_label(dtype) << " " << shape_string(shape) << " perm [" << fmt::format("{}", fmt::join(perm, ",")) << "]";
+  EXPECT_EQ(bad, 0) << dtype_label(dtype) << " " << shape_string(shape) << " perm ["
+                    << fmt::format("{}", fmt::join(perm, ",")) << "]";
   return bad;
 }
 
@@ -84,8 +87,10 @@ TEST(LayoutTranspose, RejectsBadPermutation) {
   const Tensor input = upload_view(rng, random_host(rng, DType::f32, {2, 3}), 0);
   Tensor out = poisoned(DType::f32, {3, 2});
   gpu::CommandRecorder r(gpu().context);
-  EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input, std::vector<int64_t>{0, 0}, out), std::invalid_argument);
-  EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input, std::vector<int64_t>{0, 1}, out), std::invalid_argument);
+  EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input, std::vector<int64_t>{0, 0}, out),
+               std::invalid_argument);
+  EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input, std::vector<int64_t>{0, 1}, out),
+               std::invalid_argument);
 }
 
 TEST(LayoutSlice, RandomStartsEndsStepsEveryDtype) {
@@ -102,8 +107,10 @@ TEST(LayoutSlice, RandomStartsEndsStepsEveryDtype) {
         int64_t step = rng.integer(1, 3) * (rng.integer(0, 1) ? 1 : -1);
         // Out-of-range and negative starts/ends exercise ONNX's clamping.
         starts.push_back(rng.integer(-dim - 2, dim + 2));
-        ends.push_back(rng.integer(0, 5) == 0 ? (step > 0 ? INT64_MAX : INT64_MIN) : rng.integer(-dim - 2, dim + 2));
-        axes.push_back(rng.integer(0, 1) ? static_cast<int64_t>(d) : static_cast<int64_t>(d) - static_cast<int64_t>(shape.size()));
+        ends.push_back(rng.integer(0, 5) == 0 ? (step > 0 ? INT64_MAX : INT64_MIN)
+                                              : rng.integer(-dim - 2, dim + 2));
+        axes.push_back(rng.integer(0, 1) ? static_cast<int64_t>(d)
+                                         : static_cast<int64_t>(d) - static_cast<int64_t>(shape.size()));
         steps.push_back(step);
       }
       const auto dims = kernels::plan_slice(shape, starts, ends, axes, steps);
@@ -127,7 +134,8 @@ TEST(LayoutSlice, RandomStartsEndsStepsEveryDtype) {
       const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
         kernels::record_slice(layout_kc(), r, input, dims, out);
       });
-      EXPECT_EQ(bad, 0) << dtype_label(dtype) << " " << shape_string(shape) << " -> " << shape_string(out_shape);
+      EXPECT_EQ(bad, 0) << dtype_label(dtype) << " " << shape_string(shape) << " -> "
+                        << shape_string(out_shape);
       ++cases;
     }
   }
@@ -183,7 +191,8 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
         while (c[axis] >= pieces[which].shape[axis]) c[axis] -= pieces[which++].shape[axis];
         return flat_index(pieces[which].shape, c);
       };
-      HostTensor expected{dtype, out_shape, std::vector<uint8_t>(element_count(out_shape) * host_element_size(dtype))};
+      HostTensor expected{dtype, out_shape,
+                          std::vector<uint8_t>(element_count(out_shape) * host_element_size(dtype))};
       {
         std::vector<int64_t> c(out_shape.size());
         for (int64_t i = 0; i < element_count(out_shape); ++i) {
@@ -191,13 +200,15 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
           for (size_t d = out_shape.size(); d-- > 0;) c[d] = rest % out_shape[d], rest /= out_shape[d];
           int64_t which;
           const int64_t s = piece_of(c, which);
-          std::memcpy(expected.bytes.data() + i * expected.element_size(), pieces[which].element(s), expected.element_size());
+          std::memcpy(expected.bytes.data() + i * expected.element_size(), pieces[which].element(s),
+                      expected.element_size());
         }
       }
       const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
         kernels::record_concat(layout_kc(), r, inputs, axis, out);
       });
-      EXPECT_EQ(bad, 0) << "Concat " << dtype_label(dtype) << " " << shape_string(out_shape) << " axis " << axis;
+      EXPECT_EQ(bad, 0) << "Concat " << dtype_label(dtype) << " " << shape_string(out_shape) << " axis "
+                        << axis;
 
       // Split the concatenation back into the pieces.
       const Tensor whole = upload_view(rng, expected, random_offset(rng, dtype));
@@ -211,7 +222,8 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
       kernels::record_split(layout_kc(), r, whole, axis, views);
       r.submit_and_wait();
       for (size_t k = 0; k < pieces.size(); ++k) {
-        EXPECT_EQ(count_mismatches(outs[k], pieces[k]), 0) << "Split " << dtype_label(dtype) << " piece " << k;
+        EXPECT_EQ(count_mismatches(outs[k], pieces[k]), 0)
+            << "Split " << dtype_label(dtype) << " piece " << k;
       }
       ++cases;
     }
@@ -245,13 +257,15 @@ TEST(LayoutExpandTile, RandomBroadcastsAndRepeatsEveryDtype) {
                                   kernels::record_expand(layout_kc(), r, input, out);
                                 }),
                 0)
-          << "Expand " << dtype_label(dtype) << " " << shape_string(in_shape) << " -> " << shape_string(out_shape);
+          << "Expand " << dtype_label(dtype) << " " << shape_string(in_shape) << " -> "
+          << shape_string(out_shape);
 
       // Tile.
       const Shape tshape = random_shape(rng, 1, 4, 5);
       std::vector<int64_t> repeats(tshape.size());
       Shape tout(tshape.size());
-      for (size_t d = 0; d < tshape.size(); ++d) repeats[d] = rng.integer(0, 3), tout[d] = tshape[d] * repeats[d];
+      for (size_t d = 0; d < tshape.size(); ++d)
+        repeats[d] = rng.integer(0, 3), tout[d] = tshape[d] * repeats[d];
       if (element_count(tout) == 0) repeats[0] = 1, tout[0] = tshape[0];
       for (size_t d = 0; d < tshape.size(); ++d) {
         if (repeats[d] == 0) repeats[d] = 2, tout[d] = 2 * tshape[d];
@@ -279,8 +293,10 @@ TEST(LayoutExpandTile, RandomBroadcastsAndRepeatsEveryDtype) {
 int64_t pad_source(int64_t x, int64_t n, kernels::PadMode mode) {
   if (x >= 0 && x < n) return x;
   switch (mode) {
-    case kernels::PadMode::Constant: return -1;
-    case kernels::PadMode::Edge: return x < 0 ? 0 : n - 1;
+    case kernels::PadMode::Constant:
+      return -1;
+    case kernels::PadMode::Edge:
+      return x < 0 ? 0 : n - 1;
     case kernels::PadMode::Wrap:
       while (x < 0) x += n;
       return x % n;
@@ -294,8 +310,8 @@ int64_t pad_source(int64_t x, int64_t n, kernels::PadMode mode) {
 
 TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
   Random rng(test_seed());
-  const kernels::PadMode modes[] = {kernels::PadMode::Constant, kernels::PadMode::Reflect, kernels::PadMode::Edge,
-                                    kernels::PadMode::Wrap};
+  const kernels::PadMode modes[] = {kernels::PadMode::Constant, kernels::PadMode::Reflect,
+                                    kernels::PadMode::Edge, kernels::PadMode::Wrap};
   const char* names[] = {"constant", "reflect", "edge", "wrap"};
   int cases = 0;
   for (DType dtype : all_dtypes()) {
@@ -311,7 +327,9 @@ TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
           if (pads[d] + pads[d + rank] + shape[d] < 0) pads[d + rank] = -pads[d] - shape[d];
         }
         const Shape out_shape = kernels::pad_output_shape(shape, pads);
-        const double value = dtype == DType::boolean ? 1.0 : dtype == DType::u8 ? 200.0 : -3.5 + (is_float(dtype) ? 0 : 0.5);
+        const double value = dtype == DType::boolean ? 1.0
+                             : dtype == DType::u8    ? 200.0
+                                                     : -3.5 + (is_float(dtype) ? 0 : 0.5);
         const HostTensor in = random_host(rng, dtype, shape);
         const HostTensor expected = reference_gather(
             in, out_shape,
@@ -353,7 +371,8 @@ TEST(LayoutPad, ReflectOfAudioFrame) {
     const Tensor input = upload_view(rng, in, 0);
     EXPECT_EQ(run_and_compare(rng, expected,
                               [&](gpu::CommandRecorder& r, const Tensor& out) {
-                                kernels::record_pad(layout_kc(), r, input, pads, kernels::PadMode::Reflect, 0.0, out);
+                                kernels::record_pad(layout_kc(), r, input, pads, kernels::PadMode::Reflect,
+                                                    0.0, out);
                               }),
               0);
   }
@@ -387,7 +406,9 @@ TEST(LayoutEdgeCases, ScalarsAndEmptyTensors) {
     kernels::record_slice(layout_kc(), r, empty, dims, poisoned(dtype, {0, 4}));
     r.submit_and_wait();
     EXPECT_EQ(count_mismatches(t, scalar), 0);
-    EXPECT_EQ(count_mismatches(e, reference_gather(scalar, {3, 1, 5}, [](const std::vector<int64_t>&) { return int64_t{0}; })), 0);
+    EXPECT_EQ(count_mismatches(e, reference_gather(scalar, {3, 1, 5},
+                                                   [](const std::vector<int64_t>&) { return int64_t{0}; })),
+              0);
     EXPECT_EQ(count_mismatches(empty_out, HostTensor{dtype, {4, 0}, {}}), 0);
   }
 }

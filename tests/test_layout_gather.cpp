@@ -53,11 +53,13 @@ TEST(LayoutGather, RandomAxesAndIndexRanksEveryDtype) {
       const Tensor index_t = upload_indices(rng, index_values, index_shape, index_dtype);
       OutputView out = poisoned_view(dtype, out_shape, random_offset(rng, dtype));
       gpu::CommandRecorder r(gpu().context);
-      kernels::record_gather(layout_kc(), r, data_t, index_t, axis, out.view,
-                             trial % 3 ? std::optional<std::span<const int64_t>>(index_values) : std::nullopt);
+      kernels::record_gather(
+          layout_kc(), r, data_t, index_t, axis, out.view,
+          trial % 3 ? std::optional<std::span<const int64_t>>(index_values) : std::nullopt);
       r.submit_and_wait();
       EXPECT_EQ(count_mismatches(out, expected), 0)
-          << dtype_name(dtype) << " data " << shape_string(data_shape) << " axis " << axis << " indices " << shape_string(index_shape);
+          << dtype_name(dtype) << " data " << shape_string(data_shape) << " axis " << axis << " indices "
+          << shape_string(index_shape);
       ++cases;
     }
   }
@@ -73,15 +75,15 @@ TEST(LayoutGather, OutOfRangeIndicesThrowOnHostAndClampOnGpu) {
   const Tensor index_t = upload_indices(rng, bad, {3}, DType::i64);
   OutputView out = poisoned_view(DType::f32, {3, 3}, 0);
   gpu::CommandRecorder r(gpu().context);
-  EXPECT_THROW(kernels::record_gather(layout_kc(), r, data_t, index_t, 0, out.view, std::span<const int64_t>(bad)),
-               std::out_of_range);
+  EXPECT_THROW(
+      kernels::record_gather(layout_kc(), r, data_t, index_t, 0, out.view, std::span<const int64_t>(bad)),
+      std::out_of_range);
   kernels::record_gather(layout_kc(), r, data_t, index_t, 0, out.view);
   r.submit_and_wait();
   // 9 clamps to 4; -8 wraps to -3, then clamps to 0.
   const std::vector<int64_t> rows = {1, 4, 0};
-  const HostTensor expected = reference_gather(data, {3, 3}, [&](const std::vector<int64_t>& c) {
-    return rows[c[0]] * 3 + c[1];
-  });
+  const HostTensor expected =
+      reference_gather(data, {3, 3}, [&](const std::vector<int64_t>& c) { return rows[c[0]] * 3 + c[1]; });
   EXPECT_EQ(count_mismatches(out, expected), 0);
 }
 
@@ -106,7 +108,8 @@ TEST(LayoutScatterND, RandomTuplesEveryDtype) {
         int64_t rest = order[r];
         std::vector<int64_t> tuple(q);
         for (int64_t j = q; j-- > 0;) tuple[j] = rest % data_shape[j], rest /= data_shape[j];
-        for (int64_t j = 0; j < q; ++j) index_values.push_back(rng.integer(0, 1) ? tuple[j] : tuple[j] - data_shape[j]);
+        for (int64_t j = 0; j < q; ++j)
+          index_values.push_back(rng.integer(0, 1) ? tuple[j] : tuple[j] - data_shape[j]);
       }
       Shape update_shape(index_shape.begin(), index_shape.end() - 1);
       update_shape.insert(update_shape.end(), data_shape.begin() + q, data_shape.end());
@@ -121,18 +124,21 @@ TEST(LayoutScatterND, RandomTuplesEveryDtype) {
           const int64_t v = index_values[r * q + j];
           base = base * data_shape[j] + (v < 0 ? v + data_shape[j] : v);
         }
-        std::memcpy(expected.bytes.data() + base * slice * expected.element_size(), updates.element(r * slice),
-                    slice * expected.element_size());
+        std::memcpy(expected.bytes.data() + base * slice * expected.element_size(),
+                    updates.element(r * slice), slice * expected.element_size());
       }
       const Tensor data_t = upload_view(rng, data, random_offset(rng, dtype));
       const Tensor updates_t = upload_view(rng, updates, random_offset(rng, dtype));
-      const Tensor index_t = upload_indices(rng, index_values, index_shape, trial % 2 ? DType::i64 : DType::i32);
+      const Tensor index_t =
+          upload_indices(rng, index_values, index_shape, trial % 2 ? DType::i64 : DType::i32);
       OutputView out = poisoned_view(dtype, data_shape, random_offset(rng, dtype));
       gpu::CommandRecorder r(gpu().context);
-      kernels::record_scatter_nd(layout_kc(), r, data_t, index_t, updates_t, out.view, std::span<const int64_t>(index_values));
+      kernels::record_scatter_nd(layout_kc(), r, data_t, index_t, updates_t, out.view,
+                                 std::span<const int64_t>(index_values));
       r.submit_and_wait();
       EXPECT_EQ(count_mismatches(out, expected), 0)
-          << dtype_name(dtype) << " data " << shape_string(data_shape) << " indices " << shape_string(index_shape);
+          << dtype_name(dtype) << " data " << shape_string(data_shape) << " indices "
+          << shape_string(index_shape);
       ++cases;
     }
   }
@@ -148,9 +154,11 @@ TEST(LayoutScatterND, RejectsBadShapesAndIndices) {
   const Tensor wrong_updates = upload_view(rng, random_host(rng, DType::f32, {1, 4}), 0);
   Tensor out = poisoned(DType::f32, {4, 3});
   gpu::CommandRecorder r(gpu().context);
-  EXPECT_THROW(kernels::record_scatter_nd(layout_kc(), r, data, index_t, updates, out, std::span<const int64_t>(idx)),
-               std::out_of_range);
-  EXPECT_THROW(kernels::record_scatter_nd(layout_kc(), r, data, index_t, wrong_updates, out), std::invalid_argument);
+  EXPECT_THROW(
+      kernels::record_scatter_nd(layout_kc(), r, data, index_t, updates, out, std::span<const int64_t>(idx)),
+      std::out_of_range);
+  EXPECT_THROW(kernels::record_scatter_nd(layout_kc(), r, data, index_t, wrong_updates, out),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -37,7 +37,8 @@ std::vector<double> pool_reference(const std::vector<float>& x, const Shape& in,
             ++taps;
           }
         }
-        ref.push_back(a.kind == PoolKind::Max ? best : sum / static_cast<double>(a.count_include_pad ? padded : taps));
+        ref.push_back(
+            a.kind == PoolKind::Max ? best : sum / static_cast<double>(a.count_include_pad ? padded : taps));
       }
     }
   }
@@ -73,8 +74,9 @@ TEST(LayoutPool, RandomWindowsAverageAndMax) {
         Pool2dAttributes a;
         a.kind = kind;
         const bool one_d = trial % 5 == 4;
-        Shape in = one_d ? Shape{rng.integer(1, 2), rng.integer(1, 3), rng.integer(1, 20)}
-                         : Shape{rng.integer(1, 2), rng.integer(1, 3), rng.integer(1, 12), rng.integer(1, 12)};
+        Shape in = one_d
+                       ? Shape{rng.integer(1, 2), rng.integer(1, 3), rng.integer(1, 20)}
+                       : Shape{rng.integer(1, 2), rng.integer(1, 3), rng.integer(1, 12), rng.integer(1, 12)};
         a.kernel_w = rng.integer(1, std::min<int64_t>(in.back(), 4));
         a.stride_w = rng.integer(1, 3);
         a.dilation_w = kind == PoolKind::Max ? rng.integer(1, 2) : 1;
@@ -92,8 +94,8 @@ TEST(LayoutPool, RandomWindowsAverageAndMax) {
         if (element_count(kernels::pool2d_output_shape(in, a)) == 0) continue;
         const double e = run_pool(rng, dtype, in, a);
         EXPECT_LE(e, kind == PoolKind::Max ? 0.0 : (dtype == DType::f32 ? 1e-6 : 1e-3))
-            << shape_string(in) << " k " << a.kernel_h << "x" << a.kernel_w << " s " << a.stride_h << "x" << a.stride_w
-            << " ceil " << a.ceil_mode << " include_pad " << a.count_include_pad;
+            << shape_string(in) << " k " << a.kernel_h << "x" << a.kernel_w << " s " << a.stride_h << "x"
+            << a.stride_w << " ceil " << a.ceil_mode << " include_pad " << a.count_include_pad;
         worst = std::max(worst, e);
       }
       std::printf("%s %s: worst rel L2 %.2e\n", kind == PoolKind::Max ? "MaxPool" : "AveragePool",

@@ -22,10 +22,14 @@ struct Fraction {
 };
 Fraction original_position(int64_t x, int64_t p, int64_t q, int64_t in, int64_t out, ResizeCoordinates c) {
   switch (c) {
-    case ResizeCoordinates::HalfPixel: return {(2 * x + 1) * q - p, 2 * p};
-    case ResizeCoordinates::Asymmetric: return {x * q, p};
-    case ResizeCoordinates::AlignCorners: return out == 1 ? Fraction{0, 1} : Fraction{x * (in - 1), out - 1};
-    case ResizeCoordinates::PytorchHalfPixel: return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
+    case ResizeCoordinates::HalfPixel:
+      return {(2 * x + 1) * q - p, 2 * p};
+    case ResizeCoordinates::Asymmetric:
+      return {x * q, p};
+    case ResizeCoordinates::AlignCorners:
+      return out == 1 ? Fraction{0, 1} : Fraction{x * (in - 1), out - 1};
+    case ResizeCoordinates::PytorchHalfPixel:
+      return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
   }
   return {0, 1};
 }
@@ -36,10 +40,18 @@ int64_t nearest(Fraction f, int64_t in, ResizeNearestMode m) {
   const int64_t twice_rem = 2 * (f.num - fl * f.den);
   int64_t r = fl;
   switch (m) {
-    case ResizeNearestMode::RoundPreferFloor: r = twice_rem > f.den ? fl + 1 : fl; break;
-    case ResizeNearestMode::RoundPreferCeil: r = twice_rem >= f.den ? fl + 1 : fl; break;
-    case ResizeNearestMode::Floor: r = fl; break;
-    case ResizeNearestMode::Ceil: r = twice_rem > 0 ? fl + 1 : fl; break;
+    case ResizeNearestMode::RoundPreferFloor:
+      r = twice_rem > f.den ? fl + 1 : fl;
+      break;
+    case ResizeNearestMode::RoundPreferCeil:
+      r = twice_rem >= f.den ? fl + 1 : fl;
+      break;
+    case ResizeNearestMode::Floor:
+      r = fl;
+      break;
+    case ResizeNearestMode::Ceil:
+      r = twice_rem > 0 ? fl + 1 : fl;
+      break;
   }
   return std::clamp<int64_t>(r, 0, in - 1);
 }
@@ -64,7 +76,8 @@ ResizeCase random_case(Random& rng) {
       if (rc.out[d] == 0) rc.scales[d] = 1.0f, rc.out[d] = rc.in[d];
     }
   } else {
-    for (size_t d = rank >= 2 ? rank - 2 : 0; d < static_cast<size_t>(rank); ++d) rc.out[d] = rng.integer(1, 25);
+    for (size_t d = rank >= 2 ? rank - 2 : 0; d < static_cast<size_t>(rank); ++d)
+      rc.out[d] = rng.integer(1, 25);
   }
   return rc;
 }
@@ -84,7 +97,8 @@ std::pair<Axis, Axis> axes_of(const ResizeCase& rc) {
 }
 
 const ResizeCoordinates kCoordinates[] = {ResizeCoordinates::HalfPixel, ResizeCoordinates::Asymmetric,
-                                          ResizeCoordinates::AlignCorners, ResizeCoordinates::PytorchHalfPixel};
+                                          ResizeCoordinates::AlignCorners,
+                                          ResizeCoordinates::PytorchHalfPixel};
 
 TEST(LayoutResize, NearestEveryModeEveryDtype) {
   Random rng(test_seed());
@@ -104,9 +118,11 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
       const HostTensor expected = reference_gather(in, rc.out, [&](const std::vector<int64_t>& c) {
         const size_t r = c.size();
         std::vector<int64_t> ic = c;
-        ic[r - 1] = nearest(original_position(c[r - 1], aw.p, aw.q, aw.in, aw.out, at.coordinates), aw.in, at.nearest);
+        ic[r - 1] = nearest(original_position(c[r - 1], aw.p, aw.q, aw.in, aw.out, at.coordinates), aw.in,
+                            at.nearest);
         if (r >= 2) {
-          ic[r - 2] = nearest(original_position(c[r - 2], ah.p, ah.q, ah.in, ah.out, at.coordinates), ah.in, at.nearest);
+          ic[r - 2] = nearest(original_position(c[r - 2], ah.p, ah.q, ah.in, ah.out, at.coordinates), ah.in,
+                              at.nearest);
         }
         return flat_index(rc.in, ic);
       });
@@ -115,9 +131,9 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
       gpu::CommandRecorder r(gpu().context);
       kernels::record_resize(layout_kc(), r, input, at, out.view);
       r.submit_and_wait();
-      EXPECT_EQ(count_mismatches(out, expected), 0) << dtype_name(dtype) << " " << shape_string(rc.in) << " -> "
-                                                    << shape_string(rc.out) << " coord " << static_cast<int>(at.coordinates)
-                                                    << " nearest " << static_cast<int>(at.nearest);
+      EXPECT_EQ(count_mismatches(out, expected), 0)
+          << dtype_name(dtype) << " " << shape_string(rc.in) << " -> " << shape_string(rc.out) << " coord "
+          << static_cast<int>(at.coordinates) << " nearest " << static_cast<int>(at.nearest);
       ++cases;
     }
   }
@@ -137,7 +153,8 @@ double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordina
   ref.reserve(planes * ah.out * aw.out);
   auto weights = [&](int64_t x, const Axis& a, int64_t& i0, int64_t& i1, double& w) {
     const Fraction f = original_position(x, a.p, a.q, a.in, a.out, coordinates);
-    const double c = std::clamp<double>(static_cast<double>(f.num) / static_cast<double>(f.den), 0.0, a.in - 1.0);
+    const double c =
+        std::clamp<double>(static_cast<double>(f.num) / static_cast<double>(f.den), 0.0, a.in - 1.0);
     i0 = static_cast<int64_t>(std::floor(c));
     i1 = std::min(i0 + 1, a.in - 1);
     w = c - i0;
@@ -149,7 +166,9 @@ double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordina
         double wy, wx;
         weights(y, ah, y0, y1, wy);
         weights(x, aw, x0, x1, wx);
-        auto at_ = [&](int64_t yy, int64_t xx) { return static_cast<double>(values[(p * ah.in + yy) * aw.in + xx]); };
+        auto at_ = [&](int64_t yy, int64_t xx) {
+          return static_cast<double>(values[(p * ah.in + yy) * aw.in + xx]);
+        };
         const double top = at_(y0, x0) * (1 - wx) + at_(y0, x1) * wx;
         const double bottom = at_(y1, x0) * (1 - wx) + at_(y1, x1) * wx;
         ref.push_back(top * (1 - wy) + bottom * wy);
@@ -181,10 +200,12 @@ TEST(LayoutResize, LinearEveryCoordinateTransform) {
     for (int trial = 0; trial < 24; ++trial) {
       const ResizeCase rc = random_case(rng);
       const double e = run_linear(rng, dtype, rc, kCoordinates[trial % 4]);
-      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(rc.in) << " -> " << shape_string(rc.out);
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3)
+          << shape_string(rc.in) << " -> " << shape_string(rc.out);
       worst = std::max(worst, e);
     }
-    std::printf("Resize linear %s: 24 random cases, worst rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
+    std::printf("Resize linear %s: 24 random cases, worst rel L2 %.2e\n",
+                std::string(dtype_name(dtype)).c_str(), worst);
   }
 }
 
@@ -192,7 +213,8 @@ TEST(LayoutResize, UvrBilinearAlignCorners) {
   // UVR v5.1: ASPP's pooled branch [1, C, 1, W] back to [1, C, H, W], and the decoders' 2x upsampling.
   Random rng(test_seed());
   for (DType dtype : {DType::f32, DType::f16}) {
-    const double a = run_linear(rng, dtype, {{1, 8, 1, 64}, {1, 8, 21, 64}, {}}, ResizeCoordinates::AlignCorners);
+    const double a =
+        run_linear(rng, dtype, {{1, 8, 1, 64}, {1, 8, 21, 64}, {}}, ResizeCoordinates::AlignCorners);
     const double b = run_linear(rng, dtype, {{1, 4, 42, 32}, {1, 4, 84, 64}, {1.0f, 1.0f, 2.0f, 2.0f}},
                                 ResizeCoordinates::AlignCorners);
     std::printf("Resize UVR %s: rel L2 %.2e, %.2e\n", std::string(dtype_name(dtype)).c_str(), a, b);
@@ -220,7 +242,8 @@ TEST(LayoutResize, NearestTiesFollowTheRoundingMode) {
     gpu::CommandRecorder r(gpu().context);
     kernels::record_resize(layout_kc(), r, input, at, out.view);
     r.submit_and_wait();
-    const HostTensor expected = reference_gather(in, {1, 8}, [&](const std::vector<int64_t>& c) { return source[c[1]]; });
+    const HostTensor expected =
+        reference_gather(in, {1, 8}, [&](const std::vector<int64_t>& c) { return source[c[1]]; });
     EXPECT_EQ(count_mismatches(out, expected), 0) << "nearest mode " << static_cast<int>(mode);
   }
 }

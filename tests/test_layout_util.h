@@ -15,10 +15,13 @@
 
 namespace onda::test {
 
-inline kernels::KernelContext layout_kc() { return {gpu().context, gpu().pipelines}; }
+inline kernels::KernelContext layout_kc() {
+  return {gpu().context, gpu().pipelines};
+}
 
 inline const std::vector<DType>& all_dtypes() {
-  static const std::vector<DType> d = {DType::f32, DType::f16, DType::i32, DType::i64, DType::u8, DType::boolean};
+  static const std::vector<DType> d = {DType::f32, DType::f16, DType::i32,
+                                       DType::i64, DType::u8,  DType::boolean};
   return d;
 }
 
@@ -58,8 +61,12 @@ inline HostTensor random_host(Random& rng, DType dtype, const Shape& shape) {
         std::memcpy(p, &v, 8);
         break;
       }
-      case DType::u8: *p = static_cast<uint8_t>(rng.integer(0, 255)); break;
-      case DType::boolean: *p = static_cast<uint8_t>(rng.integer(0, 1)); break;
+      case DType::u8:
+        *p = static_cast<uint8_t>(rng.integer(0, 255));
+        break;
+      case DType::boolean:
+        *p = static_cast<uint8_t>(rng.integer(0, 1));
+        break;
     }
   }
   return h;
@@ -139,8 +146,12 @@ inline std::vector<uint8_t> host_value(DType dtype, double value) {
       std::memcpy(b.data(), &v, 8);
       break;
     }
-    case DType::u8: b[0] = static_cast<uint8_t>(value); break;
-    case DType::boolean: b[0] = value != 0; break;
+    case DType::u8:
+      b[0] = static_cast<uint8_t>(value);
+      break;
+    case DType::boolean:
+      b[0] = value != 0;
+      break;
   }
   return b;
 }
@@ -160,7 +171,8 @@ inline HostTensor reference_gather(const HostTensor& in, const Shape& out_shape,
       rest /= out_shape[d];
     }
     const int64_t s = source(c);
-    std::memcpy(out.bytes.data() + i * in.element_size(), s < 0 ? fill.data() : in.element(s), in.element_size());
+    std::memcpy(out.bytes.data() + i * in.element_size(), s < 0 ? fill.data() : in.element(s),
+                in.element_size());
   }
   return out;
 }

@@ -24,7 +24,8 @@ struct GatherUniforms {
 
 Shape gather_output_shape(const Shape& data, const Shape& indices, int64_t axis) {
   if (axis < 0 || axis >= static_cast<int64_t>(data.size())) {
-    throw std::invalid_argument(fmt::format("Gather: axis {} out of range for data {}", axis, shape_string(data)));
+    throw std::invalid_argument(
+        fmt::format("Gather: axis {} out of range for data {}", axis, shape_string(data)));
   }
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), indices.begin(), indices.end());
@@ -35,27 +36,30 @@ Shape gather_output_shape(const Shape& data, const Shape& indices, int64_t axis)
 void check_gather_indices(std::span<const int64_t> indices, int64_t axis_dim, const std::string& op) {
   for (size_t k = 0; k < indices.size(); ++k) {
     if (indices[k] < -axis_dim || indices[k] >= axis_dim) {
-      throw std::out_of_range(fmt::format("{}: index {} (at position {}) is outside [{}, {})", op, indices[k], k,
-                                          -axis_dim, axis_dim));
+      throw std::out_of_range(fmt::format("{}: index {} (at position {}) is outside [{}, {})", op, indices[k],
+                                          k, -axis_dim, axis_dim));
     }
   }
 }
 
-void record_gather(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& data, const Tensor& indices,
-                   int64_t axis, const Tensor& output, std::optional<std::span<const int64_t>> host_indices) {
+void record_gather(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& data,
+                   const Tensor& indices, int64_t axis, const Tensor& output,
+                   std::optional<std::span<const int64_t>> host_indices) {
   const Shape expected = gather_output_shape(data.shape(), indices.shape(), axis);
   if (output.shape() != expected) {
-    throw std::invalid_argument(fmt::format("Gather: output must be {}, got {}", shape_string(expected), shape_string(output.shape())));
+    throw std::invalid_argument(fmt::format("Gather: output must be {}, got {}", shape_string(expected),
+                                            shape_string(output.shape())));
   }
   if (indices.dtype() != DType::i32 && indices.dtype() != DType::i64) {
-    throw std::invalid_argument(fmt::format("Gather: indices must be int32 or int64, got {}", dtype_name(indices.dtype())));
+    throw std::invalid_argument(
+        fmt::format("Gather: indices must be int32 or int64, got {}", dtype_name(indices.dtype())));
   }
   require_same_dtype("Gather", data, output);
   const int64_t axis_dim = data.shape()[axis];
   if (host_indices) {
     if (static_cast<int64_t>(host_indices->size()) != indices.numel()) {
-      throw std::invalid_argument(fmt::format("Gather: {} host indices for an indices tensor of {}", host_indices->size(),
-                                              shape_string(indices.shape())));
+      throw std::invalid_argument(fmt::format("Gather: {} host indices for an indices tensor of {}",
+                                              host_indices->size(), shape_string(indices.shape())));
     }
     check_gather_indices(*host_indices, axis_dim);
   }
@@ -64,7 +68,8 @@ void record_gather(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   if (axis_dim == 0) throw std::out_of_range("Gather: indices into an empty axis");
   require_bindable(kc, data, "Gather");
   require_bindable(kc, output, "Gather");
-  if (count > INT32_MAX || data.numel() > INT32_MAX) throw std::invalid_argument("Gather: more than 2^31 elements");
+  if (count > INT32_MAX || data.numel() > INT32_MAX)
+    throw std::invalid_argument("Gather: more than 2^31 elements");
 
   int64_t inner = 1;
   for (size_t d = axis + 1; d < data.shape().size(); ++d) inner *= data.shape()[d];
@@ -80,11 +85,12 @@ void record_gather(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   u.run_length = static_cast<uint32_t>(count);
   u.words_per_row = half ? static_cast<uint32_t>(count / 2 + 1) : 1;
   u.threads = half ? u.words_per_row : static_cast<uint32_t>(count);
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("layout/gather.wgsl", {{"HALF", half ? "1" : "0"}}), {}, "layout Gather");
-  const auto workgroups = gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {data.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u),
-                    workgroups, "Gather");
+  const auto& pipeline = kc.pipelines.get(render_shader("layout/gather.wgsl", {{"HALF", half ? "1" : "0"}}),
+                                          {}, "layout Gather");
+  const auto workgroups =
+      gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  recorder.dispatch(pipeline, {data.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u,
+                    sizeof(u), workgroups, "Gather");
 }
 
 }  // namespace onda::kernels

@@ -29,7 +29,9 @@ struct IndexMapUniforms {
 
 // A dim whose input coordinate never leaves [0, in_dim) and walks it one by one: the boundary rule
 // is the identity on it, so it may merge with a neighbour like any affine dim.
-bool plain(const IndexMapDim& d) { return d.start == 0 && d.step == 1 && d.in_dim == d.size; }
+bool plain(const IndexMapDim& d) {
+  return d.start == 0 && d.step == 1 && d.in_dim == d.size;
+}
 
 // Without a boundary rule every dim is affine: fold start into the base and step into the stride.
 // With one, unit dims that stay inside the input fold into the base; the rest keep their tables.
@@ -149,9 +151,12 @@ void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, c
       {"BOUNDARY_EDGE", map.boundary == Boundary::Edge ? "1" : "0"},
       {"BOUNDARY_WRAP", map.boundary == Boundary::Wrap ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("layout/index_map.wgsl", values), {}, "layout " + name);
-  const auto workgroups = gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups, name);
+  const auto& pipeline =
+      kc.pipelines.get(render_shader("layout/index_map.wgsl", values), {}, "layout " + name);
+  const auto workgroups =
+      gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,
+                    name);
 }
 
 }  // namespace onda::kernels

@@ -31,7 +31,7 @@ struct IndexMap {
   int64_t out_base = 0;           // output element of region coordinate 0 (before the view offset)
   int64_t in_base = 0;            // added to the input index (before the view offset)
   Boundary boundary = Boundary::None;
-  uint32_t pad_bits = 0;          // Constant: the pad value's bits (f16: low 16 bits)
+  uint32_t pad_bits = 0;  // Constant: the pad value's bits (f16: low 16 bits)
 };
 
 // `input` and `output` must share a dtype; `name` labels errors and the dispatch. Throws

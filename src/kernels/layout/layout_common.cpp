@@ -28,11 +28,15 @@ uint32_t value_bits(DType dtype, double value) {
       std::memcpy(&bits, &f, 4);
       return bits;
     }
-    case DType::f16: return float_to_half(static_cast<float>(value));
+    case DType::f16:
+      return float_to_half(static_cast<float>(value));
     case DType::i32:
-    case DType::i64: return static_cast<uint32_t>(static_cast<int32_t>(value));
-    case DType::u8: return static_cast<uint32_t>(value) & 0xFFu;
-    case DType::boolean: return value != 0 ? 1u : 0u;
+    case DType::i64:
+      return static_cast<uint32_t>(static_cast<int32_t>(value));
+    case DType::u8:
+      return static_cast<uint32_t>(value) & 0xFFu;
+    case DType::boolean:
+      return value != 0 ? 1u : 0u;
   }
   return 0;
 }
@@ -47,8 +51,9 @@ void require_same_dtype(const std::string& op, const Tensor& input, const Tensor
 void require_bindable(const KernelContext& kc, const Tensor& t, const std::string& name) {
   const uint64_t limit = kc.gpu.limits().maxStorageBufferBindingSize;
   if (t.device_bytes() + 256 > limit) {
-    throw gpu::DeviceLimitError(fmt::format("{}: tensor {} of {} bytes exceeds the storage binding limit of {} bytes",
-                                            name, shape_string(t.shape()), t.device_bytes(), limit));
+    throw gpu::DeviceLimitError(
+        fmt::format("{}: tensor {} of {} bytes exceeds the storage binding limit of {} bytes", name,
+                    shape_string(t.shape()), t.device_bytes(), limit));
   }
 }
 

@@ -18,12 +18,13 @@ struct PoolUniforms {
   uint32_t in_offset;
   int32_t in_h, in_w;
   uint32_t out_h, out_w;
-  int32_t kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, padded_h, padded_w;
+  int32_t kernel_h, kernel_w, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w, padded_h,
+      padded_w;
   uint32_t pad;
 };
 
-int64_t pooled_length(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end, int64_t dilation,
-                      bool ceil_mode) {
+int64_t pooled_length(int64_t in, int64_t kernel, int64_t stride, int64_t pad_begin, int64_t pad_end,
+                      int64_t dilation, bool ceil_mode) {
   const int64_t span = in + pad_begin + pad_end - ((kernel - 1) * dilation + 1);
   if (span < 0) return 0;
   int64_t out = (ceil_mode ? (span + stride - 1) / stride : span / stride) + 1;
@@ -38,7 +39,8 @@ Shape pool2d_output_shape(const Shape& input, const Pool2dAttributes& a) {
   if (input.size() != 3 && input.size() != 4) {
     throw std::invalid_argument(fmt::format("Pool: input {} must be NCW or NCHW", shape_string(input)));
   }
-  if (a.kernel_h < 1 || a.kernel_w < 1 || a.stride_h < 1 || a.stride_w < 1 || a.dilation_h < 1 || a.dilation_w < 1) {
+  if (a.kernel_h < 1 || a.kernel_w < 1 || a.stride_h < 1 || a.stride_w < 1 || a.dilation_h < 1 ||
+      a.dilation_w < 1) {
     throw std::invalid_argument("Pool: kernel, strides and dilations must be positive");
   }
   const int64_t kh = (a.kernel_h - 1) * a.dilation_h + 1, kw = (a.kernel_w - 1) * a.dilation_w + 1;
@@ -49,11 +51,15 @@ Shape pool2d_output_shape(const Shape& input, const Pool2dAttributes& a) {
   Shape out = input;
   const size_t r = input.size();
   if (r == 3) {
-    if (a.kernel_h != 1 || a.pad_top || a.pad_bottom) throw std::invalid_argument("Pool: a 1-D pool has kernel_h 1, no H pads");
-    out[2] = pooled_length(input[2], a.kernel_w, a.stride_w, a.pad_left, a.pad_right, a.dilation_w, a.ceil_mode);
+    if (a.kernel_h != 1 || a.pad_top || a.pad_bottom)
+      throw std::invalid_argument("Pool: a 1-D pool has kernel_h 1, no H pads");
+    out[2] =
+        pooled_length(input[2], a.kernel_w, a.stride_w, a.pad_left, a.pad_right, a.dilation_w, a.ceil_mode);
   } else {
-    out[2] = pooled_length(input[2], a.kernel_h, a.stride_h, a.pad_top, a.pad_bottom, a.dilation_h, a.ceil_mode);
-    out[3] = pooled_length(input[3], a.kernel_w, a.stride_w, a.pad_left, a.pad_right, a.dilation_w, a.ceil_mode);
+    out[2] =
+        pooled_length(input[2], a.kernel_h, a.stride_h, a.pad_top, a.pad_bottom, a.dilation_h, a.ceil_mode);
+    out[3] =
+        pooled_length(input[3], a.kernel_w, a.stride_w, a.pad_left, a.pad_right, a.dilation_w, a.ceil_mode);
   }
   return out;
 }
@@ -63,17 +69,20 @@ void record_pool2d(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   const std::string name = a.kind == PoolKind::Average ? "AveragePool" : "MaxPool";
   require_same_dtype(name, input, output);
   if (!is_float(input.dtype())) {
-    throw std::invalid_argument(fmt::format("{}: needs float32 or float16, got {}", name, dtype_name(input.dtype())));
+    throw std::invalid_argument(
+        fmt::format("{}: needs float32 or float16, got {}", name, dtype_name(input.dtype())));
   }
   const Shape expected = pool2d_output_shape(input.shape(), a);
   if (output.shape() != expected) {
-    throw std::invalid_argument(fmt::format("{}: output must be {}, got {}", name, shape_string(expected), shape_string(output.shape())));
+    throw std::invalid_argument(fmt::format("{}: output must be {}, got {}", name, shape_string(expected),
+                                            shape_string(output.shape())));
   }
   const int64_t count = output.numel();
   if (count == 0) return;
   require_bindable(kc, input, name);
   require_bindable(kc, output, name);
-  if (count > INT32_MAX || input.numel() > INT32_MAX) throw std::invalid_argument(name + ": more than 2^31 elements");
+  if (count > INT32_MAX || input.numel() > INT32_MAX)
+    throw std::invalid_argument(name + ": more than 2^31 elements");
   const Shape& in = input.shape();
   const bool rank4 = in.size() == 4;
   PoolUniforms u{};
@@ -103,8 +112,10 @@ void record_pool2d(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"COUNT_INCLUDE_PAD", a.count_include_pad ? "1" : "0"},
   };
   const auto& pipeline = kc.pipelines.get(render_shader("layout/pool.wgsl", values), {}, "layout " + name);
-  const auto workgroups = gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups, name);
+  const auto workgroups =
+      gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,
+                    name);
 }
 
 }  // namespace onda::kernels

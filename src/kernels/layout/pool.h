@@ -17,7 +17,7 @@ struct Pool2dAttributes {
   int64_t pad_top = 0, pad_left = 0, pad_bottom = 0, pad_right = 0;
   int64_t dilation_h = 1, dilation_w = 1;
   bool count_include_pad = false;  // AveragePool
-  bool ceil_mode = false;          // output size rounds up; a last window starting in the end padding is dropped
+  bool ceil_mode = false;  // output size rounds up; a last window starting in the end padding is dropped
 };
 
 // Output [.., out_h, out_w] of an input of rank 3 (H = 1) or 4; the op layer maps auto_pad to pads.

@@ -4,8 +4,8 @@
 
 #include <cmath>
 #include <numeric>
-#include <utility>
 #include <stdexcept>
+#include <utility>
 
 #include "kernels/layout/layout_common.h"
 #include "kernels/shader_template.h"
@@ -44,11 +44,13 @@ std::pair<uint32_t, uint32_t> scale_fraction(double scale) {
 
 Shape resize_output_shape(const Shape& input, const std::vector<float>& scales) {
   if (scales.size() != input.size()) {
-    throw std::invalid_argument(fmt::format("Resize: {} scales for input {}", scales.size(), shape_string(input)));
+    throw std::invalid_argument(
+        fmt::format("Resize: {} scales for input {}", scales.size(), shape_string(input)));
   }
   Shape out(input.size());
   for (size_t d = 0; d < input.size(); ++d) {
-    if (!(scales[d] > 0)) throw std::invalid_argument(fmt::format("Resize: scale {} on dim {} is not positive", scales[d], d));
+    if (!(scales[d] > 0))
+      throw std::invalid_argument(fmt::format("Resize: scale {} on dim {} is not positive", scales[d], d));
     out[d] = static_cast<int64_t>(std::floor(static_cast<double>(input[d]) * scales[d]));
   }
   return out;
@@ -60,7 +62,8 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   const Shape& out = output.shape();
   require_same_dtype("Resize", input, output);
   if (in.empty() || out.size() != in.size()) {
-    throw std::invalid_argument(fmt::format("Resize: output {} for input {}", shape_string(out), shape_string(in)));
+    throw std::invalid_argument(
+        fmt::format("Resize: output {} for input {}", shape_string(out), shape_string(in)));
   }
   if (!attributes.scales.empty() && resize_output_shape(in, attributes.scales) != out) {
     throw std::invalid_argument(fmt::format("Resize: output {} does not match input {} times the scales",
@@ -75,7 +78,8 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
     }
   }
   if (attributes.mode == ResizeMode::Linear && !is_float(input.dtype())) {
-    throw std::invalid_argument(fmt::format("Resize: linear mode needs float32 or float16, got {}", dtype_name(input.dtype())));
+    throw std::invalid_argument(
+        fmt::format("Resize: linear mode needs float32 or float16, got {}", dtype_name(input.dtype())));
   }
   const int64_t count = output.numel();
   if (count == 0) return;
@@ -94,8 +98,8 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
     // The shader's integer numerators: (2 out + 1) q and out * in must stay below 2^31.
     if ((2 * static_cast<uint64_t>(n_out) + 1) * q + p >= (1ull << 31) ||
         static_cast<uint64_t>(n_out) * static_cast<uint64_t>(n_in) >= (1ull << 31)) {
-      throw std::invalid_argument(fmt::format("Resize: dim {} -> {} (scale {}/{}) is too large for exact coordinates",
-                                              n_in, n_out, p, q));
+      throw std::invalid_argument(fmt::format(
+          "Resize: dim {} -> {} (scale {}/{}) is too large for exact coordinates", n_in, n_out, p, q));
     }
     a[0] = static_cast<uint32_t>(n_in);
     a[1] = static_cast<uint32_t>(n_out);
@@ -126,8 +130,10 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"NEAREST_CEIL", nearest == ResizeNearestMode::Ceil ? "1" : "0"},
   };
   const auto& pipeline = kc.pipelines.get(render_shader("layout/resize.wgsl", values), {}, "layout Resize");
-  const auto workgroups = gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups, "Resize");
+  const auto workgroups =
+      gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,
+                    "Resize");
 }
 
 }  // namespace onda::kernels

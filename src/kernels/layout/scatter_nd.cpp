@@ -33,23 +33,26 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
   const Shape& ds = data.shape();
   const Shape& is = indices.shape();
   if (output.shape() != ds) {
-    throw std::invalid_argument(fmt::format("ScatterND: output must be {}, got {}", shape_string(ds), shape_string(output.shape())));
+    throw std::invalid_argument(
+        fmt::format("ScatterND: output must be {}, got {}", shape_string(ds), shape_string(output.shape())));
   }
   if (indices.dtype() != DType::i32 && indices.dtype() != DType::i64) {
-    throw std::invalid_argument(fmt::format("ScatterND: indices must be int32 or int64, got {}", dtype_name(indices.dtype())));
+    throw std::invalid_argument(
+        fmt::format("ScatterND: indices must be int32 or int64, got {}", dtype_name(indices.dtype())));
   }
   require_same_dtype("ScatterND", data, output);
   require_same_dtype("ScatterND", updates, output);
   if (is.empty()) throw std::invalid_argument("ScatterND: indices must have rank >= 1");
   const int64_t q = is.back();
   if (q < 1 || q > static_cast<int64_t>(ds.size()) || q > kMaxRank) {
-    throw std::invalid_argument(fmt::format("ScatterND: index tuples of length {} for data {}", q, shape_string(ds)));
+    throw std::invalid_argument(
+        fmt::format("ScatterND: index tuples of length {} for data {}", q, shape_string(ds)));
   }
   Shape expected_updates(is.begin(), is.end() - 1);
   expected_updates.insert(expected_updates.end(), ds.begin() + q, ds.end());
   if (updates.shape() != expected_updates) {
-    throw std::invalid_argument(fmt::format("ScatterND: updates must be {}, got {}", shape_string(expected_updates),
-                                            shape_string(updates.shape())));
+    throw std::invalid_argument(fmt::format("ScatterND: updates must be {}, got {}",
+                                            shape_string(expected_updates), shape_string(updates.shape())));
   }
   const int64_t rows = indices.numel() / q;
   if (host_indices) {
@@ -60,7 +63,8 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
       for (int64_t j = 0; j < q; ++j) {
         const int64_t v = (*host_indices)[r * q + j], n = ds[j];
         if (v < -n || v >= n) {
-          throw std::out_of_range(fmt::format("ScatterND: index {} in tuple {} is outside [{}, {}) of dim {}", v, r, -n, n, j));
+          throw std::out_of_range(
+              fmt::format("ScatterND: index {} in tuple {} is outside [{}, {}) of dim {}", v, r, -n, n, j));
         }
       }
     }
@@ -76,7 +80,8 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
   if (count == 0) return;
   require_bindable(kc, updates, "ScatterND");
   require_bindable(kc, output, "ScatterND");
-  if (count > INT32_MAX || output.numel() > INT32_MAX) throw std::invalid_argument("ScatterND: more than 2^31 elements");
+  if (count > INT32_MAX || output.numel() > INT32_MAX)
+    throw std::invalid_argument("ScatterND: more than 2^31 elements");
 
   const auto strides = contiguous_strides(ds);
   ScatterNdUniforms u{};
@@ -91,11 +96,12 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
     u.strides[j] = static_cast<uint32_t>(strides[j]);
   }
   const bool half = data.dtype() == DType::f16;
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("layout/scatter_nd.wgsl", {{"HALF", half ? "1" : "0"}}), {}, "layout ScatterND");
-  const auto workgroups = gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {updates.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u),
-                    workgroups, "ScatterND");
+  const auto& pipeline = kc.pipelines.get(
+      render_shader("layout/scatter_nd.wgsl", {{"HALF", half ? "1" : "0"}}), {}, "layout ScatterND");
+  const auto workgroups =
+      gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  recorder.dispatch(pipeline, {updates.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u,
+                    sizeof(u), workgroups, "ScatterND");
 }
 
 }  // namespace onda::kernels

@@ -20,8 +20,9 @@ struct SliceDim {
 // [0, dim] for positive steps and [0, dim-1] / [-1, dim-1] for negative ones; axes may be negative;
 // missing axes are 0..n-1, missing steps 1. Throws std::invalid_argument on a zero step, a repeated
 // or out-of-range axis, or mismatched lengths. Returns one SliceDim per input dim.
-std::vector<SliceDim> plan_slice(const Shape& input, std::span<const int64_t> starts, std::span<const int64_t> ends,
-                                 std::span<const int64_t> axes = {}, std::span<const int64_t> steps = {});
+std::vector<SliceDim> plan_slice(const Shape& input, std::span<const int64_t> starts,
+                                 std::span<const int64_t> ends, std::span<const int64_t> axes = {},
+                                 std::span<const int64_t> steps = {});
 Shape slice_output_shape(std::span<const SliceDim> dims);
 
 // `dims` has one entry per input dim (from plan_slice, or any in-range start/step/size); `output`

@@ -81,13 +81,15 @@ Shape transpose_output_shape(const Shape& input, std::span<const int64_t> perm) 
     for (size_t d = rank; d-- > 0;) p.push_back(static_cast<int64_t>(d));
   }
   if (p.size() != rank) {
-    throw std::invalid_argument(fmt::format("Transpose: perm of length {} for input {}", p.size(), shape_string(input)));
+    throw std::invalid_argument(
+        fmt::format("Transpose: perm of length {} for input {}", p.size(), shape_string(input)));
   }
   std::vector<bool> seen(rank, false);
   Shape out;
   for (int64_t d : p) {
     if (d < 0 || d >= static_cast<int64_t>(rank) || seen[d]) {
-      throw std::invalid_argument(fmt::format("Transpose: perm [{}] is not a permutation of {} dims", fmt::join(p, ", "), rank));
+      throw std::invalid_argument(
+          fmt::format("Transpose: perm [{}] is not a permutation of {} dims", fmt::join(p, ", "), rank));
     }
     seen[d] = true;
     out.push_back(input[d]);
@@ -146,12 +148,14 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
       batches *= out_shape[k];
     }
     const uint64_t groups = batches * u.tiles_m * u.tiles_n;
-    if (groups > 0xFFFFFFFFull || output.numel() > INT32_MAX) throw std::invalid_argument("Transpose: more than 2^31 elements");
+    if (groups > 0xFFFFFFFFull || output.numel() > INT32_MAX)
+      throw std::invalid_argument("Transpose: more than 2^31 elements");
     u.groups = static_cast<uint32_t>(groups);
     u.in_offset = input.element_offset(kc.gpu);
     u.out_offset = output.element_offset(kc.gpu);
-    const auto& pipeline = kc.pipelines.get(render_shader("layout/transpose_tiled.wgsl", {{"HALF", half ? "1" : "0"}}),
-                                            {}, "layout Transpose tiled");
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("layout/transpose_tiled.wgsl", {{"HALF", half ? "1" : "0"}}), {},
+                         "layout Transpose tiled");
     recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups(groups, kc.gpu.limits()), "Transpose");
     return;
