@@ -91,6 +91,12 @@ TEST(LayoutTranspose, RejectsBadPermutation) {
                std::invalid_argument);
   EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input, std::vector<int64_t>{0, 1}, out),
                std::invalid_argument);
+  // Rank 10 with nothing to coalesce: more than 8 dims is a clear error, not an overflow.
+  const Shape big = {8, 2, 2, 2, 2, 2, 2, 2, 2, 8};
+  const Tensor input10 = upload_view(rng, random_host(rng, DType::f32, big), 0);
+  Tensor out10 = poisoned(DType::f32, big);
+  const std::vector<int64_t> reverse = {9, 8, 7, 6, 5, 4, 3, 2, 1, 0};
+  EXPECT_THROW(kernels::record_transpose(layout_kc(), r, input10, reverse, out10), std::invalid_argument);
 }
 
 TEST(LayoutSlice, RandomStartsEndsStepsEveryDtype) {

@@ -124,7 +124,7 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   const int64_t n = inner_moves ? c.shape[q - 1] : 0;
   // Tiles pay off when both swapped dims fill a good part of a 32x32 tile; thinner ones (complex
   // pairs [.., M, 2]) stay coalesced enough through the gather.
-  if (inner_moves && m >= kMinTiledDim && n >= kMinTiledDim) {
+  if (inner_moves && q <= kMaxRank && m >= kMinTiledDim && n >= kMinTiledDim) {
     require_bindable(kc, input, "Transpose");
     require_bindable(kc, output, "Transpose");
     TiledTransposeUniforms u{};
