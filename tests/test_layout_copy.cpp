@@ -326,11 +326,22 @@ TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
         const Shape shape = random_shape(rng, 1, 4, 7);
         const size_t rank = shape.size();
         std::vector<int64_t> pads(2 * rank);
+        std::vector<int64_t> crop_begin(rank), left(rank), pad_begin(rank);
         for (size_t d = 0; d < rank; ++d) {
-          // Crop at most what keeps the dim non-negative; reflect within one period mostly.
-          pads[d] = rng.integer(-shape[d] / 2, shape[d] + 1);
-          pads[d + rank] = rng.integer(-(shape[d] - shape[d] / 2), shape[d] + 1);
-          if (pads[d] + pads[d + rank] + shape[d] < 0) pads[d + rank] = -pads[d] - shape[d];
+          // Crops (negative pads) keep at least nothing; positive pads then pad what is left,
+          // within ONNX's limits for the mode (reflect: <= left - 1).
+          int64_t b = rng.integer(-shape[d] / 2, shape[d] + 1);
+          int64_t e = rng.integer(-(shape[d] - shape[d] / 2), shape[d] + 1);
+          if (m == 0 && trial == 2 && d == 0) b = -shape[d] - 2, e = 3;  // over-cropped: all constant
+          const int64_t kept = shape[d] - std::max<int64_t>(-b, 0) - std::max<int64_t>(-e, 0);
+          const int64_t limit = modes[m] == kernels::PadMode::Reflect ? kept - 1 : kept > 0 ? INT64_MAX : 0;
+          if (m != 0)
+            b = std::min(b, std::max<int64_t>(limit, 0)), e = std::min(e, std::max<int64_t>(limit, 0));
+          pads[d] = b;
+          pads[d + rank] = e;
+          crop_begin[d] = std::max<int64_t>(-b, 0);
+          pad_begin[d] = std::max<int64_t>(b, 0);
+          left[d] = std::max<int64_t>(kept, 0);
         }
         const Shape out_shape = kernels::pad_output_shape(shape, pads);
         const double value = dtype == DType::boolean ? 1.0
@@ -342,8 +353,10 @@ TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
             [&](const std::vector<int64_t>& c) {
               std::vector<int64_t> ic(rank);
               for (size_t d = 0; d < rank; ++d) {
-                ic[d] = pad_source(c[d] - pads[d], shape[d], modes[m]);
-                if (ic[d] < 0) return int64_t{-1};
+                // ONNX reference: crop first, then pad the cropped input.
+                const int64_t x = left[d] == 0 ? -1 : pad_source(c[d] - pad_begin[d], left[d], modes[m]);
+                if (x < 0) return int64_t{-1};
+                ic[d] = crop_begin[d] + x;
               }
               return flat_index(shape, ic);
             },
@@ -361,6 +374,27 @@ TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
     }
   }
   std::printf("Pad: %d random cases checked byte for byte\n", cases);
+}
+
+TEST(LayoutPad, RejectsWhatOnnxRejects) {
+  Random rng(test_seed());
+  const Tensor input = upload_view(rng, random_host(rng, DType::f32, {2, 5}), 0);
+  gpu::CommandRecorder r(gpu().context);
+  // Reflect by more than length - 1, after a crop of the other side.
+  const std::vector<int64_t> too_far = {0, 3, 0, -2};
+  EXPECT_THROW(kernels::record_pad(layout_kc(), r, input, too_far, kernels::PadMode::Reflect, 0.0,
+                                   poisoned(DType::f32, {2, 6})),
+               std::invalid_argument);
+  // Edge-padding a dim cropped to nothing.
+  const std::vector<int64_t> nothing_left = {0, -5, 0, 2};
+  EXPECT_THROW(kernels::record_pad(layout_kc(), r, input, nothing_left, kernels::PadMode::Edge, 0.0,
+                                   poisoned(DType::f32, {2, 2})),
+               std::invalid_argument);
+  // A wrong output shape.
+  const std::vector<int64_t> pads = {1, 1, 1, 1};
+  EXPECT_THROW(kernels::record_pad(layout_kc(), r, input, pads, kernels::PadMode::Constant, 0.0,
+                                   poisoned(DType::f32, {4, 5})),
+               std::invalid_argument);
 }
 
 TEST(LayoutPad, ReflectOfAudioFrame) {

@@ -14,8 +14,10 @@ enum class PadMode { Constant, Reflect, Edge, Wrap };
 // (the op layer expands the optional `axes` input). Output dim d = in[d] + begin[d] + end[d].
 Shape pad_output_shape(const Shape& input, std::span<const int64_t> pads);
 
-// `value` is the Constant mode's fill, converted to the tensor's dtype. Reflect, Edge and Wrap need
-// a non-empty input along every padded dim. Reflect past one period reflects again (numpy's rule).
+// `value` is the Constant mode's fill, converted to the tensor's dtype. As the ONNX reference does,
+// negative pads crop first and the positive ones pad what is left: Edge and Wrap need something
+// left along a padded dim, Reflect needs pads <= (cropped length - 1); otherwise
+// std::invalid_argument. Wrap past one period wraps again (numpy's rule).
 void record_pad(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
                 std::span<const int64_t> pads, PadMode mode, double value, const Tensor& output);
 
