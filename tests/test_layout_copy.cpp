@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "kernels/layout/expand_tile.h"
+#include "kernels/layout/index_map.h"
 #include "kernels/layout/pad.h"
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
@@ -450,6 +451,22 @@ TEST(LayoutEdgeCases, ScalarsAndEmptyTensors) {
                                                    [](const std::vector<int64_t>&) { return int64_t{0}; })),
               0);
     EXPECT_EQ(count_mismatches(empty_out, HostTensor{dtype, {4, 0}, {}}), 0);
+  }
+}
+
+TEST(LayoutEdgeCases, CopyBetweenViewsEveryDtype) {
+  Random rng(test_seed());
+  for (DType dtype : all_dtypes()) {
+    for (const Shape& shape : {Shape{}, Shape{1}, Shape{7}, Shape{3, 5, 2}}) {
+      const HostTensor in = random_host(rng, dtype, shape);
+      const Tensor input = upload_view(rng, in, random_offset(rng, dtype));
+      EXPECT_EQ(run_and_compare(rng, in,
+                                [&](gpu::CommandRecorder& r, const Tensor& out) {
+                                  kernels::record_copy(layout_kc(), r, input, out);
+                                }),
+                0)
+          << dtype_name(dtype) << " " << shape_string(shape);
+    }
   }
 }
 

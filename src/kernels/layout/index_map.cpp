@@ -159,4 +159,18 @@ void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                     name);
 }
 
+void record_copy(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                 const Tensor& output) {
+  if (input.shape() != output.shape()) {
+    throw std::invalid_argument(fmt::format("Copy: output {} differs from input {}",
+                                            shape_string(output.shape()), shape_string(input.shape())));
+  }
+  const auto strides = contiguous_strides(input.shape());
+  IndexMap map;
+  for (size_t d = 0; d < strides.size(); ++d) {
+    map.dims.push_back({input.shape()[d], strides[d], 0, 1, input.shape()[d], strides[d]});
+  }
+  record_index_map(kc, recorder, input, output, std::move(map), "Copy");
+}
+
 }  // namespace onda::kernels

@@ -40,4 +40,9 @@ struct IndexMap {
 void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
                       const Tensor& output, IndexMap map, const std::string& name);
 
+// A plain copy between two tensors of the same shape and dtype (materialising a view, Identity into
+// another buffer); any dtype, any element offsets.
+void record_copy(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                 const Tensor& output);
+
 }  // namespace onda::kernels

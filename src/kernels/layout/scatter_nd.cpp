@@ -70,12 +70,7 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
     }
   }
 
-  if (!same_storage(data, output)) {
-    const auto strides = contiguous_strides(ds);
-    IndexMap copy;
-    for (size_t d = 0; d < ds.size(); ++d) copy.dims.push_back({ds[d], strides[d], 0, 1, ds[d], strides[d]});
-    record_index_map(kc, recorder, data, output, std::move(copy), "ScatterND copy");
-  }
+  if (!same_storage(data, output)) record_copy(kc, recorder, data, output);
   const int64_t count = updates.numel();
   if (count == 0) return;
   require_bindable(kc, updates, "ScatterND");
