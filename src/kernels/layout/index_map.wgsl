@@ -7,7 +7,7 @@
 // The region is walked as rows: the trailing `row_rank` dims. Each invocation decomposes its row
 // index over the outer dims once (the integer divisions are what costs on a GPU), then moves
 // several elements of the row:
-// - 32-bit dtypes: row = the innermost dim, 4 elements per invocation.
+// - 32-bit dtypes: row = the innermost dim, 4 elements per invocation (strided by a quarter row).
 // - HALF (f16, two per word): row = the trailing dims that are contiguous in the output; each
 //   invocation owns one whole output word, so no two invocations write the same word. Rows never
 //   share a word (between rows there is a gap of >= 1 element); a word only partly covered by its
@@ -112,8 +112,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   }
   out_buf[word] = result;
 #else
+  // Elements j, j + C, j + 2C, j + 3C of the row (C = chunks_per_row): neighbouring invocations
+  // touch neighbouring elements on every step, so loads and stores stay coalesced.
   for (var k = 0u; k < 4u; k = k + 1u) {
-    let p = j * 4u + k;
+    let p = j + k * params.chunks_per_row;
     if (p >= params.row_length) { break; }
     let element = row_element(p, in_base, inside);
     out_buf[out_base + element.x] = element.y;
