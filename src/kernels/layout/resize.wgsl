@@ -1,0 +1,131 @@
+// ONNX Resize over the last two dims ([.., H, W]; leading dims unchanged), modes nearest (any
+// dtype: moves bits) and linear (f32/f16: bilinear in f32). x_original = transform(x_resized,
+// scale, lengths) is computed exactly in integers from the scale as a fraction p/q, then rounded
+// (nearest) or split into two clamped neighbours and a weight (linear).
+//   COORD: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel
+//   NEAREST_MODE: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
+
+struct Params {
+  threads: u32,
+  words_per_row: u32,
+  run_length: u32,
+  out_offset: u32,
+  in_offset: u32,
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
+  axis_h: vec4<u32>,                  // in, out, scale numerator, scale denominator (scale = out/in)
+  axis_w: vec4<u32>,
+}
+
+@group(0) @binding(0) var<storage, read> in_buf: array<u32>;
+@group(0) @binding(1) var<storage, read_write> out_buf: array<u32>;
+@group(0) @binding(2) var<uniform> params: Params;
+
+#include "layout/load_bits.wgsl"
+
+// x_original = num / den exactly (integers), so nearest rounding and ties never depend on the
+// adapter's float division: with scale = p / q,
+//   asymmetric          x / scale               = x q / p
+//   half_pixel          (x + 1/2) / scale - 1/2 = ((2x + 1) q - p) / (2p)
+//   pytorch_half_pixel  half_pixel, or 0 when out == 1
+//   align_corners       x (in - 1) / (out - 1), or 0 when out == 1
+// Returns (floor(num / den), num - floor * den, den).
+fn original_position(x: u32, axis: vec4<u32>) -> vec3<i32> {
+  let length_in = i32(axis.x);
+  let length_out = i32(axis.y);
+  let p = i32(axis.z);
+  let q = i32(axis.w);
+  let xi = i32(x);
+  var num = 0;
+  var den = 1;
+#if COORD_ASYMMETRIC
+  num = xi * q;
+  den = p;
+#endif
+#if COORD_HALF_PIXEL
+  num = (2 * xi + 1) * q - p;
+  den = 2 * p;
+#endif
+#if COORD_PYTORCH_HALF_PIXEL
+  if (length_out > 1) {
+    num = (2 * xi + 1) * q - p;
+    den = 2 * p;
+  }
+#endif
+#if COORD_ALIGN_CORNERS
+  if (length_out > 1) {
+    num = xi * (length_in - 1);
+    den = length_out - 1;
+  }
+#endif
+  var whole = num / den;  // truncates toward zero
+  if (num < 0 && whole * den != num) { whole = whole - 1; }
+  return vec3<i32>(whole, num - whole * den, den);
+}
+
+fn nearest_index(x: u32, axis: vec4<u32>) -> u32 {
+  let c = original_position(x, axis);
+  var r = c.x;
+#if NEAREST_ROUND_PREFER_FLOOR
+  if (2 * c.y > c.z) { r = r + 1; }
+#endif
+#if NEAREST_ROUND_PREFER_CEIL
+  if (2 * c.y >= c.z) { r = r + 1; }
+#endif
+#if NEAREST_CEIL
+  if (c.y > 0) { r = r + 1; }
+#endif
+  return u32(clamp(r, 0, i32(axis.x) - 1));
+}
+
+// Linear: the two neighbours and the weight of the second; positions outside [0, in - 1] clamp.
+struct LinearTaps {
+  i0: u32,
+  i1: u32,
+  w: f32,
+}
+
+fn linear_taps(x: u32, axis: vec4<u32>) -> LinearTaps {
+  let c = original_position(x, axis);
+  let last = i32(axis.x) - 1;
+  if (c.x < 0) { return LinearTaps(0u, 0u, 0.0); }
+  if (c.x >= last) { return LinearTaps(u32(last), u32(last), 0.0); }
+  return LinearTaps(u32(c.x), u32(c.x + 1), f32(c.y) / f32(c.z));
+}
+
+fn load_value(index: u32) -> f32 {
+#if HALF
+  return unpack2x16float(load_bits(index)).x;
+#else
+  return bitcast<f32>(load_bits(index));
+#endif
+}
+
+fn out_address(lin: u32) -> u32 { return params.out_offset + lin; }
+
+fn source_bits(lin: u32) -> u32 {
+  let in_h = params.axis_h.x;
+  let in_w = params.axis_w.x;
+  let out_h = params.axis_h.y;
+  let out_w = params.axis_w.y;
+  let x = lin % out_w;
+  let y = (lin / out_w) % out_h;
+  let plane = params.in_offset + (lin / (out_w * out_h)) * in_h * in_w;
+#if LINEAR
+  let ty = linear_taps(y, params.axis_h);
+  let tx = linear_taps(x, params.axis_w);
+  let top = mix(load_value(plane + ty.i0 * in_w + tx.i0), load_value(plane + ty.i0 * in_w + tx.i1), tx.w);
+  let bottom = mix(load_value(plane + ty.i1 * in_w + tx.i0), load_value(plane + ty.i1 * in_w + tx.i1), tx.w);
+  let v = mix(top, bottom, ty.w);
+#if HALF
+  return pack2x16float(vec2<f32>(v, 0.0)) & 0xFFFFu;
+#else
+  return bitcast<u32>(v);
+#endif
+#else
+  return load_bits(plane + nearest_index(y, params.axis_h) * in_w + nearest_index(x, params.axis_w));
+#endif
+}
+
+#include "layout/store_elements.wgsl"
