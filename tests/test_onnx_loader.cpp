@@ -6,6 +6,7 @@
 
 #include "graph/model_error.h"
 #include "harness.h"
+#include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "tensor/half.h"
 #include "test_onnx_support.h"
@@ -357,6 +358,87 @@ TEST(OnnxLoader, TensorProtoFiles) {
   const std::string bytes = proto.SerializeAsString();
   test::write_file(folder.path() / "cut.pb", bytes.substr(0, bytes.size() - 3));
   expect_model_error([&] { read_tensor_proto_file(folder.path() / "cut.pb"); }, {"cut.pb"});
+}
+
+}  // namespace
+}  // namespace onda
+
+namespace onda {
+namespace {
+
+// A model exercising every loader path and a shape chain for simplify_graph:
+// x[2,3] -> Shape -> Gather -> Unsqueeze -> Concat -> Reshape -> Add(w) -> If(then: Neg, else: Abs).
+onnx::ModelProto rich_model() {
+  onnx::ModelProto model = test::empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  test::add_tensor_value(graph->mutable_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto add_ints = [&](const std::string& name, std::vector<int64_t> values, bool scalar) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  };
+  add_ints("one", {1}, true);
+  add_ints("axis0", {0}, false);
+  add_ints("minus_one", {-1}, false);
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  const float weights[] = {1.0f, 2.0f, 3.0f};
+  w->set_raw_data(weights, sizeof weights);
+  test::add_node(graph, "Shape", {"x"}, {"s"}, "shape");
+  test::add_node(graph, "Gather", {"s", "one"}, {"d"}, "gather");
+  test::add_node(graph, "Unsqueeze", {"d", "axis0"}, {"d1"}, "unsqueeze");
+  auto* concat = test::add_node(graph, "Concat", {"minus_one", "d1"}, {"target"}, "concat");
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  test::add_node(graph, "Reshape", {"x", "target"}, {"r"}, "reshape");
+  test::add_node(graph, "Add", {"r", "w"}, {"sum"}, "add");
+  auto* branch = test::add_node(graph, "If", {"cond"}, {"y"}, "if");
+  for (auto [attribute_name, op] : {std::pair<const char*, const char*>{"then_branch", "Neg"}, {"else_branch", "Abs"}}) {
+    auto* attribute = branch->add_attribute();
+    attribute->set_name(attribute_name);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    test::add_node(attribute->mutable_g(), op, {"sum"}, {std::string(op) + "_out"}, op);
+    test::add_tensor_value(attribute->mutable_g()->mutable_output(), std::string(op) + "_out", onnx::TensorProto::FLOAT, {2, 3});
+  }
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  return model;
+}
+
+// Random byte mutations: the loader and simplify_graph either succeed or throw ModelError; never
+// another exception, a crash or a runaway allocation.
+TEST(OnnxLoader, MutatedFilesFailCleanly) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 engine(seed);
+  const std::string original = rich_model().SerializeAsString();
+  {
+    Graph graph = parse_onnx_model(original, ".", "rich model");
+    const SimplifyReport report = simplify_graph(graph, {});
+    EXPECT_EQ(report.folded_nodes, 4u);  // Shape, Gather, Unsqueeze, Concat
+  }
+  int loaded = 0, rejected = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bytes = original;
+    const int mutations = 1 + static_cast<int>(engine() % 4);
+    for (int m = 0; m < mutations; ++m) bytes[engine() % bytes.size()] = static_cast<char>(engine() & 0xff);
+    try {
+      Graph graph = parse_onnx_model(bytes, ".", "mutated model");
+      simplify_graph(graph, {});
+      ++loaded;
+    } catch (const ModelError&) {
+      ++rejected;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "trial " << trial << " (seed " << seed << "): " << typeid(error).name() << ": " << error.what();
+    }
+  }
+  std::printf("mutated models: %d loaded and simplified, %d rejected with ModelError (seed %llu)\n", loaded, rejected,
+              static_cast<unsigned long long>(seed));
 }
 
 }  // namespace

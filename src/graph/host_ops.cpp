@@ -246,12 +246,17 @@ Outputs constant_of_shape(const Node& node, const Inputs& inputs) {
 
 Outputs range(const Node& node, const Inputs& inputs) {
   const HostTensor& start = input(node, inputs, 0);
-  const double first = start.to_double().at(0), limit = input(node, inputs, 1).to_double().at(0),
-               delta = input(node, inputs, 2).to_double().at(0);
+  const std::string what = node.describe();
+  const double first = single_double(start, what + " start"),
+               limit = single_double(input(node, inputs, 1), what + " limit"),
+               delta = single_double(input(node, inputs, 2), what + " delta");
   if (delta == 0) fail(node, "delta 0");
-  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - first) / delta)));
+  const double steps = std::ceil((limit - first) / delta);
+  if (!(steps < 9e15)) fail(node, "the range is too long");
+  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   if (is_integer(start.dtype())) {
-    const int64_t a = start.to_int64()[0], d = input(node, inputs, 2).to_int64()[0];
+    const int64_t a = single_int64(start, what), d = single_int64(input(node, inputs, 2), what);
+    if (d == 0) fail(node, "delta 0");
     std::vector<int64_t> values(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) values[i] = a + i * d;
     return {HostTensor::from_int64(start.dtype(), {count}, values)};
@@ -299,25 +304,33 @@ Outputs binary(const Node& node, const Inputs& inputs, const BinaryRule& rule) {
 
 int64_t integer_divide(int64_t a, int64_t b) {
   if (b == 0) throw ModelError("constant folding: integer division by zero");
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));  // INT64_MIN / -1 traps on x86
   return a / b;  // truncation toward zero, as ONNX Runtime's integer Div
 }
 
-Outputs add(const Node& n, const Inputs& in) { return binary(n, in, {false, std::plus<int64_t>(), std::plus<double>()}); }
-Outputs sub(const Node& n, const Inputs& in) { return binary(n, in, {false, std::minus<int64_t>(), std::minus<double>()}); }
-Outputs mul(const Node& n, const Inputs& in) {
-  return binary(n, in, {false, std::multiplies<int64_t>(), std::multiplies<double>()});
-}
+// Integer overflow wraps (two's complement, as the GPU's i32 arithmetic), without signed-overflow UB.
+int64_t wrapping_add(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); }
+int64_t wrapping_sub(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); }
+int64_t wrapping_mul(int64_t a, int64_t b) { return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); }
+
+Outputs add(const Node& n, const Inputs& in) { return binary(n, in, {false, wrapping_add, std::plus<double>()}); }
+Outputs sub(const Node& n, const Inputs& in) { return binary(n, in, {false, wrapping_sub, std::minus<double>()}); }
+Outputs mul(const Node& n, const Inputs& in) { return binary(n, in, {false, wrapping_mul, std::multiplies<double>()}); }
 Outputs div(const Node& n, const Inputs& in) { return binary(n, in, {false, integer_divide, std::divides<double>()}); }
 Outputs mod(const Node& n, const Inputs& in) {
   if (n.attribute_int("fmod", 0))
-    return binary(n, in, {false, [](int64_t a, int64_t b) { return b ? a % b : throw ModelError("Mod by zero"); },
+    return binary(n, in, {false,
+                          [](int64_t a, int64_t b) {
+                            if (!b) throw ModelError("Mod by zero");
+                            return b == -1 ? 0 : a % b;  // INT64_MIN % -1 traps on x86
+                          },
                           [](double a, double b) { return std::fmod(a, b); }});
   // fmod=0: the result takes the divisor's sign (Python's %).
   return binary(n, in,
                 {false,
                  [](int64_t a, int64_t b) {
                    if (!b) throw ModelError("Mod by zero");
-                   const int64_t r = a % b;
+                   const int64_t r = b == -1 ? 0 : a % b;
                    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
                  },
                  [](double a, double b) {
@@ -559,6 +572,18 @@ SliceRegion slice_region(const Node& node, const Shape& input_shape, SliceParame
     region.step[axis] = step;
   }
   return region;
+}
+
+int64_t single_int64(const HostTensor& tensor, const std::string& what) {
+  if (tensor.numel() != 1)
+    throw ModelError(what + " must hold one element, it has shape " + shape_to_string(tensor.shape()));
+  return tensor.to_int64()[0];
+}
+
+double single_double(const HostTensor& tensor, const std::string& what) {
+  if (tensor.numel() != 1)
+    throw ModelError(what + " must hold one element, it has shape " + shape_to_string(tensor.shape()));
+  return tensor.to_double()[0];
 }
 
 HostOp find_host_op(std::string_view op_type) {

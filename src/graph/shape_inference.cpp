@@ -100,6 +100,9 @@ Types convolution(const Context& c, bool pooling) {
   const bool ceil_mode = pooling && c.node.attribute_int("ceil_mode", 0) != 0;
   if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
     c.fail("kernel_shape, strides, dilations or pads do not match the input rank");
+  for (size_t i = 0; i < spatial; ++i)
+    if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1) c.fail("strides, dilations and kernel must be positive");
+  if (!pooling && c.shape(1).size() != x.size()) c.fail("weight rank differs from the input rank");
   Shape out = {x[0], pooling ? x[1] : c.shape(1)[0]};
   for (size_t i = 0; i < spatial; ++i)
     out.push_back(window_output(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[spatial + i], auto_pad,
@@ -122,6 +125,10 @@ Types conv_transpose(const Context& c) {
   const std::vector<int64_t> output_padding = c.node.attribute_ints("output_padding", std::vector<int64_t>(spatial, 0));
   const std::vector<int64_t> output_shape = c.node.attribute_ints("output_shape", {});
   const std::string auto_pad = c.node.attribute_string("auto_pad", "NOTSET");
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial || output_padding.size() != spatial ||
+      (!output_shape.empty() && output_shape.size() < spatial))
+    c.fail("kernel_shape, strides, dilations, pads or output_padding do not match the input rank");
   Shape out = {x[0], w[1] * c.node.attribute_int("group", 1)};
   for (size_t i = 0; i < spatial; ++i) {
     if (!output_shape.empty()) {
@@ -226,6 +233,7 @@ Types split(const Context& c) {
   std::vector<int64_t> sizes = c.ints("split", 1).value_or(std::vector<int64_t>{});
   if (sizes.empty()) {
     const int64_t parts = c.node.attribute_int("num_outputs", static_cast<int64_t>(count));
+    if (parts < 1) c.fail("no outputs");
     const int64_t chunk = (x[axis] + parts - 1) / parts;  // opset 18: the last chunk may be smaller
     for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(chunk, x[axis] - i * chunk));
   }
@@ -283,10 +291,11 @@ Types resize(const Context& c) {
 Types stft(const Context& c) {
   const Shape& signal = c.shape(0);
   if (signal.size() != 3) c.fail("signal must be [batch, length, 1 or 2]");
-  const int64_t step = c.constant(1).to_int64().at(0);
+  const int64_t step = single_int64(c.constant(1), c.node.describe() + " frame_step");
+  if (step <= 0) c.fail("frame_step must be positive");
   int64_t frame_length;
-  if (c.has(3)) frame_length = c.constant(3).to_int64().at(0);
-  else if (c.has(2)) frame_length = c.shape(2).at(0);
+  if (c.has(3)) frame_length = single_int64(c.constant(3), c.node.describe() + " frame_length");
+  else if (c.has(2) && c.shape(2).size() == 1) frame_length = c.shape(2)[0];
   else throw Unknown{};
   const bool onesided = c.node.attribute_int("onesided", 1) != 0;
   const int64_t frames = (signal[1] - frame_length) / step + 1;
@@ -297,9 +306,10 @@ Types dft(const Context& c) {
   Shape out = c.shape(0);
   const int64_t rank = static_cast<int64_t>(out.size());
   int64_t axis = c.node.attribute_int("axis", 1);
-  if (c.has(2)) axis = c.constant(2).to_int64().at(0);  // opset 20: axis is an input
+  if (c.has(2)) axis = single_int64(c.constant(2), c.node.describe() + " axis");  // opset 20: axis is an input
   axis = normalize_axis(axis, rank, "DFT");
-  const int64_t length = c.has(1) ? c.constant(1).to_int64().at(0) : out[axis];
+  if (rank < 2) c.fail("input rank below 2");
+  const int64_t length = c.has(1) ? single_int64(c.constant(1), c.node.describe() + " dft_length") : out[axis];
   const bool inverse = c.node.attribute_int("inverse", 0) != 0, onesided = c.node.attribute_int("onesided", 0) != 0;
   if (inverse && onesided) {
     // Inverse real DFT as ONNX Runtime runs it (shared/models/README.md): one-sided complex
@@ -464,10 +474,14 @@ const std::map<std::string_view, Rule>& rules() {
     };
     t["ConstantOfShape"] = constant_of_shape;
     t["Range"] = [](const Context& c) {
-      const double start = c.constant(0).to_double().at(0), limit = c.constant(1).to_double().at(0),
-                   delta = c.constant(2).to_double().at(0);
+      const std::string what = c.node.describe();
+      const double start = single_double(c.constant(0), what + " start"),
+                   limit = single_double(c.constant(1), what + " limit"),
+                   delta = single_double(c.constant(2), what + " delta");
       if (delta == 0) c.fail("delta 0");
-      const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+      const double steps = std::ceil((limit - start) / delta);
+      if (!(steps < 9e15)) c.fail("the range is too long");
+      const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
       return Types{TensorType{c.dtype(0), {count}}};
     };
     t["LayerNormalization"] = layer_normalization;
@@ -496,8 +510,14 @@ std::vector<std::optional<TensorType>> infer_output_types(const Node& node,
   try {
     Types out = found->second(Context(node, input_types, constant_inputs));
     out.resize(node.outputs.size());
-    for (size_t i = 0; i < out.size(); ++i)
+    for (size_t i = 0; i < out.size(); ++i) {
       if (node.outputs[i].empty()) out[i].reset();
+      if (!out[i]) continue;
+      for (int64_t dim : out[i]->shape)
+        if (dim < 0)
+          throw ModelError("shape inference of " + node.describe() + ": output '" + node.outputs[i] +
+                           "' would have shape " + shape_to_string(out[i]->shape) + " (inputs too small?)");
+    }
     return out;
   } catch (const Unknown&) {
     return {};
