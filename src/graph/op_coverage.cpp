@@ -11,7 +11,7 @@ void collect(const Graph& graph, const OpSupport& is_supported, const std::strin
   for (const Node& node : graph.nodes) {
     const std::string_view domain = canonical_domain(node.domain);
     const std::string node_name = prefix + (node.name.empty() ? "(unnamed " + node.op_type + ")" : node.name);
-    if (!is_supported(domain, node.op_type)) out.push_back({std::string(domain), node.op_type, node_name});
+    if (!is_supported(domain, node.op_type, graph.opset_version(domain))) out.push_back({std::string(domain), node.op_type, node_name});
     for (const Attribute& attribute : node.attributes)
       if (attribute.type() == AttributeType::graph)
         collect(*std::get<std::shared_ptr<const Graph>>(attribute.value), is_supported,
@@ -31,7 +31,7 @@ std::vector<UnsupportedOp> find_unsupported_ops(const Graph& graph,
                                                 const std::set<std::pair<std::string, std::string>>& supported) {
   std::set<std::pair<std::string, std::string>> canonical;
   for (const auto& [domain, op_type] : supported) canonical.emplace(canonical_domain(domain), op_type);
-  return find_unsupported_ops(graph, [&](std::string_view domain, std::string_view op_type) {
+  return find_unsupported_ops(graph, [&](std::string_view domain, std::string_view op_type, int64_t) {
     return canonical.count({std::string(domain), std::string(op_type)}) != 0;
   });
 }
