@@ -154,5 +154,29 @@ TEST(GraphNpy, ReadsOneDimensionalAndScalarHeaders) {
   EXPECT_EQ(scalar.dtype(), DType::boolean);
 }
 
+// Random byte mutations of valid files: a tensor or an NpyError, never another failure.
+TEST(GraphNpy, MutatedFilesFailCleanly) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 engine(seed);
+  int read = 0, rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const DType dtype = kAllDtypes[engine() % 6];
+    std::string bytes = serialize_npy(random_tensor(dtype, random_shape(engine), engine));
+    // Mutate the header mostly: that is where the parsing is.
+    for (int m = 0; m < 1 + static_cast<int>(engine() % 3); ++m)
+      bytes[engine() % std::min<size_t>(bytes.size(), 80)] = static_cast<char>(engine() & 0xff);
+    if (engine() % 4 == 0) bytes.resize(engine() % bytes.size());
+    try {
+      parse_npy(std::as_bytes(std::span(bytes)), "mutated.npy");
+      ++read;
+    } catch (const NpyError&) {
+      ++rejected;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "seed " << seed << " trial " << trial << ": " << error.what();
+    }
+  }
+  std::printf("mutated .npy files: %d read, %d rejected with NpyError\n", read, rejected);
+}
+
 }  // namespace
 }  // namespace onda

@@ -110,7 +110,9 @@ uint32_t read_le(const std::byte* bytes, size_t count) {
 
 }  // namespace
 
-HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+namespace {
+
+HostTensor parse_npy_unchecked(std::span<const std::byte> bytes, const std::string& what) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
     throw NpyError(what + ": not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<int>(bytes[6]);
@@ -153,6 +155,16 @@ HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) 
     for (size_t i = 0; i < expected; ++i) data[i] = data[i] != std::byte{0} ? std::byte{1} : std::byte{0};
   }
   return tensor;
+}
+
+}  // namespace
+
+HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+  try {
+    return parse_npy_unchecked(bytes, what);
+  } catch (const ModelError& error) {  // shape arithmetic (overflow, negative dims) from HostTensor
+    throw NpyError(what + ": " + error.what());
+  }
 }
 
 std::string serialize_npy(const HostTensor& tensor) {

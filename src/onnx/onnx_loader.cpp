@@ -25,6 +25,8 @@ struct LoadContext {
 };
 
 std::string read_file(const std::filesystem::path& path, const char* kind) {
+  if (std::filesystem::is_directory(path))
+    throw ModelError(std::string("cannot read ") + kind + " '" + path.string() + "': it is a directory");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ModelError(std::string("cannot open ") + kind + " '" + path.string() + "'");
   std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
