@@ -45,7 +45,8 @@ Graph random_dag(std::mt19937_64& engine, int node_count) {
 void expect_producers_first(const Graph& graph) {
   std::set<std::string> defined = {"x", "w", ""};
   for (const Node& node : graph.nodes) {
-    for (const std::string& input : node.inputs) ASSERT_TRUE(defined.count(input)) << node.name << " reads " << input;
+    for (const std::string& input : node.inputs)
+      ASSERT_TRUE(defined.count(input)) << node.name << " reads " << input;
     defined.insert(node.outputs.begin(), node.outputs.end());
   }
 }
@@ -182,7 +183,8 @@ TEST(GraphIr, UnsupportedOpsAreAllListed) {
   EXPECT_NE(message.find("ai.onnx::STFT x2 (stft_0, stft_1)"), std::string::npos) << message;
   EXPECT_NE(message.find("com.microsoft::Gelu x1"), std::string::npos) << message;
 
-  EXPECT_TRUE(find_unsupported_ops(graph, [](std::string_view, std::string_view, int64_t) { return true; }).empty());
+  EXPECT_TRUE(
+      find_unsupported_ops(graph, [](std::string_view, std::string_view, int64_t) { return true; }).empty());
   // The predicate sees the model's opset version of the node's domain (subgraphs: the model's too).
   graph.opset_imports = {{"", 17}, {"com.microsoft", 1}};
   body->opset_imports = graph.opset_imports;
@@ -239,10 +241,13 @@ TEST(GraphIr, LifetimesReleaseEachValueAfterItsLastRead) {
     std::set<std::string> run_time_values(graph.inputs.begin(), graph.inputs.end());
     for (const Node& node : graph.nodes) run_time_values.insert(node.outputs.begin(), node.outputs.end());
     for (const std::string& name : run_time_values) {
-      const bool is_output = std::find(graph.outputs.begin(), graph.outputs.end(), name) != graph.outputs.end();
+      const bool is_output =
+          std::find(graph.outputs.begin(), graph.outputs.end(), name) != graph.outputs.end();
       bool read = false;
-      for (const Node& node : graph.nodes) read |= std::count(node.inputs.begin(), node.inputs.end(), name) > 0;
-      EXPECT_EQ(release_count[name], is_output || (!read && name == "x") ? 0 : 1) << "seed " << seed << ": " << name;
+      for (const Node& node : graph.nodes)
+        read |= std::count(node.inputs.begin(), node.inputs.end(), name) > 0;
+      EXPECT_EQ(release_count[name], is_output || (!read && name == "x") ? 0 : 1)
+          << "seed " << seed << ": " << name;
     }
     EXPECT_EQ(release_count["w"], 0);  // initializers are not run-time values
   }

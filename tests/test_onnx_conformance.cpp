@@ -37,7 +37,8 @@ bool declares_only_supported_types(const onnx::GraphProto& graph) {
       if (attribute.has_sparse_tensor() || attribute.graphs_size() || attribute.tensors_size() ||
           attribute.type_protos_size() || attribute.has_tp())
         return false;
-      if (node.op_type() == "Constant" && (attribute.name() == "value_string" || attribute.name() == "value_strings"))
+      if (node.op_type() == "Constant" &&
+          (attribute.name() == "value_string" || attribute.name() == "value_strings"))
         return false;
       if (attribute.has_g() && !declares_only_supported_types(attribute.g())) return false;
     }
@@ -74,7 +75,8 @@ TEST(OnnxConformance, LoadsEveryNodeTestModel) {
       size_t constants = 0;
       for (const onnx::NodeProto& node : proto.graph().node()) constants += node.op_type() == "Constant";
       std::set<std::string> initializer_names;
-      for (const onnx::TensorProto& tensor : proto.graph().initializer()) initializer_names.insert(tensor.name());
+      for (const onnx::TensorProto& tensor : proto.graph().initializer())
+        initializer_names.insert(tensor.name());
       size_t runtime_inputs = 0;
       for (const onnx::ValueInfoProto& input : proto.graph().input())
         runtime_inputs += initializer_names.count(input.name()) == 0;
@@ -105,8 +107,8 @@ TEST(OnnxConformance, LoadsEveryNodeTestModel) {
       }
     }
   }
-  std::printf("node test models: %d loaded, %d rejected (unsupported types), %d with IR < 7\n", loaded, rejected,
-              rejected_ir);
+  std::printf("node test models: %d loaded, %d rejected (unsupported types), %d with IR < 7\n", loaded,
+              rejected, rejected_ir);
   for (const auto& [reason, count] : reasons) std::printf("  rejected %3d x: %s\n", count, reason.c_str());
   EXPECT_GT(loaded, 500);
 }

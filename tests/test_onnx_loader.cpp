@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "graph/model_error.h"
-#include "harness.h"
 #include "graph/simplify.h"
+#include "harness.h"
 #include "onnx/onnx_loader.h"
 #include "tensor/half.h"
 #include "test_onnx_support.h"
@@ -26,7 +26,8 @@ void expect_model_error(const std::function<void()>& action, const std::vector<s
   }
 }
 
-Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".", OnnxLoadOptions options = {}) {
+Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".",
+            OnnxLoadOptions options = {}) {
   return parse_onnx_model(model.SerializeAsString(), dir, "test model", options);
 }
 
@@ -34,8 +35,10 @@ Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".
 onnx::ModelProto add_model(const std::vector<float>& weights) {
   onnx::ModelProto model = test::empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
-  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT,
+                         {static_cast<int64_t>(weights.size())});
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT,
+                         {static_cast<int64_t>(weights.size())});
   onnx::TensorProto* w = graph->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);
@@ -162,7 +165,8 @@ TEST(OnnxLoader, ConstantNodesBecomeInitializers) {
 TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
   onnx::ModelProto model = test::empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  onnx::ValueInfoProto* input = test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT16, {});
+  onnx::ValueInfoProto* input =
+      test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT16, {});
   auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->add_dim()->set_dim_param("batch");
   shape->add_dim()->set_dim_value(3);
@@ -178,7 +182,8 @@ TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
     onnx::GraphProto* body = branch->mutable_g();
     body->set_name(branch_name);
     const std::string out = std::string(branch_name) + "_out";
-    onnx::NodeProto* inner = test::add_node(body, "LeakyRelu", {"x"}, {out}, std::string(branch_name) + "_op");
+    onnx::NodeProto* inner =
+        test::add_node(body, "LeakyRelu", {"x"}, {out}, std::string(branch_name) + "_op");
     auto* alpha = inner->add_attribute();
     alpha->set_name("alpha");
     alpha->set_type(onnx::AttributeProto::FLOAT);
@@ -236,8 +241,10 @@ TEST(OnnxLoader, TruncatedAndGarbageFilesAreModelErrors) {
     }
   }
   EXPECT_NO_THROW(parse_onnx_model(bytes, ".", "whole model"));
-  expect_model_error([] { parse_onnx_model("this is a text file, not a model\n", ".", "text.onnx"); }, {"text.onnx"});
-  expect_model_error([] { load_onnx_model("/nonexistent/model.onnx"); }, {"cannot open", "/nonexistent/model.onnx"});
+  expect_model_error([] { parse_onnx_model("this is a text file, not a model\n", ".", "text.onnx"); },
+                     {"text.onnx"});
+  expect_model_error([] { load_onnx_model("/nonexistent/model.onnx"); },
+                     {"cannot open", "/nonexistent/model.onnx"});
 
   // A real model file cut short.
   const std::optional<std::filesystem::path> models = test::reference_models_dir();
@@ -276,7 +283,8 @@ struct ExternalModel {
     onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
     w->clear_raw_data();
     w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"location", location}, {"offset", "16"},
+    for (auto [key, value] : {std::pair<std::string, std::string>{"location", location},
+                              {"offset", "16"},
                               {"length", std::to_string(weights.size() * 4)}}) {
       auto* entry = w->add_external_data();
       entry->set_key(key);
@@ -319,7 +327,8 @@ TEST(OnnxLoader, ExternalDataErrors) {
   external.set_entry("location", (external.folder.path() / "outside.bin").string());
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"absolute path"});
   external.set_entry("location", "../outside.bin");
-  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"'../outside.bin'", "leaves the model's folder"});
+  expect_model_error([&] { load_onnx_model(external.model_path()); },
+                     {"'../outside.bin'", "leaves the model's folder"});
   external.set_entry("location", "sub/../../outside.bin");
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"leaves the model's folder"});
   external.set_entry("location", "sub/missing.bin");
@@ -400,12 +409,14 @@ onnx::ModelProto rich_model() {
   test::add_node(graph, "Reshape", {"x", "target"}, {"r"}, "reshape");
   test::add_node(graph, "Add", {"r", "w"}, {"sum"}, "add");
   auto* branch = test::add_node(graph, "If", {"cond"}, {"y"}, "if");
-  for (auto [attribute_name, op] : {std::pair<const char*, const char*>{"then_branch", "Neg"}, {"else_branch", "Abs"}}) {
+  for (auto [attribute_name, op] :
+       {std::pair<const char*, const char*>{"then_branch", "Neg"}, {"else_branch", "Abs"}}) {
     auto* attribute = branch->add_attribute();
     attribute->set_name(attribute_name);
     attribute->set_type(onnx::AttributeProto::GRAPH);
     test::add_node(attribute->mutable_g(), op, {"sum"}, {std::string(op) + "_out"}, op);
-    test::add_tensor_value(attribute->mutable_g()->mutable_output(), std::string(op) + "_out", onnx::TensorProto::FLOAT, {2, 3});
+    test::add_tensor_value(attribute->mutable_g()->mutable_output(), std::string(op) + "_out",
+                           onnx::TensorProto::FLOAT, {2, 3});
   }
   test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
   return model;
@@ -434,11 +445,12 @@ TEST(OnnxLoader, MutatedFilesFailCleanly) {
     } catch (const ModelError&) {
       ++rejected;
     } catch (const std::exception& error) {
-      ADD_FAILURE() << "trial " << trial << " (seed " << seed << "): " << typeid(error).name() << ": " << error.what();
+      ADD_FAILURE() << "trial " << trial << " (seed " << seed << "): " << typeid(error).name() << ": "
+                    << error.what();
     }
   }
-  std::printf("mutated models: %d loaded and simplified, %d rejected with ModelError (seed %llu)\n", loaded, rejected,
-              static_cast<unsigned long long>(seed));
+  std::printf("mutated models: %d loaded and simplified, %d rejected with ModelError (seed %llu)\n", loaded,
+              rejected, static_cast<unsigned long long>(seed));
 }
 
 }  // namespace

@@ -36,7 +36,8 @@ double single_double(const HostTensor& tensor, const std::string& what);
 // Output shapes shared by folding and shape inference (ModelError naming the node when invalid).
 Shape reshape_output_shape(const Node& node, const Shape& input_shape, const std::vector<int64_t>& requested);
 // `axes` absent or empty: every dimension of size 1.
-Shape squeeze_output_shape(const Node& node, const Shape& input_shape, const std::optional<std::vector<int64_t>>& axes);
+Shape squeeze_output_shape(const Node& node, const Shape& input_shape,
+                           const std::optional<std::vector<int64_t>>& axes);
 Shape unsqueeze_output_shape(const Node& node, const Shape& input_shape, const std::vector<int64_t>& axes);
 
 struct SliceParameters {

@@ -29,7 +29,8 @@ std::vector<std::vector<std::string>> values_released_after(const Graph& graph) 
   std::vector<std::vector<std::string>> released(graph.nodes.size());
   for (const ValueLifetime& lifetime : value_lifetimes(graph)) {
     if (lifetime.is_graph_output) continue;
-    const size_t step = lifetime.last_read_by != kBeforeFirstNode ? lifetime.last_read_by : lifetime.produced_by;
+    const size_t step =
+        lifetime.last_read_by != kBeforeFirstNode ? lifetime.last_read_by : lifetime.produced_by;
     if (step != kBeforeFirstNode) released[step].push_back(lifetime.name);
   }
   return released;

@@ -16,19 +16,23 @@ Shape dims_of(const onnx::TensorProto& proto, const std::string& what) {
   return shape;
 }
 
-HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shape, ExternalDataFiles* external,
-                         const std::string& what) {
+HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shape,
+                         ExternalDataFiles* external, const std::string& what) {
   if (!external) throw ModelError(what + " uses external data, which is not allowed here");
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
     try {
-      if (entry.key() == "location") location = entry.value();
-      else if (entry.key() == "offset") offset = std::stoull(entry.value());
-      else if (entry.key() == "length") length = std::stoull(entry.value());
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoull(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoull(entry.value());
     } catch (const std::logic_error&) {  // stoull: not a number / out of range
-      throw ModelError(what + ": external data '" + entry.key() + "' is not a number: '" + entry.value() + "'");
+      throw ModelError(what + ": external data '" + entry.key() + "' is not a number: '" + entry.value() +
+                       "'");
     }
   }
   if (location.empty()) throw ModelError(what + ": external data without a 'location'");
@@ -36,16 +40,20 @@ HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shap
 }
 
 // Typed fields: onnx.proto stores f16, bool, uint8 (and int32) in int32_data, one element per entry.
-HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape shape, const std::string& what) {
+HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape shape,
+                             const std::string& what) {
   // Count before allocating: a corrupt dims field must not become a huge allocation.
   const int64_t numel = shape_numel(shape);
-  const int field_size = dtype == DType::f32 ? proto.float_data_size()
+  const int field_size = dtype == DType::f32   ? proto.float_data_size()
                          : dtype == DType::i64 ? proto.int64_data_size()
                                                : proto.int32_data_size();
   if (numel != 0 && numel != field_size)
-    throw ModelError(what + ": " + (dtype == DType::f32 ? "float_data" : dtype == DType::i64 ? "int64_data" : "int32_data") +
-                     " has " + std::to_string(field_size) + " values, the shape " + shape_to_string(shape) + " needs " +
-                     std::to_string(numel));
+    throw ModelError(what + ": " +
+                     (dtype == DType::f32   ? "float_data"
+                      : dtype == DType::i64 ? "int64_data"
+                                            : "int32_data") +
+                     " has " + std::to_string(field_size) + " values, the shape " + shape_to_string(shape) +
+                     " needs " + std::to_string(numel));
   HostTensor tensor(dtype, std::move(shape));
   if (numel == 0) return tensor;
   std::byte* out = tensor.mutable_data();
