@@ -40,15 +40,19 @@ HostTensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& engin
         std::memcpy(data + 8 * i, &value, 8);
         break;
       }
-      case DType::u8: data[i] = static_cast<std::byte>(engine() & 0xff); break;
-      case DType::boolean: data[i] = static_cast<std::byte>(engine() & 1); break;
+      case DType::u8:
+        data[i] = static_cast<std::byte>(engine() & 0xff);
+        break;
+      case DType::boolean:
+        data[i] = static_cast<std::byte>(engine() & 1);
+        break;
     }
   }
   return tensor;
 }
 
 Shape random_shape(std::mt19937_64& engine) {
-  Shape shape(engine() % 5);  // rank 0..4
+  Shape shape(engine() % 5);                                            // rank 0..4
   for (int64_t& dim : shape) dim = static_cast<int64_t>(engine() % 7);  // zero-size dims included
   return shape;
 }
@@ -71,8 +75,9 @@ TEST(GraphNpy, RoundTripEveryDtypeRandomShapes) {
       const HostTensor original = random_tensor(dtype, shape, engine);
       const std::filesystem::path path = folder.path() / "t.npy";
       write_npy(path, original);
-      expect_same_tensor(read_npy(path), original,
-                         std::string(dtype_name(dtype)) + " " + shape_to_string(shape) + " seed " + std::to_string(seed));
+      expect_same_tensor(
+          read_npy(path), original,
+          std::string(dtype_name(dtype)) + " " + shape_to_string(shape) + " seed " + std::to_string(seed));
       // numpy aligns the data start to 64 bytes; so do we.
       const std::string bytes = serialize_npy(original);
       EXPECT_EQ((bytes.size() - original.byte_size()) % 64, 0u);
@@ -102,7 +107,8 @@ TEST(GraphNpy, InteroperatesWithNumpy) {
       "    assert a.dtype == np.dtype(name) and a.shape == (2, 3, 5), (name, a.dtype, a.shape)\n"
       "    np.save(os.path.join(d, name + '.numpy.npy'), np.ascontiguousarray(a))\n";
   test::write_file(folder.path() / "interop.py", script);
-  const std::string command = *python + " " + (folder.path() / "interop.py").string() + " " + folder.path().string();
+  const std::string command =
+      *python + " " + (folder.path() / "interop.py").string() + " " + folder.path().string();
   ASSERT_EQ(std::system(command.c_str()), 0) << "numpy could not read our .npy files";
   for (size_t i = 0; i < originals.size(); ++i) {
     const std::string name = std::string(dtype_name(kAllDtypes[i])) + ".numpy.npy";
@@ -132,11 +138,16 @@ void expect_npy_error(const std::string& bytes, const std::string& expected_text
 }
 
 TEST(GraphNpy, RejectsWhatItCannotHold) {
-  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24), "Fortran");
-  expect_npy_error(npy_with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24), "big-endian");
-  expect_npy_error(npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48), "'<f8'");
-  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20), "needs 24");
-  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 28), "needs 24");
+  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': True, 'shape': (2, 3), }", 24),
+                   "Fortran");
+  expect_npy_error(npy_with_header("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 3), }", 24),
+                   "big-endian");
+  expect_npy_error(npy_with_header("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", 48),
+                   "'<f8'");
+  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 20),
+                   "needs 24");
+  expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", 28),
+                   "needs 24");
   expect_npy_error(npy_with_header("{'descr': '<f4', 'fortran_order': False, }", 4), "no key 'shape'");
   expect_npy_error("not a numpy file at all", "magic");
   EXPECT_THROW(read_npy("/nonexistent/folder/x.npy"), NpyError);
@@ -144,14 +155,40 @@ TEST(GraphNpy, RejectsWhatItCannotHold) {
 
 TEST(GraphNpy, ReadsOneDimensionalAndScalarHeaders) {
   // numpy writes "(5,)" for one dimension and "()" for a scalar.
-  const std::string vector_bytes = npy_with_header("{'descr': '<i8', 'fortran_order': False, 'shape': (5,), }", 40);
+  const std::string vector_bytes =
+      npy_with_header("{'descr': '<i8', 'fortran_order': False, 'shape': (5,), }", 40);
   const HostTensor vector = parse_npy(std::as_bytes(std::span(vector_bytes)), "vector.npy");
   EXPECT_EQ(vector.shape(), Shape{5});
   EXPECT_EQ(vector.dtype(), DType::i64);
-  const std::string scalar_bytes = npy_with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (), }", 1);
+  const std::string scalar_bytes =
+      npy_with_header("{'descr': '|b1', 'fortran_order': False, 'shape': (), }", 1);
   const HostTensor scalar = parse_npy(std::as_bytes(std::span(scalar_bytes)), "scalar.npy");
   EXPECT_EQ(scalar.shape(), Shape{});
   EXPECT_EQ(scalar.dtype(), DType::boolean);
+}
+
+// Random byte mutations of valid files: a tensor or an NpyError, never another failure.
+TEST(GraphNpy, MutatedFilesFailCleanly) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 engine(seed);
+  int read = 0, rejected = 0;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const DType dtype = kAllDtypes[engine() % 6];
+    std::string bytes = serialize_npy(random_tensor(dtype, random_shape(engine), engine));
+    // Mutate the header mostly: that is where the parsing is.
+    for (int m = 0; m < 1 + static_cast<int>(engine() % 3); ++m)
+      bytes[engine() % std::min<size_t>(bytes.size(), 80)] = static_cast<char>(engine() & 0xff);
+    if (engine() % 4 == 0) bytes.resize(engine() % bytes.size());
+    try {
+      parse_npy(std::as_bytes(std::span(bytes)), "mutated.npy");
+      ++read;
+    } catch (const NpyError&) {
+      ++rejected;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "seed " << seed << " trial " << trial << ": " << error.what();
+    }
+  }
+  std::printf("mutated .npy files: %d read, %d rejected with NpyError\n", read, rejected);
 }
 
 }  // namespace

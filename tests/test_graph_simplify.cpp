@@ -2,11 +2,10 @@
 // (inferred output shapes and folded output values must equal the reference outputs), on a
 // synthetic shape-arithmetic chain with random input shapes, and on the four reference models
 // (every output's inferred shape must be the recipe's).
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "graph/model_error.h"
 #include "graph/simplify.h"
@@ -22,7 +21,7 @@ namespace fs = std::filesystem;
 struct ConformanceCase {
   Graph graph;
   std::vector<std::pair<std::string, HostTensor>> inputs;  // graph input name -> data
-  std::vector<HostTensor> outputs;                          // in graph output order
+  std::vector<HostTensor> outputs;                         // in graph output order
 };
 
 // A node test whose model loads and whose data files are all tensors of supported dtypes.
@@ -37,14 +36,16 @@ std::optional<ConformanceCase> load_case(const fs::path& dir) {
       if (!fs::exists(file)) break;
       std::string name;
       HostTensor tensor = read_tensor_proto_file(file, &name);
-      if (name.empty() || std::find(c.graph.inputs.begin(), c.graph.inputs.end(), name) == c.graph.inputs.end()) {
+      if (name.empty() ||
+          std::find(c.graph.inputs.begin(), c.graph.inputs.end(), name) == c.graph.inputs.end()) {
         if (i >= c.graph.inputs.size()) return std::nullopt;
         name = c.graph.inputs[i];
       }
       c.inputs.emplace_back(name, std::move(tensor));
     }
     for (size_t i = 0; i < c.graph.outputs.size(); ++i)
-      c.outputs.push_back(read_tensor_proto_file(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb")));
+      c.outputs.push_back(
+          read_tensor_proto_file(dir / "test_data_set_0" / ("output_" + std::to_string(i) + ".pb")));
   } catch (const ModelError&) {
     return std::nullopt;  // unsupported types or data (sequences, doubles, ...): not this test's subject
   }
@@ -128,8 +129,8 @@ TEST(GraphSimplify, ConformanceShapesAndFoldedValues) {
           ++values_checked;
           EXPECT_TRUE(same_values(*folded, c->outputs[i]))
               << name << " output " << i << ": folded " << dtype_name(folded->dtype()) << " "
-              << shape_to_string(folded->shape()) << ", reference " << dtype_name(c->outputs[i].dtype()) << " "
-              << shape_to_string(c->outputs[i].shape());
+              << shape_to_string(folded->shape()) << ", reference " << dtype_name(c->outputs[i].dtype())
+              << " " << shape_to_string(c->outputs[i].shape());
           continue;
         }
         const ValueInfo* info = graph.find_value(graph.outputs[i]);
@@ -143,8 +144,10 @@ TEST(GraphSimplify, ConformanceShapesAndFoldedValues) {
       }
     }
   }
-  std::printf("conformance cases: %d; output shapes checked: %d; folded values checked: %d; outputs not inferred: %d\n",
-              cases, shapes_checked, values_checked, unknown);
+  std::printf(
+      "conformance cases: %d; output shapes checked: %d; folded values checked: %d; outputs not inferred: "
+      "%d\n",
+      cases, shapes_checked, values_checked, unknown);
   std::string ops;
   for (const auto& [op, count] : unknown_ops) ops += op + " ";
   std::printf("ops with outputs not inferred (constant inputs): %s\n", ops.c_str());
@@ -182,17 +185,17 @@ TEST(GraphSimplify, FoldsShapeChainsForRandomInputShapes) {
     graph.set_initializer("start", HostTensor::from_values<int64_t>({1}, {2}));
     graph.set_initializer("end", HostTensor::from_values<int64_t>({1}, {3}));
     graph.nodes.push_back(node("Shape", {"x"}, {"shape"}));
-    graph.nodes.push_back(node("Gather", {"shape", "two"}, {"time"}));           // scalar: frames
+    graph.nodes.push_back(node("Gather", {"shape", "two"}, {"time"}));             // scalar: frames
     graph.nodes.push_back(node("Unsqueeze", {"time", "zero_axis"}, {"time_1d"}));  // [frames]
-    graph.nodes.push_back(node("Concat", {"minus_one", "time_1d"}, {"target"}));  // [-1, frames]
+    graph.nodes.push_back(node("Concat", {"minus_one", "time_1d"}, {"target"}));   // [-1, frames]
     graph.nodes.back().attributes.push_back({"axis", int64_t{0}});
-    graph.nodes.push_back(node("Reshape", {"x", "target"}, {"flat"}));             // [batch*channels, frames]
-    graph.nodes.push_back(node("Slice", {"shape", "start", "end"}, {"tail"}));    // [frames]
-    graph.nodes.push_back(node("ConstantOfShape", {"tail"}, {"zeros"}));          // float [frames]
-    graph.nodes.push_back(node("Add", {"flat", "zeros"}, {"sum"}));               // broadcast
+    graph.nodes.push_back(node("Reshape", {"x", "target"}, {"flat"}));          // [batch*channels, frames]
+    graph.nodes.push_back(node("Slice", {"shape", "start", "end"}, {"tail"}));  // [frames]
+    graph.nodes.push_back(node("ConstantOfShape", {"tail"}, {"zeros"}));        // float [frames]
+    graph.nodes.push_back(node("Add", {"flat", "zeros"}, {"sum"}));             // broadcast
     graph.nodes.push_back(node("Cast", {"time"}, {"time_float"}));
     graph.nodes.back().attributes.push_back({"to", int64_t{1}});
-    graph.nodes.push_back(node("Relu", {"x"}, {"unused"}));                        // dead
+    graph.nodes.push_back(node("Relu", {"x"}, {"unused"}));  // dead
     graph.outputs = {"sum", "time_float"};
     ASSERT_NO_THROW(graph.validate());
 
@@ -204,7 +207,8 @@ TEST(GraphSimplify, FoldsShapeChainsForRandomInputShapes) {
     EXPECT_EQ(report.folded_nodes, 7u);
     EXPECT_EQ(report.removed_dead_nodes, 1u);
     EXPECT_EQ(graph.find_initializer("target")->to_int64(), (std::vector<int64_t>{-1, frames}));
-    EXPECT_EQ(graph.find_initializer("time_float")->to_double(), std::vector<double>{static_cast<double>(frames)});
+    EXPECT_EQ(graph.find_initializer("time_float")->to_double(),
+              std::vector<double>{static_cast<double>(frames)});
     EXPECT_EQ(graph.find_initializer("zeros")->shape(), (Shape{frames}));
     EXPECT_EQ(graph.find_initializer("zeros")->to_double(), std::vector<double>(frames, 0.0));
     const ValueInfo* sum = graph.find_value("sum");
@@ -248,7 +252,8 @@ TEST(GraphSimplify, ReferenceModelsInferTheirOutputShapes) {
   test::TemporaryFolder folder;
   for (const char* model : {"htdemucs6", "scnetlargestarrytong", "vr_hp_wind_inst", "mpsenet"}) {
     const std::string name = model;
-    const nlohmann::json recipe = nlohmann::json::parse(test::read_file_bytes(*models / (name + ".recipe.json")));
+    const nlohmann::json recipe =
+        nlohmann::json::parse(test::read_file_bytes(*models / (name + ".recipe.json")));
     fs::copy_file(*models / (name + ".onnx"), folder.path() / (name + ".onnx"));
     const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
     test::write_file(weights, "");
@@ -264,9 +269,9 @@ TEST(GraphSimplify, ReferenceModelsInferTheirOutputShapes) {
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     std::string unknown;
     for (const auto& [op, count] : report.unknown_by_op) unknown += " " + op + " x" + std::to_string(count);
-    std::printf("%-22s %4zu -> %4zu nodes (%zu folded, %zu dead) in %.0f ms; outputs not inferred:%s\n", model,
-                nodes_before, graph.nodes.size(), report.folded_nodes, report.removed_dead_nodes, milliseconds,
-                unknown.empty() ? " none" : unknown.c_str());
+    std::printf("%-22s %4zu -> %4zu nodes (%zu folded, %zu dead) in %.0f ms; outputs not inferred:%s\n",
+                model, nodes_before, graph.nodes.size(), report.folded_nodes, report.removed_dead_nodes,
+                milliseconds, unknown.empty() ? " none" : unknown.c_str());
     EXPECT_NO_THROW(graph.validate()) << name;
     for (size_t i = 0; i < recipe["outputs"].size(); ++i) {
       const ValueInfo* info = graph.find_value(recipe["outputs"][i]["name"].get<std::string>());

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "graph/model_error.h"
+#include "graph/simplify.h"
 #include "harness.h"
 #include "onnx/onnx_loader.h"
 #include "tensor/half.h"
@@ -25,7 +26,8 @@ void expect_model_error(const std::function<void()>& action, const std::vector<s
   }
 }
 
-Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".", OnnxLoadOptions options = {}) {
+Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".",
+            OnnxLoadOptions options = {}) {
   return parse_onnx_model(model.SerializeAsString(), dir, "test model", options);
 }
 
@@ -33,8 +35,10 @@ Graph parse(const onnx::ModelProto& model, const std::filesystem::path& dir = ".
 onnx::ModelProto add_model(const std::vector<float>& weights) {
   onnx::ModelProto model = test::empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
-  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {static_cast<int64_t>(weights.size())});
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT,
+                         {static_cast<int64_t>(weights.size())});
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT,
+                         {static_cast<int64_t>(weights.size())});
   onnx::TensorProto* w = graph->add_initializer();
   w->set_name("w");
   w->set_data_type(onnx::TensorProto::FLOAT);
@@ -161,7 +165,8 @@ TEST(OnnxLoader, ConstantNodesBecomeInitializers) {
 TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
   onnx::ModelProto model = test::empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  onnx::ValueInfoProto* input = test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT16, {});
+  onnx::ValueInfoProto* input =
+      test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT16, {});
   auto* shape = input->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->add_dim()->set_dim_param("batch");
   shape->add_dim()->set_dim_value(3);
@@ -177,7 +182,8 @@ TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
     onnx::GraphProto* body = branch->mutable_g();
     body->set_name(branch_name);
     const std::string out = std::string(branch_name) + "_out";
-    onnx::NodeProto* inner = test::add_node(body, "LeakyRelu", {"x"}, {out}, std::string(branch_name) + "_op");
+    onnx::NodeProto* inner =
+        test::add_node(body, "LeakyRelu", {"x"}, {out}, std::string(branch_name) + "_op");
     auto* alpha = inner->add_attribute();
     alpha->set_name("alpha");
     alpha->set_type(onnx::AttributeProto::FLOAT);
@@ -235,8 +241,10 @@ TEST(OnnxLoader, TruncatedAndGarbageFilesAreModelErrors) {
     }
   }
   EXPECT_NO_THROW(parse_onnx_model(bytes, ".", "whole model"));
-  expect_model_error([] { parse_onnx_model("this is a text file, not a model\n", ".", "text.onnx"); }, {"text.onnx"});
-  expect_model_error([] { load_onnx_model("/nonexistent/model.onnx"); }, {"cannot open", "/nonexistent/model.onnx"});
+  expect_model_error([] { parse_onnx_model("this is a text file, not a model\n", ".", "text.onnx"); },
+                     {"text.onnx"});
+  expect_model_error([] { load_onnx_model("/nonexistent/model.onnx"); },
+                     {"cannot open", "/nonexistent/model.onnx"});
 
   // A real model file cut short.
   const std::optional<std::filesystem::path> models = test::reference_models_dir();
@@ -275,7 +283,8 @@ struct ExternalModel {
     onnx::TensorProto* w = model.mutable_graph()->mutable_initializer(0);
     w->clear_raw_data();
     w->set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [key, value] : {std::pair<std::string, std::string>{"location", location}, {"offset", "16"},
+    for (auto [key, value] : {std::pair<std::string, std::string>{"location", location},
+                              {"offset", "16"},
                               {"length", std::to_string(weights.size() * 4)}}) {
       auto* entry = w->add_external_data();
       entry->set_key(key);
@@ -318,7 +327,8 @@ TEST(OnnxLoader, ExternalDataErrors) {
   external.set_entry("location", (external.folder.path() / "outside.bin").string());
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"absolute path"});
   external.set_entry("location", "../outside.bin");
-  expect_model_error([&] { load_onnx_model(external.model_path()); }, {"'../outside.bin'", "leaves the model's folder"});
+  expect_model_error([&] { load_onnx_model(external.model_path()); },
+                     {"'../outside.bin'", "leaves the model's folder"});
   external.set_entry("location", "sub/../../outside.bin");
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"leaves the model's folder"});
   external.set_entry("location", "sub/missing.bin");
@@ -357,6 +367,90 @@ TEST(OnnxLoader, TensorProtoFiles) {
   const std::string bytes = proto.SerializeAsString();
   test::write_file(folder.path() / "cut.pb", bytes.substr(0, bytes.size() - 3));
   expect_model_error([&] { read_tensor_proto_file(folder.path() / "cut.pb"); }, {"cut.pb"});
+}
+
+}  // namespace
+}  // namespace onda
+
+namespace onda {
+namespace {
+
+// A model exercising every loader path and a shape chain for simplify_graph:
+// x[2,3] -> Shape -> Gather -> Unsqueeze -> Concat -> Reshape -> Add(w) -> If(then: Neg, else: Abs).
+onnx::ModelProto rich_model() {
+  onnx::ModelProto model = test::empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  test::add_tensor_value(graph->mutable_input(), "cond", onnx::TensorProto::BOOL, {});
+  auto add_ints = [&](const std::string& name, std::vector<int64_t> values, bool scalar) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    if (!scalar) t->add_dims(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) t->add_int64_data(v);
+  };
+  add_ints("one", {1}, true);
+  add_ints("axis0", {0}, false);
+  add_ints("minus_one", {-1}, false);
+  onnx::TensorProto* w = graph->add_initializer();
+  w->set_name("w");
+  w->set_data_type(onnx::TensorProto::FLOAT);
+  w->add_dims(3);
+  const float weights[] = {1.0f, 2.0f, 3.0f};
+  w->set_raw_data(weights, sizeof weights);
+  test::add_node(graph, "Shape", {"x"}, {"s"}, "shape");
+  test::add_node(graph, "Gather", {"s", "one"}, {"d"}, "gather");
+  test::add_node(graph, "Unsqueeze", {"d", "axis0"}, {"d1"}, "unsqueeze");
+  auto* concat = test::add_node(graph, "Concat", {"minus_one", "d1"}, {"target"}, "concat");
+  auto* axis = concat->add_attribute();
+  axis->set_name("axis");
+  axis->set_type(onnx::AttributeProto::INT);
+  axis->set_i(0);
+  test::add_node(graph, "Reshape", {"x", "target"}, {"r"}, "reshape");
+  test::add_node(graph, "Add", {"r", "w"}, {"sum"}, "add");
+  auto* branch = test::add_node(graph, "If", {"cond"}, {"y"}, "if");
+  for (auto [attribute_name, op] :
+       {std::pair<const char*, const char*>{"then_branch", "Neg"}, {"else_branch", "Abs"}}) {
+    auto* attribute = branch->add_attribute();
+    attribute->set_name(attribute_name);
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    test::add_node(attribute->mutable_g(), op, {"sum"}, {std::string(op) + "_out"}, op);
+    test::add_tensor_value(attribute->mutable_g()->mutable_output(), std::string(op) + "_out",
+                           onnx::TensorProto::FLOAT, {2, 3});
+  }
+  test::add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  return model;
+}
+
+// Random byte mutations: the loader and simplify_graph either succeed or throw ModelError; never
+// another exception, a crash or a runaway allocation.
+TEST(OnnxLoader, MutatedFilesFailCleanly) {
+  const uint64_t seed = test::test_seed();
+  std::mt19937_64 engine(seed);
+  const std::string original = rich_model().SerializeAsString();
+  {
+    Graph graph = parse_onnx_model(original, ".", "rich model");
+    const SimplifyReport report = simplify_graph(graph, {});
+    EXPECT_EQ(report.folded_nodes, 4u);  // Shape, Gather, Unsqueeze, Concat
+  }
+  int loaded = 0, rejected = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    std::string bytes = original;
+    const int mutations = 1 + static_cast<int>(engine() % 4);
+    for (int m = 0; m < mutations; ++m) bytes[engine() % bytes.size()] = static_cast<char>(engine() & 0xff);
+    try {
+      Graph graph = parse_onnx_model(bytes, ".", "mutated model");
+      simplify_graph(graph, {});
+      ++loaded;
+    } catch (const ModelError&) {
+      ++rejected;
+    } catch (const std::exception& error) {
+      ADD_FAILURE() << "trial " << trial << " (seed " << seed << "): " << typeid(error).name() << ": "
+                    << error.what();
+    }
+  }
+  std::printf("mutated models: %d loaded and simplified, %d rejected with ModelError (seed %llu)\n", loaded,
+              rejected, static_cast<unsigned long long>(seed));
 }
 
 }  // namespace

@@ -2,11 +2,10 @@
 // loader names the missing file; with a weights file of the recipe's size every graph loads with the
 // node and initializer counts of the README; with mpsenet's weights materialized by materialize.py,
 // every external tensor is the recipe's slice of the file.
-#include <nlohmann/json.hpp>
-
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
@@ -35,7 +34,9 @@ const ReferenceModel kReferenceModels[] = {
     {"mpsenet", 1624, 508, 52, 47},
 };
 
-nlohmann::json read_recipe(const fs::path& path) { return nlohmann::json::parse(test::read_file_bytes(path)); }
+nlohmann::json read_recipe(const fs::path& path) {
+  return nlohmann::json::parse(test::read_file_bytes(path));
+}
 
 DType recipe_dtype(const std::string& name) {
   for (DType dtype : {DType::f32, DType::f16, DType::i32, DType::i64, DType::u8, DType::boolean})
@@ -95,7 +96,8 @@ TEST(OnnxReferenceModels, EveryGraphLoadsWithCounts) {
                 graph.nodes.size(), graph.initializers.size(), graph.initializer_bytes() / 1e6,
                 static_cast<long long>(graph.opset_version("")), milliseconds);
     EXPECT_EQ(graph.nodes.size(), model.nodes_in_file - model.constant_nodes) << name;
-    EXPECT_EQ(graph.initializers.size(), model.inline_initializers + model.external_tensors + model.constant_nodes)
+    EXPECT_EQ(graph.initializers.size(),
+              model.inline_initializers + model.external_tensors + model.constant_nodes)
         << name;
     EXPECT_EQ(recipe["tensors"].size(), model.external_tensors) << name;
     EXPECT_EQ(graph.opset_version(""), 17) << name;
@@ -106,7 +108,8 @@ TEST(OnnxReferenceModels, EveryGraphLoadsWithCounts) {
       EXPECT_EQ(graph.find_value(graph.inputs[i])->shape, recipe["inputs"][i]["shape"].get<Shape>()) << name;
     }
     ASSERT_EQ(graph.outputs.size(), recipe["outputs"].size()) << name;
-    for (size_t i = 0; i < graph.outputs.size(); ++i) EXPECT_EQ(graph.outputs[i], recipe["outputs"][i]["name"]);
+    for (size_t i = 0; i < graph.outputs.size(); ++i)
+      EXPECT_EQ(graph.outputs[i], recipe["outputs"][i]["name"]);
   }
 }
 
@@ -116,7 +119,8 @@ TEST(OnnxReferenceModels, MpsenetMaterializedWeights) {
   const std::optional<std::string> python = test::python_with_numpy();
   if (!python) GTEST_SKIP() << "no python3 with numpy to run materialize.py (apt-get install python3-numpy)";
   test::TemporaryFolder folder;
-  for (const char* file : {"mpsenet.onnx", "mpsenet.recipe.json"}) fs::copy_file(*models / file, folder.path() / file);
+  for (const char* file : {"mpsenet.onnx", "mpsenet.recipe.json"})
+    fs::copy_file(*models / file, folder.path() / file);
   const std::string command = *python + " " + (*models / "materialize.py").string() + " " +
                               (folder.path() / "mpsenet.recipe.json").string() + " >/dev/null";
   ASSERT_EQ(std::system(command.c_str()), 0) << command;

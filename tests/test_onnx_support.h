@@ -2,6 +2,7 @@
 // small ONNX models built in memory with protobuf (so each loader rule is tested on a file made for it).
 #pragma once
 #include <gtest/gtest.h>
+#include <onnx/onnx_pb.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -9,8 +10,6 @@
 #include <optional>
 #include <random>
 #include <string>
-
-#include <onnx/onnx_pb.h>
 
 namespace onda::test {
 
@@ -27,8 +26,9 @@ inline std::optional<fs::path> onnx_node_tests_dir() {
 // The four weight-stripped reference models (shared/models); ONDA_MODELS_DIR overrides.
 inline std::optional<fs::path> reference_models_dir() {
   if (const char* env = std::getenv("ONDA_MODELS_DIR")) return fs::path(env);
-  for (const fs::path& candidate : {fs::path(ONDA_SOURCE_DIR) / "shared/models", fs::path(ONDA_SOURCE_DIR) / "../shared/models",
-                                   fs::path("/work/shared/models")})
+  for (const fs::path& candidate :
+       {fs::path(ONDA_SOURCE_DIR) / "shared/models", fs::path(ONDA_SOURCE_DIR) / "../shared/models",
+        fs::path("/work/shared/models")})
     if (fs::exists(candidate / "mpsenet.onnx")) return candidate;
   return std::nullopt;
 }
@@ -38,7 +38,8 @@ class TemporaryFolder {
  public:
   TemporaryFolder() {
     std::random_device device;
-    path_ = fs::temp_directory_path() / ("onda_onnx_test_" + std::to_string(device()) + std::to_string(device()));
+    path_ =
+        fs::temp_directory_path() / ("onda_onnx_test_" + std::to_string(device()) + std::to_string(device()));
     fs::create_directories(path_);
   }
   ~TemporaryFolder() {
@@ -85,8 +86,9 @@ inline onnx::ValueInfoProto* add_tensor_value(google::protobuf::RepeatedPtrField
   return value;
 }
 
-inline onnx::NodeProto* add_node(onnx::GraphProto* graph, const std::string& op_type, std::vector<std::string> inputs,
-                                 std::vector<std::string> outputs, const std::string& name = "") {
+inline onnx::NodeProto* add_node(onnx::GraphProto* graph, const std::string& op_type,
+                                 std::vector<std::string> inputs, std::vector<std::string> outputs,
+                                 const std::string& name = "") {
   onnx::NodeProto* node = graph->add_node();
   node->set_op_type(op_type);
   node->set_name(name);

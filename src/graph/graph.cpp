@@ -17,19 +17,29 @@ bool ValueInfo::has_static_shape() const {
 
 std::string_view attribute_type_name(AttributeType type) {
   switch (type) {
-    case AttributeType::int_: return "int";
-    case AttributeType::float_: return "float";
-    case AttributeType::string: return "string";
-    case AttributeType::ints: return "ints";
-    case AttributeType::floats: return "floats";
-    case AttributeType::strings: return "strings";
-    case AttributeType::tensor: return "tensor";
-    case AttributeType::graph: return "graph";
+    case AttributeType::int_:
+      return "int";
+    case AttributeType::float_:
+      return "float";
+    case AttributeType::string:
+      return "string";
+    case AttributeType::ints:
+      return "ints";
+    case AttributeType::floats:
+      return "floats";
+    case AttributeType::strings:
+      return "strings";
+    case AttributeType::tensor:
+      return "tensor";
+    case AttributeType::graph:
+      return "graph";
   }
   return "?";
 }
 
-std::string_view canonical_domain(std::string_view domain) { return domain == "ai.onnx" ? "" : domain; }
+std::string_view canonical_domain(std::string_view domain) {
+  return domain == "ai.onnx" ? "" : domain;
+}
 
 // ---- Node attributes
 
@@ -221,8 +231,7 @@ void Graph::sort_topologically(const std::set<std::string>& outer_scope) {
   }
   if (sorted.size() != nodes.size()) {
     for (size_t i = 0; i < nodes.size(); ++i)
-      if (waiting_on[i] != 0)
-        throw ModelError("the graph has a cycle through node " + nodes[i].describe());
+      if (waiting_on[i] != 0) throw ModelError("the graph has a cycle through node " + nodes[i].describe());
   }
   nodes = std::move(sorted);
 }

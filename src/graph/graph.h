@@ -38,8 +38,8 @@ std::string_view attribute_type_name(AttributeType type);
 
 struct Attribute {
   std::string name;
-  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>, std::vector<std::string>,
-               HostTensor, std::shared_ptr<const Graph>>
+  std::variant<int64_t, float, std::string, std::vector<int64_t>, std::vector<float>,
+               std::vector<std::string>, HostTensor, std::shared_ptr<const Graph>>
       value;
 
   // The variant index order above matches AttributeType.
@@ -65,9 +65,11 @@ struct Node {
   std::string attribute_string(std::string_view attribute_name) const;
   std::string attribute_string(std::string_view attribute_name, std::string_view default_value) const;
   std::vector<int64_t> attribute_ints(std::string_view attribute_name) const;
-  std::vector<int64_t> attribute_ints(std::string_view attribute_name, std::vector<int64_t> default_value) const;
+  std::vector<int64_t> attribute_ints(std::string_view attribute_name,
+                                      std::vector<int64_t> default_value) const;
   std::vector<float> attribute_floats(std::string_view attribute_name) const;
-  std::vector<float> attribute_floats(std::string_view attribute_name, std::vector<float> default_value) const;
+  std::vector<float> attribute_floats(std::string_view attribute_name,
+                                      std::vector<float> default_value) const;
   std::vector<std::string> attribute_strings(std::string_view attribute_name) const;
   const HostTensor& attribute_tensor(std::string_view attribute_name) const;
   const Graph& attribute_graph(std::string_view attribute_name) const;
@@ -84,9 +86,9 @@ struct OpsetImport {
 class Graph {
  public:
   std::string name;
-  int64_t ir_version = 0;         // of the model file
+  int64_t ir_version = 0;                  // of the model file
   std::vector<OpsetImport> opset_imports;  // the model's (subgraphs carry a copy)
-  std::vector<std::string> inputs;   // values fed at run time (initializers are not listed)
+  std::vector<std::string> inputs;         // values fed at run time (initializers are not listed)
   std::vector<std::string> outputs;
   std::map<std::string, ValueInfo> values;  // every named value known so far
   std::map<std::string, HostTensor> initializers;

@@ -24,11 +24,14 @@ using Outputs = std::vector<HostTensor>;
 }
 
 const HostTensor& input(const Node& node, const Inputs& inputs, size_t index) {
-  if (index >= inputs.size() || !inputs[index].defined()) fail(node, "input " + std::to_string(index) + " is missing");
+  if (index >= inputs.size() || !inputs[index].defined())
+    fail(node, "input " + std::to_string(index) + " is missing");
   return inputs[index];
 }
 
-bool has_input(const Inputs& inputs, size_t index) { return index < inputs.size() && inputs[index].defined(); }
+bool has_input(const Inputs& inputs, size_t index) {
+  return index < inputs.size() && inputs[index].defined();
+}
 
 // Older opsets give axes, pads, splits as attributes, newer ones as inputs.
 std::optional<std::vector<int64_t>> ints_from_attribute_or_input(const Node& node, const Inputs& inputs,
@@ -38,7 +41,9 @@ std::optional<std::vector<int64_t>> ints_from_attribute_or_input(const Node& nod
   return std::nullopt;
 }
 
-bool is_integer(DType dtype) { return !is_float(dtype); }
+bool is_integer(DType dtype) {
+  return !is_float(dtype);
+}
 
 // Strides (in elements) of a C-order shape.
 std::vector<int64_t> strides_of(const Shape& shape) {
@@ -52,7 +57,8 @@ HostTensor gather_elements(const HostTensor& in, Shape out_shape, const std::vec
   HostTensor out(in.dtype(), std::move(out_shape));
   const size_t element = host_element_size(in.dtype());
   std::byte* destination = out.mutable_data();
-  for (size_t i = 0; i < source.size(); ++i) std::memcpy(destination + i * element, in.data() + source[i] * element, element);
+  for (size_t i = 0; i < source.size(); ++i)
+    std::memcpy(destination + i * element, in.data() + source[i] * element, element);
   return out;
 }
 
@@ -71,9 +77,13 @@ void for_each_coordinate(const Shape& shape, const std::function<void(const std:
 
 // ---- shape and layout ops
 
-Outputs identity(const Node& node, const Inputs& inputs) { return {input(node, inputs, 0)}; }
+Outputs identity(const Node& node, const Inputs& inputs) {
+  return {input(node, inputs, 0)};
+}
 
-Outputs shape_op(const Node& node, const Inputs& inputs) { return {shape_op_result(node, input(node, inputs, 0).shape())}; }
+Outputs shape_op(const Node& node, const Inputs& inputs) {
+  return {shape_op_result(node, input(node, inputs, 0).shape())};
+}
 
 Outputs size_op(const Node& node, const Inputs& inputs) {
   return {HostTensor::from_values<int64_t>({}, {input(node, inputs, 0).numel()})};
@@ -97,7 +107,8 @@ Outputs flatten(const Node& node, const Inputs& inputs) {
 
 Outputs squeeze(const Node& node, const Inputs& inputs) {
   const HostTensor& data = input(node, inputs, 0);
-  return {data.reshaped(squeeze_output_shape(node, data.shape(), ints_from_attribute_or_input(node, inputs, "axes", 1)))};
+  return {data.reshaped(
+      squeeze_output_shape(node, data.shape(), ints_from_attribute_or_input(node, inputs, "axes", 1)))};
 }
 
 Outputs unsqueeze(const Node& node, const Inputs& inputs) {
@@ -113,7 +124,8 @@ Outputs concat(const Node& node, const Inputs& inputs) {
     if (part.defined()) parts.push_back(&part);
   if (parts.empty()) fail(node, "no inputs");
   const Shape& first = parts[0]->shape();
-  const int64_t axis = normalize_axis(node.attribute_int("axis"), static_cast<int64_t>(first.size()), "Concat");
+  const int64_t axis =
+      normalize_axis(node.attribute_int("axis"), static_cast<int64_t>(first.size()), "Concat");
   Shape shape = first;
   shape[axis] = 0;
   for (const HostTensor* part : parts) {
@@ -121,7 +133,8 @@ Outputs concat(const Node& node, const Inputs& inputs) {
       fail(node, "inputs differ in rank or dtype");
     for (size_t i = 0; i < first.size(); ++i)
       if (static_cast<int64_t>(i) != axis && part->shape()[i] != first[i])
-        fail(node, "input shapes " + shape_to_string(first) + " and " + shape_to_string(part->shape()) + " differ");
+        fail(node,
+             "input shapes " + shape_to_string(first) + " and " + shape_to_string(part->shape()) + " differ");
     shape[axis] += part->shape()[axis];
   }
   HostTensor out(parts[0]->dtype(), shape);
@@ -153,7 +166,8 @@ Outputs gather(const Node& node, const Inputs& inputs) {
   source.reserve(static_cast<size_t>(shape_numel(shape)));
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t index : index_values) {
-      if (index < -axis_dim || index >= axis_dim) fail(node, "index " + std::to_string(index) + " out of range");
+      if (index < -axis_dim || index >= axis_dim)
+        fail(node, "index " + std::to_string(index) + " out of range");
       if (index < 0) index += axis_dim;
       for (int64_t i = 0; i < inner; ++i) source.push_back((o * axis_dim + index) * inner + i);
     }
@@ -246,12 +260,17 @@ Outputs constant_of_shape(const Node& node, const Inputs& inputs) {
 
 Outputs range(const Node& node, const Inputs& inputs) {
   const HostTensor& start = input(node, inputs, 0);
-  const double first = start.to_double().at(0), limit = input(node, inputs, 1).to_double().at(0),
-               delta = input(node, inputs, 2).to_double().at(0);
+  const std::string what = node.describe();
+  const double first = single_double(start, what + " start"),
+               limit = single_double(input(node, inputs, 1), what + " limit"),
+               delta = single_double(input(node, inputs, 2), what + " delta");
   if (delta == 0) fail(node, "delta 0");
-  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - first) / delta)));
+  const double steps = std::ceil((limit - first) / delta);
+  if (!(steps < 9e15)) fail(node, "the range is too long");
+  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
   if (is_integer(start.dtype())) {
-    const int64_t a = start.to_int64()[0], d = input(node, inputs, 2).to_int64()[0];
+    const int64_t a = single_int64(start, what), d = single_int64(input(node, inputs, 2), what);
+    if (d == 0) fail(node, "delta 0");
     std::vector<int64_t> values(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) values[i] = a + i * d;
     return {HostTensor::from_int64(start.dtype(), {count}, values)};
@@ -266,8 +285,10 @@ Outputs range(const Node& node, const Inputs& inputs) {
 Outputs cast(const Node& node, const Inputs& inputs) {
   const HostTensor& data = input(node, inputs, 0);
   const std::optional<DType> to = dtype_from_onnx(node.attribute_int("to"));
-  if (!to) fail(node, "cast to " + onnx_data_type_name(node.attribute_int("to")) + ", which onda does not support");
-  if (is_integer(*to) && is_integer(data.dtype())) return {HostTensor::from_int64(*to, data.shape(), data.to_int64())};
+  if (!to)
+    fail(node, "cast to " + onnx_data_type_name(node.attribute_int("to")) + ", which onda does not support");
+  if (is_integer(*to) && is_integer(data.dtype()))
+    return {HostTensor::from_int64(*to, data.shape(), data.to_int64())};
   return {HostTensor::from_double(*to, data.shape(), data.to_double())};
 }
 
@@ -299,25 +320,48 @@ Outputs binary(const Node& node, const Inputs& inputs, const BinaryRule& rule) {
 
 int64_t integer_divide(int64_t a, int64_t b) {
   if (b == 0) throw ModelError("constant folding: integer division by zero");
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));  // INT64_MIN / -1 traps on x86
   return a / b;  // truncation toward zero, as ONNX Runtime's integer Div
 }
 
-Outputs add(const Node& n, const Inputs& in) { return binary(n, in, {false, std::plus<int64_t>(), std::plus<double>()}); }
-Outputs sub(const Node& n, const Inputs& in) { return binary(n, in, {false, std::minus<int64_t>(), std::minus<double>()}); }
-Outputs mul(const Node& n, const Inputs& in) {
-  return binary(n, in, {false, std::multiplies<int64_t>(), std::multiplies<double>()});
+// Integer overflow wraps (two's complement, as the GPU's i32 arithmetic), without signed-overflow UB.
+int64_t wrapping_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
 }
-Outputs div(const Node& n, const Inputs& in) { return binary(n, in, {false, integer_divide, std::divides<double>()}); }
+int64_t wrapping_sub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+int64_t wrapping_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+Outputs add(const Node& n, const Inputs& in) {
+  return binary(n, in, {false, wrapping_add, std::plus<double>()});
+}
+Outputs sub(const Node& n, const Inputs& in) {
+  return binary(n, in, {false, wrapping_sub, std::minus<double>()});
+}
+Outputs mul(const Node& n, const Inputs& in) {
+  return binary(n, in, {false, wrapping_mul, std::multiplies<double>()});
+}
+Outputs div(const Node& n, const Inputs& in) {
+  return binary(n, in, {false, integer_divide, std::divides<double>()});
+}
 Outputs mod(const Node& n, const Inputs& in) {
   if (n.attribute_int("fmod", 0))
-    return binary(n, in, {false, [](int64_t a, int64_t b) { return b ? a % b : throw ModelError("Mod by zero"); },
-                          [](double a, double b) { return std::fmod(a, b); }});
+    return binary(n, in,
+                  {false,
+                   [](int64_t a, int64_t b) {
+                     if (!b) throw ModelError("Mod by zero");
+                     return b == -1 ? 0 : a % b;  // INT64_MIN % -1 traps on x86
+                   },
+                   [](double a, double b) { return std::fmod(a, b); }});
   // fmod=0: the result takes the divisor's sign (Python's %).
   return binary(n, in,
                 {false,
                  [](int64_t a, int64_t b) {
                    if (!b) throw ModelError("Mod by zero");
-                   const int64_t r = a % b;
+                   const int64_t r = b == -1 ? 0 : a % b;
                    return r != 0 && ((r < 0) != (b < 0)) ? r + b : r;
                  },
                  [](double a, double b) {
@@ -328,7 +372,9 @@ Outputs mod(const Node& n, const Inputs& in) {
 Outputs equal(const Node& n, const Inputs& in) {
   return binary(n, in, {true, std::equal_to<int64_t>(), std::equal_to<double>()});
 }
-Outputs less(const Node& n, const Inputs& in) { return binary(n, in, {true, std::less<int64_t>(), std::less<double>()}); }
+Outputs less(const Node& n, const Inputs& in) {
+  return binary(n, in, {true, std::less<int64_t>(), std::less<double>()});
+}
 Outputs greater(const Node& n, const Inputs& in) {
   return binary(n, in, {true, std::greater<int64_t>(), std::greater<double>()});
 }
@@ -346,12 +392,14 @@ Outputs variadic(const Node& node, const Inputs& inputs, const BinaryRule& rule)
   return {result};
 }
 Outputs min_op(const Node& n, const Inputs& in) {
-  return variadic(n, in, {false, [](int64_t a, int64_t b) { return std::min(a, b); },
-                          [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }});
+  return variadic(n, in,
+                  {false, [](int64_t a, int64_t b) { return std::min(a, b); },
+                   [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::min(a, b); }});
 }
 Outputs max_op(const Node& n, const Inputs& in) {
-  return variadic(n, in, {false, [](int64_t a, int64_t b) { return std::max(a, b); },
-                          [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }});
+  return variadic(n, in,
+                  {false, [](int64_t a, int64_t b) { return std::max(a, b); },
+                   [](double a, double b) { return std::isnan(a) || std::isnan(b) ? NAN : std::max(a, b); }});
 }
 
 Outputs where(const Node& node, const Inputs& inputs) {
@@ -373,7 +421,8 @@ Outputs where(const Node& node, const Inputs& inputs) {
   return {out};
 }
 
-Outputs unary(const Node& node, const Inputs& inputs, int64_t (*on_integer)(int64_t), double (*on_float)(double)) {
+Outputs unary(const Node& node, const Inputs& inputs, int64_t (*on_integer)(int64_t),
+              double (*on_float)(double)) {
   const HostTensor& data = input(node, inputs, 0);
   if (is_integer(data.dtype()) && on_integer) {
     std::vector<int64_t> values = data.to_int64();
@@ -387,24 +436,34 @@ Outputs unary(const Node& node, const Inputs& inputs, int64_t (*on_integer)(int6
 }
 
 Outputs neg(const Node& n, const Inputs& in) {
-  return unary(n, in, [](int64_t v) { return -v; }, [](double v) { return -v; });
+  return unary(
+      n, in, [](int64_t v) { return -v; }, [](double v) { return -v; });
 }
 Outputs abs_op(const Node& n, const Inputs& in) {
-  return unary(n, in, [](int64_t v) { return v < 0 ? -v : v; }, [](double v) { return std::fabs(v); });
+  return unary(
+      n, in, [](int64_t v) { return v < 0 ? -v : v; }, [](double v) { return std::fabs(v); });
 }
 Outputs not_op(const Node& n, const Inputs& in) {
-  return unary(n, in, [](int64_t v) -> int64_t { return v == 0; }, nullptr);
+  return unary(
+      n, in, [](int64_t v) -> int64_t { return v == 0; }, nullptr);
 }
-Outputs sqrt_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::sqrt(v); }); }
-Outputs floor_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::floor(v); }); }
-Outputs ceil_op(const Node& n, const Inputs& in) { return unary(n, in, nullptr, [](double v) { return std::ceil(v); }); }
+Outputs sqrt_op(const Node& n, const Inputs& in) {
+  return unary(n, in, nullptr, [](double v) { return std::sqrt(v); });
+}
+Outputs floor_op(const Node& n, const Inputs& in) {
+  return unary(n, in, nullptr, [](double v) { return std::floor(v); });
+}
+Outputs ceil_op(const Node& n, const Inputs& in) {
+  return unary(n, in, nullptr, [](double v) { return std::ceil(v); });
+}
 
 // ---- reductions (ReduceSum/Prod/Min/Max/Mean with axes as attribute or input)
 
 Outputs reduce(const Node& node, const Inputs& inputs, char kind) {
   const HostTensor& data = input(node, inputs, 0);
   const int64_t rank = data.rank();
-  std::vector<int64_t> axes = ints_from_attribute_or_input(node, inputs, "axes", 1).value_or(std::vector<int64_t>{});
+  std::vector<int64_t> axes =
+      ints_from_attribute_or_input(node, inputs, "axes", 1).value_or(std::vector<int64_t>{});
   const bool keep = node.attribute_int("keepdims", 1) != 0;
   if (axes.empty()) {
     if (node.attribute_int("noop_with_empty_axes", 0)) return {data};
@@ -429,10 +488,19 @@ Outputs reduce(const Node& node, const Inputs& inputs, char kind) {
     const double v = values[flat++];
     double& acc = accumulator[target];
     switch (kind) {
-      case 's': case 'm': acc += v; break;
-      case 'p': acc *= v; break;
-      case '<': acc = seen[target] ? std::min(acc, v) : v; break;
-      case '>': acc = seen[target] ? std::max(acc, v) : v; break;
+      case 's':
+      case 'm':
+        acc += v;
+        break;
+      case 'p':
+        acc *= v;
+        break;
+      case '<':
+        acc = seen[target] ? std::min(acc, v) : v;
+        break;
+      case '>':
+        acc = seen[target] ? std::max(acc, v) : v;
+        break;
     }
     seen[target] = true;
   });
@@ -443,31 +511,72 @@ Outputs reduce(const Node& node, const Inputs& inputs, char kind) {
   return {HostTensor::from_double(data.dtype(), out_shape, accumulator)};
 }
 
-Outputs reduce_sum(const Node& n, const Inputs& in) { return reduce(n, in, 's'); }
-Outputs reduce_prod(const Node& n, const Inputs& in) { return reduce(n, in, 'p'); }
-Outputs reduce_mean(const Node& n, const Inputs& in) { return reduce(n, in, 'm'); }
-Outputs reduce_min(const Node& n, const Inputs& in) { return reduce(n, in, '<'); }
-Outputs reduce_max(const Node& n, const Inputs& in) { return reduce(n, in, '>'); }
+Outputs reduce_sum(const Node& n, const Inputs& in) {
+  return reduce(n, in, 's');
+}
+Outputs reduce_prod(const Node& n, const Inputs& in) {
+  return reduce(n, in, 'p');
+}
+Outputs reduce_mean(const Node& n, const Inputs& in) {
+  return reduce(n, in, 'm');
+}
+Outputs reduce_min(const Node& n, const Inputs& in) {
+  return reduce(n, in, '<');
+}
+Outputs reduce_max(const Node& n, const Inputs& in) {
+  return reduce(n, in, '>');
+}
 
 const std::map<std::string_view, HostOp>& host_ops() {
   static const std::map<std::string_view, HostOp> ops = {
-      {"Identity", identity}, {"Shape", shape_op}, {"Size", size_op}, {"Reshape", reshape},
-      {"Flatten", flatten}, {"Squeeze", squeeze}, {"Unsqueeze", unsqueeze}, {"Concat", concat},
-      {"Gather", gather}, {"Slice", slice}, {"Transpose", transpose}, {"Expand", expand},
-      {"Tile", tile}, {"ConstantOfShape", constant_of_shape}, {"Range", range}, {"Cast", cast},
-      {"Add", add}, {"Sub", sub}, {"Mul", mul}, {"Div", div}, {"Mod", mod},
-      {"Equal", equal}, {"Less", less}, {"Greater", greater}, {"And", logical_and}, {"Or", logical_or},
-      {"Min", min_op}, {"Max", max_op}, {"Where", where}, {"Neg", neg}, {"Abs", abs_op}, {"Not", not_op},
-      {"Sqrt", sqrt_op}, {"Floor", floor_op}, {"Ceil", ceil_op},
-      {"ReduceSum", reduce_sum}, {"ReduceProd", reduce_prod}, {"ReduceMean", reduce_mean},
-      {"ReduceMin", reduce_min}, {"ReduceMax", reduce_max},
+      {"Identity", identity},
+      {"Shape", shape_op},
+      {"Size", size_op},
+      {"Reshape", reshape},
+      {"Flatten", flatten},
+      {"Squeeze", squeeze},
+      {"Unsqueeze", unsqueeze},
+      {"Concat", concat},
+      {"Gather", gather},
+      {"Slice", slice},
+      {"Transpose", transpose},
+      {"Expand", expand},
+      {"Tile", tile},
+      {"ConstantOfShape", constant_of_shape},
+      {"Range", range},
+      {"Cast", cast},
+      {"Add", add},
+      {"Sub", sub},
+      {"Mul", mul},
+      {"Div", div},
+      {"Mod", mod},
+      {"Equal", equal},
+      {"Less", less},
+      {"Greater", greater},
+      {"And", logical_and},
+      {"Or", logical_or},
+      {"Min", min_op},
+      {"Max", max_op},
+      {"Where", where},
+      {"Neg", neg},
+      {"Abs", abs_op},
+      {"Not", not_op},
+      {"Sqrt", sqrt_op},
+      {"Floor", floor_op},
+      {"Ceil", ceil_op},
+      {"ReduceSum", reduce_sum},
+      {"ReduceProd", reduce_prod},
+      {"ReduceMean", reduce_mean},
+      {"ReduceMin", reduce_min},
+      {"ReduceMax", reduce_max},
   };
   return ops;
 }
 
 }  // namespace
 
-Shape reshape_output_shape(const Node& node, const Shape& input_shape, const std::vector<int64_t>& requested) {
+Shape reshape_output_shape(const Node& node, const Shape& input_shape,
+                           const std::vector<int64_t>& requested) {
   const bool allow_zero = node.attribute_int("allowzero", 0) != 0;
   const int64_t input_count = shape_numel(input_shape);
   Shape shape(requested.size());
@@ -489,7 +598,8 @@ Shape reshape_output_shape(const Node& node, const Shape& input_shape, const std
     shape[i] = dim;
   }
   if (infer_axis >= 0) {
-    if (known == 0 || input_count % known != 0) fail(node, "cannot infer -1 reshaping " + shape_to_string(input_shape));
+    if (known == 0 || input_count % known != 0)
+      fail(node, "cannot infer -1 reshaping " + shape_to_string(input_shape));
     shape[infer_axis] = input_count / known;
   }
   if (shape_numel(shape) != input_count)
@@ -497,7 +607,8 @@ Shape reshape_output_shape(const Node& node, const Shape& input_shape, const std
   return shape;
 }
 
-Shape squeeze_output_shape(const Node& node, const Shape& input_shape, const std::optional<std::vector<int64_t>>& axes) {
+Shape squeeze_output_shape(const Node& node, const Shape& input_shape,
+                           const std::optional<std::vector<int64_t>>& axes) {
   const int64_t rank = static_cast<int64_t>(input_shape.size());
   std::vector<bool> remove(input_shape.size(), false);
   if (axes && !axes->empty()) {
@@ -554,11 +665,24 @@ SliceRegion slice_region(const Node& node, const Shape& input_shape, SliceParame
       end = std::clamp<int64_t>(end, -1, dim - 1);
     }
     const int64_t span = end - start;
-    region.shape[axis] = step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (-span - step - 1) / -step : 0);
+    region.shape[axis] =
+        step > 0 ? (span > 0 ? (span + step - 1) / step : 0) : (span < 0 ? (-span - step - 1) / -step : 0);
     region.first[axis] = start;
     region.step[axis] = step;
   }
   return region;
+}
+
+int64_t single_int64(const HostTensor& tensor, const std::string& what) {
+  if (tensor.numel() != 1)
+    throw ModelError(what + " must hold one element, it has shape " + shape_to_string(tensor.shape()));
+  return tensor.to_int64()[0];
+}
+
+double single_double(const HostTensor& tensor, const std::string& what) {
+  if (tensor.numel() != 1)
+    throw ModelError(what + " must hold one element, it has shape " + shape_to_string(tensor.shape()));
+  return tensor.to_double()[0];
 }
 
 HostOp find_host_op(std::string_view op_type) {

@@ -56,14 +56,15 @@ HostTensor::HostTensor(DType dtype, Shape shape)
 HostTensor HostTensor::copy_of(DType dtype, Shape shape, const void* bytes, size_t byte_count) {
   HostTensor tensor(dtype, std::move(shape));
   if (byte_count != tensor.byte_size_)
-    throw ModelError("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(tensor.shape_) +
-                     " needs " + std::to_string(tensor.byte_size_) + " bytes, got " + std::to_string(byte_count));
+    throw ModelError("a " + std::string(dtype_name(dtype)) + " tensor of shape " +
+                     shape_to_string(tensor.shape_) + " needs " + std::to_string(tensor.byte_size_) +
+                     " bytes, got " + std::to_string(byte_count));
   if (byte_count) std::memcpy(const_cast<std::byte*>(tensor.data_.get()), bytes, byte_count);
   return tensor;
 }
 
-HostTensor HostTensor::borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner, const std::byte* bytes,
-                              size_t byte_count) {
+HostTensor HostTensor::borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner,
+                              const std::byte* bytes, size_t byte_count) {
   const size_t expected = checked_byte_size(dtype, shape);
   if (byte_count != expected)
     throw ModelError("a " + std::string(dtype_name(dtype)) + " tensor of shape " + shape_to_string(shape) +
@@ -115,9 +116,15 @@ std::vector<int64_t> HostTensor::to_int64() const {
         out[i] = value;
         break;
       }
-      case DType::i64: std::memcpy(&out[i], bytes + 8 * i, 8); break;
-      case DType::u8: out[i] = static_cast<uint8_t>(bytes[i]); break;
-      case DType::boolean: out[i] = bytes[i] != std::byte{0}; break;
+      case DType::i64:
+        std::memcpy(&out[i], bytes + 8 * i, 8);
+        break;
+      case DType::u8:
+        out[i] = static_cast<uint8_t>(bytes[i]);
+        break;
+      case DType::boolean:
+        out[i] = bytes[i] != std::byte{0};
+        break;
     }
   }
   return out;
@@ -152,8 +159,12 @@ std::vector<double> HostTensor::to_double() const {
         out[i] = static_cast<double>(value);
         break;
       }
-      case DType::u8: out[i] = static_cast<uint8_t>(bytes[i]); break;
-      case DType::boolean: out[i] = bytes[i] != std::byte{0}; break;
+      case DType::u8:
+        out[i] = static_cast<uint8_t>(bytes[i]);
+        break;
+      case DType::boolean:
+        out[i] = bytes[i] != std::byte{0};
+        break;
     }
   }
   return out;
@@ -191,8 +202,12 @@ HostTensor converted(DType dtype, Shape shape, const std::vector<Value>& values)
         std::memcpy(out + 8 * i, &v, 8);
         break;
       }
-      case DType::u8: out[i] = static_cast<std::byte>(static_cast<uint8_t>(static_cast<int64_t>(value))); break;
-      case DType::boolean: out[i] = value != 0 ? std::byte{1} : std::byte{0}; break;
+      case DType::u8:
+        out[i] = static_cast<std::byte>(static_cast<uint8_t>(static_cast<int64_t>(value)));
+        break;
+      case DType::boolean:
+        out[i] = value != 0 ? std::byte{1} : std::byte{0};
+        break;
     }
   }
   return tensor;

@@ -35,8 +35,8 @@ class HostTensor {
   static HostTensor copy_of(DType dtype, Shape shape, const void* bytes, size_t byte_count);
   // Borrowed bytes kept alive by `owner` (e.g. a mapped file); copied when not aligned to the
   // element size, so typed access is always aligned.
-  static HostTensor borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner, const std::byte* bytes,
-                           size_t byte_count);
+  static HostTensor borrow(DType dtype, Shape shape, std::shared_ptr<const void> owner,
+                           const std::byte* bytes, size_t byte_count);
   // Elements converted to `dtype` (float -> int truncates toward zero, to bool: != 0, f16 rounds to
   // nearest even); the inverse of to_int64() / to_double().
   static HostTensor from_int64(DType dtype, Shape shape, const std::vector<int64_t>& values);
@@ -77,7 +77,7 @@ class HostTensor {
   int64_t numel_ = 0;
   size_t byte_size_ = 0;
   bool defined_ = false;
-  bool owned_ = false;                   // false: borrowed bytes, copy before writing
+  bool owned_ = false;                     // false: borrowed bytes, copy before writing
   std::shared_ptr<const std::byte> data_;  // aliasing pointer into the storage owner
 };
 
@@ -102,12 +102,18 @@ std::span<const T> HostTensor::values() const {
 template <typename T>
 HostTensor HostTensor::from_values(Shape shape, const std::vector<T>& values) {
   DType dtype;
-  if constexpr (std::is_same_v<T, float>) dtype = DType::f32;
-  else if constexpr (std::is_same_v<T, int32_t>) dtype = DType::i32;
-  else if constexpr (std::is_same_v<T, int64_t>) dtype = DType::i64;
-  else if constexpr (std::is_same_v<T, uint8_t>) dtype = DType::u8;
-  else if constexpr (std::is_same_v<T, bool>) dtype = DType::boolean;
-  else static_assert(sizeof(T) == 0, "no dtype for this element type");
+  if constexpr (std::is_same_v<T, float>)
+    dtype = DType::f32;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    dtype = DType::i32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    dtype = DType::i64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    dtype = DType::u8;
+  else if constexpr (std::is_same_v<T, bool>)
+    dtype = DType::boolean;
+  else
+    static_assert(sizeof(T) == 0, "no dtype for this element type");
   if constexpr (std::is_same_v<T, bool>) {  // std::vector<bool> is packed: widen to bytes
     std::vector<uint8_t> bytes(values.begin(), values.end());
     return copy_of(dtype, std::move(shape), bytes.data(), bytes.size());

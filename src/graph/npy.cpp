@@ -24,12 +24,18 @@ std::optional<DType> dtype_from_descr(const std::string& descr) {
 
 std::string descr_of(DType dtype) {
   switch (dtype) {
-    case DType::f32: return "<f4";
-    case DType::f16: return "<f2";
-    case DType::i32: return "<i4";
-    case DType::i64: return "<i8";
-    case DType::u8: return "|u1";
-    case DType::boolean: return "|b1";
+    case DType::f32:
+      return "<f4";
+    case DType::f16:
+      return "<f2";
+    case DType::i32:
+      return "<i4";
+    case DType::i64:
+      return "<i8";
+    case DType::u8:
+      return "|u1";
+    case DType::boolean:
+      return "|b1";
   }
   return "?";
 }
@@ -110,7 +116,9 @@ uint32_t read_le(const std::byte* bytes, size_t count) {
 
 }  // namespace
 
-HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+namespace {
+
+HostTensor parse_npy_unchecked(std::span<const std::byte> bytes, const std::string& what) {
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
     throw NpyError(what + ": not a .npy file (no \\x93NUMPY magic)");
   const int major = static_cast<int>(bytes[6]);
@@ -134,10 +142,12 @@ HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) 
   if (!dtype) {
     const bool big_endian = !descr.empty() && descr[0] == '>';
     throw NpyError(what + ": .npy dtype '" + descr + "' is not supported" +
-                   (big_endian ? " (big-endian)" : "") + "; supported: float32, float16, int32, int64, uint8, bool");
+                   (big_endian ? " (big-endian)" : "") +
+                   "; supported: float32, float16, int32, int64, uint8, bool");
   }
   const std::string fortran = reader.value_text("fortran_order");
-  if (fortran == "True") throw NpyError(what + ": Fortran-order .npy arrays are not supported (save in C order)");
+  if (fortran == "True")
+    throw NpyError(what + ": Fortran-order .npy arrays are not supported (save in C order)");
   if (fortran != "False") reader.fail("fortran_order is neither True nor False");
   Shape shape = parse_shape_tuple(reader.value_text("shape"), reader);
 
@@ -145,14 +155,25 @@ HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) 
   const size_t expected = static_cast<size_t>(shape_numel(shape)) * host_element_size(*dtype);
   const size_t available = bytes.size() - data_start;
   if (available != expected)
-    throw NpyError(what + ": a " + std::string(dtype_name(*dtype)) + " array of shape " + shape_to_string(shape) +
-                   " needs " + std::to_string(expected) + " data bytes, the file has " + std::to_string(available));
+    throw NpyError(what + ": a " + std::string(dtype_name(*dtype)) + " array of shape " +
+                   shape_to_string(shape) + " needs " + std::to_string(expected) +
+                   " data bytes, the file has " + std::to_string(available));
   HostTensor tensor = HostTensor::copy_of(*dtype, std::move(shape), bytes.data() + data_start, expected);
   if (*dtype == DType::boolean) {  // numpy bools are 0/1; normalise anything else
     std::byte* data = tensor.mutable_data();
     for (size_t i = 0; i < expected; ++i) data[i] = data[i] != std::byte{0} ? std::byte{1} : std::byte{0};
   }
   return tensor;
+}
+
+}  // namespace
+
+HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what) {
+  try {
+    return parse_npy_unchecked(bytes, what);
+  } catch (const ModelError& error) {  // shape arithmetic (overflow, negative dims) from HostTensor
+    throw NpyError(what + ": " + error.what());
+  }
 }
 
 std::string serialize_npy(const HostTensor& tensor) {

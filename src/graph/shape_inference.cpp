@@ -70,8 +70,8 @@ Types elementwise(const Context& c, std::optional<DType> result_dtype) {
 }
 
 // Spatial output size of a convolution or pooling window (ONNX Conv / pooling formulas).
-int64_t window_output(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
-                      const std::string& auto_pad, bool ceil_mode) {
+int64_t window_output(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
+                      int64_t pad_end, const std::string& auto_pad, bool ceil_mode) {
   const int64_t effective = (kernel - 1) * dilation + 1;
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
   if (auto_pad == "VALID") return (in - effective) / stride + 1;
@@ -98,12 +98,17 @@ Types convolution(const Context& c, bool pooling) {
   const std::vector<int64_t> pads = c.node.attribute_ints("pads", std::vector<int64_t>(2 * spatial, 0));
   const std::string auto_pad = c.node.attribute_string("auto_pad", "NOTSET");
   const bool ceil_mode = pooling && c.node.attribute_int("ceil_mode", 0) != 0;
-  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial)
     c.fail("kernel_shape, strides, dilations or pads do not match the input rank");
+  for (size_t i = 0; i < spatial; ++i)
+    if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1)
+      c.fail("strides, dilations and kernel must be positive");
+  if (!pooling && c.shape(1).size() != x.size()) c.fail("weight rank differs from the input rank");
   Shape out = {x[0], pooling ? x[1] : c.shape(1)[0]};
   for (size_t i = 0; i < spatial; ++i)
-    out.push_back(window_output(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[spatial + i], auto_pad,
-                                ceil_mode));
+    out.push_back(window_output(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[spatial + i],
+                                auto_pad, ceil_mode));
   Types types(c.node.outputs.size());
   types[0] = TensorType{c.dtype(0), out};
   if (types.size() > 1) types[1] = TensorType{DType::i64, out};  // MaxPool indices
@@ -119,9 +124,14 @@ Types conv_transpose(const Context& c) {
   const std::vector<int64_t> strides = c.node.attribute_ints("strides", std::vector<int64_t>(spatial, 1));
   const std::vector<int64_t> dilations = c.node.attribute_ints("dilations", std::vector<int64_t>(spatial, 1));
   const std::vector<int64_t> pads = c.node.attribute_ints("pads", std::vector<int64_t>(2 * spatial, 0));
-  const std::vector<int64_t> output_padding = c.node.attribute_ints("output_padding", std::vector<int64_t>(spatial, 0));
+  const std::vector<int64_t> output_padding =
+      c.node.attribute_ints("output_padding", std::vector<int64_t>(spatial, 0));
   const std::vector<int64_t> output_shape = c.node.attribute_ints("output_shape", {});
   const std::string auto_pad = c.node.attribute_string("auto_pad", "NOTSET");
+  if (kernel.size() != spatial || strides.size() != spatial || dilations.size() != spatial ||
+      pads.size() != 2 * spatial || output_padding.size() != spatial ||
+      (!output_shape.empty() && output_shape.size() < spatial))
+    c.fail("kernel_shape, strides, dilations, pads or output_padding do not match the input rank");
   Shape out = {x[0], w[1] * c.node.attribute_int("group", 1)};
   for (size_t i = 0; i < spatial; ++i) {
     if (!output_shape.empty()) {
@@ -129,8 +139,8 @@ Types conv_transpose(const Context& c) {
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out.push_back(x[2 + i] * strides[i]);
     } else {
-      out.push_back(strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 - pads[i] -
-                    pads[spatial + i]);
+      out.push_back(strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 -
+                    pads[i] - pads[spatial + i]);
     }
   }
   return {TensorType{c.dtype(0), out}};
@@ -143,7 +153,8 @@ Types matmul(const Context& c) {
   if (a_vector) a.insert(a.begin(), 1);
   if (b_vector) b.push_back(1);
   if (a.back() != b[b.size() - 2])
-    c.fail("inner dimensions of " + shape_to_string(c.shape(0)) + " and " + shape_to_string(c.shape(1)) + " differ");
+    c.fail("inner dimensions of " + shape_to_string(c.shape(0)) + " and " + shape_to_string(c.shape(1)) +
+           " differ");
   Shape out = broadcast_shapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
   if (!a_vector) out.push_back(a[a.size() - 2]);
   if (!b_vector) out.push_back(b.back());
@@ -186,16 +197,20 @@ Types reduce(const Context& c) {
   for (int64_t axis : axes) reduced[normalize_axis(axis, rank, "Reduce")] = true;
   Shape out;
   for (int64_t i = 0; i < rank; ++i)
-    if (!reduced[i]) out.push_back(x[i]);
-    else if (keep) out.push_back(1);
+    if (!reduced[i])
+      out.push_back(x[i]);
+    else if (keep)
+      out.push_back(1);
   return {TensorType{c.dtype(0), out}};
 }
 
 Types arg_reduce(const Context& c) {
   Shape out = c.shape(0);
   const int64_t axis = normalize_axis(c.node.attribute_int("axis", 0), c.rank(0), "ArgMax");
-  if (c.node.attribute_int("keepdims", 1)) out[axis] = 1;
-  else out.erase(out.begin() + axis);
+  if (c.node.attribute_int("keepdims", 1))
+    out[axis] = 1;
+  else
+    out.erase(out.begin() + axis);
   return {TensorType{DType::i64, out}};
 }
 
@@ -221,11 +236,13 @@ Types concat(const Context& c) {
 
 Types split(const Context& c) {
   const Shape& x = c.shape(0);
-  const int64_t axis = normalize_axis(c.node.attribute_int("axis", 0), static_cast<int64_t>(x.size()), "Split");
+  const int64_t axis =
+      normalize_axis(c.node.attribute_int("axis", 0), static_cast<int64_t>(x.size()), "Split");
   const size_t count = c.node.outputs.size();
   std::vector<int64_t> sizes = c.ints("split", 1).value_or(std::vector<int64_t>{});
   if (sizes.empty()) {
     const int64_t parts = c.node.attribute_int("num_outputs", static_cast<int64_t>(count));
+    if (parts < 1) c.fail("no outputs");
     const int64_t chunk = (x[axis] + parts - 1) / parts;  // opset 18: the last chunk may be smaller
     for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(chunk, x[axis] - i * chunk));
   }
@@ -244,7 +261,8 @@ Types pad(const Context& c) {
   const int64_t rank = static_cast<int64_t>(out.size());
   const std::vector<int64_t> pads = c.ints("pads", 1).value_or(std::vector<int64_t>{});
   std::vector<int64_t> axes;
-  if (c.has(3)) axes = c.constant(3).to_int64();
+  if (c.has(3))
+    axes = c.constant(3).to_int64();
   else
     for (int64_t i = 0; i < rank; ++i) axes.push_back(i);
   if (pads.size() != 2 * axes.size()) c.fail("pads length does not match the axes");
@@ -268,7 +286,8 @@ Types resize(const Context& c) {
     const std::vector<int64_t> sizes = c.constant(3).to_int64();
     if (sizes.size() != axes.size()) c.fail("sizes length");
     if (c.node.attribute_string("keep_aspect_ratio_policy", "stretch") != "stretch") throw Unknown{};
-    for (size_t i = 0; i < axes.size(); ++i) out[normalize_axis(axes[i], static_cast<int64_t>(x.size()), "Resize")] = sizes[i];
+    for (size_t i = 0; i < axes.size(); ++i)
+      out[normalize_axis(axes[i], static_cast<int64_t>(x.size()), "Resize")] = sizes[i];
   } else {
     const std::vector<double> scales = c.constant(scales_index).to_double();
     if (scales.size() != axes.size()) c.fail("scales length");
@@ -283,11 +302,15 @@ Types resize(const Context& c) {
 Types stft(const Context& c) {
   const Shape& signal = c.shape(0);
   if (signal.size() != 3) c.fail("signal must be [batch, length, 1 or 2]");
-  const int64_t step = c.constant(1).to_int64().at(0);
+  const int64_t step = single_int64(c.constant(1), c.node.describe() + " frame_step");
+  if (step <= 0) c.fail("frame_step must be positive");
   int64_t frame_length;
-  if (c.has(3)) frame_length = c.constant(3).to_int64().at(0);
-  else if (c.has(2)) frame_length = c.shape(2).at(0);
-  else throw Unknown{};
+  if (c.has(3))
+    frame_length = single_int64(c.constant(3), c.node.describe() + " frame_length");
+  else if (c.has(2) && c.shape(2).size() == 1)
+    frame_length = c.shape(2)[0];
+  else
+    throw Unknown{};
   const bool onesided = c.node.attribute_int("onesided", 1) != 0;
   const int64_t frames = (signal[1] - frame_length) / step + 1;
   return {TensorType{c.dtype(0), {signal[0], frames, onesided ? frame_length / 2 + 1 : frame_length, 2}}};
@@ -297,10 +320,14 @@ Types dft(const Context& c) {
   Shape out = c.shape(0);
   const int64_t rank = static_cast<int64_t>(out.size());
   int64_t axis = c.node.attribute_int("axis", 1);
-  if (c.has(2)) axis = c.constant(2).to_int64().at(0);  // opset 20: axis is an input
+  if (c.has(2))
+    axis = single_int64(c.constant(2), c.node.describe() + " axis");  // opset 20: axis is an input
   axis = normalize_axis(axis, rank, "DFT");
-  const int64_t length = c.has(1) ? c.constant(1).to_int64().at(0) : out[axis];
-  const bool inverse = c.node.attribute_int("inverse", 0) != 0, onesided = c.node.attribute_int("onesided", 0) != 0;
+  if (rank < 2) c.fail("input rank below 2");
+  const int64_t length =
+      c.has(1) ? single_int64(c.constant(1), c.node.describe() + " dft_length") : out[axis];
+  const bool inverse = c.node.attribute_int("inverse", 0) != 0,
+             onesided = c.node.attribute_int("onesided", 0) != 0;
   if (inverse && onesided) {
     // Inverse real DFT as ONNX Runtime runs it (shared/models/README.md): one-sided complex
     // [.., n/2+1, .., 2] in, real [.., n, .., 1] out, n = dft_length (default 2 * (bins - 1)).
@@ -327,7 +354,8 @@ Types transpose(const Context& c) {
 
 Types gather(const Context& c) {
   const Shape& data = c.shape(0);
-  const int64_t axis = normalize_axis(c.node.attribute_int("axis", 0), static_cast<int64_t>(data.size()), "Gather");
+  const int64_t axis =
+      normalize_axis(c.node.attribute_int("axis", 0), static_cast<int64_t>(data.size()), "Gather");
   Shape out(data.begin(), data.begin() + axis);
   out.insert(out.end(), c.shape(1).begin(), c.shape(1).end());
   out.insert(out.end(), data.begin() + axis + 1, data.end());
@@ -357,18 +385,64 @@ Types constant_of_shape(const Context& c) {
 const std::map<std::string_view, Rule>& rules() {
   static const std::map<std::string_view, Rule> table = [] {
     std::map<std::string_view, Rule> t;
-    for (std::string_view op :
-         {"Relu", "Sigmoid", "Tanh", "Erf", "Sqrt", "Exp", "Log", "Abs", "Neg", "Cos", "Sin", "Tan", "Atan", "Asin",
-          "Acos", "Floor", "Ceil", "Round", "Reciprocal", "LeakyRelu", "Elu", "Selu", "Gelu", "Softplus", "Softsign",
-          "HardSigmoid", "HardSwish", "Identity", "Softmax", "LogSoftmax", "InstanceNormalization",
-          "BatchNormalization", "Clip", "Sign", "Not", "Mish", "Celu", "ThresholdedRelu", "LpNormalization",
-          "MeanVarianceNormalization", "CumSum", "Trilu", "ScatterND", "ScatterElements", "Shrink", "Sinh", "Cosh",
-          "Asinh", "Acosh", "Atanh", "Erf", "BitwiseNot"})
+    for (std::string_view op : {"Relu",
+                                "Sigmoid",
+                                "Tanh",
+                                "Erf",
+                                "Sqrt",
+                                "Exp",
+                                "Log",
+                                "Abs",
+                                "Neg",
+                                "Cos",
+                                "Sin",
+                                "Tan",
+                                "Atan",
+                                "Asin",
+                                "Acos",
+                                "Floor",
+                                "Ceil",
+                                "Round",
+                                "Reciprocal",
+                                "LeakyRelu",
+                                "Elu",
+                                "Selu",
+                                "Gelu",
+                                "Softplus",
+                                "Softsign",
+                                "HardSigmoid",
+                                "HardSwish",
+                                "Identity",
+                                "Softmax",
+                                "LogSoftmax",
+                                "InstanceNormalization",
+                                "BatchNormalization",
+                                "Clip",
+                                "Sign",
+                                "Not",
+                                "Mish",
+                                "Celu",
+                                "ThresholdedRelu",
+                                "LpNormalization",
+                                "MeanVarianceNormalization",
+                                "CumSum",
+                                "Trilu",
+                                "ScatterND",
+                                "ScatterElements",
+                                "Shrink",
+                                "Sinh",
+                                "Cosh",
+                                "Asinh",
+                                "Acosh",
+                                "Atanh",
+                                "Erf",
+                                "BitwiseNot"})
       t[op] = same_as_input0;
-    for (std::string_view op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Min", "Max", "Sum", "Mean",
-                                "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
+    for (std::string_view op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Min", "Max", "Sum",
+                                "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
       t[op] = [](const Context& c) { return elementwise(c, std::nullopt); };
-    for (std::string_view op : {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
+    for (std::string_view op :
+         {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
       t[op] = [](const Context& c) { return elementwise(c, DType::boolean); };
     t["IsNaN"] = t["IsInf"] = [](const Context& c) { return Types{TensorType{DType::boolean, c.shape(0)}}; };
     t["Dropout"] = [](const Context& c) {
@@ -383,7 +457,9 @@ const std::map<std::string_view, Rule>& rules() {
     };
     t["Cast"] = [](const Context& c) {
       const std::optional<DType> to = dtype_from_onnx(c.node.attribute_int("to"));
-      if (!to) c.fail("cast to " + onnx_data_type_name(c.node.attribute_int("to")) + ", which onda does not support");
+      if (!to)
+        c.fail("cast to " + onnx_data_type_name(c.node.attribute_int("to")) +
+               ", which onda does not support");
       return Types{TensorType{*to, c.shape(0)}};
     };
     t["CastLike"] = [](const Context& c) { return Types{TensorType{c.dtype(1), c.shape(0)}}; };
@@ -406,7 +482,8 @@ const std::map<std::string_view, Rule>& rules() {
     t["ArgMax"] = t["ArgMin"] = arg_reduce;
     t["Transpose"] = transpose;
     t["Reshape"] = [](const Context& c) {
-      return Types{TensorType{c.dtype(0), reshape_output_shape(c.node, c.shape(0), c.constant(1).to_int64())}};
+      return Types{
+          TensorType{c.dtype(0), reshape_output_shape(c.node, c.shape(0), c.constant(1).to_int64())}};
     };
     t["Flatten"] = [](const Context& c) {
       const int64_t rank = c.rank(0);
@@ -464,10 +541,14 @@ const std::map<std::string_view, Rule>& rules() {
     };
     t["ConstantOfShape"] = constant_of_shape;
     t["Range"] = [](const Context& c) {
-      const double start = c.constant(0).to_double().at(0), limit = c.constant(1).to_double().at(0),
-                   delta = c.constant(2).to_double().at(0);
+      const std::string what = c.node.describe();
+      const double start = single_double(c.constant(0), what + " start"),
+                   limit = single_double(c.constant(1), what + " limit"),
+                   delta = single_double(c.constant(2), what + " delta");
       if (delta == 0) c.fail("delta 0");
-      const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+      const double steps = std::ceil((limit - start) / delta);
+      if (!(steps < 9e15)) c.fail("the range is too long");
+      const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
       return Types{TensorType{c.dtype(0), {count}}};
     };
     t["LayerNormalization"] = layer_normalization;
@@ -487,23 +568,31 @@ const std::map<std::string_view, Rule>& rules() {
 
 }  // namespace
 
-std::vector<std::optional<TensorType>> infer_output_types(const Node& node,
-                                                          const std::vector<std::optional<TensorType>>& input_types,
-                                                          const std::vector<const HostTensor*>& constant_inputs) {
+std::vector<std::optional<TensorType>> infer_output_types(
+    const Node& node, const std::vector<std::optional<TensorType>>& input_types,
+    const std::vector<const HostTensor*>& constant_inputs) {
   if (!canonical_domain(node.domain).empty()) return {};
   auto found = rules().find(node.op_type);
   if (found == rules().end()) return {};
   try {
     Types out = found->second(Context(node, input_types, constant_inputs));
     out.resize(node.outputs.size());
-    for (size_t i = 0; i < out.size(); ++i)
+    for (size_t i = 0; i < out.size(); ++i) {
       if (node.outputs[i].empty()) out[i].reset();
+      if (!out[i]) continue;
+      for (int64_t dim : out[i]->shape)
+        if (dim < 0)
+          throw ModelError("shape inference of " + node.describe() + ": output '" + node.outputs[i] +
+                           "' would have shape " + shape_to_string(out[i]->shape) + " (inputs too small?)");
+    }
     return out;
   } catch (const Unknown&) {
     return {};
   }
 }
 
-bool has_shape_rule(std::string_view op_type) { return rules().count(op_type) != 0; }
+bool has_shape_rule(std::string_view op_type) {
+  return rules().count(op_type) != 0;
+}
 
 }  // namespace onda

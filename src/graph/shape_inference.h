@@ -23,9 +23,9 @@ struct TensorType {
 // must be constant). `input_types` and `constant_inputs` have one entry per node input.
 // Throws ModelError (naming the node) when the inputs contradict the op (shapes that do not
 // broadcast, a reshape that changes the element count, ...).
-std::vector<std::optional<TensorType>> infer_output_types(const Node& node,
-                                                          const std::vector<std::optional<TensorType>>& input_types,
-                                                          const std::vector<const HostTensor*>& constant_inputs);
+std::vector<std::optional<TensorType>> infer_output_types(
+    const Node& node, const std::vector<std::optional<TensorType>>& input_types,
+    const std::vector<const HostTensor*>& constant_inputs);
 
 // Whether infer_output_types knows the op (default domain).
 bool has_shape_rule(std::string_view op_type);

@@ -18,10 +18,11 @@ void bind_input_shapes(Graph& graph, const std::map<std::string, Shape>& input_s
     ValueInfo& info = graph.value(name);
     if (info.shape) {
       bool agrees = info.shape->size() == shape.size();
-      for (size_t i = 0; agrees && i < shape.size(); ++i) agrees = (*info.shape)[i] < 0 || (*info.shape)[i] == shape[i];
+      for (size_t i = 0; agrees && i < shape.size(); ++i)
+        agrees = (*info.shape)[i] < 0 || (*info.shape)[i] == shape[i];
       if (!agrees)
-        throw ModelError("input '" + name + "' is given shape " + shape_to_string(shape) + ", the model declares " +
-                         shape_to_string(*info.shape));
+        throw ModelError("input '" + name + "' is given shape " + shape_to_string(shape) +
+                         ", the model declares " + shape_to_string(*info.shape));
     }
     for (int64_t dim : shape)
       if (dim < 0) throw ModelError("input '" + name + "' is given a negative dimension");
@@ -52,7 +53,9 @@ void record_type(Graph& graph, const Node& node, const std::string& name, const 
   info.dim_params.assign(type.shape.size(), "");
 }
 
-bool within(int64_t elements, const SimplifyOptions& options) { return elements <= options.max_folded_elements; }
+bool within(int64_t elements, const SimplifyOptions& options) {
+  return elements <= options.max_folded_elements;
+}
 
 }  // namespace
 
@@ -82,9 +85,10 @@ SimplifyReport simplify_graph(Graph& graph, const std::map<std::string, Shape>& 
     // Shape and Size of a statically shaped value are constants even when the value is not.
     if (options.fold_constants && default_domain && (node.op_type == "Shape" || node.op_type == "Size") &&
         input_types.size() == 1 && input_types[0]) {
-      graph.set_initializer(node.outputs[0], node.op_type == "Shape"
-                                                 ? shape_op_result(node, input_types[0]->shape)
-                                                 : HostTensor::from_values<int64_t>({}, {shape_numel(input_types[0]->shape)}));
+      graph.set_initializer(node.outputs[0],
+                            node.op_type == "Shape"
+                                ? shape_op_result(node, input_types[0]->shape)
+                                : HostTensor::from_values<int64_t>({}, {shape_numel(input_types[0]->shape)}));
       folded[n] = true;
       continue;
     }
@@ -120,7 +124,8 @@ SimplifyReport simplify_graph(Graph& graph, const std::map<std::string, Shape>& 
     if (!folded[n]) kept.push_back(std::move(graph.nodes[n]));
   report.folded_nodes = graph.nodes.size() - kept.size();
   graph.nodes = std::move(kept);
-  if (options.remove_dead_nodes) std::tie(report.removed_dead_nodes, report.removed_initializers) = remove_dead_nodes(graph);
+  if (options.remove_dead_nodes)
+    std::tie(report.removed_dead_nodes, report.removed_initializers) = remove_dead_nodes(graph);
   return report;
 }
 
@@ -129,7 +134,8 @@ std::pair<size_t, size_t> remove_dead_nodes(Graph& graph) {
   std::vector<bool> live(graph.nodes.size(), false);
   for (size_t n = graph.nodes.size(); n-- > 0;) {
     const Node& node = graph.nodes[n];
-    for (const std::string& output : node.outputs) live[n] = live[n] || (!output.empty() && needed.count(output));
+    for (const std::string& output : node.outputs)
+      live[n] = live[n] || (!output.empty() && needed.count(output));
     if (!live[n]) continue;
     for (const std::string& read : values_read_by(node)) needed.insert(read);
   }

@@ -23,7 +23,7 @@ struct SimplifyOptions {
 };
 
 struct SimplifyReport {
-  size_t folded_nodes = 0;          // replaced by initializers
+  size_t folded_nodes = 0;  // replaced by initializers
   size_t removed_dead_nodes = 0;
   size_t removed_initializers = 0;  // no longer read by anything
   size_t nodes_with_unknown_outputs = 0;

@@ -39,8 +39,8 @@ struct ExternalDataFiles::MappedFile {
   }
 };
 
-std::shared_ptr<const ExternalDataFiles::MappedFile> ExternalDataFiles::map_file(const std::string& tensor_name,
-                                                                                 const std::string& location) {
+std::shared_ptr<const ExternalDataFiles::MappedFile> ExternalDataFiles::map_file(
+    const std::string& tensor_name, const std::string& location) {
   const fs::path path = resolve_external_location(model_dir_, location);
   auto found = files_.find(path);
   if (found != files_.end()) return found->second;
@@ -75,21 +75,22 @@ std::shared_ptr<const ExternalDataFiles::MappedFile> ExternalDataFiles::map_file
 }
 
 HostTensor ExternalDataFiles::read(const std::string& tensor_name, DType dtype, Shape shape,
-                                   const std::string& location, uint64_t offset, std::optional<uint64_t> length) {
+                                   const std::string& location, uint64_t offset,
+                                   std::optional<uint64_t> length) {
   std::shared_ptr<const MappedFile> file = map_file(tensor_name, location);
   if (offset > file->size)
     throw ModelError("external data of tensor '" + tensor_name + "': offset " + std::to_string(offset) +
                      " is past the end of '" + location + "' (" + std::to_string(file->size) + " bytes)");
   const uint64_t byte_count = length.value_or(file->size - offset);
   if (byte_count > file->size - offset)
-    throw ModelError("external data of tensor '" + tensor_name + "': bytes [" + std::to_string(offset) + ", " +
-                     std::to_string(offset + byte_count) + ") are past the end of '" + location + "' (" +
-                     std::to_string(file->size) + " bytes; truncated weights file?)");
+    throw ModelError("external data of tensor '" + tensor_name + "': bytes [" + std::to_string(offset) +
+                     ", " + std::to_string(offset + byte_count) + ") are past the end of '" + location +
+                     "' (" + std::to_string(file->size) + " bytes; truncated weights file?)");
   const uint64_t expected = static_cast<uint64_t>(shape_numel(shape)) * host_element_size(dtype);
   if (byte_count != expected)
     throw ModelError("external data of tensor '" + tensor_name + "': length " + std::to_string(byte_count) +
-                     " does not match its " + std::string(dtype_name(dtype)) + " shape " + shape_to_string(shape) +
-                     " (" + std::to_string(expected) + " bytes)");
+                     " does not match its " + std::string(dtype_name(dtype)) + " shape " +
+                     shape_to_string(shape) + " (" + std::to_string(expected) + " bytes)");
   const std::byte* bytes = file->bytes ? file->bytes + offset : nullptr;
   return HostTensor::borrow(dtype, std::move(shape), file, bytes, static_cast<size_t>(byte_count));
 }

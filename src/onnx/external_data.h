@@ -17,7 +17,8 @@ namespace onda::onnx_format {
 // The file a `location` names, inside `model_dir`. Rejects (ModelError) an empty or absolute
 // location and one that leaves the folder through '..', as ONNX Runtime does, so a model cannot
 // read arbitrary files of the machine it runs on.
-std::filesystem::path resolve_external_location(const std::filesystem::path& model_dir, const std::string& location);
+std::filesystem::path resolve_external_location(const std::filesystem::path& model_dir,
+                                                const std::string& location);
 
 class ExternalDataFiles {
  public:

@@ -1,9 +1,9 @@
 #include "onnx/onnx_loader.h"
 
+#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML=1)
+
 #include <fstream>
 #include <set>
-
-#include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML=1)
 
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
@@ -25,6 +25,8 @@ struct LoadContext {
 };
 
 std::string read_file(const std::filesystem::path& path, const char* kind) {
+  if (std::filesystem::is_directory(path))
+    throw ModelError(std::string("cannot read ") + kind + " '" + path.string() + "': it is a directory");
   std::ifstream file(path, std::ios::binary);
   if (!file) throw ModelError(std::string("cannot open ") + kind + " '" + path.string() + "'");
   std::string bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -44,14 +46,16 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::st
                        : type.has_optional_type()      ? "an optional"
                        : type.has_sparse_tensor_type() ? "a sparse tensor"
                                                        : "an unknown";
-    throw ModelError(role + " '" + proto.name() + "' has " + kind + " type; onda supports only dense tensors");
+    throw ModelError(role + " '" + proto.name() + "' has " + kind +
+                     " type; onda supports only dense tensors");
   }
   const onnx::TypeProto::Tensor& tensor = type.tensor_type();
   if (tensor.elem_type() != 0) {
     info.dtype = dtype_from_onnx(tensor.elem_type());
     if (!info.dtype)
-      throw ModelError(role + " '" + proto.name() + "' has data type " + onnx_data_type_name(tensor.elem_type()) +
-                       ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL)");
+      throw ModelError(
+          role + " '" + proto.name() + "' has data type " + onnx_data_type_name(tensor.elem_type()) +
+          ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL)");
   }
   if (tensor.has_shape()) {
     Shape shape;
@@ -77,7 +81,8 @@ void record_value_info(Graph& graph, ValueInfo info) {
   }
 }
 
-Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context, const std::set<std::string>& outer_scope);
+Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context,
+                       const std::set<std::string>& outer_scope);
 
 // Old files (before IR 4 or so) leave AttributeProto.type unset; infer it from the field present.
 onnx::AttributeProto::AttributeType attribute_type_of(const onnx::AttributeProto& proto) {
@@ -95,8 +100,8 @@ onnx::AttributeProto::AttributeType attribute_type_of(const onnx::AttributeProto
   return onnx::AttributeProto::UNDEFINED;
 }
 
-Attribute attribute_from_proto(onnx::AttributeProto& proto, const std::string& node_text, LoadContext& context,
-                               const std::set<std::string>& scope) {
+Attribute attribute_from_proto(onnx::AttributeProto& proto, const std::string& node_text,
+                               LoadContext& context, const std::set<std::string>& scope) {
   const std::string what = "attribute '" + proto.name() + "' of node " + node_text;
   if (!proto.ref_attr_name().empty())
     throw ModelError(what + " refers to a function attribute ('" + proto.ref_attr_name() +
@@ -104,9 +109,15 @@ Attribute attribute_from_proto(onnx::AttributeProto& proto, const std::string& n
   Attribute attribute;
   attribute.name = proto.name();
   switch (attribute_type_of(proto)) {
-    case onnx::AttributeProto::INT: attribute.value = proto.i(); break;
-    case onnx::AttributeProto::FLOAT: attribute.value = proto.f(); break;
-    case onnx::AttributeProto::STRING: attribute.value = proto.s(); break;
+    case onnx::AttributeProto::INT:
+      attribute.value = proto.i();
+      break;
+    case onnx::AttributeProto::FLOAT:
+      attribute.value = proto.f();
+      break;
+    case onnx::AttributeProto::STRING:
+      attribute.value = proto.s();
+      break;
     case onnx::AttributeProto::INTS:
       attribute.value = std::vector<int64_t>(proto.ints().begin(), proto.ints().end());
       break;
@@ -137,18 +148,23 @@ HostTensor constant_value(onnx::NodeProto& node, LoadContext& context, const std
                      std::to_string(node.attribute_size()));
   onnx::AttributeProto& attribute = *node.mutable_attribute(0);
   const std::string& name = attribute.name();
-  if (name == "value") return tensor_from_proto(*attribute.mutable_t(), context.external, "Constant " + node_text);
+  if (name == "value")
+    return tensor_from_proto(*attribute.mutable_t(), context.external, "Constant " + node_text);
   if (name == "value_float") return HostTensor::from_values<float>({}, {attribute.f()});
   if (name == "value_floats")
-    return HostTensor::from_values<float>({attribute.floats_size()}, {attribute.floats().begin(), attribute.floats().end()});
+    return HostTensor::from_values<float>({attribute.floats_size()},
+                                          {attribute.floats().begin(), attribute.floats().end()});
   if (name == "value_int") return HostTensor::from_values<int64_t>({}, {attribute.i()});
   if (name == "value_ints")
-    return HostTensor::from_values<int64_t>({attribute.ints_size()}, {attribute.ints().begin(), attribute.ints().end()});
-  throw ModelError("Constant node " + node_text + ": attribute '" + name + "' is not supported (strings and sparse "
+    return HostTensor::from_values<int64_t>({attribute.ints_size()},
+                                            {attribute.ints().begin(), attribute.ints().end()});
+  throw ModelError("Constant node " + node_text + ": attribute '" + name +
+                   "' is not supported (strings and sparse "
                    "tensors are not)");
 }
 
-Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context, const std::set<std::string>& outer_scope) {
+Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context,
+                       const std::set<std::string>& outer_scope) {
   Graph graph;
   graph.name = proto.name();
   graph.ir_version = context.ir_version;
@@ -189,7 +205,8 @@ Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context, const std:
     if (!domain_imported)
       throw ModelError("node " + node_text + " uses domain '" + node_proto.domain() +
                        "', for which the model imports no opset");
-    const bool is_constant = node_proto.op_type() == "Constant" && canonical_domain(node_proto.domain()).empty();
+    const bool is_constant =
+        node_proto.op_type() == "Constant" && canonical_domain(node_proto.domain()).empty();
     if (is_constant && context.options.constants_to_initializers) {
       if (node_proto.output_size() != 1 || node_proto.output(0).empty())
         throw ModelError("Constant node " + node_text + " must have one output");
@@ -215,20 +232,24 @@ Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context, const std:
   return graph;
 }
 
-Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& model_dir, const std::string& what,
-                       const OnnxLoadOptions& options) {
+Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& model_dir,
+                       const std::string& what, const OnnxLoadOptions& options) {
   if (!model.has_ir_version() || model.ir_version() < options.minimum_ir_version)
     throw ModelError(what + ": ONNX IR version " + std::to_string(model.ir_version()) + " is older than " +
-                     std::to_string(options.minimum_ir_version) + " (re-export with a newer exporter or run "
+                     std::to_string(options.minimum_ir_version) +
+                     " (re-export with a newer exporter or run "
                      "onnx.version_converter)");
-  if (!model.has_graph()) throw ModelError(what + ": the file has no graph (truncated or not an ONNX model?)");
+  if (!model.has_graph())
+    throw ModelError(what + ": the file has no graph (truncated or not an ONNX model?)");
   LoadContext context{nullptr, options, {}, model.ir_version()};
   for (const onnx::OperatorSetIdProto& opset : model.opset_import())
     context.opset_imports.push_back({opset.domain(), opset.version()});
   // Opset imports follow the graph in the file, so a file cut after its graph has none.
-  if (context.opset_imports.empty()) throw ModelError(what + ": the model imports no opset (truncated file?)");
+  if (context.opset_imports.empty())
+    throw ModelError(what + ": the model imports no opset (truncated file?)");
   if (model.functions_size() > 0)
-    throw ModelError(what + ": model-local functions are not supported (" + model.functions(0).name() + ", ...)");
+    throw ModelError(what + ": model-local functions are not supported (" + model.functions(0).name() +
+                     ", ...)");
   ExternalDataFiles external(model_dir);
   context.external = &external;
   try {
@@ -242,19 +263,21 @@ Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& mod
 
 }  // namespace
 
-Graph parse_onnx_model(std::string_view bytes, const std::filesystem::path& model_dir, const std::string& what,
-                       const OnnxLoadOptions& options) {
+Graph parse_onnx_model(std::string_view bytes, const std::filesystem::path& model_dir,
+                       const std::string& what, const OnnxLoadOptions& options) {
   onnx::ModelProto model;
   if (bytes.size() > INT32_MAX)
     throw ModelError(what + ": a model file over 2 GB must keep its weights as external data");
   if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw ModelError(what + ": not a valid ONNX model (the protobuf does not parse: truncated or corrupt file)");
+    throw ModelError(what +
+                     ": not a valid ONNX model (the protobuf does not parse: truncated or corrupt file)");
   return model_from_proto(model, model_dir, what, options);
 }
 
 Graph load_onnx_model(const std::filesystem::path& path, const OnnxLoadOptions& options) {
   const std::string bytes = read_file(path, "model");
-  return parse_onnx_model(bytes, path.parent_path().empty() ? "." : path.parent_path(), path.string(), options);
+  return parse_onnx_model(bytes, path.parent_path().empty() ? "." : path.parent_path(), path.string(),
+                          options);
 }
 
 HostTensor read_tensor_proto_file(const std::filesystem::path& path, std::string* name) {

@@ -27,8 +27,8 @@ struct OnnxLoadOptions {
 // Reads `path`; external data is resolved relative to the model's folder.
 Graph load_onnx_model(const std::filesystem::path& path, const OnnxLoadOptions& options = {});
 // From serialized bytes; `model_dir` is where external data lives, `what` names the source in messages.
-Graph parse_onnx_model(std::string_view bytes, const std::filesystem::path& model_dir, const std::string& what,
-                       const OnnxLoadOptions& options = {});
+Graph parse_onnx_model(std::string_view bytes, const std::filesystem::path& model_dir,
+                       const std::string& what, const OnnxLoadOptions& options = {});
 
 // A serialized onnx.TensorProto (the conformance tests' input_N.pb / output_N.pb). Its name, if
 // any, goes to *name. External data is resolved relative to the file's folder.

@@ -16,19 +16,23 @@ Shape dims_of(const onnx::TensorProto& proto, const std::string& what) {
   return shape;
 }
 
-HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shape, ExternalDataFiles* external,
-                         const std::string& what) {
+HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shape,
+                         ExternalDataFiles* external, const std::string& what) {
   if (!external) throw ModelError(what + " uses external data, which is not allowed here");
   std::string location;
   uint64_t offset = 0;
   std::optional<uint64_t> length;
   for (const onnx::StringStringEntryProto& entry : proto.external_data()) {
     try {
-      if (entry.key() == "location") location = entry.value();
-      else if (entry.key() == "offset") offset = std::stoull(entry.value());
-      else if (entry.key() == "length") length = std::stoull(entry.value());
+      if (entry.key() == "location")
+        location = entry.value();
+      else if (entry.key() == "offset")
+        offset = std::stoull(entry.value());
+      else if (entry.key() == "length")
+        length = std::stoull(entry.value());
     } catch (const std::logic_error&) {  // stoull: not a number / out of range
-      throw ModelError(what + ": external data '" + entry.key() + "' is not a number: '" + entry.value() + "'");
+      throw ModelError(what + ": external data '" + entry.key() + "' is not a number: '" + entry.value() +
+                       "'");
     }
   }
   if (location.empty()) throw ModelError(what + ": external data without a 'location'");
@@ -36,33 +40,34 @@ HostTensor from_external(const onnx::TensorProto& proto, DType dtype, Shape shap
 }
 
 // Typed fields: onnx.proto stores f16, bool, uint8 (and int32) in int32_data, one element per entry.
-template <typename Field>
-void check_count(const Field& field, int64_t numel, const std::string& field_name, const std::string& what) {
-  if (static_cast<int64_t>(field.size()) != numel)
-    throw ModelError(what + ": " + field_name + " has " + std::to_string(field.size()) + " values, the shape needs " +
-                     std::to_string(numel));
-}
-
-HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape shape, const std::string& what) {
+HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape shape,
+                             const std::string& what) {
+  // Count before allocating: a corrupt dims field must not become a huge allocation.
+  const int64_t numel = shape_numel(shape);
+  const int field_size = dtype == DType::f32   ? proto.float_data_size()
+                         : dtype == DType::i64 ? proto.int64_data_size()
+                                               : proto.int32_data_size();
+  if (numel != 0 && numel != field_size)
+    throw ModelError(what + ": " +
+                     (dtype == DType::f32   ? "float_data"
+                      : dtype == DType::i64 ? "int64_data"
+                                            : "int32_data") +
+                     " has " + std::to_string(field_size) + " values, the shape " + shape_to_string(shape) +
+                     " needs " + std::to_string(numel));
   HostTensor tensor(dtype, std::move(shape));
-  const int64_t numel = tensor.numel();
   if (numel == 0) return tensor;
   std::byte* out = tensor.mutable_data();
   switch (dtype) {
     case DType::f32:
-      check_count(proto.float_data(), numel, "float_data", what);
       std::memcpy(out, proto.float_data().data(), tensor.byte_size());
       break;
     case DType::i64:
-      check_count(proto.int64_data(), numel, "int64_data", what);
       std::memcpy(out, proto.int64_data().data(), tensor.byte_size());
       break;
     case DType::i32:
-      check_count(proto.int32_data(), numel, "int32_data", what);
       std::memcpy(out, proto.int32_data().data(), tensor.byte_size());
       break;
     case DType::f16:
-      check_count(proto.int32_data(), numel, "int32_data", what);
       for (int64_t i = 0; i < numel; ++i) {
         const uint16_t bits = static_cast<uint16_t>(proto.int32_data(static_cast<int>(i)) & 0xffff);
         std::memcpy(out + 2 * i, &bits, 2);
@@ -70,7 +75,6 @@ HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape 
       break;
     case DType::u8:
     case DType::boolean:
-      check_count(proto.int32_data(), numel, "int32_data", what);
       for (int64_t i = 0; i < numel; ++i) {
         const int32_t value = proto.int32_data(static_cast<int>(i));
         out[i] = static_cast<std::byte>(dtype == DType::boolean ? value != 0 : value & 0xff);

@@ -1,9 +1,9 @@
 // onnx::TensorProto -> HostTensor: raw bytes, the typed repeated fields (float_data, int32_data,
 // int64_data) and external data. Internal to the loader: the public API does not show protobuf.
 #pragma once
-#include <string>
-
 #include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML=1)
+
+#include <string>
 
 #include "graph/host_tensor.h"
 #include "onnx/external_data.h"
