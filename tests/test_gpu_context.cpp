@@ -115,11 +115,13 @@ TEST(GpuContext, BindingLimitIsChecked) {
 }
 
 TEST(GpuContext, PoolReusesBuffers) {
-  auto& g = gpu();
-  const uint64_t before = g.pool.stats().allocations;
-  { auto a = g.pool.acquire(123457); }
-  { auto b = g.pool.acquire(123400); }  // same size class: served from the pool
-  EXPECT_EQ(g.pool.stats().allocations, before + 1);
+  gpu::BufferPool pool(gpu().context);  // its own pool: other tests leave buffers in the shared one
+  { auto a = pool.acquire(123457); }
+  { auto b = pool.acquire(123400); }  // same size class: served from the pool
+  EXPECT_EQ(pool.stats().allocations, 1u);
+  { auto a = pool.acquire(123457), b = pool.acquire(123457); }  // both on loan: a second buffer
+  EXPECT_EQ(pool.stats().allocations, 2u);
+  EXPECT_EQ(pool.stats().bytes_in_use, 0u);
   EXPECT_GE(gpu::BufferPool::size_class(123457), 123457u);
   EXPECT_LE(gpu::BufferPool::size_class(123457), 123457u * 9 / 8);
 }

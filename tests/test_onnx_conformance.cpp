@@ -67,8 +67,8 @@ TEST(OnnxConformance, NodeTestsOfClaimedOps) {
       ++skipped;  // old IR or an unsupported type: the loader's own tests cover these
       continue;
     }
-    auto unsupported = find_unsupported_ops(graph, [&](std::string_view domain, std::string_view op) {
-      return ops::find_op(domain, op, graph.opset_version(domain)) != nullptr;
+    auto unsupported = find_unsupported_ops(graph, [](std::string_view domain, std::string_view op, int64_t opset) {
+      return ops::find_op(domain, op, opset) != nullptr;
     });
     if (!unsupported.empty()) {
       ++skipped;

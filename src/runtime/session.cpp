@@ -60,8 +60,8 @@ Session::~Session() = default;
 
 std::unique_ptr<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
   Graph graph = load_onnx_model(model);
-  auto unsupported = find_unsupported_ops(graph, [&](std::string_view domain, std::string_view op_type) {
-    return ops::find_op(domain, op_type, graph.opset_version(domain)) != nullptr;
+  auto unsupported = find_unsupported_ops(graph, [](std::string_view domain, std::string_view op_type, int64_t opset) {
+    return ops::find_op(domain, op_type, opset) != nullptr;
   });
   if (!unsupported.empty()) {
     throw ModelError(fmt::format("{}: {}", model.string(), describe_unsupported_ops(unsupported)));
