@@ -9,6 +9,11 @@ const std::vector<OpEntry>& all_ops() {
     register_shape_ops(list);
     register_normalization_ops(list);
     register_reduction_ops(list);
+    register_layout_ops(list);
+    register_matmul_ops(list);
+    register_conv_ops(list);
+    register_rnn_ops(list);
+    register_spectral_ops(list);
     return list;
   }();
   return ops;

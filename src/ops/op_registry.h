@@ -31,5 +31,10 @@ void register_elementwise_ops(std::vector<OpEntry>& ops);
 void register_shape_ops(std::vector<OpEntry>& ops);
 void register_normalization_ops(std::vector<OpEntry>& ops);
 void register_reduction_ops(std::vector<OpEntry>& ops);
+void register_layout_ops(std::vector<OpEntry>& ops);
+void register_matmul_ops(std::vector<OpEntry>& ops);
+void register_conv_ops(std::vector<OpEntry>& ops);
+void register_rnn_ops(std::vector<OpEntry>& ops);
+void register_spectral_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

@@ -1,0 +1,8 @@
+// ONNX DFT, STFT onto their kernel families (being written: registers nothing yet).
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+
+void register_spectral_ops(std::vector<OpEntry>&) {}
+
+}  // namespace onda::ops
