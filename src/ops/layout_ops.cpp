@@ -1,8 +1,378 @@
-// ONNX Transpose, Slice, Concat, Split, Gather, Pad, Expand, Tile, Resize, ScatterND, pools onto their kernel families (being written: registers nothing yet).
+// ONNX layout ops (Transpose, Slice, Concat, Split, Gather, Pad, Expand, Tile, Resize, ScatterND,
+// ConstantOfShape) and pools (AveragePool, MaxPool) onto the layout kernel family. Opset
+// differences (attributes that became inputs) are resolved here; the kernels take plain values.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "graph/model_error.h"
+#include "kernels/layout/expand_tile.h"
+#include "kernels/layout/gather.h"
+#include "kernels/layout/pad.h"
+#include "kernels/layout/pool.h"
+#include "kernels/layout/resize.h"
+#include "kernels/layout/scatter_nd.h"
+#include "kernels/layout/slice.h"
+#include "kernels/layout/transpose.h"
+#include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
+namespace {
 
-void register_layout_ops(std::vector<OpEntry>&) {}
+// Runs a kernel call, turning its std::invalid_argument / std::out_of_range into a ModelError that
+// names the node.
+template <typename F>
+void checked(const Node& node, F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  } catch (const std::out_of_range& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+}
+
+Value device_output(OpContext& context, DType dtype, const Shape& shape) {
+  Value v;
+  v.device = context.allocate(dtype, shape);
+  return v;
+}
+
+std::vector<Value> transpose(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  std::vector<int64_t> perm = node.attribute_ints("perm", {});
+  Value y;
+  checked(node, [&] {
+    y = device_output(context, x.dtype(), kernels::transpose_output_shape(x.shape(), perm));
+    kernels::record_transpose(context.kernels, context.recorder, context.to_device(x), perm, y.device);
+  });
+  return {y};
+}
+
+std::vector<Value> slice(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (context.opset < 10) {
+    starts = node.attribute_ints("starts");
+    ends = node.attribute_ints("ends");
+    axes = node.attribute_ints("axes", {});
+  } else {
+    starts = constant_ints(node, input_or_empty(inputs, 1), "starts");
+    ends = constant_ints(node, input_or_empty(inputs, 2), "ends");
+    axes = optional_constant_ints(node, input_or_empty(inputs, 3), "axes").value_or(std::vector<int64_t>{});
+    steps = optional_constant_ints(node, input_or_empty(inputs, 4), "steps").value_or(std::vector<int64_t>{});
+  }
+  Value y;
+  checked(node, [&] {
+    const auto dims = kernels::plan_slice(x.shape(), starts, ends, axes, steps);
+    y = device_output(context, x.dtype(), kernels::slice_output_shape(dims));
+    kernels::record_slice(context.kernels, context.recorder, context.to_device(x), dims, y.device);
+  });
+  return {y};
+}
+
+std::vector<Value> concat(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  if (inputs.empty()) throw ModelError(node.describe() + ": needs inputs");
+  const int64_t rank = static_cast<int64_t>(inputs[0].shape().size());
+  const int64_t axis = normalize_axis(node, node.attribute_int("axis"), rank);
+  Shape out = inputs[0].shape();
+  out[axis] = 0;
+  std::vector<Tensor> tensors;
+  for (const auto& v : inputs) {
+    if (v.shape().size() != out.size()) throw ModelError(node.describe() + ": inputs have different ranks");
+    out[axis] += v.shape()[axis];
+    tensors.push_back(context.to_device(v));
+  }
+  Value y = device_output(context, inputs[0].dtype(), out);
+  checked(node, [&] { kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device); });
+  return {y};
+}
+
+std::vector<Value> split(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  const int64_t axis = normalize_axis(node, node.attribute_int("axis", 0), rank);
+  const int64_t length = x.shape()[axis];
+  std::vector<int64_t> sizes;
+  if (context.opset >= 13) {
+    sizes = optional_constant_ints(node, input_or_empty(inputs, 1), "split").value_or(std::vector<int64_t>{});
+  } else {
+    sizes = node.attribute_ints("split", {});
+  }
+  const int64_t outputs = static_cast<int64_t>(node.outputs.size());
+  if (sizes.empty()) {
+    const int64_t parts = node.attribute_int("num_outputs", outputs);
+    const int64_t each = (length + parts - 1) / parts;  // opset 18: the last part may be smaller
+    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, length - i * each)));
+  }
+  int64_t total = 0;
+  for (int64_t s : sizes) total += s;
+  if (total != length || static_cast<int64_t>(sizes.size()) != outputs) {
+    throw ModelError(fmt::format("{}: split sizes do not add up to {} or do not match {} outputs", node.describe(), length, outputs));
+  }
+  std::vector<Value> results;
+  std::vector<Tensor> tensors;
+  for (int64_t s : sizes) {
+    Shape shape = x.shape();
+    shape[axis] = s;
+    results.push_back(device_output(context, x.dtype(), shape));
+    tensors.push_back(results.back().device);
+  }
+  checked(node, [&] { kernels::record_split(context.kernels, context.recorder, context.to_device(x), axis, tensors); });
+  return results;
+}
+
+std::vector<Value> gather(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& data = inputs.at(0);
+  const Value& indices = inputs.at(1);
+  const int64_t axis = normalize_axis(node, node.attribute_int("axis", 0), static_cast<int64_t>(data.shape().size()));
+  Value y;
+  checked(node, [&] {
+    y = device_output(context, data.dtype(), kernels::gather_output_shape(data.shape(), indices.shape(), axis));
+    std::optional<std::vector<int64_t>> host;
+    if (indices.on_host()) host = indices.host.to_int64();
+    std::optional<std::span<const int64_t>> host_span;
+    if (host) host_span = std::span<const int64_t>(*host);
+    kernels::record_gather(context.kernels, context.recorder, context.to_device(data), context.to_device(indices), axis,
+                           y.device, host_span);
+  });
+  return {y};
+}
+
+std::vector<Value> pad(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  const std::string mode_name = node.attribute_string("mode", "constant");
+  kernels::PadMode mode;
+  if (mode_name == "constant") {
+    mode = kernels::PadMode::Constant;
+  } else if (mode_name == "reflect") {
+    mode = kernels::PadMode::Reflect;
+  } else if (mode_name == "edge") {
+    mode = kernels::PadMode::Edge;
+  } else if (mode_name == "wrap") {
+    mode = kernels::PadMode::Wrap;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode_name));
+  }
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (context.opset < 11) {
+    pads = node.attribute_ints("pads");
+    value = node.attribute_float("value", 0.0f);
+  } else {
+    pads = constant_ints(node, input_or_empty(inputs, 1), "pads");
+    const Value& constant = input_or_empty(inputs, 2);
+    if (constant.defined()) {
+      const auto v = constant_doubles(node, constant, "constant_value");
+      if (!v.empty()) value = v[0];
+    }
+    const auto axes = optional_constant_ints(node, input_or_empty(inputs, 3), "axes");
+    if (axes) {  // opset 18: pads only for `axes`; expand to every dim
+      std::vector<int64_t> full(2 * rank, 0);
+      if (pads.size() != 2 * axes->size()) throw ModelError(node.describe() + ": pads must have 2 entries per axis");
+      for (size_t i = 0; i < axes->size(); ++i) {
+        const int64_t a = normalize_axis(node, (*axes)[i], rank);
+        full[a] = pads[i];
+        full[rank + a] = pads[axes->size() + i];
+      }
+      pads = full;
+    }
+  }
+  if (static_cast<int64_t>(pads.size()) != 2 * rank) {
+    throw ModelError(fmt::format("{}: {} pads for rank {}", node.describe(), pads.size(), rank));
+  }
+  Value y;
+  checked(node, [&] {
+    y = device_output(context, x.dtype(), kernels::pad_output_shape(x.shape(), pads));
+    kernels::record_pad(context.kernels, context.recorder, context.to_device(x), pads, mode, value, y.device);
+  });
+  return {y};
+}
+
+std::vector<Value> expand(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const auto shape = constant_ints(node, input_or_empty(inputs, 1), "shape");
+  Value y;
+  checked(node, [&] {
+    y = device_output(context, x.dtype(), kernels::expand_output_shape(x.shape(), shape));
+    kernels::record_expand(context.kernels, context.recorder, context.to_device(x), y.device);
+  });
+  return {y};
+}
+
+std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const auto repeats = constant_ints(node, input_or_empty(inputs, 1), "repeats");
+  if (repeats.size() != x.shape().size()) throw ModelError(node.describe() + ": repeats must have one entry per dim");
+  Shape out = x.shape();
+  for (size_t d = 0; d < out.size(); ++d) {
+    if (repeats[d] < 0) throw ModelError(node.describe() + ": negative repeats");
+    out[d] *= repeats[d];
+  }
+  Value y = device_output(context, x.dtype(), out);
+  checked(node, [&] { kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device); });
+  return {y};
+}
+
+std::vector<Value> resize(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  if (context.opset < 11) throw ModelError(node.describe() + ": Resize before opset 11 is not supported");
+  kernels::ResizeAttributes a;
+  const std::string mode = node.attribute_string("mode", "nearest");
+  if (mode == "nearest") {
+    a.mode = kernels::ResizeMode::Nearest;
+  } else if (mode == "linear") {
+    a.mode = kernels::ResizeMode::Linear;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
+  }
+  const std::string coordinates = node.attribute_string("coordinate_transformation_mode", "half_pixel");
+  if (coordinates == "half_pixel") {
+    a.coordinates = kernels::ResizeCoordinates::HalfPixel;
+  } else if (coordinates == "asymmetric") {
+    a.coordinates = kernels::ResizeCoordinates::Asymmetric;
+  } else if (coordinates == "align_corners") {
+    a.coordinates = kernels::ResizeCoordinates::AlignCorners;
+  } else if (coordinates == "pytorch_half_pixel") {
+    a.coordinates = kernels::ResizeCoordinates::PytorchHalfPixel;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported coordinate_transformation_mode '{}'", node.describe(), coordinates));
+  }
+  const std::string nearest = node.attribute_string("nearest_mode", "round_prefer_floor");
+  if (nearest == "round_prefer_floor") {
+    a.nearest = kernels::ResizeNearestMode::RoundPreferFloor;
+  } else if (nearest == "round_prefer_ceil") {
+    a.nearest = kernels::ResizeNearestMode::RoundPreferCeil;
+  } else if (nearest == "floor") {
+    a.nearest = kernels::ResizeNearestMode::Floor;
+  } else if (nearest == "ceil") {
+    a.nearest = kernels::ResizeNearestMode::Ceil;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported nearest_mode '{}'", node.describe(), nearest));
+  }
+  if (node.attribute_int("antialias", 0) != 0 || node.has_attribute("axes") ||
+      node.attribute_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
+    throw ModelError(node.describe() + ": antialias, axes and keep_aspect_ratio_policy are not supported");
+  }
+  const Value& scales = input_or_empty(inputs, 2);
+  const Value& sizes = input_or_empty(inputs, 3);
+  Shape out;
+  if (sizes.defined() && sizes.shape().size() == 1 && sizes.shape()[0] > 0) {
+    out = constant_ints(node, sizes, "sizes");
+  } else {
+    const auto s = constant_doubles(node, scales, "scales");
+    for (double v : s) a.scales.push_back(static_cast<float>(v));
+    checked(node, [&] { out = kernels::resize_output_shape(x.shape(), a.scales); });
+  }
+  Value y;
+  checked(node, [&] {
+    y = device_output(context, x.dtype(), out);
+    kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
+  });
+  return {y};
+}
+
+std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  if (node.attribute_string("reduction", "none") != "none") throw ModelError(node.describe() + ": only reduction='none' is supported");
+  const Value& data = inputs.at(0);
+  const Value& indices = inputs.at(1);
+  Value y = device_output(context, data.dtype(), data.shape());
+  checked(node, [&] {
+    std::optional<std::vector<int64_t>> host;
+    if (indices.on_host()) host = indices.host.to_int64();
+    std::optional<std::span<const int64_t>> host_span;
+    if (host) host_span = std::span<const int64_t>(*host);
+    kernels::record_scatter_nd(context.kernels, context.recorder, context.to_device(data), context.to_device(indices),
+                               context.to_device(inputs.at(2)), y.device, host_span);
+  });
+  return {y};
+}
+
+std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const size_t spatial = x.shape().size() >= 2 ? x.shape().size() - 2 : 0;
+  if (spatial < 1 || spatial > 2) throw ModelError(node.describe() + ": only 1-D and 2-D pools are supported");
+  if (node.outputs.size() > 1 && !node.outputs[1].empty()) throw ModelError(node.describe() + ": the Indices output is not supported");
+  const auto kernel = node.attribute_ints("kernel_shape");
+  if (kernel.size() != spatial) throw ModelError(node.describe() + ": kernel_shape does not match the input rank");
+  auto strides = node.attribute_ints("strides", std::vector<int64_t>(spatial, 1));
+  auto dilations = node.attribute_ints("dilations", std::vector<int64_t>(spatial, 1));
+  auto pads = node.attribute_ints("pads", std::vector<int64_t>(2 * spatial, 0));
+  const std::string auto_pad = node.attribute_string("auto_pad", "NOTSET");
+  const bool ceil_mode = node.attribute_int("ceil_mode", 0) != 0;
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") {
+    // SAME_UPPER / SAME_LOWER: output = ceil(in / stride); the odd pad goes last (upper) or first.
+    for (size_t d = 0; d < spatial; ++d) {
+      const int64_t in = x.shape()[2 + d];
+      const int64_t out = (in + strides[d] - 1) / strides[d];
+      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in);
+      pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      pads[spatial + d] = total - pads[d];
+    }
+  } else if (auto_pad == "VALID") {
+    std::fill(pads.begin(), pads.end(), 0);
+  }
+  kernels::Pool2dAttributes a{};
+  a.kind = node.op_type == "MaxPool" ? kernels::PoolKind::Max : kernels::PoolKind::Average;
+  const bool two_d = spatial == 2;
+  a.kernel_h = two_d ? kernel[0] : 1;
+  a.kernel_w = kernel[spatial - 1];
+  a.stride_h = two_d ? strides[0] : 1;
+  a.stride_w = strides[spatial - 1];
+  a.dilation_h = two_d ? dilations[0] : 1;
+  a.dilation_w = dilations[spatial - 1];
+  a.pad_top = two_d ? pads[0] : 0;
+  a.pad_left = pads[spatial - 1];
+  a.pad_bottom = two_d ? pads[2] : 0;
+  a.pad_right = pads[2 * spatial - 1];
+  a.count_include_pad = node.attribute_int("count_include_pad", 0) != 0;
+  a.ceil_mode = ceil_mode;
+  // 1-D pools run as 2-D with a unit height.
+  const Tensor input = two_d ? context.to_device(x) : context.to_device(x).reshape({x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+  Value y;
+  checked(node, [&] {
+    Shape out = kernels::pool2d_output_shape(input.shape(), a);
+    Tensor target = context.allocate(x.dtype(), out);
+    kernels::record_pool2d(context.kernels, context.recorder, input, a, target);
+    y.device = two_d ? target : target.reshape({out[0], out[1], out[3]});
+  });
+  return {y};
+}
+
+// ConstantOfShape whose output is too large to fold on the host: fill on the host once, upload.
+std::vector<Value> constant_of_shape(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const auto shape = constant_ints(node, inputs.at(0), "input");
+  HostTensor value = node.has_attribute("value") ? node.attribute_tensor("value") : HostTensor::from_double(DType::f32, {1}, {0.0});
+  if (value.numel() != 1) throw ModelError(node.describe() + ": value must have one element");
+  const int64_t n = shape_numel(shape);
+  HostTensor filled(value.dtype(), shape);
+  std::byte* out = filled.mutable_data();
+  const size_t size = host_element_size(value.dtype());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * size, value.data(), size);
+  Value y;
+  y.device = context.to_device(Value{filled, Tensor()});
+  return {y};
+}
+
+}  // namespace
+
+void register_layout_ops(std::vector<OpEntry>& ops) {
+  ops.push_back({"", "Transpose", 1, transpose, "tiled 32x32 path when the innermost dim moves"});
+  ops.push_back({"", "Slice", 1, slice, "any steps; starts/ends/axes/steps constant"});
+  ops.push_back({"", "Concat", 4, concat, "one dispatch per input"});
+  ops.push_back({"", "Split", 2, split, "split sizes constant; opset 18 num_outputs"});
+  ops.push_back({"", "Gather", 1, gather, "host-known indices checked; GPU indices clamped"});
+  ops.push_back({"", "Pad", 2, pad, "constant, reflect, edge, wrap; negative pads crop"});
+  ops.push_back({"", "Expand", 8, expand, "numpy broadcast"});
+  ops.push_back({"", "Tile", 6, tile, "repeats constant"});
+  ops.push_back({"", "Resize", 11, resize, "nearest/linear over the last two dims"});
+  ops.push_back({"", "ScatterND", 11, scatter_nd, "reduction none"});
+  ops.push_back({"", "AveragePool", 7, pool, "1-D/2-D"});
+  ops.push_back({"", "MaxPool", 8, pool, "1-D/2-D, no Indices output"});
+  ops.push_back({"", "ConstantOfShape", 9, constant_of_shape, "large outputs only (small ones fold on the host)"});
+}
 
 }  // namespace onda::ops

@@ -5,16 +5,11 @@
 
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
+#include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
 namespace {
-
-std::vector<int64_t> host_ints(const Node& node, const Value& v, const char* what) {
-  if (!v.defined()) throw ModelError(fmt::format("{}: missing input '{}'", node.describe(), what));
-  if (!v.on_host()) throw ModelError(fmt::format("{}: input '{}' must be a constant (known before the run)", node.describe(), what));
-  return v.host.to_int64();
-}
 
 Value view(const Value& in, const Shape& shape) {
   Value out;
@@ -27,7 +22,7 @@ Value view(const Value& in, const Shape& shape) {
 }
 
 std::vector<Value> reshape(const Node& node, OpContext&, const std::vector<Value>& inputs) {
-  const std::vector<int64_t> requested = host_ints(node, inputs.at(1), "shape");
+  const std::vector<int64_t> requested = constant_ints(node, inputs.at(1), "shape");
   return {view(inputs[0], reshape_output_shape(node, inputs[0].shape(), requested))};
 }
 
@@ -44,7 +39,7 @@ std::vector<Value> flatten(const Node& node, OpContext&, const std::vector<Value
 std::vector<Value> squeeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   std::optional<std::vector<int64_t>> axes;
   if (context.opset >= 13) {
-    if (inputs.size() > 1 && inputs[1].defined()) axes = host_ints(node, inputs[1], "axes");
+    if (inputs.size() > 1 && inputs[1].defined()) axes = constant_ints(node, inputs[1], "axes");
   } else if (node.has_attribute("axes")) {
     axes = node.attribute_ints("axes");
   }
@@ -52,7 +47,7 @@ std::vector<Value> squeeze(const Node& node, OpContext& context, const std::vect
 }
 
 std::vector<Value> unsqueeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  const std::vector<int64_t> axes = context.opset >= 13 ? host_ints(node, inputs.at(1), "axes") : node.attribute_ints("axes");
+  const std::vector<int64_t> axes = context.opset >= 13 ? constant_ints(node, inputs.at(1), "axes") : node.attribute_ints("axes");
   return {view(inputs.at(0), unsqueeze_output_shape(node, inputs[0].shape(), axes))};
 }
 
