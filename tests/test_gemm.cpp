@@ -33,22 +33,26 @@ struct GemmCase {
 };
 
 std::string case_name(const GemmCase& c) {
-  std::string s = "A" + shape_string(c.a_shape) + (c.transpose_a ? "^T" : "") + " B" + shape_string(c.b_shape) +
-                  (c.transpose_b ? "^T" : "") + (c.prepack ? " packed" : "");
+  std::string s = "A" + shape_string(c.a_shape) + (c.transpose_a ? "^T" : "") + " B" +
+                  shape_string(c.b_shape) + (c.transpose_b ? "^T" : "") + (c.prepack ? " packed" : "");
   if (c.addend_shape) s += " + D" + shape_string(*c.addend_shape);
   s += " " + std::string(dtype_name(c.a_dtype)) + "/" + std::string(dtype_name(c.b_dtype)) + "->" +
        std::string(dtype_name(c.out_dtype));
-  if (c.epilogue.activation != Activation::none) s += " " + std::string(activation_name(c.epilogue.activation));
+  if (c.epilogue.activation != Activation::none)
+    s += " " + std::string(activation_name(c.epilogue.activation));
   return s;
 }
 
-size_t count(const Shape& s) { return static_cast<size_t>(element_count(s)); }
+size_t count(const Shape& s) {
+  return static_cast<size_t>(element_count(s));
+}
 
 // Runs one case; returns rel L2 against the float64 reference (and prints it).
 double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr) {
   auto& g = gpu();
   auto draw = [&](const Shape& shape, DType dtype) {
-    return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)), dtype);
+    return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)),
+                          dtype);
   };
   HostMatrixOperand a{draw(c.a_shape, c.a_dtype), c.a_shape, c.transpose_a};
   HostMatrixOperand b{draw(c.b_shape, c.b_dtype), c.b_shape, c.transpose_b};
@@ -99,13 +103,15 @@ double bound_for(const GemmCase& c) {
              : kF32Bound;
 }
 
-#define EXPECT_CASE(c, random)                                                              \
-  do {                                                                                      \
-    const GemmCase& case_ = (c);                                                            \
+#define EXPECT_CASE(c, random)                                                                    \
+  do {                                                                                            \
+    const GemmCase& case_ = (c);                                                                  \
     EXPECT_LE(run_case(case_, random), bound_for(case_)) << case_name(case_) << " seed " << seed; \
   } while (0)
 
-Shape stored(int64_t rows, int64_t cols, bool transpose) { return transpose ? Shape{cols, rows} : Shape{rows, cols}; }
+Shape stored(int64_t rows, int64_t cols, bool transpose) {
+  return transpose ? Shape{cols, rows} : Shape{rows, cols};
+}
 
 TEST(GemmTiled, OddPrimeAndUnitSizesWithTransposes) {
   const uint64_t seed = test_seed();
@@ -194,13 +200,13 @@ TEST(GemmBatched, NumpyBroadcastOfBatchDimensions) {
     std::optional<Shape> d;
   };
   const std::vector<Shapes> cases = {
-      {{2, 1, 17, 9}, {3, 9, 13}, std::nullopt},       // [2,1] x [3] -> [2,3]
-      {{4, 17, 9}, {9, 13}, Shape{13}},                // B shared by every batch
-      {{9, 13}, {5, 13, 3}, Shape{5, 1, 3}},           // A shared, per-batch per-column addend
+      {{2, 1, 17, 9}, {3, 9, 13}, std::nullopt},            // [2,1] x [3] -> [2,3]
+      {{4, 17, 9}, {9, 13}, Shape{13}},                     // B shared by every batch
+      {{9, 13}, {5, 13, 3}, Shape{5, 1, 3}},                // A shared, per-batch per-column addend
       {{2, 3, 1, 5, 8, 4}, {3, 2, 1, 4, 6}, std::nullopt},  // batch [2,3,3,2,5] collapses to 4 dims
-      {{9}, {3, 9, 11}, std::nullopt},                 // 1-D A: output [3, 11]
-      {{3, 7, 9}, {9}, Shape{7}},                      // 1-D B: output [3, 7]
-      {{9}, {9}, Shape{}},                             // dot product: output []
+      {{9}, {3, 9, 11}, std::nullopt},                      // 1-D A: output [3, 11]
+      {{3, 7, 9}, {9}, Shape{7}},                           // 1-D B: output [3, 7]
+      {{9}, {9}, Shape{}},                                  // dot product: output []
       {{6, 1, 64, 3}, {1, 5, 3, 64}, Shape{6, 5, 64, 64}},
   };
   for (const auto& s : cases) {
@@ -265,8 +271,13 @@ TEST(GemmSkinny, RecurrentShapesBothReductions) {
   const uint64_t seed = test_seed();
   Random random(seed);
   for (bool subgroups : {true, false}) {
-    for (auto [m, n, k] : {std::tuple{1, 2048, 512}, {4, 512, 128}, {5, 257, 63}, {17, 96, 130}, {64, 64, 64},
-                           {33, 7, 1}, {2, 1, 3}}) {
+    for (auto [m, n, k] : {std::tuple{1, 2048, 512},
+                           {4, 512, 128},
+                           {5, 257, 63},
+                           {17, 96, 130},
+                           {64, 64, 64},
+                           {33, 7, 1},
+                           {2, 1, 3}}) {
       GemmCase c;
       c.a_shape = {m, k};
       c.b_shape = {n, k};
@@ -299,10 +310,10 @@ TEST(GemmSkinny, FewColumnsSwapOperands) {
     DType dtype;
   };
   const std::vector<Shapes> cases = {
-      {{300, 64}, {64}, false, Shape{300}, DType::f32},          // matrix-vector, output [300]
-      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},     // per-row addend
+      {{300, 64}, {64}, false, Shape{300}, DType::f32},            // matrix-vector, output [300]
+      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},       // per-row addend
       {{2, 100, 12}, {12, 3}, false, Shape{2, 1, 3}, DType::f32},  // batched, broadcast B
-      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},      // odd N, float16 output
+      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},        // odd N, float16 output
   };
   for (const auto& s : cases) {
     GemmCase c;
