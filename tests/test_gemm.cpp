@@ -428,6 +428,38 @@ TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
   EXPECT_EQ(recorder.dispatch_count(), 0u);
 }
 
+TEST(GemmLayout, CollapsesBatchDimensions) {
+  using Strides = std::vector<int64_t>;
+  // Both operands batched alike: one dimension.
+  MatmulLayout l = plan_matmul_layout({2, 3, 4, 5}, false, {2, 3, 5, 6}, false, std::nullopt);
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.a_batch_strides, Strides({20}));
+  EXPECT_EQ(l.b_batch_strides, Strides({30}));
+  EXPECT_EQ(l.output_shape, Shape({2, 3, 4, 6}));
+  // B shared: one dimension, B stride 0.
+  l = plan_matmul_layout({2, 3, 4, 5}, false, {5, 6}, false, Shape{6});
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.b_batch_strides, Strides({0}));
+  EXPECT_EQ(l.addend_batch_strides, Strides({0}));
+  EXPECT_EQ(l.addend_row_stride, 0);
+  EXPECT_EQ(l.addend_col_stride, 1);
+  // An outer product of batches stays two dimensions.
+  l = plan_matmul_layout({2, 1, 4, 5}, false, {3, 6, 5}, true, Shape{4, 1});
+  EXPECT_EQ(l.batch_shape, Strides({2, 3}));
+  EXPECT_EQ(l.a_batch_strides, Strides({20, 0}));
+  EXPECT_EQ(l.b_batch_strides, Strides({0, 30}));
+  EXPECT_EQ(l.n, 6);
+  EXPECT_EQ(l.k, 5);
+  EXPECT_EQ(l.addend_row_stride, 1);
+  EXPECT_EQ(l.addend_col_stride, 0);
+  // 1-D operands: the promoted dimension leaves the output.
+  l = plan_matmul_layout({5}, false, {7, 5, 3}, false, std::nullopt);
+  EXPECT_EQ(l.output_shape, Shape({7, 3}));
+  EXPECT_EQ(l.m, 1);
+  l = plan_matmul_layout({5}, false, {5}, false, std::nullopt);
+  EXPECT_EQ(l.output_shape, Shape({}));
+}
+
 TEST(GemmErrors, BadInputIsNamed) {
   auto& g = gpu();
   auto expect_message = [&](const GemmProblem& p, const char* needle) {
