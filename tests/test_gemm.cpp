@@ -502,6 +502,11 @@ TEST(GemmErrors, BadInputIsNamed) {
   t.out = Tensor::empty(g.pool, DType::f32, {4, 8});
   gpu::CommandRecorder recorder(g.context);
   EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  // In place: the output aliases an input.
+  Tensor shared = Tensor::empty(g.pool, DType::f32, {2, 4, 7});
+  t.out = shared.slice_outer(0, 1).reshape({4, 7});
+  t.a = shared.reshape({56}).slice_outer(28, 48).reshape({4, 5});
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
   Tensor three_d = Tensor::empty(g.pool, DType::f32, {2, 5, 7});
   EXPECT_THROW(prepack_b(g.context, g.pool, g.pipelines, recorder, three_d, false), std::invalid_argument);
 }

@@ -232,6 +232,12 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     throw std::invalid_argument("gemm: an addend was given but the plan has none");
   }
   if (t.out.numel() == 0) return;
+  // WebGPU forbids binding one buffer as read-only and writable in the same dispatch.
+  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend}) {
+    if (x->defined() && x->buffer().Get() == t.out.buffer().Get()) {
+      throw std::invalid_argument("gemm: the output shares a buffer with an input (in-place GEMM is not supported)");
+    }
+  }
 
   for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.out, &t.addend}) {
     if (x->defined()) narrow_u32(x->numel() + x->element_offset(context), "a tensor's element count");
