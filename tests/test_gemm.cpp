@@ -150,6 +150,22 @@ TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
   }
 }
 
+TEST(GemmTiled, UnrolledKLoopAsOnGpus) {
+  // CPU adapters keep the k loop rolled (compile time); GPUs unroll it. Check the GPU form here too.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (auto [m, n, k] : {std::tuple{300, 200, 37}, {70, 90, 50}, {33, 20, 17}}) {
+    GemmCase c;
+    c.a_shape = {m, k};
+    c.b_shape = {k, n};
+    c.options.path = GemmPath::tiled;
+    c.options.unroll_k = true;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    EXPECT_EQ(variant.find("k-loop"), std::string::npos) << variant;
+  }
+}
+
 TEST(GemmEpilogue, AlphaBetaAndEveryAddendBroadcast) {
   const uint64_t seed = test_seed();
   Random random(seed);

@@ -62,7 +62,9 @@ TEST(GemmBench, TiledSquare) {
       p.a_shape = {m, k};
       p.b_shape = tb ? Shape{n, k} : Shape{k, n};
       p.transpose_b = tb;
-      const Gemm plan(g.context, p, {.path = GemmPath::tiled});
+      GemmOptions options;
+      options.path = GemmPath::tiled;
+      const Gemm plan(g.context, p, options);
       GemmTensors t;
       t.a = upload_floats(a, DType::f32, {m, k});
       t.b = upload_floats(b, DType::f32, p.b_shape);
@@ -92,7 +94,10 @@ TEST(GemmBench, SkinnyRecurrent) {
           p.a_shape = {m, k};
           p.b_shape = {n, k};
           p.transpose_b = true;
-          const Gemm plan(g.context, p, {.path = path, .allow_subgroups = subgroups});
+          GemmOptions options;
+          options.path = path;
+          options.allow_subgroups = subgroups;
+          const Gemm plan(g.context, p, options);
           GemmTensors t;
           t.a = upload_floats(a, DType::f32, {m, k});
           t.b = b_t;

@@ -146,10 +146,11 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
     throw std::invalid_argument(
         "gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
   }
-  variant_ = path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context);
+  variant_ =
+      path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context, options);
 }
 
-GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
+GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& options) const {
   const auto& limits = context.limits();
   // Big tiles only where they fill the grid (an H200 has 132 SMs); small problems get small tiles so
   // that little of each tile is padding.
@@ -172,7 +173,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
     v.wg_y = t.wg_y;
     v.tm = t.tm;
     v.bk = t.bk;
-    v.unroll_k = context.adapter_description().type != "CPU";
+    v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
     return v;
   }
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
@@ -235,7 +236,8 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   // WebGPU forbids binding one buffer as read-only and writable in the same dispatch.
   for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend}) {
     if (x->defined() && x->buffer().Get() == t.out.buffer().Get()) {
-      throw std::invalid_argument("gemm: the output shares a buffer with an input (in-place GEMM is not supported)");
+      throw std::invalid_argument(
+          "gemm: the output shares a buffer with an input (in-place GEMM is not supported)");
     }
   }
 

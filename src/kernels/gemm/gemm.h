@@ -51,6 +51,7 @@ enum class GemmPath { automatic, tiled, skinny, skinny_transposed };
 struct GemmOptions {
   GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
   bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
+  std::optional<bool> unroll_k;         // tiled: override the adapter-based choice (tests)
 };
 
 // The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).
@@ -101,7 +102,7 @@ class Gemm {
     const wgpu::ComputePipeline* pipeline;  // owned by the cache (its map nodes are stable)
   };
 
-  GemmVariant choose_tiled(const gpu::Context& context) const;
+  GemmVariant choose_tiled(const gpu::Context& context, const GemmOptions& options) const;
   GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const;
 
   const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
