@@ -48,7 +48,8 @@ size_t count(const Shape& s) {
 }
 
 // Runs one case; returns rel L2 against the float64 reference (and prints it).
-double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr) {
+double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr,
+                size_t* dispatches = nullptr) {
   auto& g = gpu();
   auto draw = [&](const Shape& shape, DType dtype) {
     return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)),
@@ -88,6 +89,7 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   EXPECT_EQ(plan.output_shape(), ref_shape) << case_name(c);
   t.out = poisoned(c.out_dtype, plan.output_shape());
   plan.record(g.context, g.pipelines, recorder, t);
+  if (dispatches) *dispatches = recorder.dispatch_count();
   recorder.submit_and_wait();
   const std::vector<float> out = t.out.download_floats(g.context);
   const double err = rel_l2(out, ref);
@@ -442,6 +444,42 @@ TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
   gpu::CommandRecorder recorder(g.context);
   plan.record(g.context, g.pipelines, recorder, t);
   EXPECT_EQ(recorder.dispatch_count(), 0u);
+}
+
+TEST(GemmLimits, OversizeOperandsAreSplitIntoRowBlocks) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  // A binding limit of 4 KiB (instead of the device's) forces blocks of rows.
+  for (DType dt : {DType::f32, DType::f16}) {
+    for (const Shape& d : std::vector<Shape>{{301, 1}, {13}, {301, 13}}) {
+      GemmCase c;
+      c.a_shape = {301, 20};
+      c.b_shape = {20, 13};
+      c.addend_shape = d;
+      c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = dt;
+      c.options.max_binding_bytes = 4096;
+      if (d.size() == 1) c.options.path = GemmPath::tiled;
+      size_t dispatches = 0;
+      EXPECT_LE(run_case(c, random, nullptr, &dispatches), bound_for(c)) << case_name(c) << " seed " << seed;
+      // Rows of 80 (f32) or 40 (f16) bytes in 4 KiB: blocks of 50 or 100 rows.
+      EXPECT_EQ(dispatches, dt == DType::f32 ? 7u : 4u) << "row blocks";
+    }
+  }
+  // What cannot be split is refused with the limit named.
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {20, 301};
+  p.transpose_a = true;
+  p.b_shape = {20, 13};
+  GemmOptions options;
+  options.max_binding_bytes = 4096;
+  const Gemm plan(g.context, p, options);
+  GemmTensors t;
+  t.a = Tensor::empty(g.pool, DType::f32, p.a_shape);
+  t.b = Tensor::empty(g.pool, DType::f32, p.b_shape);
+  t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+  gpu::CommandRecorder recorder(g.context);
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), gpu::DeviceLimitError);
 }
 
 TEST(GemmLayout, CollapsesBatchDimensions) {

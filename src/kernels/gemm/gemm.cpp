@@ -103,7 +103,7 @@ GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool
 }
 
 Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options)
-    : problem_(std::move(problem)) {
+    : problem_(std::move(problem)), options_(options) {
   require_float(problem_.a_dtype, "A");
   require_float(problem_.b_dtype, "B");
   require_float(problem_.out_dtype, "the output");
@@ -233,6 +233,20 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     throw std::invalid_argument("gemm: an addend was given but the plan has none");
   }
   if (t.out.numel() == 0) return;
+  const uint64_t device_limit = context.limits().maxStorageBufferBindingSize;
+  const uint64_t limit =
+      options_.max_binding_bytes ? std::min(options_.max_binding_bytes, device_limit) : device_limit;
+  // A binding starts up to one offset alignment before the tensor and ends on a 16-byte boundary.
+  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment + 16;
+  auto oversize = [&](const Tensor& x) { return x.defined() && x.device_bytes() + slack > limit; };
+  if (oversize(t.a) || oversize(t.out) || oversize(t.addend)) {
+    record_row_blocks(context, pipelines, recorder, t, limit - std::min(limit, slack));
+    return;
+  }
+  if (oversize(b)) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "gemm: B ({} bytes) exceeds the storage binding limit of {} bytes", b.device_bytes(), limit));
+  }
   // WebGPU forbids binding one buffer as read-only and writable in the same dispatch.
   for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend}) {
     if (x->defined() && x->buffer().Get() == t.out.buffer().Get()) {
@@ -332,6 +346,52 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     const auto z = static_cast<uint32_t>(std::min<int64_t>(max_groups, layout_.batch_count - start));
     recorder.dispatch(pipeline, bindings, &params, sizeof(params),
                       {static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), z}, label);
+  }
+}
+
+void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines,
+                             gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
+  const GemmProblem& p = problem_;
+  // Rows of a 2-D, untransposed A are contiguous, as are the output's: a block of rows is a view.
+  if (layout_.batch_count != 1 || p.a_shape.size() != 2 || p.transpose_a || t.out.rank() != 2) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "gemm: A {} / output {} exceed the storage binding limit of {} bytes, and only a 2-D product with an "
+        "untransposed A can be split",
+        shape_string(p.a_shape), shape_string(t.out.shape()), limit));
+  }
+  const int64_t m = layout_.m;
+  // The addend splits with the rows when it has them ([M, N] or [M, 1]); otherwise it is shared.
+  const bool addend_rows = layout_.has_addend && layout_.addend_row_stride != 0;
+  if (addend_rows && p.addend_shape->size() != 2) {
+    throw gpu::DeviceLimitError("gemm: an addend with rows must be 2-D for a split product");
+  }
+  uint64_t row_bytes = std::max(t.a.device_bytes(), t.out.device_bytes()) / std::max<int64_t>(m, 1);
+  if (addend_rows) row_bytes = std::max<uint64_t>(row_bytes, t.addend.device_bytes() / m);
+  if (layout_.has_addend && !addend_rows && t.addend.device_bytes() > limit) {
+    throw gpu::DeviceLimitError("gemm: the addend exceeds the storage binding limit");
+  }
+  // An even number of rows keeps every float16 block on a 32-bit word boundary.
+  const int64_t rows = static_cast<int64_t>(limit / std::max<uint64_t>(row_bytes, 1)) / 2 * 2;
+  if (rows < 2) {
+    throw gpu::DeviceLimitError(
+        fmt::format("gemm: two rows of A {} or of the output do not fit the storage "
+                    "binding limit of {} bytes",
+                    shape_string(p.a_shape), limit));
+  }
+  GemmOptions block_options = options_;
+  block_options.max_binding_bytes = 0;
+  for (int64_t m0 = 0; m0 < m; m0 += rows) {
+    const int64_t m1 = std::min(m, m0 + rows);
+    GemmProblem block = p;
+    block.a_shape = {m1 - m0, p.a_shape[1]};
+    GemmTensors bt = t;
+    bt.a = t.a.slice_outer(m0, m1);
+    bt.out = t.out.slice_outer(m0, m1);
+    if (addend_rows) {
+      block.addend_shape = Shape{m1 - m0, (*p.addend_shape)[1]};
+      bt.addend = t.addend.slice_outer(m0, m1);
+    }
+    Gemm(context, block, block_options).record(context, pipelines, recorder, bt);
   }
 }
 
