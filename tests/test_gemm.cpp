@@ -33,22 +33,27 @@ struct GemmCase {
 };
 
 std::string case_name(const GemmCase& c) {
-  std::string s = "A" + shape_string(c.a_shape) + (c.transpose_a ? "^T" : "") + " B" + shape_string(c.b_shape) +
-                  (c.transpose_b ? "^T" : "") + (c.prepack ? " packed" : "");
+  std::string s = "A" + shape_string(c.a_shape) + (c.transpose_a ? "^T" : "") + " B" +
+                  shape_string(c.b_shape) + (c.transpose_b ? "^T" : "") + (c.prepack ? " packed" : "");
   if (c.addend_shape) s += " + D" + shape_string(*c.addend_shape);
   s += " " + std::string(dtype_name(c.a_dtype)) + "/" + std::string(dtype_name(c.b_dtype)) + "->" +
        std::string(dtype_name(c.out_dtype));
-  if (c.epilogue.activation != Activation::none) s += " " + std::string(activation_name(c.epilogue.activation));
+  if (c.epilogue.activation != Activation::none)
+    s += " " + std::string(activation_name(c.epilogue.activation));
   return s;
 }
 
-size_t count(const Shape& s) { return static_cast<size_t>(element_count(s)); }
+size_t count(const Shape& s) {
+  return static_cast<size_t>(element_count(s));
+}
 
 // Runs one case; returns rel L2 against the float64 reference (and prints it).
-double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr) {
+double run_case(const GemmCase& c, Random& random, std::string* variant = nullptr,
+                size_t* dispatches = nullptr) {
   auto& g = gpu();
   auto draw = [&](const Shape& shape, DType dtype) {
-    return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)), dtype);
+    return round_to_dtype(c.positive ? random.uniform(count(shape), 0.1, 1.0) : random.normal(count(shape)),
+                          dtype);
   };
   HostMatrixOperand a{draw(c.a_shape, c.a_dtype), c.a_shape, c.transpose_a};
   HostMatrixOperand b{draw(c.b_shape, c.b_dtype), c.b_shape, c.transpose_b};
@@ -84,6 +89,7 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   EXPECT_EQ(plan.output_shape(), ref_shape) << case_name(c);
   t.out = poisoned(c.out_dtype, plan.output_shape());
   plan.record(g.context, g.pipelines, recorder, t);
+  if (dispatches) *dispatches = recorder.dispatch_count();
   recorder.submit_and_wait();
   const std::vector<float> out = t.out.download_floats(g.context);
   const double err = rel_l2(out, ref);
@@ -99,13 +105,15 @@ double bound_for(const GemmCase& c) {
              : kF32Bound;
 }
 
-#define EXPECT_CASE(c, random)                                                              \
-  do {                                                                                      \
-    const GemmCase& case_ = (c);                                                            \
+#define EXPECT_CASE(c, random)                                                                    \
+  do {                                                                                            \
+    const GemmCase& case_ = (c);                                                                  \
     EXPECT_LE(run_case(case_, random), bound_for(case_)) << case_name(case_) << " seed " << seed; \
   } while (0)
 
-Shape stored(int64_t rows, int64_t cols, bool transpose) { return transpose ? Shape{cols, rows} : Shape{rows, cols}; }
+Shape stored(int64_t rows, int64_t cols, bool transpose) {
+  return transpose ? Shape{cols, rows} : Shape{rows, cols};
+}
 
 TEST(GemmTiled, OddPrimeAndUnitSizesWithTransposes) {
   const uint64_t seed = test_seed();
@@ -141,6 +149,22 @@ TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
     c.b_shape = stored(k, n, c.transpose_b);
     c.options.path = GemmPath::tiled;
     EXPECT_CASE(c, random);
+  }
+}
+
+TEST(GemmTiled, UnrolledKLoopAsOnGpus) {
+  // CPU adapters keep the k loop rolled (compile time); GPUs unroll it. Check the GPU form here too.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (auto [m, n, k] : {std::tuple{300, 200, 37}, {70, 90, 50}, {33, 20, 17}}) {
+    GemmCase c;
+    c.a_shape = {m, k};
+    c.b_shape = {k, n};
+    c.options.path = GemmPath::tiled;
+    c.options.unroll_k = true;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    EXPECT_EQ(variant.find("k-loop"), std::string::npos) << variant;
   }
 }
 
@@ -194,13 +218,13 @@ TEST(GemmBatched, NumpyBroadcastOfBatchDimensions) {
     std::optional<Shape> d;
   };
   const std::vector<Shapes> cases = {
-      {{2, 1, 17, 9}, {3, 9, 13}, std::nullopt},       // [2,1] x [3] -> [2,3]
-      {{4, 17, 9}, {9, 13}, Shape{13}},                // B shared by every batch
-      {{9, 13}, {5, 13, 3}, Shape{5, 1, 3}},           // A shared, per-batch per-column addend
+      {{2, 1, 17, 9}, {3, 9, 13}, std::nullopt},            // [2,1] x [3] -> [2,3]
+      {{4, 17, 9}, {9, 13}, Shape{13}},                     // B shared by every batch
+      {{9, 13}, {5, 13, 3}, Shape{5, 1, 3}},                // A shared, per-batch per-column addend
       {{2, 3, 1, 5, 8, 4}, {3, 2, 1, 4, 6}, std::nullopt},  // batch [2,3,3,2,5] collapses to 4 dims
-      {{9}, {3, 9, 11}, std::nullopt},                 // 1-D A: output [3, 11]
-      {{3, 7, 9}, {9}, Shape{7}},                      // 1-D B: output [3, 7]
-      {{9}, {9}, Shape{}},                             // dot product: output []
+      {{9}, {3, 9, 11}, std::nullopt},                      // 1-D A: output [3, 11]
+      {{3, 7, 9}, {9}, Shape{7}},                           // 1-D B: output [3, 7]
+      {{9}, {9}, Shape{}},                                  // dot product: output []
       {{6, 1, 64, 3}, {1, 5, 3, 64}, Shape{6, 5, 64, 64}},
   };
   for (const auto& s : cases) {
@@ -265,8 +289,13 @@ TEST(GemmSkinny, RecurrentShapesBothReductions) {
   const uint64_t seed = test_seed();
   Random random(seed);
   for (bool subgroups : {true, false}) {
-    for (auto [m, n, k] : {std::tuple{1, 2048, 512}, {4, 512, 128}, {5, 257, 63}, {17, 96, 130}, {64, 64, 64},
-                           {33, 7, 1}, {2, 1, 3}}) {
+    for (auto [m, n, k] : {std::tuple{1, 2048, 512},
+                           {4, 512, 128},
+                           {5, 257, 63},
+                           {17, 96, 130},
+                           {64, 64, 64},
+                           {33, 7, 1},
+                           {2, 1, 3}}) {
       GemmCase c;
       c.a_shape = {m, k};
       c.b_shape = {n, k};
@@ -299,10 +328,10 @@ TEST(GemmSkinny, FewColumnsSwapOperands) {
     DType dtype;
   };
   const std::vector<Shapes> cases = {
-      {{300, 64}, {64}, false, Shape{300}, DType::f32},          // matrix-vector, output [300]
-      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},     // per-row addend
+      {{300, 64}, {64}, false, Shape{300}, DType::f32},            // matrix-vector, output [300]
+      {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},       // per-row addend
       {{2, 100, 12}, {12, 3}, false, Shape{2, 1, 3}, DType::f32},  // batched, broadcast B
-      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},      // odd N, float16 output
+      {{97, 40}, {40, 5}, false, Shape{97, 5}, DType::f16},        // odd N, float16 output
   };
   for (const auto& s : cases) {
     GemmCase c;
@@ -417,6 +446,74 @@ TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
   EXPECT_EQ(recorder.dispatch_count(), 0u);
 }
 
+TEST(GemmLimits, OversizeOperandsAreSplitIntoRowBlocks) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  // A binding limit of 4 KiB (instead of the device's) forces blocks of rows.
+  for (DType dt : {DType::f32, DType::f16}) {
+    for (const Shape& d : std::vector<Shape>{{301, 1}, {13}, {301, 13}}) {
+      GemmCase c;
+      c.a_shape = {301, 20};
+      c.b_shape = {20, 13};
+      c.addend_shape = d;
+      c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = dt;
+      c.options.max_binding_bytes = 4096;
+      if (d.size() == 1) c.options.path = GemmPath::tiled;
+      size_t dispatches = 0;
+      EXPECT_LE(run_case(c, random, nullptr, &dispatches), bound_for(c)) << case_name(c) << " seed " << seed;
+      // Rows of 80 (f32) or 40 (f16) bytes in 4 KiB: blocks of 50 or 100 rows.
+      EXPECT_EQ(dispatches, dt == DType::f32 ? 7u : 4u) << "row blocks";
+    }
+  }
+  // What cannot be split is refused with the limit named.
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {20, 301};
+  p.transpose_a = true;
+  p.b_shape = {20, 13};
+  GemmOptions options;
+  options.max_binding_bytes = 4096;
+  const Gemm plan(g.context, p, options);
+  GemmTensors t;
+  t.a = Tensor::empty(g.pool, DType::f32, p.a_shape);
+  t.b = Tensor::empty(g.pool, DType::f32, p.b_shape);
+  t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+  gpu::CommandRecorder recorder(g.context);
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), gpu::DeviceLimitError);
+}
+
+TEST(GemmLayout, CollapsesBatchDimensions) {
+  using Strides = std::vector<int64_t>;
+  // Both operands batched alike: one dimension.
+  MatmulLayout l = plan_matmul_layout({2, 3, 4, 5}, false, {2, 3, 5, 6}, false, std::nullopt);
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.a_batch_strides, Strides({20}));
+  EXPECT_EQ(l.b_batch_strides, Strides({30}));
+  EXPECT_EQ(l.output_shape, Shape({2, 3, 4, 6}));
+  // B shared: one dimension, B stride 0.
+  l = plan_matmul_layout({2, 3, 4, 5}, false, {5, 6}, false, Shape{6});
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.b_batch_strides, Strides({0}));
+  EXPECT_EQ(l.addend_batch_strides, Strides({0}));
+  EXPECT_EQ(l.addend_row_stride, 0);
+  EXPECT_EQ(l.addend_col_stride, 1);
+  // An outer product of batches stays two dimensions.
+  l = plan_matmul_layout({2, 1, 4, 5}, false, {3, 6, 5}, true, Shape{4, 1});
+  EXPECT_EQ(l.batch_shape, Strides({2, 3}));
+  EXPECT_EQ(l.a_batch_strides, Strides({20, 0}));
+  EXPECT_EQ(l.b_batch_strides, Strides({0, 30}));
+  EXPECT_EQ(l.n, 6);
+  EXPECT_EQ(l.k, 5);
+  EXPECT_EQ(l.addend_row_stride, 1);
+  EXPECT_EQ(l.addend_col_stride, 0);
+  // 1-D operands: the promoted dimension leaves the output.
+  l = plan_matmul_layout({5}, false, {7, 5, 3}, false, std::nullopt);
+  EXPECT_EQ(l.output_shape, Shape({7, 3}));
+  EXPECT_EQ(l.m, 1);
+  l = plan_matmul_layout({5}, false, {5}, false, std::nullopt);
+  EXPECT_EQ(l.output_shape, Shape({}));
+}
+
 TEST(GemmErrors, BadInputIsNamed) {
   auto& g = gpu();
   auto expect_message = [&](const GemmProblem& p, const char* needle) {
@@ -458,6 +555,11 @@ TEST(GemmErrors, BadInputIsNamed) {
   t.b = Tensor::empty(g.pool, DType::f32, {5, 7});
   t.out = Tensor::empty(g.pool, DType::f32, {4, 8});
   gpu::CommandRecorder recorder(g.context);
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  // In place: the output aliases an input.
+  Tensor shared = Tensor::empty(g.pool, DType::f32, {2, 4, 7});
+  t.out = shared.slice_outer(0, 1).reshape({4, 7});
+  t.a = shared.reshape({56}).slice_outer(28, 48).reshape({4, 5});
   EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
   Tensor three_d = Tensor::empty(g.pool, DType::f32, {2, 5, 7});
   EXPECT_THROW(prepack_b(g.context, g.pool, g.pipelines, recorder, three_d, false), std::invalid_argument);

@@ -16,7 +16,9 @@ namespace {
 
 using namespace kernels::gemm;
 
-bool bench_enabled() { return std::getenv("ONDA_GEMM_BENCH") != nullptr; }
+bool bench_enabled() {
+  return std::getenv("ONDA_GEMM_BENCH") != nullptr;
+}
 
 // Runs `plan` `reps` times; returns GPU milliseconds per run.
 double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
@@ -34,8 +36,8 @@ double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
 }
 
 // Sampled check of out against a float64 dot product (B given as [N, K] when transposed).
-double sampled_rel_error(const std::vector<float>& a, const std::vector<float>& b, bool b_nk, const Tensor& out,
-                         int64_t m, int64_t n, int64_t k) {
+double sampled_rel_error(const std::vector<float>& a, const std::vector<float>& b, bool b_nk,
+                         const Tensor& out, int64_t m, int64_t n, int64_t k) {
   const std::vector<float> c = out.download_floats(gpu().context);
   double num = 0, den = 0;
   for (int s = 0; s < 64; ++s) {
@@ -60,7 +62,9 @@ TEST(GemmBench, TiledSquare) {
       p.a_shape = {m, k};
       p.b_shape = tb ? Shape{n, k} : Shape{k, n};
       p.transpose_b = tb;
-      const Gemm plan(g.context, p, {.path = GemmPath::tiled});
+      GemmOptions options;
+      options.path = GemmPath::tiled;
+      const Gemm plan(g.context, p, options);
       GemmTensors t;
       t.a = upload_floats(a, DType::f32, {m, k});
       t.b = upload_floats(b, DType::f32, p.b_shape);
@@ -90,16 +94,20 @@ TEST(GemmBench, SkinnyRecurrent) {
           p.a_shape = {m, k};
           p.b_shape = {n, k};
           p.transpose_b = true;
-          const Gemm plan(g.context, p, {.path = path, .allow_subgroups = subgroups});
+          GemmOptions options;
+          options.path = path;
+          options.allow_subgroups = subgroups;
+          const Gemm plan(g.context, p, options);
           GemmTensors t;
           t.a = upload_floats(a, DType::f32, {m, k});
           t.b = b_t;
           t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
           const double ms = time_gemm(plan, t, 50);
           const double bytes = 4.0 * (n * k + m * k + m * n);
-          std::printf("  M=%3lld N=%5lld K=%5lld %-45s %8.4f ms %8.1f GB/s %8.1f GFLOP/s err %.1e\n", (long long)m,
-                      (long long)n, (long long)k, plan.variant().describe().c_str(), ms, bytes / ms * 1e-6,
-                      2.0 * m * n * k / ms * 1e-6, sampled_rel_error(a, b, true, t.out, m, n, k));
+          std::printf("  M=%3lld N=%5lld K=%5lld %-45s %8.4f ms %8.1f GB/s %8.1f GFLOP/s err %.1e\n",
+                      (long long)m, (long long)n, (long long)k, plan.variant().describe().c_str(), ms,
+                      bytes / ms * 1e-6, 2.0 * m * n * k / ms * 1e-6,
+                      sampled_rel_error(a, b, true, t.out, m, n, k));
           std::fflush(stdout);
         }
       }

@@ -20,19 +20,26 @@ struct HostMatrixOperand {
 inline double reference_activation(double x, const kernels::gemm::GemmEpilogue& e) {
   using kernels::gemm::Activation;
   switch (e.activation) {
-    case Activation::none: return x;
-    case Activation::relu: return x > 0 ? x : 0;
-    case Activation::leaky_relu: return x >= 0 ? x : static_cast<double>(e.activation_alpha) * x;
-    case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-x));
-    case Activation::tanh: return std::tanh(x);
-    case Activation::gelu_erf: return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Activation::none:
+      return x;
+    case Activation::relu:
+      return x > 0 ? x : 0;
+    case Activation::leaky_relu:
+      return x >= 0 ? x : static_cast<double>(e.activation_alpha) * x;
+    case Activation::sigmoid:
+      return 1.0 / (1.0 + std::exp(-x));
+    case Activation::tanh:
+      return std::tanh(x);
+    case Activation::gelu_erf:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
   }
   return x;
 }
 
 // Index of `out_index` (a multi-index into out_shape) in a contiguous tensor of `shape` broadcast to
 // out_shape (right-aligned; size-1 dimensions repeat).
-inline int64_t broadcast_index(const std::vector<int64_t>& out_index, const Shape& out_shape, const Shape& shape) {
+inline int64_t broadcast_index(const std::vector<int64_t>& out_index, const Shape& out_shape,
+                               const Shape& shape) {
   int64_t index = 0, stride = 1;
   for (size_t j = 0; j < shape.size(); ++j) {
     const int64_t d = shape[shape.size() - 1 - j];
@@ -45,8 +52,8 @@ inline int64_t broadcast_index(const std::vector<int64_t>& out_index, const Shap
 
 // Returns the output shape in `out_shape` and the values.
 inline std::vector<double> reference_gemm(const HostMatrixOperand& a, const HostMatrixOperand& b,
-                                          const HostMatrixOperand* addend, const kernels::gemm::GemmEpilogue& e,
-                                          Shape& out_shape) {
+                                          const HostMatrixOperand* addend,
+                                          const kernels::gemm::GemmEpilogue& e, Shape& out_shape) {
   const Shape a2 = a.shape.size() == 1 ? Shape{1, a.shape[0]} : a.shape;
   const Shape b2 = b.shape.size() == 1 ? Shape{b.shape[0], 1} : b.shape;
   const int64_t ar = a2[a2.size() - 2], ac = a2.back(), br = b2[b2.size() - 2], bc = b2.back();

@@ -33,18 +33,22 @@ constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 
 uint32_t narrow_u32(int64_t v, const char* what) {
   if (v < 0 || v > kMaxU32) {
-    throw gpu::DeviceLimitError(fmt::format("gemm: {} = {} does not fit the shader's 32-bit indices", what, v));
+    throw gpu::DeviceLimitError(
+        fmt::format("gemm: {} = {} does not fit the shader's 32-bit indices", what, v));
   }
   return static_cast<uint32_t>(v);
 }
 
 void require_float(DType t, const char* what) {
   if (!is_float(t)) {
-    throw std::invalid_argument(fmt::format("gemm: {} must be float32 or float16, got {}", what, dtype_name(t)));
+    throw std::invalid_argument(
+        fmt::format("gemm: {} must be float32 or float16, got {}", what, dtype_name(t)));
   }
 }
 
-std::string flag(bool b) { return b ? "1" : "0"; }
+std::string flag(bool b) {
+  return b ? "1" : "0";
+}
 
 // Tile shapes of the tiled path, largest first: {WG_X, WG_Y, TM, BK} -> BM = WG_Y*TM, BN = 4*WG_X.
 struct TileShape {
@@ -61,26 +65,33 @@ constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4,
 
 std::string_view activation_name(Activation activation) {
   switch (activation) {
-    case Activation::none: return "none";
-    case Activation::relu: return "relu";
-    case Activation::leaky_relu: return "leaky_relu";
-    case Activation::sigmoid: return "sigmoid";
-    case Activation::tanh: return "tanh";
-    case Activation::gelu_erf: return "gelu_erf";
+    case Activation::none:
+      return "none";
+    case Activation::relu:
+      return "relu";
+    case Activation::leaky_relu:
+      return "leaky_relu";
+    case Activation::sigmoid:
+      return "sigmoid";
+    case Activation::tanh:
+      return "tanh";
+    case Activation::gelu_erf:
+      return "gelu_erf";
   }
   return "?";
 }
 
 std::string GemmVariant::describe() const {
   if (path == GemmPath::skinny) {
-    return fmt::format("skinny{} KS={} NC={} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc, 4 * mv,
-                       subgroup_reduce ? "subgroup" : "workgroup");
+    return fmt::format("skinny{} KS={} NC={} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
+                       4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm, bk,
-                     unroll_k ? "" : " k-loop");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm,
+                     bk, unroll_k ? "" : " k-loop");
 }
 
-GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b) {
+GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
+                                       const PackedB& b) {
   GemmProblem p;
   p.a_shape = a_shape;
   p.a_dtype = a_dtype;
@@ -91,23 +102,25 @@ GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool
   return p;
 }
 
-Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options) : problem_(std::move(problem)) {
+Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options)
+    : problem_(std::move(problem)), options_(options) {
   require_float(problem_.a_dtype, "A");
   require_float(problem_.b_dtype, "B");
   require_float(problem_.out_dtype, "the output");
   if (problem_.addend_shape) require_float(problem_.addend_dtype, "the addend");
   if (problem_.b_prepacked) {
-    if (problem_.transpose_b) throw std::invalid_argument("gemm: a prepacked B carries its transpose already");
+    if (problem_.transpose_b)
+      throw std::invalid_argument("gemm: a prepacked B carries its transpose already");
     if (problem_.b_shape.size() != 2) {
       throw std::invalid_argument("gemm: a prepacked B is 2-D, got " + shape_string(problem_.b_shape));
     }
     // Packed storage is op(B)^T = [N, K_pad]: the layout of a transposed B with a padded row stride.
-    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, {problem_.b_shape[1], problem_.b_shape[0]},
-                                 true, problem_.addend_shape);
+    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a,
+                                 {problem_.b_shape[1], problem_.b_shape[0]}, true, problem_.addend_shape);
     layout_.b_row_stride = (layout_.k + 3) / 4 * 4;
   } else {
-    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, problem_.b_shape, problem_.transpose_b,
-                                 problem_.addend_shape);
+    layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, problem_.b_shape,
+                                 problem_.transpose_b, problem_.addend_shape);
   }
 
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
@@ -125,16 +138,19 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
       path = GemmPath::tiled;
     }
   } else if (path == GemmPath::skinny_transposed) {
-    if (!a_k_contiguous) throw std::invalid_argument("gemm: the transposed skinny path needs A stored K-contiguous");
+    if (!a_k_contiguous)
+      throw std::invalid_argument("gemm: the transposed skinny path needs A stored K-contiguous");
     path = GemmPath::skinny;
     swap = true;
   } else if (path == GemmPath::skinny && !b_k_contiguous) {
-    throw std::invalid_argument("gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
+    throw std::invalid_argument(
+        "gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
   }
-  variant_ = path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context);
+  variant_ =
+      path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context, options);
 }
 
-GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
+GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& options) const {
   const auto& limits = context.limits();
   // Big tiles only where they fill the grid (an H200 has 132 SMs); small problems get small tiles so
   // that little of each tile is padding.
@@ -146,8 +162,9 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
   }
   for (size_t i = first; i < std::size(kTileShapes); ++i) {
     const TileShape& t = kTileShapes[i];
-    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize || t.threads() > limits.maxComputeInvocationsPerWorkgroup ||
-        t.wg_x > limits.maxComputeWorkgroupSizeX || t.wg_y > limits.maxComputeWorkgroupSizeY) {
+    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
+        t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
+        t.wg_y > limits.maxComputeWorkgroupSizeY) {
       continue;
     }
     GemmVariant v;
@@ -156,7 +173,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context) const {
     v.wg_y = t.wg_y;
     v.tm = t.tm;
     v.bk = t.bk;
-    v.unroll_k = context.adapter_description().type != "CPU";
+    v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
     return v;
   }
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
@@ -168,8 +185,8 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   v.swap_operands = swap;
   const uint32_t sg = context.subgroup_max_size();
   // One subgroupAdd reduces a column only when every subgroup has the same, known size.
-  if (options.allow_subgroups && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() && sg >= 4 &&
-      sg <= 128 && (sg & (sg - 1)) == 0) {
+  if (options.allow_subgroups && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() &&
+      sg >= 4 && sg <= 128 && (sg & (sg - 1)) == 0) {
     v.ks = sg;
     v.subgroup_reduce = true;
   } else {
@@ -192,8 +209,8 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     if (!x.defined()) throw std::invalid_argument(fmt::format("gemm: {} tensor missing", what));
     if (x.shape() != shape || x.dtype() != dtype) {
       throw std::invalid_argument(fmt::format("gemm: {} is {} {}, the plan expects {} {}", what,
-                                              dtype_name(x.dtype()), shape_string(x.shape()), dtype_name(dtype),
-                                              shape_string(shape)));
+                                              dtype_name(x.dtype()), shape_string(x.shape()),
+                                              dtype_name(dtype), shape_string(shape)));
     }
   };
   check(t.a, p.a_shape, p.a_dtype, "A");
@@ -216,6 +233,27 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     throw std::invalid_argument("gemm: an addend was given but the plan has none");
   }
   if (t.out.numel() == 0) return;
+  const uint64_t device_limit = context.limits().maxStorageBufferBindingSize;
+  const uint64_t limit =
+      options_.max_binding_bytes ? std::min(options_.max_binding_bytes, device_limit) : device_limit;
+  // A binding starts up to one offset alignment before the tensor and ends on a 16-byte boundary.
+  const uint64_t slack = context.limits().minStorageBufferOffsetAlignment + 16;
+  auto oversize = [&](const Tensor& x) { return x.defined() && x.device_bytes() + slack > limit; };
+  if (oversize(t.a) || oversize(t.out) || oversize(t.addend)) {
+    record_row_blocks(context, pipelines, recorder, t, limit - std::min(limit, slack));
+    return;
+  }
+  if (oversize(b)) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "gemm: B ({} bytes) exceeds the storage binding limit of {} bytes", b.device_bytes(), limit));
+  }
+  // WebGPU forbids binding one buffer as read-only and writable in the same dispatch.
+  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend}) {
+    if (x->defined() && x->buffer().Get() == t.out.buffer().Get()) {
+      throw std::invalid_argument(
+          "gemm: the output shares a buffer with an input (in-place GEMM is not supported)");
+    }
+  }
 
   for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.out, &t.addend}) {
     if (x->defined()) narrow_u32(x->numel() + x->element_offset(context), "a tensor's element count");
@@ -255,9 +293,10 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   }
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
   if (groups_x > max_groups || groups_y > max_groups) {
-    throw gpu::DeviceLimitError(fmt::format("gemm: M = {}, N = {} need {} x {} workgroups; the device allows {} per "
-                                            "dimension (split the problem)",
-                                            layout_.m, layout_.n, groups_x, groups_y, max_groups));
+    throw gpu::DeviceLimitError(
+        fmt::format("gemm: M = {}, N = {} need {} x {} workgroups; the device allows {} per "
+                    "dimension (split the problem)",
+                    layout_.m, layout_.n, groups_x, groups_y, max_groups));
   }
   const std::string label = fmt::format("gemm {} {}", v.describe(), activation_name(p.epilogue.activation));
   const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, shader_a_trans, label);
@@ -269,8 +308,10 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     if (i + dims >= 4) {
       const size_t j = i + dims - 4;
       params.batch_shape[i] = narrow_u32(layout_.batch_shape[j], "a batch dimension");
-      params.a_batch_stride[i] = narrow_u32((swap ? layout_.b_batch_strides : layout_.a_batch_strides)[j], "a batch stride");
-      params.b_batch_stride[i] = narrow_u32((swap ? layout_.a_batch_strides : layout_.b_batch_strides)[j], "a batch stride");
+      params.a_batch_stride[i] =
+          narrow_u32((swap ? layout_.b_batch_strides : layout_.a_batch_strides)[j], "a batch stride");
+      params.b_batch_stride[i] =
+          narrow_u32((swap ? layout_.a_batch_strides : layout_.b_batch_strides)[j], "a batch stride");
       params.d_batch_stride[i] = narrow_u32(layout_.addend_batch_strides[j], "a batch stride");
     }
   }
@@ -305,6 +346,52 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     const auto z = static_cast<uint32_t>(std::min<int64_t>(max_groups, layout_.batch_count - start));
     recorder.dispatch(pipeline, bindings, &params, sizeof(params),
                       {static_cast<uint32_t>(groups_x), static_cast<uint32_t>(groups_y), z}, label);
+  }
+}
+
+void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines,
+                             gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
+  const GemmProblem& p = problem_;
+  // Rows of a 2-D, untransposed A are contiguous, as are the output's: a block of rows is a view.
+  if (layout_.batch_count != 1 || p.a_shape.size() != 2 || p.transpose_a || t.out.rank() != 2) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "gemm: A {} / output {} exceed the storage binding limit of {} bytes, and only a 2-D product with an "
+        "untransposed A can be split",
+        shape_string(p.a_shape), shape_string(t.out.shape()), limit));
+  }
+  const int64_t m = layout_.m;
+  // The addend splits with the rows when it has them ([M, N] or [M, 1]); otherwise it is shared.
+  const bool addend_rows = layout_.has_addend && layout_.addend_row_stride != 0;
+  if (addend_rows && p.addend_shape->size() != 2) {
+    throw gpu::DeviceLimitError("gemm: an addend with rows must be 2-D for a split product");
+  }
+  uint64_t row_bytes = std::max(t.a.device_bytes(), t.out.device_bytes()) / std::max<int64_t>(m, 1);
+  if (addend_rows) row_bytes = std::max<uint64_t>(row_bytes, t.addend.device_bytes() / m);
+  if (layout_.has_addend && !addend_rows && t.addend.device_bytes() > limit) {
+    throw gpu::DeviceLimitError("gemm: the addend exceeds the storage binding limit");
+  }
+  // An even number of rows keeps every float16 block on a 32-bit word boundary.
+  const int64_t rows = static_cast<int64_t>(limit / std::max<uint64_t>(row_bytes, 1)) / 2 * 2;
+  if (rows < 2) {
+    throw gpu::DeviceLimitError(
+        fmt::format("gemm: two rows of A {} or of the output do not fit the storage "
+                    "binding limit of {} bytes",
+                    shape_string(p.a_shape), limit));
+  }
+  GemmOptions block_options = options_;
+  block_options.max_binding_bytes = 0;
+  for (int64_t m0 = 0; m0 < m; m0 += rows) {
+    const int64_t m1 = std::min(m, m0 + rows);
+    GemmProblem block = p;
+    block.a_shape = {m1 - m0, p.a_shape[1]};
+    GemmTensors bt = t;
+    bt.a = t.a.slice_outer(m0, m1);
+    bt.out = t.out.slice_outer(m0, m1);
+    if (addend_rows) {
+      block.addend_shape = Shape{m1 - m0, (*p.addend_shape)[1]};
+      bt.addend = t.addend.slice_outer(m0, m1);
+    }
+    Gemm(context, block, block_options).record(context, pipelines, recorder, bt);
   }
 }
 

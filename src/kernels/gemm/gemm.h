@@ -51,6 +51,10 @@ enum class GemmPath { automatic, tiled, skinny, skinny_transposed };
 struct GemmOptions {
   GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
   bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
+  std::optional<bool> unroll_k;         // tiled: override the adapter-based choice (tests)
+  // Largest storage binding to use; 0 = the device's maxStorageBufferBindingSize. Larger A / output /
+  // addend tensors are split into row blocks (tests lower it to exercise the split).
+  uint64_t max_binding_bytes = 0;
 };
 
 // The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).
@@ -84,8 +88,9 @@ class Gemm {
   const MatmulLayout& layout() const { return layout_; }
   const GemmVariant& variant() const { return variant_; }
 
-  // Records the dispatches (one per 65535 batch entries). Checks that the tensors match the problem;
-  // binding sizes above the device limit throw gpu::DeviceLimitError.
+  // Records the dispatches (one per 65535 batch entries). Checks that the tensors match the problem.
+  // When A, the output or the addend exceeds the storage binding limit, a 2-D problem with an
+  // untransposed A is recorded as blocks of rows; any other oversize throws gpu::DeviceLimitError.
   void record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
               const GemmTensors& tensors) const;
 
@@ -101,13 +106,18 @@ class Gemm {
     const wgpu::ComputePipeline* pipeline;  // owned by the cache (its map nodes are stable)
   };
 
-  GemmVariant choose_tiled(const gpu::Context& context) const;
+  GemmVariant choose_tiled(const gpu::Context& context, const GemmOptions& options) const;
   GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const;
 
   const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
                                             bool shader_a_trans, const std::string& label) const;
 
+  // Records the problem as blocks of rows, each within `limit` bytes per binding.
+  void record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+                         const GemmTensors& tensors, uint64_t limit) const;
+
   GemmProblem problem_;
+  GemmOptions options_;
   MatmulLayout layout_;
   GemmVariant variant_;
   mutable std::vector<CachedPipeline> pipelines_;  // not thread-safe, like PipelineCache

@@ -12,8 +12,8 @@ enum class Activation { none, relu, leaky_relu, sigmoid, tanh, gelu_erf };
 std::string_view activation_name(Activation activation);
 
 struct GemmEpilogue {
-  float alpha = 1.0f;             // scales op(A) op(B)
-  float beta = 1.0f;              // scales the addend (ignored without one)
+  float alpha = 1.0f;  // scales op(A) op(B)
+  float beta = 1.0f;   // scales the addend (ignored without one)
   Activation activation = Activation::none;
   float activation_alpha = 0.01f;  // leaky_relu's negative slope
 };

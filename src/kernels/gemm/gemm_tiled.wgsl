@@ -23,7 +23,8 @@ const BM: u32 = WG_Y * TM;
 const BN: u32 = WG_X * 4u;
 const THREADS: u32 = WG_X * WG_Y;
 
-var<workgroup> tile_a: array<f32, BK * BM>;            // [k][m]
+// [k][m / 4]: a thread reads its TM rows of one k as TM / 4 vec4s (TM is a multiple of 4).
+var<workgroup> tile_a: array<vec4<f32>, BK * BM / 4u>;
 var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][n / 4]
 
 fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
@@ -34,13 +35,13 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     let r = u / (BM / 4u);
     let c = (u % (BM / 4u)) * 4u;
     let v = load_a_unit(a_base, k0 + r, m0 + c, params.K, params.M);
-    for (var i = 0u; i < 4u; i++) { tile_a[r * BM + c + i] = v[i]; }
+    tile_a[(r * BM + c) / 4u] = v;  // c is a multiple of 4: one whole vec4
 #else
     // stored [M, K]: a unit is 4 neighbouring k of one m
     let r = u / (BK / 4u);
     let c = (u % (BK / 4u)) * 4u;
     let v = load_a_unit(a_base, m0 + r, k0 + c, params.M, params.K);
-    for (var i = 0u; i < 4u; i++) { tile_a[(c + i) * BM + r] = v[i]; }
+    for (var i = 0u; i < 4u; i++) { tile_a[((c + i) * BM + r) / 4u][r % 4u] = v[i]; }
 #endif
   }
   for (var l = 0u; l < {{B_LOADS}}u; l++) {
@@ -82,8 +83,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endif
     for (var k = 0u; k < k_end; k++) {
       let b = tile_b[k * (BN / 4u) + lid.x];
-      for (var i = 0u; i < TM; i++) {
-        acc[i] = fma(vec4<f32>(tile_a[k * BM + lid.y * TM + i]), b, acc[i]);
+      for (var q = 0u; q < TM / 4u; q++) {
+        let a = tile_a[(k * BM + lid.y * TM) / 4u + q];
+        for (var i = 0u; i < 4u; i++) {
+          acc[4u * q + i] = fma(vec4<f32>(a[i]), b, acc[4u * q + i]);
+        }
       }
     }
     workgroupBarrier();

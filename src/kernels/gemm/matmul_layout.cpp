@@ -43,13 +43,13 @@ std::vector<int64_t> broadcast_strides(const Shape& shape, const Shape& target) 
 MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b, bool transpose_b,
                                 const std::optional<Shape>& addend) {
   if (a.empty() || b.empty()) {
-    throw std::invalid_argument(fmt::format("matmul: operands must have rank >= 1, got {} and {}", shape_string(a),
-                                            shape_string(b)));
+    throw std::invalid_argument(
+        fmt::format("matmul: operands must have rank >= 1, got {} and {}", shape_string(a), shape_string(b)));
   }
   for (const Shape* s : {&a, &b}) element_count(*s);  // rejects negative dimensions
   if ((transpose_a && a.size() < 2) || (transpose_b && b.size() < 2)) {
-    throw std::invalid_argument(
-        fmt::format("matmul: a transpose needs a rank >= 2 operand, got {} and {}", shape_string(a), shape_string(b)));
+    throw std::invalid_argument(fmt::format("matmul: a transpose needs a rank >= 2 operand, got {} and {}",
+                                            shape_string(a), shape_string(b)));
   }
   // numpy.matmul promotion of 1-D operands.
   const Shape a2 = a.size() == 1 ? Shape{1, a[0]} : a;
@@ -62,9 +62,9 @@ MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b
   const int64_t kb = transpose_b ? b_cols : b_rows;
   L.n = transpose_b ? b_rows : b_cols;
   if (L.k != kb) {
-    throw std::invalid_argument(fmt::format("matmul: inner dimensions differ: A {}{} has K = {}, B {}{} has K = {}",
-                                            shape_string(a), transpose_a ? " (transposed)" : "", L.k, shape_string(b),
-                                            transpose_b ? " (transposed)" : "", kb));
+    throw std::invalid_argument(fmt::format(
+        "matmul: inner dimensions differ: A {}{} has K = {}, B {}{} has K = {}", shape_string(a),
+        transpose_a ? " (transposed)" : "", L.k, shape_string(b), transpose_b ? " (transposed)" : "", kb));
   }
   L.a_row_stride = a_cols;
   L.b_row_stride = b_cols;
@@ -75,7 +75,8 @@ MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b
   if (a.size() > 1) L.output_shape.push_back(L.m);
   if (b.size() > 1) L.output_shape.push_back(L.n);
 
-  std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch), b_strides = broadcast_strides(b_batch, batch);
+  std::vector<int64_t> a_strides = broadcast_strides(a_batch, batch),
+                       b_strides = broadcast_strides(b_batch, batch);
   for (auto& s : a_strides) s *= a_rows * a_cols;
   for (auto& s : b_strides) s *= b_rows * b_cols;
   std::vector<int64_t> d_strides(batch.size(), 0);
@@ -117,9 +118,10 @@ MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b
     L.addend_batch_strides.push_back(d_strides[i]);
   }
   if (L.batch_shape.size() > kMaxBatchDims) {
-    throw std::invalid_argument(fmt::format(
-        "matmul: the broadcast of batch dimensions {} and {} needs {} independent dimensions; at most {} are supported",
-        shape_string(a_batch), shape_string(b_batch), L.batch_shape.size(), kMaxBatchDims));
+    throw std::invalid_argument(
+        fmt::format("matmul: the broadcast of batch dimensions {} and {} needs {} independent dimensions; at "
+                    "most {} are supported",
+                    shape_string(a_batch), shape_string(b_batch), L.batch_shape.size(), kMaxBatchDims));
   }
   L.batch_count = element_count(batch);
   return L;

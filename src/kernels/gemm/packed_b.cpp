@@ -22,7 +22,8 @@ PackedB prepack_b(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCac
     throw std::invalid_argument("prepack_b: B must be a 2-D tensor, got " + shape_string(b.shape()));
   }
   if (!is_float(b.dtype())) {
-    throw std::invalid_argument(fmt::format("prepack_b: B must be float32 or float16, got {}", dtype_name(b.dtype())));
+    throw std::invalid_argument(
+        fmt::format("prepack_b: B must be float32 or float16, got {}", dtype_name(b.dtype())));
   }
   PackedB packed;
   packed.k = transpose_b ? b.shape()[1] : b.shape()[0];
@@ -35,8 +36,8 @@ PackedB prepack_b(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCac
     throw gpu::DeviceLimitError("prepack_b: B " + shape_string(b.shape()) + " exceeds 32-bit shader indices");
   }
 
-  const std::string shader = render_shader(
-      "gemm/pack_b.wgsl", {{"F16", b.dtype() == DType::f16 ? "1" : "0"}, {"B_TRANS", transpose_b ? "1" : "0"}});
+  const std::string shader = render_shader("gemm/pack_b.wgsl", {{"F16", b.dtype() == DType::f16 ? "1" : "0"},
+                                                                {"B_TRANS", transpose_b ? "1" : "0"}});
   const auto& pipeline = pipelines.get(shader, {}, "gemm pack B");
   PackParams params{};
   params.k = static_cast<uint32_t>(packed.k);

@@ -13,8 +13,8 @@
 namespace onda::kernels::gemm {
 
 struct PackedB {
-  Tensor data;     // shape [n, k_pad]
-  int64_t k = 0;   // logical op(B) is k x n
+  Tensor data;    // shape [n, k_pad]
+  int64_t k = 0;  // logical op(B) is k x n
   int64_t n = 0;
   int64_t k_pad() const { return (k + 3) / 4 * 4; }
   DType dtype() const { return data.dtype(); }
