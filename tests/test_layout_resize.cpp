@@ -27,7 +27,8 @@ Fraction original_position(int64_t x, int64_t p, int64_t q, int64_t in, int64_t 
     case ResizeCoordinates::Asymmetric:
       return {x * q, p};
     case ResizeCoordinates::AlignCorners:
-      return out == 1 ? Fraction{0, 1} : Fraction{x * (in - 1), out - 1};
+      // ONNX: length_resized = in * scale, not floored (its reference and test_resize_downsample_scales_linear_align_corners).
+      return (out == 1 || in * p - q <= 0) ? Fraction{0, 1} : Fraction{x * (in - 1) * q, in * p - q};
     case ResizeCoordinates::PytorchHalfPixel:
       return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
   }

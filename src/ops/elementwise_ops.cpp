@@ -74,9 +74,10 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
   if (name == "Pow" && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
     // Pow's exponent may have another type (opset 12+); the result has the base's type.
     if (args[1].on_host()) {
-      args[1].host = is_float(args[0].dtype())
-                         ? HostTensor::from_double(args[0].dtype(), args[1].host.shape(), args[1].host.to_double())
-                         : HostTensor::from_int64(args[0].dtype(), args[1].host.shape(), args[1].host.to_int64());
+      const HostTensor& e = args[1].host;
+      args[1] = Value{is_float(args[0].dtype()) ? HostTensor::from_double(args[0].dtype(), e.shape(), e.to_double())
+                                                : HostTensor::from_int64(args[0].dtype(), e.shape(), e.to_int64()),
+                      Tensor()};
     } else {
       ElementwiseAttributes to;
       to.to = args[0].dtype();

@@ -9,11 +9,11 @@ namespace onda::ops {
 
 struct Value {
   HostTensor host;  // defined: known on the host
-  Tensor device;    // defined: on the GPU
+  Tensor device;    // defined: on the GPU (both may be defined: a tiny input known on both sides)
 
   bool defined() const { return host.defined() || device.defined(); }
   bool on_host() const { return host.defined(); }
-  DType dtype() const { return host.defined() ? host.dtype() : device.dtype(); }
+  DType dtype() const { return host.defined() ? host.dtype() : device.dtype(); }  // same on both sides
   const Shape& shape() const { return host.defined() ? host.shape() : device.shape(); }
 };
 

@@ -30,6 +30,8 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 
 // Host evaluation is for shape arithmetic: small tensors (or free views) only.
 constexpr int64_t kMaxHostElements = 1 << 16;
+// Inputs up to this many elements also keep a host copy.
+constexpr int64_t kTinyInput = 64;
 
 }  // namespace
 
@@ -121,11 +123,14 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     ops::Value v;
     // Small int32/int64 inputs (shapes, axes, indices) stay known on the host, like initializers:
     // shape arithmetic can read them; a kernel that needs them uploads them.
+    // Tiny float inputs (Resize scales, Pad values) are known on both sides: ops that need a
+    // constant read the host copy, kernels use the device copy.
     const bool index_like = t.dtype() == DType::i32 || t.dtype() == DType::i64;
     if (index_like && t.numel() <= kMaxHostElements) {
       v.host = t;
     } else {
       v.device = upload(t);
+      if (t.numel() <= kTinyInput) v.host = t;
     }
     values[spec.name] = v;
   }
@@ -171,7 +176,8 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     bool all_host = true;
     for (const auto& name : node.inputs) {
       args.push_back(lookup(node, name));
-      if (args.back().defined() && !args.back().on_host()) all_host = false;
+      // A value that lives on the GPU (even with a host copy) makes the node a GPU node.
+      if (args.back().device.defined()) all_host = false;
     }
     std::vector<ops::Value> results;
     const HostOp host_op = canonical_domain(node.domain).empty() ? find_host_op(node.op_type) : nullptr;

@@ -29,7 +29,7 @@ struct Params {
 //   asymmetric          x / scale               = x q / p
 //   half_pixel          (x + 1/2) / scale - 1/2 = ((2x + 1) q - p) / (2p)
 //   pytorch_half_pixel  half_pixel, or 0 when out == 1
-//   align_corners       x (in - 1) / (out - 1), or 0 when out == 1
+//   align_corners       x (in - 1) / (in scale - 1), or 0 when out == 1
 // Returns (floor(num / den), num - floor * den, den).
 fn original_position(x: u32, axis: vec4<u32>) -> vec3<i32> {
   let length_in = i32(axis.x);
@@ -54,9 +54,12 @@ fn original_position(x: u32, axis: vec4<u32>) -> vec3<i32> {
   }
 #endif
 #if COORD_ALIGN_CORNERS
-  if (length_out > 1) {
-    num = xi * (length_in - 1);
-    den = length_out - 1;
+  // ONNX divides by length_resized - 1 with length_resized = in * scale (not floored): with scale
+  // p / q that is x (in - 1) q / (in p - q); for sizes (p = out, q = in) it is x (in - 1) / (out - 1).
+  let d = length_in * p - q;
+  if (d > 0 && length_out > 1) {
+    num = xi * (length_in - 1) * q;
+    den = d;
   }
 #endif
   var whole = num / den;  // truncates toward zero
