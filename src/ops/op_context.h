@@ -2,6 +2,7 @@
 // the buffer pool, and upload of host values (cached for initializers by the runtime).
 #pragma once
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "gpu/buffer_pool.h"
@@ -19,6 +20,8 @@ struct OpContext {
   int64_t opset = 0;  // of the node's domain
   // Returns a GPU tensor for a value (uploading a host value, with caching by the runtime).
   std::function<Tensor(const Value&)> to_device;
+  // State the op keeps for this node across runs (e.g. prepacked constant weights); starts empty.
+  std::shared_ptr<void>* node_state = nullptr;
 
   Tensor allocate(DType dtype, const Shape& shape) { return Tensor::empty(pool, dtype, shape); }
 };

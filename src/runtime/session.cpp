@@ -44,6 +44,8 @@ struct Session::Impl {
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
   std::unordered_map<std::string, Tensor> uploaded;
+  // Per-node op state kept across runs (prepacked weights).
+  std::unordered_map<const Node*, std::shared_ptr<void>> node_states;
   RunStats stats;
 
   Impl(Graph g, const SessionOptions& options) : graph(std::move(g)), context(gpu::ContextOptions{options.adapter}) {
@@ -159,6 +161,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     if (const HostTensor* init = graph.find_initializer(name)) {
       ops::Value v;
       v.host = *init;
+      v.constant = true;
       // Large initializers (weights) go to the GPU once and stay there.
       if (init->numel() > kMaxHostElements) {
         auto cached = uploaded.find(name);
@@ -195,6 +198,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       const ops::OpEntry* entry = ops::find_op(node.domain, node.op_type, graph.opset_version(node.domain));
       if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
       op_context.opset = graph.opset_version(node.domain);
+      op_context.node_state = &node_states[&node];
       results = entry->record(node, op_context, args);
     }
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
