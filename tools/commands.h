@@ -10,4 +10,7 @@ void add_info_command(CLI::App& app);
 // Adds `onda run`: runs an ONNX model on .npy inputs, writes .npy outputs, times and profiles.
 void add_run_command(CLI::App& app);
 
+// Adds `onda ops`: the ONNX ops onda supports (--markdown: docs/supported-ops.md).
+void add_ops_command(CLI::App& app);
+
 }  // namespace onda::cli

@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   onda::cli::add_info_command(app);
   onda::cli::add_run_command(app);
+  onda::cli::add_ops_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

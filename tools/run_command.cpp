@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "onda/npy.h"
+#include "onda/ops.h"
 #include "onda/session.h"
 
 namespace onda::cli {
@@ -128,6 +129,19 @@ void run(const RunArguments& a) {
 }
 
 }  // namespace
+
+void add_ops_command(CLI::App& app) {
+  auto* command = app.add_subcommand("ops", "List the ONNX ops onda runs on the GPU");
+  auto markdown = std::make_shared<bool>(false);
+  command->add_flag("--markdown", *markdown, "Print docs/supported-ops.md");
+  command->callback([markdown] {
+    if (*markdown) {
+      fmt::print("{}", supported_ops_markdown());
+      return;
+    }
+    for (const auto& op : supported_ops()) fmt::print("{:<24} opset {:>2}+  {}\n", op.op_type, op.first_opset, op.notes);
+  });
+}
 
 void add_run_command(CLI::App& app) {
   auto* command = app.add_subcommand("run", "Run an ONNX model on the GPU with .npy inputs and outputs");

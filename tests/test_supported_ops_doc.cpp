@@ -1,0 +1,15 @@
+// docs/supported-ops.md is generated from the registry and must be current.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "onda/ops.h"
+
+TEST(SupportedOpsDoc, IsCurrent) {
+  std::ifstream file(std::string(ONDA_SOURCE_DIR) + "/docs/supported-ops.md");
+  std::stringstream text;
+  text << file.rdbuf();
+  EXPECT_EQ(text.str(), onda::supported_ops_markdown())
+      << "regenerate it: build/onda ops --markdown > docs/supported-ops.md";
+}
