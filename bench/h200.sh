@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Everything measured on the GPU machine in one call (see docs/gpu-machine.md): adapter, the test
+# suite on the real GPU, and each benchmark next to its PyTorch/CUDA twin. Logs go to $OUT (or out/).
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${OUT:-$root/out}
+mkdir -p "$out"
+run() { bash "$root/scripts/gpu/run.sh" "$@"; }
+cd "$root"
+run build/onda info 2>&1 | tee "$out/info.txt"
+run build/onda_tests > "$out/tests.txt" 2>&1; echo "onda_tests exit $?"
+grep -E "^\[  FAILED|PASSED|FAILED TEST|ONNX node tests" "$out/tests.txt" | head -40
+run build/bench_elementwise --mib 1024 --repeats 20 2>&1 | tee "$out/bench_elementwise.txt"
+PYTHONUNBUFFERED=1 python3 bench/torch_elementwise.py --mib 1024 --repeats 20 2>&1 | tee "$out/torch_elementwise.txt"
+ONDA_GEMM_BENCH=1 run build/onda_tests --gtest_filter='GemmBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_gemm.txt"
+PYTHONUNBUFFERED=1 python3 bench/torch_matmul.py 2>&1 | tee "$out/torch_matmul.txt"
+ONDA_LAYOUT_BENCH_MIB=512 run build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_layout.txt"
