@@ -86,7 +86,7 @@ struct CaseResult {
 // The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
 // tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
 inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
-                                            int64_t output_elements) {
+                                            int64_t output_elements, const std::vector<float>* window = nullptr) {
   std::vector<double> reference(output_elements, NAN);
   const int64_t n = d.length;
   const bool inverse = d.direction == FftDirection::inverse;
@@ -102,6 +102,7 @@ inline std::vector<double> reference_output(const FftDescription& d, const std::
       for (int64_t k = 0; k < std::min(n, d.input_samples()); ++k) {
         const int64_t a = layout_address(d, d.input, b, k);
         x[k] = d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+        if (window) x[k] *= static_cast<double>((*window)[k]);
       }
     }
     std::vector<Complex> y = reference_dft(x, inverse);

@@ -32,6 +32,7 @@ void FftDescription::validate() const {
   if (input_length > 0 && domain == FftDomain::complex_to_real) {
     fail("input_length (zero-padding / truncation) is not defined for Hermitian (complex_to_real) input");
   }
+  if (windowed && domain == FftDomain::complex_to_real) fail("a window applies to complex or real input only");
   if (dtype != DType::f32 && dtype != DType::f16) fail("dtype must be float32 or float16");
   for (const FftLayout* layout : {&input, &output}) {
     const char* which = layout == &input ? "input" : "output";

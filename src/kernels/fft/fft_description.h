@@ -48,6 +48,9 @@ struct FftDescription {
   int64_t input_length = 0;
   FftLayout input;
   FftLayout output;
+  // STFT: multiply input sample n by window[n] (a tensor of the same dtype given to record(), at least
+  // min(N, input samples) long). Complex and real input only.
+  bool windowed = false;
 
   int64_t batch() const { return outer_count * inner_count; }
   int64_t input_samples() const;   // values read along the axis

@@ -21,7 +21,7 @@ struct PassUniforms {
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
   uint32_t kernel_offset, half_length;
   float conjugate;
-  uint32_t input_kind, output_kind, pad0, pad1, pad2;
+  uint32_t input_kind, output_kind, window_offset, pad1, pad2;
   uint32_t radices[16];
 };
 static_assert(sizeof(PassUniforms) == 176);
@@ -87,10 +87,23 @@ void FftKernel::check_tensor(const Tensor& tensor, const FftLayout& layout, int6
   }
 }
 
-void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const {
+void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+                       const Tensor* window) const {
   const FftDescription& d = plan_.description;
   check_tensor(input, d.input, d.input_samples(), d.input_is_real(), "input");
   check_tensor(output, d.output, d.output_samples(), d.output_is_real(), "output");
+  if (d.windowed != (window != nullptr)) {
+    throw std::invalid_argument(fmt::format("FFT {}: {}", d.summary(), d.windowed ? "windowed plan but no window tensor"
+                                                                                  : "window given to an unwindowed plan"));
+  }
+  if (window) {
+    const int64_t needed = std::min(d.length, d.input_samples());
+    if (window->dtype() != d.dtype || window->numel() < needed) {
+      throw std::invalid_argument(fmt::format("FFT {}: window must be {} with at least {} values, got {} {}",
+                                              d.summary(), dtype_name(d.dtype), needed, dtype_name(window->dtype()),
+                                              shape_string(window->shape())));
+    }
+  }
   if (input.buffer().Get() == output.buffer().Get()) {
     throw std::invalid_argument(fmt::format("FFT {}: input and output share a buffer (in-place is not supported)",
                                             d.summary()));
@@ -113,6 +126,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
   u.input_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
   u.output_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
+  u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
@@ -122,6 +136,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
     for (PassBinding role : passes_[i].bindings) {
       switch (role) {
         case PassBinding::user_input: bindings.push_back(input.binding(context_)); break;
+        case PassBinding::window: bindings.push_back(window->binding(context_)); break;
         case PassBinding::user_output: bindings.push_back(output.binding(context_)); break;
         case PassBinding::spectrum: bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_}); break;
         case PassBinding::stage_scratch: bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_}); break;

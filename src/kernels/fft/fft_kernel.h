@@ -30,9 +30,11 @@ class FftKernel {
 
   const FftPlan& plan() const { return plan_; }
 
-  // Records the passes reading `input` and writing `output`. Throws std::invalid_argument when a tensor
-  // has the wrong dtype or is too small for its layout, or when both share one buffer.
-  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const;
+  // Records the passes reading `input` (times `window` when the description is windowed) and writing
+  // `output`. Throws std::invalid_argument when a tensor has the wrong dtype or is too small for its
+  // layout, when a window is missing or unexpected, or when input and output share one buffer.
+  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+              const Tensor* window = nullptr) const;
 
  private:
   struct CompiledPass {

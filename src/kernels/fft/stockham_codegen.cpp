@@ -74,6 +74,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
     if (used) generated.bindings.push_back(binding);
   };
   bind(PassBinding::user_input, "INPUT_BINDING", user_input);
+  bind(PassBinding::window, "WINDOW_BINDING", user_input && d.windowed);
   bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
   bind(PassBinding::stage_scratch, "STAGE_BINDING", pass.shape != PassShape::whole);
   bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
@@ -82,6 +83,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
 
   auto flag = [&](const char* name, bool on) { values[name] = std::string(1, on ? '1' : '0'); };
   flag("USER_INPUT", user_input);
+  flag("WINDOWED", user_input && d.windowed);
   flag("USER_OUTPUT", user_output);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);

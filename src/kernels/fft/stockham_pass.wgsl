@@ -37,7 +37,7 @@ struct Params {
   conjugate: f32,
   input_kind: u32,
   output_kind: u32,
-  _pad0: u32,
+  window_offset: u32,
   _pad1: u32,
   _pad2: u32,
   radices: array<vec4<u32>, 4>,

@@ -22,6 +22,23 @@ fn input_complex(i: u32) -> vec2<f32> {
 }
 #endif
 
+#if WINDOWED
+// STFT: sample n is multiplied by window[n] (same dtype as the input).
+#if INPUT_F16
+@group(0) @binding({{WINDOW_BINDING}}) var<storage, read> window: array<u32>;
+fn window_value(n: u32) -> f32 {
+  let i = params.window_offset + n;
+  let pair = unpack2x16float(window[i >> 1u]);
+  return select(pair.x, pair.y, (i & 1u) == 1u);
+}
+#else
+@group(0) @binding({{WINDOW_BINDING}}) var<storage, read> window: array<f32>;
+fn window_value(n: u32) -> f32 {
+  return window[params.window_offset + n];
+}
+#endif
+#endif
+
 fn input_address(b: u32, n: u32) -> u32 {
   let outer = b / params.inner_count;
   let inner = b - outer * params.inner_count;
@@ -45,6 +62,9 @@ fn read_user(b: u32, n: u32) -> vec2<f32> {
     } else {
       v = input_complex(input_address(b, n));
     }
+#if WINDOWED
+    v = v * window_value(n);
+#endif
   }
   return vec2<f32>(v.x, v.y * params.conjugate);
 }
