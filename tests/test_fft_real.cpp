@@ -1,5 +1,6 @@
 // Real-input forward FFTs (onesided output, bins 0..N/2) and their inverse (onesided Hermitian input
-// -> real output) against a float64 DFT, odd and even N, f32 and f16, dense and strided.
+// -> real output) against a float64 DFT, odd and even N (even N go through the N/2-point packed
+// complex FFT), f32 and f16, dense and strided.
 #include <gtest/gtest.h>
 
 #include "test_fft_reference.h"
@@ -10,7 +11,8 @@ namespace {
 using namespace fft_reference;
 
 constexpr double kF32Bound = 1e-6;
-const int64_t kLengths[] = {1, 2, 3, 4, 5, 7, 8, 15, 16, 45, 100, 128, 243, 257, 400, 512, 1000, 1021, 4096};
+// Odd and even; 34 = 2*17 is even with a rough half (no packing); 8192 packs into one 4096-point pass.
+const int64_t kLengths[] = {1, 2, 3, 4, 5, 7, 8, 15, 16, 34, 45, 100, 128, 243, 257, 400, 512, 1000, 1021, 4096, 8192};
 
 TEST(FftReal, ForwardOnesidedOddAndEvenLengths) {
   std::vector<FftCase> cases;

@@ -221,8 +221,9 @@ inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, 
   const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& plan = kernels[i]->plan();
-    std::printf("%s %s %s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
-                kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
+    std::printf("%s %s %s%s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
+                kernels::fft::algorithm_name(plan.algorithm), plan.real_packed ? " real_packed" : "",
+                static_cast<long long>(plan.fft_length), errors[i]);
     EXPECT_LE(errors[i], bound) << kernels[i]->plan().summary();
   }
 }

@@ -21,7 +21,7 @@ struct PassUniforms {
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
   uint32_t kernel_offset, half_length;
   float conjugate;
-  uint32_t input_kind, output_kind, window_offset, pad1, pad2;
+  uint32_t input_kind, output_kind, window_offset, real_offset, pad2;
   uint32_t radices[16];
 };
 static_assert(sizeof(PassUniforms) == 176);
@@ -58,6 +58,11 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
   if (plan_.algorithm == FftAlgorithm::bluestein) {
     append(table, bluestein_chirp(description.length));
     append(table, bluestein_kernel_spectrum(description.length, plan_.fft_length));
+  }
+  if (plan_.real_packed) {
+    std::vector<ComplexDouble> real_twiddles = twiddle_table(description.length);  // W_N^k, k <= N/2
+    real_twiddles.resize(description.length / 2 + 1);
+    append(table, real_twiddles);
   }
   tables_bytes_ = table.size() * sizeof(float);
   tables_ = pool.acquire(tables_bytes_);
@@ -124,8 +129,15 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
-  u.input_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
-  u.output_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
+  // Kinds as read_user / write_user in fft/user_io.wgsl number them.
+  if (d.domain == FftDomain::real_to_complex) {
+    u.input_kind = plan_.real_packed ? 3 : 1;
+    u.output_kind = 1;
+  } else if (d.domain == FftDomain::complex_to_real) {
+    u.input_kind = plan_.real_packed ? 4 : 2;
+    u.output_kind = plan_.real_packed ? 3 : 2;
+  }
+  u.real_offset = static_cast<uint32_t>(plan_.fft_length);
   u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;

@@ -152,7 +152,16 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     return length <= max_length || four_step_split(length, max_length).first != 0;
   };
 
-  if (is_seven_smooth(n)) {
+  const bool packable = (description.domain == FftDomain::real_to_complex &&
+                         description.direction == FftDirection::forward && n / 2 <= max_length) ||
+                        (description.domain == FftDomain::complex_to_real &&
+                         description.direction == FftDirection::inverse && fits(n / 2));
+  if (n % 2 == 0 && n >= 2 && is_seven_smooth(n / 2) && packable) {
+    plan.real_packed = true;
+    plan.fft_length = n / 2;
+    plan.algorithm = n / 2 <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
+    plan.passes = fft_passes(n / 2, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
+  } else if (is_seven_smooth(n)) {
     if (!fits(n)) {
       throw gpu::DeviceLimitError(fmt::format("FFT {}: length is longer than two passes of {} points can hold",
                                               description.summary(), max_length));
@@ -200,7 +209,8 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
 }
 
 std::string FftPlan::summary() const {
-  std::string text = fmt::format("{} {} F={}", description.summary(), algorithm_name(algorithm), fft_length);
+  std::string text = fmt::format("{} {}{} F={}", description.summary(), algorithm_name(algorithm),
+                                 real_packed ? " real_packed" : "", fft_length);
   for (const StockhamPassPlan& pass : passes) {
     text += fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,
                         fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,

@@ -8,6 +8,7 @@
 //  - four_step: N is 7-smooth but too long: N = N1 * N2 (Bailey's four-step FFT): N2 column FFTs of
 //    length N1 with the twiddle W_N^(n2 k1) applied on the way out, then N1 row FFTs of length N2,
 //    through a scratch buffer in global memory.
+//  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
 //    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
 #pragma once
@@ -68,6 +69,10 @@ struct FftPlan {
   std::vector<StockhamPassPlan> passes;
   bool needs_stage_scratch = false;  // four-step intermediate, batch * F complex f32
   bool needs_spectrum = false;       // Bluestein spectrum, batch * M complex f32
+  // Real input forward / Hermitian input inverse of even N with N/2 7-smooth: a complex FFT of F = N/2
+  // points (samples packed in pairs), split into the N/2+1 bins in workgroup memory (r2c) or combined
+  // from them on load (c2r). Otherwise real data goes through a full-length complex FFT.
+  bool real_packed = false;
 
   // Throws std::invalid_argument for a bad description, DeviceLimitError when the work cannot fit
   // the device (e.g. the scratch buffers exceed the largest storage binding).

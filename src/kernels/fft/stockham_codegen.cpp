@@ -93,6 +93,9 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("SINK_USER", writes_sequence && pass.sink == SequenceSink::user_output);
   flag("SINK_SPECTRUM", writes_sequence && pass.sink == SequenceSink::spectrum);
   flag("SINK_BLUESTEIN", writes_sequence && pass.sink == SequenceSink::bluestein_output);
+  const bool real_split = plan.real_packed && d.domain == FftDomain::real_to_complex;
+  flag("REAL_SPLIT", real_split);
+  values["REAL_SPLIT_WGSL"] = real_split ? "true" : "false";
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);

@@ -38,7 +38,7 @@ struct Params {
   input_kind: u32,
   output_kind: u32,
   window_offset: u32,
-  _pad1: u32,
+  real_offset: u32,
   _pad2: u32,
   radices: array<vec4<u32>, 4>,
 }
@@ -110,11 +110,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
   let length = params.pass_length;
   let base = slot * length;
   let stages = params.stage_count;
-  if (stages == 0u) {
-    if (in_range && t == 0u) {
-      store(transform, 0u, load(transform, 0u));
-    }
-    return;
+  if (stages == 0u && in_range && t == 0u) {
+#if REAL_SPLIT
+    exchange[base] = load(transform, 0u);
+#else
+    store(transform, 0u, load(transform, 0u));
+#endif
   }
   var span = 1u;  // Ns: product of the radices of the stages before
   for (var s = 0u; s < stages; s++) {
@@ -149,7 +150,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
         butterfly(&v, first, radix);
         let o = (j / span) * span * radix + k;
         for (var r = 0u; r < radix; r++) {
-          if (s + 1u == stages) {
+          if (s + 1u == stages && !{{REAL_SPLIT_WGSL}}) {
             store(transform, o + r * span, v[first + r]);
           } else {
             exchange[base + o + r * span] = v[first + r];
@@ -160,4 +161,18 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
     workgroupBarrier();
     span *= radix;
   }
+#if REAL_SPLIT
+  // Real FFT of even N through a complex FFT of H = N/2 points of z_n = x_2n + i x_2n+1: with
+  // E_k = (Z_k + conj Z_(H-k)) / 2 and O_k = -i (Z_k - conj Z_(H-k)) / 2 (the spectra of the even and odd
+  // samples), X_k = E_k + W_N^k O_k for k = 0..H.
+  workgroupBarrier();
+  if (in_range) {
+    for (var k = t; k <= length; k += threads) {
+      let zk = exchange[base + k % length];
+      let zc = conj(exchange[base + (length - k) % length]);
+      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));
+      write_user(transform, k, x);
+    }
+  }
+#endif
 }
