@@ -54,8 +54,9 @@ TEST(FftComplex, ForwardEveryLength1To256) {
     EXPECT_LE(e, kF32Bound) << "N=" << d.length << " (" << kernels[d.length - 1]->plan().summary() << ")";
     if (e > worst) worst = e, worst_n = d.length;
   }
-  std::printf("complex forward N=1..256 batch %lld: worst rel L2 %.3g at N=%lld (%.1f s, %zu pipelines cached)\n",
-              static_cast<long long>(batch), worst, static_cast<long long>(worst_n), seconds, g.pipelines.size());
+  std::printf(
+      "complex forward N=1..256 batch %lld: worst rel L2 %.3g at N=%lld (%.1f s, %zu pipelines cached)\n",
+      static_cast<long long>(batch), worst, static_cast<long long>(worst_n), seconds, g.pipelines.size());
 }
 
 TEST(FftComplex, SmoothLengthsTo4096ForwardAndInverse) {

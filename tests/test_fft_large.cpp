@@ -24,8 +24,10 @@ TEST(FftLarge, FourStepComplex) {
 TEST(FftLarge, FourStepReal) {
   std::vector<FftCase> cases;
   cases.push_back(dense_case(1 << 16, 1, FftDomain::real_to_complex, FftDirection::forward));
-  cases.push_back(dense_case(1 << 16, 1, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true));
-  cases.push_back(dense_case(1 << 14, 2, FftDomain::real_to_complex, FftDirection::forward));  // N/2 > one pass
+  cases.push_back(
+      dense_case(1 << 16, 1, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true));
+  cases.push_back(
+      dense_case(1 << 14, 2, FftDomain::real_to_complex, FftDirection::forward));  // N/2 > one pass
   expect_cases_within(cases, DType::f32, kF32Bound, "four-step real");
 }
 

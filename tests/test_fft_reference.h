@@ -5,8 +5,8 @@
 #pragma once
 #include <cmath>
 #include <complex>
-#include <memory>
 #include <cstdio>
+#include <memory>
 #include <numbers>
 #include <vector>
 
@@ -86,7 +86,8 @@ struct CaseResult {
 // The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
 // tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
 inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
-                                            int64_t output_elements, const std::vector<float>* window = nullptr) {
+                                            int64_t output_elements,
+                                            const std::vector<float>* window = nullptr) {
   std::vector<double> reference(output_elements, NAN);
   const int64_t n = d.length;
   const bool inverse = d.direction == FftDirection::inverse;
@@ -101,7 +102,8 @@ inline std::vector<double> reference_output(const FftDescription& d, const std::
     } else {
       for (int64_t k = 0; k < std::min(n, d.input_samples()); ++k) {
         const int64_t a = layout_address(d, d.input, b, k);
-        x[k] = d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+        x[k] =
+            d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
         if (window) x[k] *= static_cast<double>((*window)[k]);
       }
     }
@@ -144,8 +146,10 @@ inline FftDescription dense_description(int64_t n, int64_t batch, FftDomain doma
   d.domain = domain;
   d.direction = direction;
   d.dtype = dtype;
-  d.input = kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
-  d.output = kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
+  d.input =
+      kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
+  d.output =
+      kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
   return d;
 }
 
@@ -207,7 +211,8 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
     const FftCase& c = cases[i];
     const std::vector<float> in(host_input.begin() + input_begin[i],
                                 host_input.begin() + input_begin[i] + c.input_elements);
-    const std::vector<float> got(out.begin() + output_begin[i], out.begin() + output_begin[i] + c.output_elements);
+    const std::vector<float> got(out.begin() + output_begin[i],
+                                 out.begin() + output_begin[i] + c.output_elements);
     errors.push_back(rel_l2(got, reference_output(c.description, in, c.output_elements)));
   }
   if (kernels_out) *kernels_out = std::move(kernels);
@@ -215,7 +220,8 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
 }
 
 // Runs the cases, checks each against `bound` and prints one line per case.
-inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound, const char* what) {
+inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound,
+                                const char* what) {
   Random random(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
   const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);

@@ -44,10 +44,11 @@ TEST(FftStft, WindowedFramesOfASignal) {
     EXPECT_THROW(kernel.record(recorder, input, output), std::invalid_argument);  // window missing
     kernel.record(recorder, input, output, &window);
     recorder.submit_and_wait();
-    const double e = rel_l2(output.download_floats(g.context), reference_output(d, signal, output.numel(), &hann));
+    const double e =
+        rel_l2(output.download_floats(g.context), reference_output(d, signal, output.numel(), &hann));
     std::printf("stft %s %s F=%lld frames=%lld: rel L2 %.3g\n", d.summary().c_str(),
-                kernels::fft::algorithm_name(kernel.plan().algorithm), static_cast<long long>(kernel.plan().fft_length),
-                static_cast<long long>(frames), e);
+                kernels::fft::algorithm_name(kernel.plan().algorithm),
+                static_cast<long long>(kernel.plan().fft_length), static_cast<long long>(frames), e);
     EXPECT_LE(e, s.dtype == DType::f16 ? 1e-3 : 1e-6);
   }
 }

@@ -39,7 +39,8 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context) {
   const wgpu::Limits& l = context.limits();
   FftDeviceLimits limits;
   limits.workgroup_storage_bytes = l.maxComputeWorkgroupStorageSize;
-  limits.max_invocations_per_workgroup = std::min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
+  limits.max_invocations_per_workgroup =
+      std::min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
   limits.max_storage_binding_bytes = l.maxStorageBufferBindingSize;
   limits.max_workgroups_per_dimension = l.maxComputeWorkgroupsPerDimension;
   return limits;
@@ -75,20 +76,23 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
 void FftKernel::check_tensor(const Tensor& tensor, const FftLayout& layout, int64_t samples, bool real,
                              const char* which) const {
   const FftDescription& d = plan_.description;
-  if (!tensor.defined()) throw std::invalid_argument(fmt::format("FFT {}: {} tensor is empty", d.summary(), which));
+  if (!tensor.defined())
+    throw std::invalid_argument(fmt::format("FFT {}: {} tensor is empty", d.summary(), which));
   if (tensor.dtype() != d.dtype) {
     throw std::invalid_argument(fmt::format("FFT {}: {} tensor is {}, the plan wants {}", d.summary(), which,
                                             dtype_name(tensor.dtype()), dtype_name(d.dtype)));
   }
   const int64_t last = layout.offset + (d.outer_count - 1) * layout.outer_stride +
-                       (d.inner_count - 1) * layout.inner_stride + (samples - 1) * layout.axis_stride + (real ? 0 : 1);
+                       (d.inner_count - 1) * layout.inner_stride + (samples - 1) * layout.axis_stride +
+                       (real ? 0 : 1);
   if (last >= tensor.numel()) {
-    throw std::invalid_argument(fmt::format("FFT {}: {} layout reaches element {} but the {} tensor {} has {}",
-                                            d.summary(), which, last, which, shape_string(tensor.shape()),
-                                            tensor.numel()));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: {} layout reaches element {} but the {} tensor {} has {}", d.summary(), which,
+                    last, which, shape_string(tensor.shape()), tensor.numel()));
   }
   if (last + tensor.element_offset(context_) > int64_t{0xFFFFFFFF}) {
-    throw std::invalid_argument(fmt::format("FFT {}: {} layout exceeds 32-bit element indices", d.summary(), which));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: {} layout exceeds 32-bit element indices", d.summary(), which));
   }
 }
 
@@ -98,20 +102,21 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   check_tensor(input, d.input, d.input_samples(), d.input_is_real(), "input");
   check_tensor(output, d.output, d.output_samples(), d.output_is_real(), "output");
   if (d.windowed != (window != nullptr)) {
-    throw std::invalid_argument(fmt::format("FFT {}: {}", d.summary(), d.windowed ? "windowed plan but no window tensor"
-                                                                                  : "window given to an unwindowed plan"));
+    throw std::invalid_argument(fmt::format(
+        "FFT {}: {}", d.summary(),
+        d.windowed ? "windowed plan but no window tensor" : "window given to an unwindowed plan"));
   }
   if (window) {
     const int64_t needed = std::min(d.length, d.input_samples());
     if (window->dtype() != d.dtype || window->numel() < needed) {
       throw std::invalid_argument(fmt::format("FFT {}: window must be {} with at least {} values, got {} {}",
-                                              d.summary(), dtype_name(d.dtype), needed, dtype_name(window->dtype()),
-                                              shape_string(window->shape())));
+                                              d.summary(), dtype_name(d.dtype), needed,
+                                              dtype_name(window->dtype()), shape_string(window->shape())));
     }
   }
   if (input.buffer().Get() == output.buffer().Get()) {
-    throw std::invalid_argument(fmt::format("FFT {}: input and output share a buffer (in-place is not supported)",
-                                            d.summary()));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: input and output share a buffer (in-place is not supported)", d.summary()));
   }
   PassUniforms u{};
   u.inner_count = static_cast<uint32_t>(d.inner_count);
@@ -147,12 +152,24 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
     std::vector<gpu::BufferBinding> bindings;
     for (PassBinding role : passes_[i].bindings) {
       switch (role) {
-        case PassBinding::user_input: bindings.push_back(input.binding(context_)); break;
-        case PassBinding::window: bindings.push_back(window->binding(context_)); break;
-        case PassBinding::user_output: bindings.push_back(output.binding(context_)); break;
-        case PassBinding::spectrum: bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_}); break;
-        case PassBinding::stage_scratch: bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_}); break;
-        case PassBinding::tables: bindings.push_back({tables_->buffer(), 0, tables_bytes_}); break;
+        case PassBinding::user_input:
+          bindings.push_back(input.binding(context_));
+          break;
+        case PassBinding::window:
+          bindings.push_back(window->binding(context_));
+          break;
+        case PassBinding::user_output:
+          bindings.push_back(output.binding(context_));
+          break;
+        case PassBinding::spectrum:
+          bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
+          break;
+        case PassBinding::stage_scratch:
+          bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
+          break;
+        case PassBinding::tables:
+          bindings.push_back({tables_->buffer(), 0, tables_bytes_});
+          break;
       }
     }
     u.transform_count = static_cast<uint32_t>(pass.transform_count);

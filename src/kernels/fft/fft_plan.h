@@ -39,17 +39,17 @@ enum class SequenceSource : uint8_t {
 
 // Where a pass's sequence goes (whole and rows passes).
 enum class SequenceSink : uint8_t {
-  user_output,        // the caller's tensor (domain, scale, conjugation for inverse)
-  spectrum,           // Bluestein: the scratch spectrum of the chirped input
-  bluestein_output,   // Bluestein: conj(chirp_k * y_k) for k < N to the caller's tensor
+  user_output,       // the caller's tensor (domain, scale, conjugation for inverse)
+  spectrum,          // Bluestein: the scratch spectrum of the chirped input
+  bluestein_output,  // Bluestein: conj(chirp_k * y_k) for k < N to the caller's tensor
 };
 
 struct StockhamPassPlan {
   PassShape shape = PassShape::whole;
-  int64_t length = 1;         // L: points of each transform of this pass
-  int64_t other_factor = 1;   // four-step: N2 for a columns pass, N1 for a rows pass
+  int64_t length = 1;        // L: points of each transform of this pass
+  int64_t other_factor = 1;  // four-step: N2 for a columns pass, N1 for a rows pass
   int64_t transform_count = 1;
-  std::vector<int> radices;   // product = length; empty for length 1
+  std::vector<int> radices;  // product = length; empty for length 1
   int threads_per_transform = 1;
   int transforms_per_workgroup = 1;
   // Shader constants, bucketed so that few pipelines serve many lengths.

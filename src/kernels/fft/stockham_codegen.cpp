@@ -10,7 +10,9 @@
 namespace onda::kernels::fft {
 namespace {
 
-std::string literal(double value) { return fmt::format("{:.17e}", value); }
+std::string literal(double value) {
+  return fmt::format("{:.17e}", value);
+}
 
 // `fn butterfly` applies the radix-R DFT to registers first..first+R-1, for every radix a plan can
 // choose (the radix is a uniform, so the switch is uniform too).
@@ -24,8 +26,8 @@ std::string butterfly_dispatch(int max_registers) {
       args += fmt::format("{}(*v)[first + {}u]", r ? ", " : "", r);
       writes += fmt::format("      (*v)[first + {0}u] = y[{0}];\n", r);
     }
-    code += fmt::format("    case {0}u: {{\n      let y = dft{0}(array<vec2<f32>, {0}>({1}));\n{2}    }}\n", radix,
-                        args, writes);
+    code += fmt::format("    case {0}u: {{\n      let y = dft{0}(array<vec2<f32>, {0}>({1}));\n{2}    }}\n",
+                        radix, args, writes);
   }
   code += "    default: {}\n  }\n}\n";
   return code;
