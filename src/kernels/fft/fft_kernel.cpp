@@ -47,8 +47,8 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context) {
 }
 
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
-                     const FftDescription& description)
-    : context_(context), plan_(FftPlan::create(description, fft_device_limits(context))) {
+                     const FftDescription& description, const std::optional<FftDeviceLimits>& limits)
+    : context_(context), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
   for (size_t i = 0; i < plan_.passes.size(); ++i) {
     GeneratedPass generated = generate_stockham_pass(plan_, i);
     const std::string label = fmt::format("fft pass {} of {}", i, plan_.summary());
@@ -68,7 +68,7 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
   tables_bytes_ = table.size() * sizeof(float);
   tables_ = pool.acquire(tables_bytes_);
   gpu::upload(context, tables_->buffer(), 0, table.data(), tables_bytes_);
-  scratch_bytes_ = static_cast<uint64_t>(description.batch()) * plan_.fft_length * 8;
+  scratch_bytes_ = static_cast<uint64_t>(plan_.chunk_batch()) * plan_.fft_length * 8;
   if (plan_.needs_stage_scratch) stage_scratch_ = pool.acquire(scratch_bytes_);
   if (plan_.needs_spectrum) spectrum_ = pool.acquire(scratch_bytes_);
 }
@@ -147,42 +147,52 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
-  for (size_t i = 0; i < passes_.size(); ++i) {
-    const StockhamPassPlan& pass = plan_.passes[i];
-    std::vector<gpu::BufferBinding> bindings;
-    for (PassBinding role : passes_[i].bindings) {
-      switch (role) {
-        case PassBinding::user_input:
-          bindings.push_back(input.binding(context_));
-          break;
-        case PassBinding::window:
-          bindings.push_back(window->binding(context_));
-          break;
-        case PassBinding::user_output:
-          bindings.push_back(output.binding(context_));
-          break;
-        case PassBinding::spectrum:
-          bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
-          break;
-        case PassBinding::stage_scratch:
-          bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
-          break;
-        case PassBinding::tables:
-          bindings.push_back({tables_->buffer(), 0, tables_bytes_});
-          break;
+  const uint32_t in_offset = u.in_offset, out_offset = u.out_offset;
+  for (int64_t outer = 0; outer < d.outer_count; outer += plan_.outer_per_chunk) {
+    const int64_t chunk_outer = std::min(plan_.outer_per_chunk, d.outer_count - outer);
+    u.in_offset = static_cast<uint32_t>(in_offset + outer * d.input.outer_stride);
+    u.out_offset = static_cast<uint32_t>(out_offset + outer * d.output.outer_stride);
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      const StockhamPassPlan& pass = plan_.passes[i];
+      std::vector<gpu::BufferBinding> bindings;
+      for (PassBinding role : passes_[i].bindings) {
+        switch (role) {
+          case PassBinding::user_input:
+            bindings.push_back(input.binding(context_));
+            break;
+          case PassBinding::window:
+            bindings.push_back(window->binding(context_));
+            break;
+          case PassBinding::user_output:
+            bindings.push_back(output.binding(context_));
+            break;
+          case PassBinding::spectrum:
+            bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
+            break;
+          case PassBinding::stage_scratch:
+            bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
+            break;
+          case PassBinding::tables:
+            bindings.push_back({tables_->buffer(), 0, tables_bytes_});
+            break;
+        }
       }
+      const int64_t transforms =
+          chunk_outer * d.inner_count * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
+      u.transform_count = static_cast<uint32_t>(transforms);
+      u.pass_length = static_cast<uint32_t>(pass.length);
+      u.other_factor = static_cast<uint32_t>(pass.other_factor);
+      u.stage_count = static_cast<uint32_t>(pass.radices.size());
+      u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
+      u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
+      std::fill(std::begin(u.radices), std::end(u.radices), 0u);
+      std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
+      const int64_t workgroups =
+          (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
+      recorder.dispatch(passes_[i].pipeline, bindings, &u, sizeof(u),
+                        gpu::split_workgroups(workgroups, context_.limits()),
+                        fmt::format("fft L={} pass {}", pass.length, i));
     }
-    u.transform_count = static_cast<uint32_t>(pass.transform_count);
-    u.pass_length = static_cast<uint32_t>(pass.length);
-    u.other_factor = static_cast<uint32_t>(pass.other_factor);
-    u.stage_count = static_cast<uint32_t>(pass.radices.size());
-    u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
-    u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
-    std::fill(std::begin(u.radices), std::end(u.radices), 0u);
-    std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
-    recorder.dispatch(passes_[i].pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups(pass.workgroup_count(), context_.limits()),
-                      fmt::format("fft L={} pass {}", pass.length, i));
   }
 }
 

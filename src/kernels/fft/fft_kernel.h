@@ -8,6 +8,7 @@
 //   fft.record(recorder, signal, spectrum);  recorder.submit();
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpu/buffer_pool.h"
@@ -24,9 +25,10 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context);
 
 class FftKernel {
  public:
-  // Plans (FftPlan::create with this device's limits), compiles every pass and uploads the tables.
+  // Plans (FftPlan::create with this device's limits, or tighter `limits`, e.g. to bound scratch
+  // memory), compiles every pass and uploads the tables.
   FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
-            const FftDescription& description);
+            const FftDescription& description, const std::optional<FftDeviceLimits>& limits = std::nullopt);
 
   const FftPlan& plan() const { return plan_; }
 

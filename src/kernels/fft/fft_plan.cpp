@@ -203,11 +203,23 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
       std::any_of(plan.passes.begin(), plan.passes.end(),
                   [](const StockhamPassPlan& p) { return p.shape != PassShape::whole; });
 
-  const uint64_t scratch_bytes = static_cast<uint64_t>(batch) * plan.fft_length * kComplexBytes;
-  if ((plan.needs_stage_scratch || plan.needs_spectrum) && scratch_bytes > limits.max_storage_binding_bytes) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "FFT {}: scratch of {} bytes exceeds maxStorageBufferBindingSize ({} bytes); split the batch",
-        description.summary(), scratch_bytes, limits.max_storage_binding_bytes));
+  // Scratch must fit one storage binding: a long batch runs in chunks of whole outer rows.
+  plan.outer_per_chunk = description.outer_count;
+  const uint64_t row_scratch_bytes =
+      static_cast<uint64_t>(description.inner_count) * plan.fft_length * kComplexBytes;
+  if ((plan.needs_stage_scratch || plan.needs_spectrum) &&
+      row_scratch_bytes * description.outer_count > limits.max_storage_binding_bytes) {
+    plan.outer_per_chunk = static_cast<int64_t>(limits.max_storage_binding_bytes / row_scratch_bytes);
+    if (plan.outer_per_chunk == 0) {
+      throw gpu::DeviceLimitError(fmt::format(
+          "FFT {}: scratch of {} bytes for one outer row exceeds maxStorageBufferBindingSize ({} bytes)",
+          description.summary(), row_scratch_bytes, limits.max_storage_binding_bytes));
+    }
+    for (StockhamPassPlan& pass : plan.passes) {
+      pass.transform_count = plan.chunk_batch() * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
+      pass.transforms_per_workgroup =
+          static_cast<int>(std::min<int64_t>(pass.transforms_per_workgroup, pass.transform_count));
+    }
   }
   for (const StockhamPassPlan& pass : plan.passes) {
     if (pass.radices.size() > 16) {
@@ -226,6 +238,7 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
 std::string FftPlan::summary() const {
   std::string text = fmt::format("{} {}{} F={}", description.summary(), algorithm_name(algorithm),
                                  real_packed ? " real_packed" : "", fft_length);
+  if (outer_per_chunk < description.outer_count) text += fmt::format(" chunks of {} outer", outer_per_chunk);
   for (const StockhamPassPlan& pass : passes) {
     text +=
         fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,

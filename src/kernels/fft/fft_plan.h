@@ -73,9 +73,13 @@ struct FftPlan {
   // points (samples packed in pairs), split into the N/2+1 bins in workgroup memory (r2c) or combined
   // from them on load (c2r). Otherwise real data goes through a full-length complex FFT.
   bool real_packed = false;
+  // Outer rows per chunk: the passes run once per chunk of outer rows so that the scratch buffers
+  // fit the largest storage binding. Each pass's transform_count is that of a full chunk.
+  int64_t outer_per_chunk = 1;
+  int64_t chunk_batch() const { return outer_per_chunk * description.inner_count; }
 
   // Throws std::invalid_argument for a bad description, DeviceLimitError when the work cannot fit
-  // the device (e.g. the scratch buffers exceed the largest storage binding).
+  // the device (e.g. the scratch of one outer row exceeds the largest storage binding).
   static FftPlan create(const FftDescription& description, const FftDeviceLimits& limits);
   std::string summary() const;
 };
