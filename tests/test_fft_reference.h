@@ -1,7 +1,7 @@
 // Float64 references and the shared driver of the FFT tests: a direct O(N^2) DFT (exact angles, n*k
-// reduced modulo N) and, for long powers of two, a recursive radix-2 FFT with directly computed
-// twiddles; plus run_fft_case(), which runs a description on fresh random data with a poisoned output
-// and returns the rel L2 against the reference applied to the same strided layout.
+// reduced modulo N) and, above 4096 even points, radix-2 decimation down to an odd direct DFT, with directly
+// computed twiddles; plus run_fft_cases(), which runs descriptions on fresh random data with poisoned outputs
+// in one submit and returns each rel L2 against the reference applied to the same strided layout.
 #pragma once
 #include <cmath>
 #include <complex>
@@ -76,13 +76,6 @@ inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64
   return l.offset + outer * l.outer_stride + inner * l.inner_stride + n * l.axis_stride;
 }
 
-struct CaseResult {
-  double rel_l2 = INFINITY;
-  std::vector<float> input;   // what the GPU read (rounded to the dtype)
-  std::vector<float> output;  // what the GPU wrote
-  std::vector<double> reference;
-};
-
 // The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
 // tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
 inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
@@ -116,25 +109,6 @@ inline std::vector<double> reference_output(const FftDescription& d, const std::
     }
   }
   return reference;
-}
-
-// Runs `d` on random normal input of `input_elements` scalars into a poisoned output of
-// `output_elements` scalars.
-inline CaseResult run_fft_case(const FftDescription& d, int64_t input_elements, int64_t output_elements,
-                               Random& random) {
-  Gpu& g = gpu();
-  CaseResult result;
-  result.input = round_to_dtype(random.normal(input_elements), d.dtype);
-  Tensor input = upload_floats(result.input, d.dtype, {input_elements});
-  Tensor output = poisoned(d.dtype, {output_elements});
-  FftKernel kernel(g.context, g.pool, g.pipelines, d);
-  gpu::CommandRecorder recorder(g.context);
-  kernel.record(recorder, input, output);
-  recorder.submit_and_wait();
-  result.output = output.download_floats(g.context);
-  result.reference = reference_output(d, result.input, output_elements);
-  result.rel_l2 = rel_l2(result.output, result.reference);
-  return result;
 }
 
 // A dense batch of `batch` transforms (outer = batch, inner = 1) in the given domain.

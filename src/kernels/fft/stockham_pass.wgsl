@@ -5,10 +5,12 @@
 // which leaves the output in natural order with no bit reversal. The first stage reads global memory
 // and the last writes it directly. Twiddles come from a table computed in double on the host.
 //
-// The length and the radices are uniforms, not constants: one pipeline serves every length of a
-// (dtype, domain, direction, pass shape) combination. Compiling one pipeline per length costs seconds
-// each on CPU adapters (lavapipe), which a model with a few lengths would not mind but which made the
-// per-length variant too slow to test; a per-length unrolled variant can come back as an option.
+// The length, radices, domain and direction are uniforms, not constants: one pipeline serves every
+// length of a (dtype, source, sink, pass shape, workgroup class) combination. A first version generated
+// unrolled stages per length: each pipeline then cost 0.5-5 s to compile on lavapipe, which made the
+// test sweep take minutes. Registers are indexed at run time (v[b * radix + r]); a variant with
+// constant-trip loops (static indices) compiled 3x slower on lavapipe and ran no faster there. On
+// discrete GPUs a per-length unrolled variant may well pay off: measure before bringing it back.
 #include "fft/complex_math.wgsl"
 
 struct Params {
