@@ -14,48 +14,41 @@ using namespace fft_reference;
 
 constexpr double kF32Bound = 1e-6;
 
-// Every length 1..256 in one submit: each length reads its own region of one input tensor and writes
-// its own region of one output tensor (which also exercises layout offsets), so the sweep costs one
-// upload, one wait and one download on top of the pipelines.
-TEST(FftComplex, ForwardEveryLength1To256) {
-  Gpu& g = gpu();
+// Every length 1..256 in one submit per domain and direction: each length reads its own region of one
+// input tensor and writes its own region of one output tensor (run_fft_cases), so a sweep costs one
+// upload, one wait and one download on top of the few pipelines it shares.
+void expect_every_length_to_256(FftDomain domain, FftDirection direction, bool normalize, const char* what) {
+  std::vector<FftCase> cases;
+  for (int64_t n = 1; n <= 256; ++n)
+    cases.push_back(dense_case(n, 3, domain, direction, DType::f32, normalize));
   Random random(test_seed());
-  const int64_t batch = 3;
-  std::vector<FftDescription> descriptions;
-  int64_t total = 0;
-  for (int64_t n = 1; n <= 256; ++n) {
-    FftDescription d = dense_description(n, batch, FftDomain::complex, FftDirection::forward);
-    d.input.offset = d.output.offset = total;
-    total += 2 * batch * n;
-    descriptions.push_back(d);
-  }
-  const std::vector<float> host_input = random.normal(total);
-  Tensor input = upload_floats(host_input, DType::f32, {total});
-  Tensor output = poisoned(DType::f32, {total});
-  const auto start = std::chrono::steady_clock::now();
-  gpu::CommandRecorder recorder(g.context);
   std::vector<std::unique_ptr<FftKernel>> kernels;
-  for (const FftDescription& d : descriptions) {
-    kernels.push_back(std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d));
-    kernels.back()->record(recorder, input, output);
-  }
-  recorder.submit_and_wait();
-  const std::vector<float> out = output.download_floats(g.context);
+  const auto start = std::chrono::steady_clock::now();
+  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  double worst = 0;
-  int64_t worst_n = 0;
-  for (const FftDescription& d : descriptions) {
-    const int64_t begin = d.output.offset, size = 2 * batch * d.length;
-    FftDescription local = d;
-    local.input.offset = local.output.offset = 0;
-    const std::vector<float> in(host_input.begin() + begin, host_input.begin() + begin + size);
-    const std::vector<float> got(out.begin() + begin, out.begin() + begin + size);
-    const double e = rel_l2(got, reference_output(local, in, size));
-    EXPECT_LE(e, kF32Bound) << "N=" << d.length << " (" << kernels[d.length - 1]->plan().summary() << ")";
-    if (e > worst) worst = e, worst_n = d.length;
+  size_t worst = 0;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    EXPECT_LE(errors[i], kF32Bound) << kernels[i]->plan().summary();
+    if (errors[i] > errors[worst]) worst = i;
   }
-  std::printf("complex forward N=1..256 batch %lld: worst rel L2 %.3g at N=%lld (%.1f s, %zu pipelines cached)\n",
-              static_cast<long long>(batch), worst, static_cast<long long>(worst_n), seconds, g.pipelines.size());
+  std::printf("%s N=1..256 batch 3: worst rel L2 %.3g at N=%lld (%.1f s)\n", what, errors[worst],
+              static_cast<long long>(worst + 1), seconds);
+}
+
+TEST(FftComplex, ForwardEveryLength1To256) {
+  expect_every_length_to_256(FftDomain::complex, FftDirection::forward, false, "c2c forward");
+}
+
+TEST(FftComplex, InverseEveryLength1To256) {
+  expect_every_length_to_256(FftDomain::complex, FftDirection::inverse, true, "c2c inverse 1/N");
+}
+
+TEST(FftReal, ForwardEveryLength1To256) {
+  expect_every_length_to_256(FftDomain::real_to_complex, FftDirection::forward, false, "r2c");
+}
+
+TEST(FftReal, InverseEveryLength1To256) {
+  expect_every_length_to_256(FftDomain::complex_to_real, FftDirection::inverse, true, "c2r 1/N");
 }
 
 TEST(FftComplex, SmoothLengthsTo4096ForwardAndInverse) {

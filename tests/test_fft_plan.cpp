@@ -97,8 +97,14 @@ TEST(FftPlan, RejectsBadDescriptions) {
   FftDescription negative = complex_description(8);
   negative.output.inner_stride = -2;
   EXPECT_THROW(FftPlan::create(negative, limits), std::invalid_argument);
-  // The Bluestein spectrum of a huge batch cannot be bound at once.
-  EXPECT_THROW(FftPlan::create(complex_description(4099, 4096), limits), gpu::DeviceLimitError);
+  // The Bluestein spectrum of a huge batch runs in chunks; one row too large for a binding is an error.
+  FftPlan chunked = FftPlan::create(complex_description(4099, 4096), limits);
+  EXPECT_LT(chunked.outer_per_chunk, 4096);
+  EXPECT_LE(static_cast<uint64_t>(chunked.chunk_batch() * chunked.fft_length * 8),
+            limits.max_storage_binding_bytes);
+  FftDeviceLimits tiny = limits;
+  tiny.max_storage_binding_bytes = 4096;
+  EXPECT_THROW(FftPlan::create(complex_description(4099, 1), tiny), gpu::DeviceLimitError);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Real-input forward FFTs (onesided output, bins 0..N/2) and their inverse (onesided Hermitian input
-// -> real output) against a float64 DFT, odd and even N, f32 and f16, dense and strided.
+// -> real output) against a float64 DFT, odd and even N (even N go through the N/2-point packed
+// complex FFT), f32 and f16, dense and strided.
 #include <gtest/gtest.h>
 
 #include "test_fft_reference.h"
@@ -10,7 +11,9 @@ namespace {
 using namespace fft_reference;
 
 constexpr double kF32Bound = 1e-6;
-const int64_t kLengths[] = {1, 2, 3, 4, 5, 7, 8, 15, 16, 45, 100, 128, 243, 257, 400, 512, 1000, 1021, 4096};
+// Odd and even; 34 = 2*17 is even with a rough half (no packing); 8192 packs into one 4096-point pass.
+const int64_t kLengths[] = {1,   2,   3,   4,   5,   7,   8,    15,   16,   34,  45,
+                            100, 128, 243, 257, 400, 512, 1000, 1021, 4096, 8192};
 
 TEST(FftReal, ForwardOnesidedOddAndEvenLengths) {
   std::vector<FftCase> cases;
@@ -100,6 +103,50 @@ TEST(FftReal, RoundTrip) {
     std::printf("real round trip N=%lld: rel L2 %.3g\n", static_cast<long long>(n), e);
     EXPECT_LE(e, kF32Bound);
   }
+}
+
+// ONNX dft_length on real input: an odd number of present samples splits a packed pair.
+TEST(FftReal, InputLengthPadsPackedPairs) {
+  std::vector<FftCase> cases;
+  for (auto [n, present] : {std::pair<int64_t, int64_t>{64, 41}, {64, 100}, {30, 7}}) {
+    FftCase c;
+    FftDescription& d = c.description;
+    d.length = n;
+    d.outer_count = 2;
+    d.domain = FftDomain::real_to_complex;
+    d.input_length = present;
+    d.input = kernels::fft::contiguous_layout(present, 1, 1);
+    d.output = kernels::fft::contiguous_layout(n / 2 + 1, 1, 2);
+    c.input_elements = 2 * present;
+    c.output_elements = 2 * (n / 2 + 1) * 2;
+    cases.push_back(c);
+  }
+  expect_cases_within(cases, DType::f32, kF32Bound, "r2c dft_length");
+}
+
+// Tensors that are views (slice_outer) start at an element offset inside their binding.
+TEST(FftReal, TensorViewsAtAnOffset) {
+  Gpu& g = gpu();
+  Random random(test_seed());
+  const int64_t n = 96, rows = 5;
+  const std::vector<float> host = random.normal(rows * n);
+  Tensor all_input = upload_floats(host, DType::f32, {rows, n});
+  Tensor all_output = poisoned(DType::f32, {rows, (n / 2 + 1) * 2});
+  Tensor input = all_input.slice_outer(1, 4);    // rows 1..3
+  Tensor output = all_output.slice_outer(2, 5);  // rows 2..4
+  const FftDescription d = dense_description(n, 3, FftDomain::real_to_complex, FftDirection::forward);
+  FftKernel kernel(g.context, g.pool, g.pipelines, d);
+  gpu::CommandRecorder recorder(g.context);
+  kernel.record(recorder, input, output);
+  recorder.submit_and_wait();
+  const std::vector<float> rows_in(host.begin() + n, host.begin() + 4 * n);
+  const double e =
+      rel_l2(output.download_floats(g.context), reference_output(d, rows_in, 3 * (n / 2 + 1) * 2));
+  std::printf("r2c on views at offsets: rel L2 %.3g\n", e);
+  EXPECT_LE(e, kF32Bound);
+  // Rows the view does not cover stay untouched (still poisoned).
+  const std::vector<float> whole = all_output.download_floats(g.context);
+  EXPECT_TRUE(std::isnan(whole[0]) && std::isnan(whole[2 * (n / 2 + 1) - 1]));
 }
 
 }  // namespace

@@ -1,12 +1,12 @@
 // Float64 references and the shared driver of the FFT tests: a direct O(N^2) DFT (exact angles, n*k
-// reduced modulo N) and, for long powers of two, a recursive radix-2 FFT with directly computed
-// twiddles; plus run_fft_case(), which runs a description on fresh random data with a poisoned output
-// and returns the rel L2 against the reference applied to the same strided layout.
+// reduced modulo N) and, above 4096 even points, radix-2 decimation down to an odd direct DFT, with directly
+// computed twiddles; plus run_fft_cases(), which runs descriptions on fresh random data with poisoned outputs
+// in one submit and returns each rel L2 against the reference applied to the same strided layout.
 #pragma once
 #include <cmath>
 #include <complex>
-#include <memory>
 #include <cstdio>
+#include <memory>
 #include <numbers>
 #include <vector>
 
@@ -76,17 +76,11 @@ inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64
   return l.offset + outer * l.outer_stride + inner * l.inner_stride + n * l.axis_stride;
 }
 
-struct CaseResult {
-  double rel_l2 = INFINITY;
-  std::vector<float> input;   // what the GPU read (rounded to the dtype)
-  std::vector<float> output;  // what the GPU wrote
-  std::vector<double> reference;
-};
-
 // The float64 answer of `d` for `input` (the tensor's scalar elements), laid out like the output
 // tensor of `output_elements` scalars; positions the transform does not write are NaN (skipped).
 inline std::vector<double> reference_output(const FftDescription& d, const std::vector<float>& input,
-                                            int64_t output_elements) {
+                                            int64_t output_elements,
+                                            const std::vector<float>* window = nullptr) {
   std::vector<double> reference(output_elements, NAN);
   const int64_t n = d.length;
   const bool inverse = d.direction == FftDirection::inverse;
@@ -101,7 +95,9 @@ inline std::vector<double> reference_output(const FftDescription& d, const std::
     } else {
       for (int64_t k = 0; k < std::min(n, d.input_samples()); ++k) {
         const int64_t a = layout_address(d, d.input, b, k);
-        x[k] = d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+        x[k] =
+            d.domain == FftDomain::real_to_complex ? Complex(input[a], 0.0) : Complex(input[a], input[a + 1]);
+        if (window) x[k] *= static_cast<double>((*window)[k]);
       }
     }
     std::vector<Complex> y = reference_dft(x, inverse);
@@ -115,25 +111,6 @@ inline std::vector<double> reference_output(const FftDescription& d, const std::
   return reference;
 }
 
-// Runs `d` on random normal input of `input_elements` scalars into a poisoned output of
-// `output_elements` scalars.
-inline CaseResult run_fft_case(const FftDescription& d, int64_t input_elements, int64_t output_elements,
-                               Random& random) {
-  Gpu& g = gpu();
-  CaseResult result;
-  result.input = round_to_dtype(random.normal(input_elements), d.dtype);
-  Tensor input = upload_floats(result.input, d.dtype, {input_elements});
-  Tensor output = poisoned(d.dtype, {output_elements});
-  FftKernel kernel(g.context, g.pool, g.pipelines, d);
-  gpu::CommandRecorder recorder(g.context);
-  kernel.record(recorder, input, output);
-  recorder.submit_and_wait();
-  result.output = output.download_floats(g.context);
-  result.reference = reference_output(d, result.input, output_elements);
-  result.rel_l2 = rel_l2(result.output, result.reference);
-  return result;
-}
-
 // A dense batch of `batch` transforms (outer = batch, inner = 1) in the given domain.
 inline FftDescription dense_description(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
                                         DType dtype = DType::f32) {
@@ -143,8 +120,10 @@ inline FftDescription dense_description(int64_t n, int64_t batch, FftDomain doma
   d.domain = domain;
   d.direction = direction;
   d.dtype = dtype;
-  d.input = kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
-  d.output = kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
+  d.input =
+      kernels::fft::contiguous_layout(d.input_samples(), 1, domain == FftDomain::real_to_complex ? 1 : 2);
+  d.output =
+      kernels::fft::contiguous_layout(d.output_samples(), 1, domain == FftDomain::complex_to_real ? 1 : 2);
   return d;
 }
 
@@ -206,7 +185,8 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
     const FftCase& c = cases[i];
     const std::vector<float> in(host_input.begin() + input_begin[i],
                                 host_input.begin() + input_begin[i] + c.input_elements);
-    const std::vector<float> got(out.begin() + output_begin[i], out.begin() + output_begin[i] + c.output_elements);
+    const std::vector<float> got(out.begin() + output_begin[i],
+                                 out.begin() + output_begin[i] + c.output_elements);
     errors.push_back(rel_l2(got, reference_output(c.description, in, c.output_elements)));
   }
   if (kernels_out) *kernels_out = std::move(kernels);
@@ -214,14 +194,16 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
 }
 
 // Runs the cases, checks each against `bound` and prints one line per case.
-inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound, const char* what) {
+inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound,
+                                const char* what) {
   Random random(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
   const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& plan = kernels[i]->plan();
-    std::printf("%s %s %s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
-                kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
+    std::printf("%s %s %s%s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
+                kernels::fft::algorithm_name(plan.algorithm), plan.real_packed ? " real_packed" : "",
+                static_cast<long long>(plan.fft_length), errors[i]);
     EXPECT_LE(errors[i], bound) << kernels[i]->plan().summary();
   }
 }

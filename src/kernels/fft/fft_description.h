@@ -18,9 +18,9 @@ namespace onda::kernels::fft {
 enum class FftDirection : uint8_t { forward, inverse };
 
 enum class FftDomain : uint8_t {
-  complex,           // complex input of N samples -> complex output of N bins
-  real_to_complex,   // real input of N samples -> onesided output, bins 0..N/2 (N/2+1 values)
-  complex_to_real,   // onesided Hermitian input, bins 0..N/2 -> real output of N samples
+  complex,          // complex input of N samples -> complex output of N bins
+  real_to_complex,  // real input of N samples -> onesided output, bins 0..N/2 (N/2+1 values)
+  complex_to_real,  // onesided Hermitian input, bins 0..N/2 -> real output of N samples
 };
 
 struct FftLayout {
@@ -48,6 +48,9 @@ struct FftDescription {
   int64_t input_length = 0;
   FftLayout input;
   FftLayout output;
+  // STFT: multiply input sample n by window[n] (a tensor of the same dtype given to record(), at least
+  // min(N, input samples) long). Complex and real input only.
+  bool windowed = false;
 
   int64_t batch() const { return outer_count * inner_count; }
   int64_t input_samples() const;   // values read along the axis

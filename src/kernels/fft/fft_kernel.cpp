@@ -21,7 +21,7 @@ struct PassUniforms {
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
   uint32_t kernel_offset, half_length;
   float conjugate;
-  uint32_t input_kind, output_kind, pad0, pad1, pad2;
+  uint32_t input_kind, output_kind, window_offset, real_offset, pad2;
   uint32_t radices[16];
 };
 static_assert(sizeof(PassUniforms) == 176);
@@ -39,15 +39,16 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context) {
   const wgpu::Limits& l = context.limits();
   FftDeviceLimits limits;
   limits.workgroup_storage_bytes = l.maxComputeWorkgroupStorageSize;
-  limits.max_invocations_per_workgroup = std::min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
+  limits.max_invocations_per_workgroup =
+      std::min(l.maxComputeInvocationsPerWorkgroup, l.maxComputeWorkgroupSizeX);
   limits.max_storage_binding_bytes = l.maxStorageBufferBindingSize;
   limits.max_workgroups_per_dimension = l.maxComputeWorkgroupsPerDimension;
   return limits;
 }
 
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
-                     const FftDescription& description)
-    : context_(context), plan_(FftPlan::create(description, fft_device_limits(context))) {
+                     const FftDescription& description, const std::optional<FftDeviceLimits>& limits)
+    : context_(context), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
   for (size_t i = 0; i < plan_.passes.size(); ++i) {
     GeneratedPass generated = generate_stockham_pass(plan_, i);
     const std::string label = fmt::format("fft pass {} of {}", i, plan_.summary());
@@ -59,10 +60,15 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
     append(table, bluestein_chirp(description.length));
     append(table, bluestein_kernel_spectrum(description.length, plan_.fft_length));
   }
+  if (plan_.real_packed) {
+    std::vector<ComplexDouble> real_twiddles = twiddle_table(description.length);  // W_N^k, k <= N/2
+    real_twiddles.resize(description.length / 2 + 1);
+    append(table, real_twiddles);
+  }
   tables_bytes_ = table.size() * sizeof(float);
   tables_ = pool.acquire(tables_bytes_);
   gpu::upload(context, tables_->buffer(), 0, table.data(), tables_bytes_);
-  scratch_bytes_ = static_cast<uint64_t>(description.batch()) * plan_.fft_length * 8;
+  scratch_bytes_ = static_cast<uint64_t>(plan_.chunk_batch()) * plan_.fft_length * 8;
   if (plan_.needs_stage_scratch) stage_scratch_ = pool.acquire(scratch_bytes_);
   if (plan_.needs_spectrum) spectrum_ = pool.acquire(scratch_bytes_);
 }
@@ -70,30 +76,47 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
 void FftKernel::check_tensor(const Tensor& tensor, const FftLayout& layout, int64_t samples, bool real,
                              const char* which) const {
   const FftDescription& d = plan_.description;
-  if (!tensor.defined()) throw std::invalid_argument(fmt::format("FFT {}: {} tensor is empty", d.summary(), which));
+  if (!tensor.defined())
+    throw std::invalid_argument(fmt::format("FFT {}: {} tensor is empty", d.summary(), which));
   if (tensor.dtype() != d.dtype) {
     throw std::invalid_argument(fmt::format("FFT {}: {} tensor is {}, the plan wants {}", d.summary(), which,
                                             dtype_name(tensor.dtype()), dtype_name(d.dtype)));
   }
   const int64_t last = layout.offset + (d.outer_count - 1) * layout.outer_stride +
-                       (d.inner_count - 1) * layout.inner_stride + (samples - 1) * layout.axis_stride + (real ? 0 : 1);
+                       (d.inner_count - 1) * layout.inner_stride + (samples - 1) * layout.axis_stride +
+                       (real ? 0 : 1);
   if (last >= tensor.numel()) {
-    throw std::invalid_argument(fmt::format("FFT {}: {} layout reaches element {} but the {} tensor {} has {}",
-                                            d.summary(), which, last, which, shape_string(tensor.shape()),
-                                            tensor.numel()));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: {} layout reaches element {} but the {} tensor {} has {}", d.summary(), which,
+                    last, which, shape_string(tensor.shape()), tensor.numel()));
   }
   if (last + tensor.element_offset(context_) > int64_t{0xFFFFFFFF}) {
-    throw std::invalid_argument(fmt::format("FFT {}: {} layout exceeds 32-bit element indices", d.summary(), which));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: {} layout exceeds 32-bit element indices", d.summary(), which));
   }
 }
 
-void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const {
+void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+                       const Tensor* window) const {
   const FftDescription& d = plan_.description;
   check_tensor(input, d.input, d.input_samples(), d.input_is_real(), "input");
   check_tensor(output, d.output, d.output_samples(), d.output_is_real(), "output");
+  if (d.windowed != (window != nullptr)) {
+    throw std::invalid_argument(fmt::format(
+        "FFT {}: {}", d.summary(),
+        d.windowed ? "windowed plan but no window tensor" : "window given to an unwindowed plan"));
+  }
+  if (window) {
+    const int64_t needed = std::min(d.length, d.input_samples());
+    if (window->dtype() != d.dtype || window->numel() < needed) {
+      throw std::invalid_argument(fmt::format("FFT {}: window must be {} with at least {} values, got {} {}",
+                                              d.summary(), dtype_name(d.dtype), needed,
+                                              dtype_name(window->dtype()), shape_string(window->shape())));
+    }
+  }
   if (input.buffer().Get() == output.buffer().Get()) {
-    throw std::invalid_argument(fmt::format("FFT {}: input and output share a buffer (in-place is not supported)",
-                                            d.summary()));
+    throw std::invalid_argument(
+        fmt::format("FFT {}: input and output share a buffer (in-place is not supported)", d.summary()));
   }
   PassUniforms u{};
   u.inner_count = static_cast<uint32_t>(d.inner_count);
@@ -111,34 +134,65 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
-  u.input_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
-  u.output_kind = d.domain == FftDomain::real_to_complex ? 1 : d.domain == FftDomain::complex_to_real ? 2 : 0;
+  // Kinds as read_user / write_user in fft/user_io.wgsl number them.
+  if (d.domain == FftDomain::real_to_complex) {
+    u.input_kind = plan_.real_packed ? 3 : 1;
+    u.output_kind = 1;
+  } else if (d.domain == FftDomain::complex_to_real) {
+    u.input_kind = plan_.real_packed ? 4 : 2;
+    u.output_kind = plan_.real_packed ? 3 : 2;
+  }
+  u.real_offset = static_cast<uint32_t>(plan_.fft_length);
+  u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
-  for (size_t i = 0; i < passes_.size(); ++i) {
-    const StockhamPassPlan& pass = plan_.passes[i];
-    std::vector<gpu::BufferBinding> bindings;
-    for (PassBinding role : passes_[i].bindings) {
-      switch (role) {
-        case PassBinding::user_input: bindings.push_back(input.binding(context_)); break;
-        case PassBinding::user_output: bindings.push_back(output.binding(context_)); break;
-        case PassBinding::spectrum: bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_}); break;
-        case PassBinding::stage_scratch: bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_}); break;
-        case PassBinding::tables: bindings.push_back({tables_->buffer(), 0, tables_bytes_}); break;
+  const uint32_t in_offset = u.in_offset, out_offset = u.out_offset;
+  for (int64_t outer = 0; outer < d.outer_count; outer += plan_.outer_per_chunk) {
+    const int64_t chunk_outer = std::min(plan_.outer_per_chunk, d.outer_count - outer);
+    u.in_offset = static_cast<uint32_t>(in_offset + outer * d.input.outer_stride);
+    u.out_offset = static_cast<uint32_t>(out_offset + outer * d.output.outer_stride);
+    for (size_t i = 0; i < passes_.size(); ++i) {
+      const StockhamPassPlan& pass = plan_.passes[i];
+      std::vector<gpu::BufferBinding> bindings;
+      for (PassBinding role : passes_[i].bindings) {
+        switch (role) {
+          case PassBinding::user_input:
+            bindings.push_back(input.binding(context_));
+            break;
+          case PassBinding::window:
+            bindings.push_back(window->binding(context_));
+            break;
+          case PassBinding::user_output:
+            bindings.push_back(output.binding(context_));
+            break;
+          case PassBinding::spectrum:
+            bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
+            break;
+          case PassBinding::stage_scratch:
+            bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
+            break;
+          case PassBinding::tables:
+            bindings.push_back({tables_->buffer(), 0, tables_bytes_});
+            break;
+        }
       }
+      const int64_t transforms =
+          chunk_outer * d.inner_count * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
+      u.transform_count = static_cast<uint32_t>(transforms);
+      u.pass_length = static_cast<uint32_t>(pass.length);
+      u.other_factor = static_cast<uint32_t>(pass.other_factor);
+      u.stage_count = static_cast<uint32_t>(pass.radices.size());
+      u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
+      u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
+      std::fill(std::begin(u.radices), std::end(u.radices), 0u);
+      std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
+      const int64_t workgroups =
+          (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
+      recorder.dispatch(passes_[i].pipeline, bindings, &u, sizeof(u),
+                        gpu::split_workgroups(workgroups, context_.limits()),
+                        fmt::format("fft L={} pass {}", pass.length, i));
     }
-    u.transform_count = static_cast<uint32_t>(pass.transform_count);
-    u.pass_length = static_cast<uint32_t>(pass.length);
-    u.other_factor = static_cast<uint32_t>(pass.other_factor);
-    u.stage_count = static_cast<uint32_t>(pass.radices.size());
-    u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
-    u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
-    std::fill(std::begin(u.radices), std::end(u.radices), 0u);
-    std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
-    recorder.dispatch(passes_[i].pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups(pass.workgroup_count(), context_.limits()),
-                      fmt::format("fft L={} pass {}", pass.length, i));
   }
 }
 

@@ -8,6 +8,7 @@
 //   fft.record(recorder, signal, spectrum);  recorder.submit();
 #pragma once
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "gpu/buffer_pool.h"
@@ -24,15 +25,18 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context);
 
 class FftKernel {
  public:
-  // Plans (FftPlan::create with this device's limits), compiles every pass and uploads the tables.
+  // Plans (FftPlan::create with this device's limits, or tighter `limits`, e.g. to bound scratch
+  // memory), compiles every pass and uploads the tables.
   FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
-            const FftDescription& description);
+            const FftDescription& description, const std::optional<FftDeviceLimits>& limits = std::nullopt);
 
   const FftPlan& plan() const { return plan_; }
 
-  // Records the passes reading `input` and writing `output`. Throws std::invalid_argument when a tensor
-  // has the wrong dtype or is too small for its layout, or when both share one buffer.
-  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const;
+  // Records the passes reading `input` (times `window` when the description is windowed) and writing
+  // `output`. Throws std::invalid_argument when a tensor has the wrong dtype or is too small for its
+  // layout, when a window is missing or unexpected, or when input and output share one buffer.
+  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+              const Tensor* window = nullptr) const;
 
  private:
   struct CompiledPass {

@@ -17,7 +17,9 @@ constexpr int64_t kSmallExchange = 1024;
 constexpr int kSmallRegisters = 16;
 constexpr int kLargeRegisters = 32;
 
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
 
 // Longest pass that fits one workgroup's memory.
 int64_t max_pass_length(const FftDeviceLimits& limits) {
@@ -62,8 +64,9 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   for (int radix : pass.radices) {
     const int64_t registers = ceil_div(length / radix, pass.threads_per_transform) * radix;
     if (registers > pass.max_registers) {
-      throw gpu::DeviceLimitError(fmt::format("FFT pass of {} points needs {} registers per thread (limit {})",
-                                              length, registers, pass.max_registers));
+      throw gpu::DeviceLimitError(
+          fmt::format("FFT pass of {} points needs {} registers per thread (limit {})", length, registers,
+                      pass.max_registers));
     }
   }
   return pass;
@@ -90,14 +93,19 @@ std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSourc
 
 const char* algorithm_name(FftAlgorithm algorithm) {
   switch (algorithm) {
-    case FftAlgorithm::stockham_workgroup: return "stockham_workgroup";
-    case FftAlgorithm::four_step: return "four_step";
-    case FftAlgorithm::bluestein: return "bluestein";
+    case FftAlgorithm::stockham_workgroup:
+      return "stockham_workgroup";
+    case FftAlgorithm::four_step:
+      return "four_step";
+    case FftAlgorithm::bluestein:
+      return "bluestein";
   }
   return "?";
 }
 
-int64_t StockhamPassPlan::workgroup_count() const { return ceil_div(transform_count, transforms_per_workgroup); }
+int64_t StockhamPassPlan::workgroup_count() const {
+  return ceil_div(transform_count, transforms_per_workgroup);
+}
 
 bool is_seven_smooth(int64_t n) {
   if (n < 1) return false;
@@ -127,8 +135,10 @@ std::vector<int> choose_radices(int64_t length) {
   int fours = 0, pairs = 0;
   if (rest == 2) fours = 1;
   if (rest == 1) {
-    if (eights > 0) --eights, fours = 2;
-    else pairs = 1;
+    if (eights > 0)
+      --eights, fours = 2;
+    else
+      pairs = 1;
   }
   radices.insert(radices.end(), eights, 8);
   for (int p : {7, 5}) {
@@ -152,10 +162,20 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     return length <= max_length || four_step_split(length, max_length).first != 0;
   };
 
-  if (is_seven_smooth(n)) {
+  const bool packable = (description.domain == FftDomain::real_to_complex &&
+                         description.direction == FftDirection::forward && n / 2 <= max_length) ||
+                        (description.domain == FftDomain::complex_to_real &&
+                         description.direction == FftDirection::inverse && fits(n / 2));
+  if (n % 2 == 0 && n >= 2 && is_seven_smooth(n / 2) && packable) {
+    plan.real_packed = true;
+    plan.fft_length = n / 2;
+    plan.algorithm = n / 2 <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
+    plan.passes = fft_passes(n / 2, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
+  } else if (is_seven_smooth(n)) {
     if (!fits(n)) {
-      throw gpu::DeviceLimitError(fmt::format("FFT {}: length is longer than two passes of {} points can hold",
-                                              description.summary(), max_length));
+      throw gpu::DeviceLimitError(
+          fmt::format("FFT {}: length is longer than two passes of {} points can hold", description.summary(),
+                      max_length));
     }
     plan.fft_length = n;
     plan.algorithm = n <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
@@ -165,8 +185,9 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     int64_t m = next_seven_smooth(2 * n - 1);
     while (!fits(m)) {
       if (m > max_length * max_length) {
-        throw gpu::DeviceLimitError(fmt::format("FFT {}: Bluestein length {} does not fit two passes of {} points",
-                                                description.summary(), m, max_length));
+        throw gpu::DeviceLimitError(
+            fmt::format("FFT {}: Bluestein length {} does not fit two passes of {} points",
+                        description.summary(), m, max_length));
       }
       m = next_seven_smooth(m + 1);
     }
@@ -174,24 +195,39 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     plan.fft_length = m;
     plan.needs_spectrum = true;
     plan.passes = fft_passes(m, batch, SequenceSource::chirp_input, SequenceSink::spectrum, limits);
-    auto inverse = fft_passes(m, batch, SequenceSource::spectrum_product, SequenceSink::bluestein_output, limits);
+    auto inverse =
+        fft_passes(m, batch, SequenceSource::spectrum_product, SequenceSink::bluestein_output, limits);
     plan.passes.insert(plan.passes.end(), inverse.begin(), inverse.end());
   }
-  plan.needs_stage_scratch = std::any_of(plan.passes.begin(), plan.passes.end(),
-                                         [](const StockhamPassPlan& p) { return p.shape != PassShape::whole; });
+  plan.needs_stage_scratch =
+      std::any_of(plan.passes.begin(), plan.passes.end(),
+                  [](const StockhamPassPlan& p) { return p.shape != PassShape::whole; });
 
-  const uint64_t scratch_bytes = static_cast<uint64_t>(batch) * plan.fft_length * kComplexBytes;
-  if ((plan.needs_stage_scratch || plan.needs_spectrum) && scratch_bytes > limits.max_storage_binding_bytes) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "FFT {}: scratch of {} bytes exceeds maxStorageBufferBindingSize ({} bytes); split the batch",
-        description.summary(), scratch_bytes, limits.max_storage_binding_bytes));
+  // Scratch must fit one storage binding: a long batch runs in chunks of whole outer rows.
+  plan.outer_per_chunk = description.outer_count;
+  const uint64_t row_scratch_bytes =
+      static_cast<uint64_t>(description.inner_count) * plan.fft_length * kComplexBytes;
+  if ((plan.needs_stage_scratch || plan.needs_spectrum) &&
+      row_scratch_bytes * description.outer_count > limits.max_storage_binding_bytes) {
+    plan.outer_per_chunk = static_cast<int64_t>(limits.max_storage_binding_bytes / row_scratch_bytes);
+    if (plan.outer_per_chunk == 0) {
+      throw gpu::DeviceLimitError(fmt::format(
+          "FFT {}: scratch of {} bytes for one outer row exceeds maxStorageBufferBindingSize ({} bytes)",
+          description.summary(), row_scratch_bytes, limits.max_storage_binding_bytes));
+    }
+    for (StockhamPassPlan& pass : plan.passes) {
+      pass.transform_count = plan.chunk_batch() * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
+      pass.transforms_per_workgroup =
+          static_cast<int>(std::min<int64_t>(pass.transforms_per_workgroup, pass.transform_count));
+    }
   }
   for (const StockhamPassPlan& pass : plan.passes) {
     if (pass.radices.size() > 16) {
       throw gpu::DeviceLimitError(fmt::format("FFT {}: a pass of {} points needs more than 16 stages",
                                               description.summary(), pass.length));
     }
-    if (pass.workgroup_count() > int64_t{limits.max_workgroups_per_dimension} * limits.max_workgroups_per_dimension) {
+    if (pass.workgroup_count() >
+        int64_t{limits.max_workgroups_per_dimension} * limits.max_workgroups_per_dimension) {
       throw gpu::DeviceLimitError(fmt::format("FFT {}: {} workgroups exceed the dispatch limit",
                                               description.summary(), pass.workgroup_count()));
     }
@@ -200,11 +236,14 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
 }
 
 std::string FftPlan::summary() const {
-  std::string text = fmt::format("{} {} F={}", description.summary(), algorithm_name(algorithm), fft_length);
+  std::string text = fmt::format("{} {}{} F={}", description.summary(), algorithm_name(algorithm),
+                                 real_packed ? " real_packed" : "", fft_length);
+  if (outer_per_chunk < description.outer_count) text += fmt::format(" chunks of {} outer", outer_per_chunk);
   for (const StockhamPassPlan& pass : passes) {
-    text += fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,
-                        fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
-                        pass.workgroup_size, pass.exchange_length, pass.max_registers);
+    text +=
+        fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {})", pass.length,
+                    fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
+                    pass.workgroup_size, pass.exchange_length, pass.max_registers);
   }
   return text;
 }

@@ -8,6 +8,7 @@
 //  - four_step: N is 7-smooth but too long: N = N1 * N2 (Bailey's four-step FFT): N2 column FFTs of
 //    length N1 with the twiddle W_N^(n2 k1) applied on the way out, then N1 row FFTs of length N2,
 //    through a scratch buffer in global memory.
+//  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
 //    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
 #pragma once
@@ -38,17 +39,17 @@ enum class SequenceSource : uint8_t {
 
 // Where a pass's sequence goes (whole and rows passes).
 enum class SequenceSink : uint8_t {
-  user_output,        // the caller's tensor (domain, scale, conjugation for inverse)
-  spectrum,           // Bluestein: the scratch spectrum of the chirped input
-  bluestein_output,   // Bluestein: conj(chirp_k * y_k) for k < N to the caller's tensor
+  user_output,       // the caller's tensor (domain, scale, conjugation for inverse)
+  spectrum,          // Bluestein: the scratch spectrum of the chirped input
+  bluestein_output,  // Bluestein: conj(chirp_k * y_k) for k < N to the caller's tensor
 };
 
 struct StockhamPassPlan {
   PassShape shape = PassShape::whole;
-  int64_t length = 1;         // L: points of each transform of this pass
-  int64_t other_factor = 1;   // four-step: N2 for a columns pass, N1 for a rows pass
+  int64_t length = 1;        // L: points of each transform of this pass
+  int64_t other_factor = 1;  // four-step: N2 for a columns pass, N1 for a rows pass
   int64_t transform_count = 1;
-  std::vector<int> radices;   // product = length; empty for length 1
+  std::vector<int> radices;  // product = length; empty for length 1
   int threads_per_transform = 1;
   int transforms_per_workgroup = 1;
   // Shader constants, bucketed so that few pipelines serve many lengths.
@@ -68,9 +69,17 @@ struct FftPlan {
   std::vector<StockhamPassPlan> passes;
   bool needs_stage_scratch = false;  // four-step intermediate, batch * F complex f32
   bool needs_spectrum = false;       // Bluestein spectrum, batch * M complex f32
+  // Real input forward / Hermitian input inverse of even N with N/2 7-smooth: a complex FFT of F = N/2
+  // points (samples packed in pairs), split into the N/2+1 bins in workgroup memory (r2c) or combined
+  // from them on load (c2r). Otherwise real data goes through a full-length complex FFT.
+  bool real_packed = false;
+  // Outer rows per chunk: the passes run once per chunk of outer rows so that the scratch buffers
+  // fit the largest storage binding. Each pass's transform_count is that of a full chunk.
+  int64_t outer_per_chunk = 1;
+  int64_t chunk_batch() const { return outer_per_chunk * description.inner_count; }
 
   // Throws std::invalid_argument for a bad description, DeviceLimitError when the work cannot fit
-  // the device (e.g. the scratch buffers exceed the largest storage binding).
+  // the device (e.g. the scratch of one outer row exceeds the largest storage binding).
   static FftPlan create(const FftDescription& description, const FftDeviceLimits& limits);
   std::string summary() const;
 };

@@ -10,7 +10,9 @@
 namespace onda::kernels::fft {
 namespace {
 
-std::string literal(double value) { return fmt::format("{:.17e}", value); }
+std::string literal(double value) {
+  return fmt::format("{:.17e}", value);
+}
 
 // `fn butterfly` applies the radix-R DFT to registers first..first+R-1, for every radix a plan can
 // choose (the radix is a uniform, so the switch is uniform too).
@@ -24,8 +26,8 @@ std::string butterfly_dispatch(int max_registers) {
       args += fmt::format("{}(*v)[first + {}u]", r ? ", " : "", r);
       writes += fmt::format("      (*v)[first + {0}u] = y[{0}];\n", r);
     }
-    code += fmt::format("    case {0}u: {{\n      let y = dft{0}(array<vec2<f32>, {0}>({1}));\n{2}    }}\n", radix,
-                        args, writes);
+    code += fmt::format("    case {0}u: {{\n      let y = dft{0}(array<vec2<f32>, {0}>({1}));\n{2}    }}\n",
+                        radix, args, writes);
   }
   code += "    default: {}\n  }\n}\n";
   return code;
@@ -74,6 +76,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
     if (used) generated.bindings.push_back(binding);
   };
   bind(PassBinding::user_input, "INPUT_BINDING", user_input);
+  bind(PassBinding::window, "WINDOW_BINDING", user_input && d.windowed);
   bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
   bind(PassBinding::stage_scratch, "STAGE_BINDING", pass.shape != PassShape::whole);
   bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
@@ -82,6 +85,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
 
   auto flag = [&](const char* name, bool on) { values[name] = std::string(1, on ? '1' : '0'); };
   flag("USER_INPUT", user_input);
+  flag("WINDOWED", user_input && d.windowed);
   flag("USER_OUTPUT", user_output);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);
@@ -91,6 +95,9 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("SINK_USER", writes_sequence && pass.sink == SequenceSink::user_output);
   flag("SINK_SPECTRUM", writes_sequence && pass.sink == SequenceSink::spectrum);
   flag("SINK_BLUESTEIN", writes_sequence && pass.sink == SequenceSink::bluestein_output);
+  const bool real_split = plan.real_packed && d.domain == FftDomain::real_to_complex;
+  flag("REAL_SPLIT", real_split);
+  values["REAL_SPLIT_WGSL"] = real_split ? "true" : "false";
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);

@@ -10,7 +10,7 @@
 namespace onda::kernels::fft {
 
 // The storage buffers a pass binds, in binding order (the uniform block follows them).
-enum class PassBinding { user_input, spectrum, stage_scratch, user_output, tables };
+enum class PassBinding { user_input, window, spectrum, stage_scratch, user_output, tables };
 
 struct GeneratedPass {
   std::string wgsl;

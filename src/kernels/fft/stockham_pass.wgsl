@@ -5,10 +5,12 @@
 // which leaves the output in natural order with no bit reversal. The first stage reads global memory
 // and the last writes it directly. Twiddles come from a table computed in double on the host.
 //
-// The length and the radices are uniforms, not constants: one pipeline serves every length of a
-// (dtype, domain, direction, pass shape) combination. Compiling one pipeline per length costs seconds
-// each on CPU adapters (lavapipe), which a model with a few lengths would not mind but which made the
-// per-length variant too slow to test; a per-length unrolled variant can come back as an option.
+// The length, radices, domain and direction are uniforms, not constants: one pipeline serves every
+// length of a (dtype, source, sink, pass shape, workgroup class) combination. A first version generated
+// unrolled stages per length: each pipeline then cost 0.5-5 s to compile on lavapipe, which made the
+// test sweep take minutes. Registers are indexed at run time (v[b * radix + r]); a variant with
+// constant-trip loops (static indices) compiled 3x slower on lavapipe and ran no faster there. On
+// discrete GPUs a per-length unrolled variant may well pay off: measure before bringing it back.
 #include "fft/complex_math.wgsl"
 
 struct Params {
@@ -37,8 +39,8 @@ struct Params {
   conjugate: f32,
   input_kind: u32,
   output_kind: u32,
-  _pad0: u32,
-  _pad1: u32,
+  window_offset: u32,
+  real_offset: u32,
   _pad2: u32,
   radices: array<vec4<u32>, 4>,
 }
@@ -110,11 +112,12 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
   let length = params.pass_length;
   let base = slot * length;
   let stages = params.stage_count;
-  if (stages == 0u) {
-    if (in_range && t == 0u) {
-      store(transform, 0u, load(transform, 0u));
-    }
-    return;
+  if (stages == 0u && in_range && t == 0u) {
+#if REAL_SPLIT
+    exchange[base] = load(transform, 0u);
+#else
+    store(transform, 0u, load(transform, 0u));
+#endif
   }
   var span = 1u;  // Ns: product of the radices of the stages before
   for (var s = 0u; s < stages; s++) {
@@ -149,7 +152,7 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
         butterfly(&v, first, radix);
         let o = (j / span) * span * radix + k;
         for (var r = 0u; r < radix; r++) {
-          if (s + 1u == stages) {
+          if (s + 1u == stages && !{{REAL_SPLIT_WGSL}}) {
             store(transform, o + r * span, v[first + r]);
           } else {
             exchange[base + o + r * span] = v[first + r];
@@ -160,4 +163,18 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
     workgroupBarrier();
     span *= radix;
   }
+#if REAL_SPLIT
+  // Real FFT of even N through a complex FFT of H = N/2 points of z_n = x_2n + i x_2n+1: with
+  // E_k = (Z_k + conj Z_(H-k)) / 2 and O_k = -i (Z_k - conj Z_(H-k)) / 2 (the spectra of the even and odd
+  // samples), X_k = E_k + W_N^k O_k for k = 0..H.
+  workgroupBarrier();
+  if (in_range) {
+    for (var k = t; k <= length; k += threads) {
+      let zk = exchange[base + k % length];
+      let zc = conj(exchange[base + (length - k) % length]);
+      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));
+      write_user(transform, k, x);
+    }
+  }
+#endif
 }

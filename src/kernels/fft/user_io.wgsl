@@ -22,28 +22,81 @@ fn input_complex(i: u32) -> vec2<f32> {
 }
 #endif
 
+#if WINDOWED
+// STFT: sample n is multiplied by window[n] (same dtype as the input).
+#if INPUT_F16
+@group(0) @binding({{WINDOW_BINDING}}) var<storage, read> window: array<u32>;
+fn window_value(n: u32) -> f32 {
+  let i = params.window_offset + n;
+  let pair = unpack2x16float(window[i >> 1u]);
+  return select(pair.x, pair.y, (i & 1u) == 1u);
+}
+#else
+@group(0) @binding({{WINDOW_BINDING}}) var<storage, read> window: array<f32>;
+fn window_value(n: u32) -> f32 {
+  return window[params.window_offset + n];
+}
+#endif
+#endif
+
 fn input_address(b: u32, n: u32) -> u32 {
   let outer = b / params.inner_count;
   let inner = b - outer * params.inner_count;
   return params.in_offset + outer * params.in_outer_stride + inner * params.in_inner_stride + n * params.in_axis_stride;
 }
 
+// Real sample n (zero past the input, times the window).
+fn real_sample(b: u32, n: u32) -> f32 {
+  if (n >= params.input_length) {
+    return 0.0;
+  }
+#if WINDOWED
+  return input_scalar(input_address(b, n)) * window_value(n);
+#else
+  return input_scalar(input_address(b, n));
+#endif
+}
+
 // Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1). The domain is a
-// uniform (one pipeline for every domain): 0 complex, 1 real, 2 onesided Hermitian (X[0..N/2] stored,
-// X[n] = conj(X[N - n]) above).
+// uniform (one pipeline for every domain):
+//   0 complex; 1 real; 2 onesided Hermitian (X[0..N/2] stored, X[n] = conj(X[N - n]) above);
+//   3 real, packed: z_n = x_2n + i x_2n+1, n < N/2, for the half-length real FFT;
+//   4 onesided Hermitian, packed for the half-length inverse: with X_(k+N/2) = conj(X_(N/2-k)) (k > 0),
+//     Z_k = (X_k + X_(k+N/2)) + i W_N^-k (X_k - X_(k+N/2)), whose inverse FFT is x_2m + i x_2m+1.
 fn read_user(b: u32, n: u32) -> vec2<f32> {
   var v = vec2<f32>(0.0, 0.0);
-  if (params.input_kind == 2u) {
-    if (n <= params.half_length) {
-      v = input_complex(input_address(b, n));
-    } else {
-      v = conj(input_complex(input_address(b, params.length - n)));
+  switch params.input_kind {
+    case 1u: {
+      v = vec2<f32>(real_sample(b, n), 0.0);
     }
-  } else if (n < params.input_length) {
-    if (params.input_kind == 1u) {
-      v = vec2<f32>(input_scalar(input_address(b, n)), 0.0);
-    } else {
-      v = input_complex(input_address(b, n));
+    case 2u: {
+      if (n <= params.half_length) {
+        v = input_complex(input_address(b, n));
+      } else {
+        v = conj(input_complex(input_address(b, params.length - n)));
+      }
+    }
+    case 3u: {
+      v = vec2<f32>(real_sample(b, 2u * n), real_sample(b, 2u * n + 1u));
+    }
+    case 4u: {
+      var low = input_complex(input_address(b, n));
+      var high = conj(input_complex(input_address(b, params.half_length - n)));
+      if (n == 0u) {
+        // Bins 0 and N/2 of a real signal are real: their imaginary parts are dropped (numpy irfft).
+        low.y = 0.0;
+        high.y = 0.0;
+      }
+      let odd = cmul(conj(tables[params.real_offset + n]), low - high);
+      v = (low + high) + vec2<f32>(-odd.y, odd.x);
+    }
+    default: {
+      if (n < params.input_length) {
+        v = input_complex(input_address(b, n));
+#if WINDOWED
+        v = v * window_value(n);
+#endif
+      }
     }
   }
   return vec2<f32>(v.x, v.y * params.conjugate);
@@ -82,7 +135,7 @@ fn output_address(b: u32, k: u32) -> u32 {
 }
 
 // Bin k of transform b, given the forward transform z of the (conjugated) input. Output kind (a
-// uniform): 0 complex, 1 onesided complex (bins 0..N/2), 2 real.
+// uniform): 0 complex, 1 onesided complex (bins 0..N/2), 2 real, 3 real pair (samples 2k, 2k+1).
 fn write_user(b: u32, k: u32, z: vec2<f32>) {
   if (params.output_kind == 1u && k > params.half_length) {
     return;
@@ -90,6 +143,9 @@ fn write_user(b: u32, k: u32, z: vec2<f32>) {
   let v = vec2<f32>(z.x, z.y * params.conjugate) * params.scale;
   if (params.output_kind == 2u) {
     output_scalar(output_address(b, k), v.x);
+  } else if (params.output_kind == 3u) {
+    output_scalar(output_address(b, 2u * k), v.x);
+    output_scalar(output_address(b, 2u * k + 1u), v.y);
   } else {
     output_complex(output_address(b, k), v);
   }
