@@ -17,6 +17,10 @@ struct OpContext {
   kernels::KernelContext kernels;
   gpu::CommandRecorder& recorder;
   gpu::BufferPool& pool;
+  // For buffers an op keeps across runs in node_state and fills with queue writes (FFT tables):
+  // nothing in it is released during a run, so such a write cannot race with recorded work on a
+  // reused buffer (see CommandRecorder::upload).
+  gpu::BufferPool& persistent_pool;
   int64_t opset = 0;  // of the node's domain
   // Returns a GPU tensor for a value (uploading a host value, with caching by the runtime).
   std::function<Tensor(const Value&)> to_device;

@@ -40,6 +40,7 @@ struct Session::Impl {
   std::vector<TensorSpec> input_specs, output_specs;
   gpu::Context context;
   gpu::BufferPool pool{context};
+  gpu::BufferPool persistent_pool{context};
   gpu::PipelineCache pipelines{context};
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
@@ -142,7 +143,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
 
   pool.reset_peak();
   gpu::CommandRecorder recorder(context, profiler.get());
-  ops::OpContext op_context{{context, pipelines}, recorder, pool, 0, nullptr};
+  ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
   // Uploads while recording go through the recorder, in order with the dispatches (see
   // CommandRecorder::upload): a pooled buffer may be reused within the run.
   auto upload_in_run = [&](const HostTensor& host) {
@@ -212,7 +213,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   stats.record_ms = ms_since(start);
   stats.dispatches = recorder.dispatch_count();
   recorder.submit_and_wait();
-  stats.peak_gpu_bytes = pool.stats().peak_bytes_in_use;
+  stats.peak_gpu_bytes = pool.stats().peak_bytes_in_use + persistent_pool.stats().bytes_in_use;
 
   std::map<std::string, HostTensor> outputs;
   for (const auto& name : graph.outputs) {
