@@ -288,6 +288,14 @@ TEST(RnnKernel, ChunkedProjection) {
   gru.direction = Direction::reverse;
   gru.max_projection_bytes = 1;  // one step per chunk
   cases.push_back(gru);
+  Case lstm16;  // layout 1 + f16: X widened to time-major float32, GEMM against f16 packed W
+  lstm16.dtype = DType::f16;
+  lstm16.layout = 1;
+  lstm16.seq = 5;
+  lstm16.direction = Direction::bidirectional;
+  lstm16.h0 = lstm16.c0 = lstm16.lens = true;
+  lstm16.max_projection_bytes = 2 * lstm16.batch * 2 * 4 * lstm16.hidden * 4;
+  cases.push_back(lstm16);
   run_all(cases);
 }
 
