@@ -15,6 +15,10 @@ namespace {
 
 constexpr uint32_t kStepWorkgroup = 64;  // hidden units per workgroup (rnn_step.wgsl)
 constexpr uint32_t kMaxBatchTile = 4;    // batch rows per workgroup
+// K slices per hidden unit once H reaches a full tile: 4x the invocations (and 1/4 the serial
+// loop) for the small-batch steps, which are latency-bound. Partial sums meet in workgroup memory:
+// 3 * G * BT * 64 floats <= 12 KiB.
+constexpr uint32_t kKSplit = 4;
 
 // Mirrors StepParams in rnn_step.wgsl.
 struct StepUniforms {
@@ -127,7 +131,8 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   return d;
 }
 
-std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, uint32_t batch_tile, DType out) {
+std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, uint32_t batch_tile,
+                        uint32_t k_split, DType out) {
   const int acts = activations_per_direction(spec.cell);
   TemplateValues v{
       {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
@@ -142,6 +147,10 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
       {"HS_SIZE", std::to_string(batch_tile * kStepWorkgroup)},
       {"ACC", std::to_string(batch_tile * gates_in_product)},
       {"ACTS", std::to_string(acts)},
+      {"KS", std::to_string(k_split)},
+      {"K_SPLIT", k_split > 1 ? "1" : "0"},
+      {"WG_SIZE", std::to_string(kStepWorkgroup * k_split)},
+      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, (k_split - 1) * gates_in_product * batch_tile * kStepWorkgroup))},
   };
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
@@ -302,6 +311,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   }
 
   const uint32_t batch_tile = static_cast<uint32_t>(std::min<int64_t>(d.batch, kMaxBatchTile));
+  const uint32_t k_split = d.hidden >= kStepWorkgroup ? kKSplit : 1;
   const gpu::WorkgroupCount groups{u32((d.hidden + kStepWorkgroup - 1) / kStepWorkgroup, "hidden tiles"),
                                    u32((d.batch + batch_tile - 1) / batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
   const bool two_phase = rnn_dispatches_per_step(spec) == 2;
@@ -310,10 +320,10 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const wgpu::ComputePipeline* zr = nullptr;
   const wgpu::ComputePipeline* hp = nullptr;
   if (two_phase) {
-    zr = &k.pipelines.get(step_shader(spec, "zr", 2, batch_tile, out_dtype), {}, "rnn_step_zr");
-    hp = &k.pipelines.get(step_shader(spec, "h", 1, batch_tile, out_dtype), {}, "rnn_step_h");
+    zr = &k.pipelines.get(step_shader(spec, "zr", 2, batch_tile, k_split, out_dtype), {}, "rnn_step_zr");
+    hp = &k.pipelines.get(step_shader(spec, "h", 1, batch_tile, k_split, out_dtype), {}, "rnn_step_h");
   } else {
-    fused = &k.pipelines.get(step_shader(spec, "fused", d.gates, batch_tile, out_dtype), {}, "rnn_step");
+    fused = &k.pipelines.get(step_shader(spec, "fused", d.gates, batch_tile, k_split, out_dtype), {}, "rnn_step");
   }
   const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
                                                          state.binding(k.gpu), lens.binding(k.gpu),

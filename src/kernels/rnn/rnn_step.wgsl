@@ -1,5 +1,6 @@
 // One timestep of an ONNX LSTM / GRU / RNN for all directions and batch rows (rnn_kernel.h).
-// Workgroup (x: 64 hidden units j, y: BT batch rows, z: direction). Each invocation accumulates
+// Workgroup (x: 64 hidden units j times KS slices of K, y: BT batch rows, z: direction). Each
+// (j, slice) accumulates
 // the G recurrent products sum_k src[b][k] * R^T[d][k][col0 + g*H + j] for its BT rows, with the
 // source vector staged through workgroup memory 64 entries at a time and R^T read coalesced along
 // j; then it applies the cell equations of the ONNX spec to its (b, j) and writes the state and
@@ -41,7 +42,12 @@ const BT: u32 = {{BT}}u;
 const G: u32 = {{G}}u;
 const GT: u32 = {{GATES_TOTAL}}u;  // gates per direction in R and the projection
 
+const KS: u32 = {{KS}}u;            // invocations sharing one hidden unit's dot products
+
 var<workgroup> hs: array<f32, {{HS_SIZE}}>;
+#if K_SPLIT
+var<workgroup> red: array<f32, {{RED_SIZE}}>;
+#endif
 
 fn has(flag: u32) -> bool {
   return (p.misc.y & flag) != 0u;
@@ -58,13 +64,15 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
   return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
 }
 
-@compute @workgroup_size(64)
+@compute @workgroup_size({{WG_SIZE}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
   let d = wg.z;
-  let j = wg.x * 64u + lid.x;
+  let jl = lid.x % 64u;
+  let ks = lid.x / 64u;  // K slice: invocations ks, ks + KS, ... of each staged chunk
+  let j = wg.x * 64u + jl;
   let b0 = wg.y * BT;
   let row_stride = GT * H;
 
@@ -75,30 +83,48 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let src_base = p.st.w + d * B * H;
   for (var k0 = 0u; k0 < H; k0 += 64u) {
     workgroupBarrier();
-    for (var bb = 0u; bb < BT; bb++) {
-      let b = b0 + bb;
-      let k = k0 + lid.x;
+    for (var i = lid.x; i < BT * 64u; i += 64u * KS) {
+      let b = b0 + i / 64u;
+      let k = k0 + i % 64u;
       var v = 0.0;
       if (b < B && k < H) {
         v = state[src_base + b * H + k];
       }
-      hs[bb * 64u + lid.x] = v;
+      hs[i] = v;
     }
     workgroupBarrier();
     if (j < H) {
       let kn = min(64u, H - k0);
-      var w_index = (d * H + k0) * row_stride + p.wts.w + j;
-      for (var kk = 0u; kk < kn; kk++) {
+      var w_index = (d * H + k0 + ks) * row_stride + p.wts.w + j;
+      for (var kk = ks; kk < kn; kk += KS) {
         for (var g = 0u; g < G; g++) {
           let w = weights[w_index + g * H];
           for (var bb = 0u; bb < BT; bb++) {
             acc[g * BT + bb] += w * hs[bb * 64u + kk];
           }
         }
-        w_index += row_stride;
+        w_index += KS * row_stride;
       }
     }
   }
+#if K_SPLIT
+  // Slices 1.. hand their partial sums to slice 0 through workgroup memory.
+  workgroupBarrier();
+  if (ks > 0u) {
+    for (var i = 0u; i < G * BT; i++) {
+      red[((ks - 1u) * G * BT + i) * 64u + jl] = acc[i];
+    }
+  }
+  workgroupBarrier();
+  if (ks > 0u) {
+    return;
+  }
+  for (var i = 0u; i < G * BT; i++) {
+    for (var s = 1u; s < KS; s++) {
+      acc[i] += red[((s - 1u) * G * BT + i) * 64u + jl];
+    }
+  }
+#endif
   if (j >= H) {
     return;
   }
