@@ -240,6 +240,13 @@ TEST(RnnKernel, Float16) {
   gru.h0 = gru.lens = true;
   gru.hidden = 5;
   cases.push_back(gru);
+  Case odd;  // odd element counts: the last f16 word of Y / Y_h half used
+  odd.cell = CellType::rnn;
+  odd.dtype = DType::f16;
+  odd.seq = 3;
+  odd.batch = 1;
+  odd.hidden = 5;
+  cases.push_back(odd);
   run_all(cases);
 }
 
