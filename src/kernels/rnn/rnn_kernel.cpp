@@ -102,6 +102,10 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
     throw std::invalid_argument(fmt::format("X {} does not match the weights (input size {}, {} directions)",
                                             shape_string(in.x.shape()), weights.input_size, weights.directions));
   }
+  if (!spec.activations.empty() && spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * d.dirs)) {
+    throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
+                                            activations_per_direction(spec.cell) * d.dirs));
+  }
   const Shape state = rnn_state_shape(spec, in.x.shape());
   if (in.sequence_lens.defined()) {
     if (in.sequence_lens.dtype() != DType::i32 && in.sequence_lens.dtype() != DType::i64) {
