@@ -1,0 +1,394 @@
+#include "kernels/rnn/rnn_kernel.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+
+#include "kernels/common/tensor_access.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/shader_template.h"
+
+namespace onda::kernels::rnn {
+namespace {
+
+constexpr uint32_t kStepWorkgroup = 64;  // hidden units per workgroup (rnn_step.wgsl)
+constexpr uint32_t kMaxBatchTile = 4;    // batch rows per workgroup
+// K slices per hidden unit once H reaches a full tile: 4x the invocations (and 1/4 the serial
+// loop) for the small-batch steps, which are latency-bound. Partial sums meet in workgroup memory:
+// 3 * G * BT * 64 floats <= 12 KiB.
+constexpr uint32_t kKSplit = 4;
+
+// Mirrors StepParams in rnn_step.wgsl.
+struct StepUniforms {
+  uint32_t dims[4];
+  uint32_t misc[4];
+  uint32_t xw_base[4];
+  uint32_t st[4];
+  uint32_t wts[4];
+  uint32_t outs[4];
+  float clip[4];
+  float act[6][4];
+};
+
+enum StepFlags : uint32_t {
+  kSeqLens = 1, kY = 2, kYh = 4, kYc = 8, kReverse0 = 16, kInputForget = 64, kPeephole = 128, kClip = 256,
+  kLayout1 = 512, kTimeMajorXw = 1024,
+};
+
+// Mirrors GatherParams in rnn_gather.wgsl.
+struct GatherUniforms {
+  uint32_t dims[4];
+  uint32_t strides[4];
+  uint32_t dst_offset[4];
+};
+
+uint32_t u32(int64_t v, const char* what) {
+  if (v < 0 || v > 0xFFFFFFFFll) throw std::invalid_argument(fmt::format("RNN: {} = {} out of range", what, v));
+  return static_cast<uint32_t>(v);
+}
+
+
+void require_shape(const Tensor& t, const Shape& want, const char* name) {
+  if (t.shape() != want) {
+    throw std::invalid_argument(fmt::format("{} has shape {}, expected {}", name, shape_string(t.shape()), shape_string(want)));
+  }
+}
+
+void require_float(const Tensor& t, const char* name) {
+  if (t.dtype() != DType::f32 && t.dtype() != DType::f16) throw std::invalid_argument(fmt::format("{} must be float32 or float16", name));
+}
+
+// dst[dst_offset + i] (float32) = src at a strided 3-D box; see rnn_gather.wgsl.
+void record_gather(const KernelContext& k, gpu::CommandRecorder& recorder, const Tensor& src, const Tensor& dst,
+                   uint32_t dst_offset, std::array<int64_t, 3> dims, std::array<int64_t, 3> strides, const char* name) {
+  const int64_t total = dims[0] * dims[1] * dims[2];
+  if (total == 0) return;
+  const std::string wgsl = tensor_access_wgsl("src", 0, src.dtype(), false) + render_shader("rnn/rnn_gather.wgsl", {});
+  const auto& pipeline = k.pipelines.get(wgsl, {}, "rnn_gather");
+  GatherUniforms u{};
+  for (int i = 0; i < 3; ++i) {
+    u.dims[i] = u32(dims[i], "gather extent");
+    u.strides[i] = u32(strides[i], "gather stride");
+  }
+  u.dims[3] = u32(total, "gather size");
+  u.strides[3] = src.element_offset(k.gpu);
+  u.dst_offset[0] = dst.element_offset(k.gpu) + dst_offset;
+  recorder.dispatch(pipeline, {src.binding(k.gpu), dst.binding(k.gpu)}, &u, sizeof u,
+                    gpu::split_workgroups((total + 255) / 256, k.gpu.limits()), name);
+}
+
+void record_zero(gpu::CommandRecorder& recorder, const Tensor& t, uint64_t first, uint64_t count) {
+  recorder.clear(t.buffer(), t.byte_offset() + first * 4, count * 4);
+}
+
+struct Dims {
+  int64_t seq, batch, input, hidden, dirs, gates;
+};
+
+Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out) {
+  if (!in.x.defined()) throw std::invalid_argument("X is required");
+  require_float(in.x, "X");
+  if (in.x.rank() != 3) throw std::invalid_argument(fmt::format("X must be 3-D, got {}", shape_string(in.x.shape())));
+  Dims d;
+  d.seq = spec.layout == 0 ? in.x.shape()[0] : in.x.shape()[1];
+  d.batch = spec.layout == 0 ? in.x.shape()[1] : in.x.shape()[0];
+  d.input = in.x.shape()[2];
+  d.hidden = spec.hidden_size;
+  d.dirs = spec.num_directions();
+  d.gates = gate_count(spec.cell);
+  if (weights.input_size != d.input || weights.hidden_size != d.hidden || weights.directions != d.dirs) {
+    throw std::invalid_argument(fmt::format("X {} does not match the weights (input size {}, {} directions)",
+                                            shape_string(in.x.shape()), weights.input_size, weights.directions));
+  }
+  if (!spec.activations.empty() && spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * d.dirs)) {
+    throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
+                                            activations_per_direction(spec.cell) * d.dirs));
+  }
+  const Shape state = rnn_state_shape(spec, in.x.shape());
+  if (in.sequence_lens.defined()) {
+    if (in.sequence_lens.dtype() != DType::i32 && in.sequence_lens.dtype() != DType::i64) {
+      throw std::invalid_argument("sequence_lens must be int32");  // (i64 is stored as i32 on the GPU)
+    }
+    require_shape(in.sequence_lens, {d.batch}, "sequence_lens");
+  }
+  if (in.initial_h.defined()) {
+    require_float(in.initial_h, "initial_h");
+    require_shape(in.initial_h, state, "initial_h");
+  }
+  if (in.initial_c.defined()) {
+    if (spec.cell != CellType::lstm) throw std::invalid_argument("initial_c is for LSTM only");
+    require_float(in.initial_c, "initial_c");
+    require_shape(in.initial_c, state, "initial_c");
+  }
+  const auto check_out = [&](const Tensor& t, const Shape& shape, const char* name) {
+    if (!t.defined()) return;
+    if (t.dtype() != in.x.dtype()) throw std::invalid_argument(fmt::format("{} must have X's dtype", name));
+    require_shape(t, shape, name);
+  };
+  check_out(out.y, rnn_y_shape(spec, in.x.shape()), "Y");
+  check_out(out.y_h, state, "Y_h");
+  check_out(out.y_c, state, "Y_c");
+  if (out.y_c.defined() && spec.cell != CellType::lstm) throw std::invalid_argument("Y_c is for LSTM only");
+  if (d.seq == 0 || d.batch == 0 || d.hidden == 0) throw std::invalid_argument("empty sequence, batch or hidden size");
+  return d;
+}
+
+std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, uint32_t batch_tile,
+                        uint32_t k_split, DType out) {
+  const int acts = activations_per_direction(spec.cell);
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
+      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
+      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+      {"G", std::to_string(gates_in_product)},
+      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+      {"BT", std::to_string(batch_tile)},
+      {"HS_SIZE", std::to_string(batch_tile * kStepWorkgroup)},
+      {"ACC", std::to_string(batch_tile * gates_in_product)},
+      {"ACTS", std::to_string(acts)},
+      {"KS", std::to_string(k_split)},
+      {"K_SPLIT", k_split > 1 ? "1" : "0"},
+      {"WG_SIZE", std::to_string(kStepWorkgroup * k_split)},
+      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, (k_split - 1) * gates_in_product * batch_tile * kStepWorkgroup))},
+  };
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
+}
+
+}  // namespace
+
+int rnn_dispatches_per_step(const RnnSpec& spec) {
+  return spec.cell == CellType::gru && !spec.linear_before_reset ? 2 : 1;
+}
+
+RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                               const RnnSpec& spec, const Tensor& w, const Tensor& r, const Tensor& b, const Tensor& p) {
+  const int64_t dirs = spec.num_directions(), hidden = spec.hidden_size, gates = gate_count(spec.cell);
+  if (hidden <= 0) throw std::invalid_argument(fmt::format("hidden_size must be positive, got {}", hidden));
+  if (spec.layout != 0 && spec.layout != 1) throw std::invalid_argument(fmt::format("layout must be 0 or 1, got {}", spec.layout));
+  if (!spec.activations.empty() &&
+      spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * dirs)) {
+    throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
+                                            activations_per_direction(spec.cell) * dirs));
+  }
+  if (spec.input_forget && spec.cell != CellType::lstm) throw std::invalid_argument("input_forget is for LSTM only");
+  if (spec.clip && !(*spec.clip >= 0.0f)) throw std::invalid_argument("clip must be non-negative");
+  if (!w.defined() || !r.defined()) throw std::invalid_argument("W and R are required");
+  require_float(w, "W");
+  require_float(r, "R");
+  if (w.rank() != 3) throw std::invalid_argument(fmt::format("W must be 3-D, got {}", shape_string(w.shape())));
+  const int64_t input = w.shape()[2];
+  require_shape(w, {dirs, gates * hidden, input}, "W");
+  require_shape(r, {dirs, gates * hidden, hidden}, "R");
+  if (b.defined()) {
+    require_float(b, "B");
+    require_shape(b, {dirs, 2 * gates * hidden}, "B");
+  }
+  if (p.defined()) {
+    if (spec.cell != CellType::lstm) throw std::invalid_argument("P (peepholes) is for LSTM only");
+    require_float(p, "P");
+    require_shape(p, {dirs, 3 * hidden}, "P");
+  }
+
+  RnnWeights out;
+  out.input_size = input;
+  out.hidden_size = hidden;
+  out.directions = dirs;
+  out.has_peepholes = p.defined();
+  const int64_t gh = gates * hidden;
+  // W of all directions stacked: rows d*G*H + n, so one GEMM projects every direction.
+  out.w = gemm::prepack_b(k.gpu, pool, k.pipelines, recorder, w.reshape({dirs * gh, input}), true);
+  const int64_t rt_size = dirs * hidden * gh;
+  out.bias_offset = u32(rt_size, "R size");
+  out.peephole_offset = u32(rt_size + dirs * 2 * gh, "parameter size");
+  out.params = Tensor::empty(pool, DType::f32, {rt_size + dirs * 2 * gh + (p.defined() ? dirs * 3 * hidden : 0)});
+  // R^T[d][k][n] = R[d][n][k].
+  record_gather(k, recorder, r, out.params, 0, {dirs, hidden, gh}, {gh * hidden, 1, hidden}, "rnn_transpose_r");
+  if (b.defined()) {
+    record_gather(k, recorder, b, out.params, out.bias_offset, {1, dirs, 2 * gh}, {0, 2 * gh, 1}, "rnn_bias");
+  } else {
+    record_zero(recorder, out.params, out.bias_offset, dirs * 2 * gh);
+  }
+  if (p.defined()) {
+    record_gather(k, recorder, p, out.params, out.peephole_offset, {1, dirs, 3 * hidden}, {0, 3 * hidden, 1}, "rnn_peepholes");
+  }
+  return out;
+}
+
+void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
+                const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
+  const Dims d = check_inputs(spec, weights, in, out);
+  const int64_t gh = d.gates * d.hidden;
+  const int64_t dbh = d.dirs * d.batch * d.hidden;
+  recorder.retain(weights.params.storage());
+  recorder.retain(weights.w.data.storage());
+
+  // State: h ping, h pong, c, then the GRU scratch r (.) H_prev and z; all float32.
+  const Tensor state = Tensor::empty(pool, DType::f32, {5 * dbh});
+  recorder.retain(state.storage());
+  const uint32_t st0 = state.element_offset(k.gpu);
+  // Initial states [D, B, H] (layout 1 gives [B, D, H]: permuted while widening).
+  const auto init_state = [&](const Tensor& initial, int64_t offset, const char* name) {
+    if (!initial.defined()) {
+      record_zero(recorder, state, offset, dbh);
+      return;
+    }
+    const int64_t h = d.hidden;
+    const std::array<int64_t, 3> strides =
+        spec.layout == 0 ? std::array<int64_t, 3>{d.batch * h, h, 1} : std::array<int64_t, 3>{h, d.dirs * h, 1};
+    record_gather(k, recorder, initial, state, static_cast<uint32_t>(offset), {d.dirs, d.batch, h}, strides, name);
+  };
+  init_state(in.initial_h, 0, "rnn_initial_h");
+  if (spec.cell == CellType::lstm) init_state(in.initial_c, 2 * dbh, "rnn_initial_c");
+
+  // Projection X W^T into xw: one GEMM over all rows when it fits one binding, else per chunk of
+  // timesteps (X made time-major first), one GEMM per direction and chunk.
+  const uint64_t limit = options.max_projection_bytes ? options.max_projection_bytes
+                                                      : k.gpu.limits().maxStorageBufferBindingSize;
+  const uint64_t step_bytes = static_cast<uint64_t>(d.batch * d.dirs * gh) * 4;
+  const bool chunked = step_bytes * static_cast<uint64_t>(d.seq) > limit;
+  const int64_t chunk = chunked ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d.seq;
+  const Tensor xw = Tensor::empty(pool, DType::f32, {chunk * d.batch * d.dirs * gh});
+  recorder.retain(xw.storage());
+
+  Tensor x_time_major = in.x;
+  if (chunked && spec.layout == 1) {
+    x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
+    recorder.retain(x_time_major.storage());
+    record_gather(k, recorder, in.x, x_time_major, 0, {d.seq, d.batch, d.input},
+                  {d.input, d.seq * d.input, 1}, "rnn_x_time_major");
+  }
+
+  // Outputs: the real tensors, or small stand-ins so every binding exists.
+  const auto bind_out = [&](const Tensor& t) {
+    if (t.defined()) return t;
+    Tensor stand_in = Tensor::empty(pool, in.x.dtype(), {2});
+    recorder.retain(stand_in.storage());
+    return stand_in;
+  };
+  const Tensor y = bind_out(out.y), yh = bind_out(out.y_h), yc = bind_out(out.y_c);
+  const Tensor& lens = in.sequence_lens.defined() ? in.sequence_lens : weights.params;
+
+  StepUniforms u{};
+  u.dims[1] = u32(d.seq, "sequence length");
+  u.dims[2] = u32(d.batch, "batch");
+  u.dims[3] = u32(d.hidden, "hidden_size");
+  uint32_t flags = 0;
+  if (in.sequence_lens.defined()) flags |= kSeqLens;
+  if (out.y.defined()) flags |= kY;
+  if (out.y_h.defined()) flags |= kYh;
+  if (out.y_c.defined()) flags |= kYc;
+  if (spec.direction == Direction::reverse) flags |= kReverse0;
+  if (spec.direction == Direction::bidirectional) flags |= kReverse0 << 1;
+  if (spec.input_forget) flags |= kInputForget;
+  if (weights.has_peepholes) flags |= kPeephole;
+  if (spec.clip) flags |= kClip;
+  if (spec.layout == 1) flags |= kLayout1;
+  if (chunked || spec.layout == 0) flags |= kTimeMajorXw;  // xw rows t*B + b (else b*S + t)
+  u.misc[0] = u32(d.dirs, "directions");
+  u.misc[1] = flags;
+  u.misc[2] = u32(chunked ? gh : d.dirs * gh, "projection row");
+  u.misc[3] = xw.element_offset(k.gpu);
+  if (chunked) {
+    u.xw_base[1] = u32(chunk * d.batch * gh, "projection chunk");
+  } else {
+    u.xw_base[1] = u32(gh, "gates");
+  }
+  u.wts[0] = weights.bias_offset;
+  u.wts[1] = weights.peephole_offset;
+  u.wts[2] = lens.element_offset(k.gpu);
+  u.outs[0] = y.element_offset(k.gpu);
+  u.outs[1] = yh.element_offset(k.gpu);
+  u.outs[2] = yc.element_offset(k.gpu);
+  u.outs[3] = u32(st0 + 3 * dbh, "state");
+  u.clip[0] = spec.clip.value_or(0.0f);
+  const auto acts = spec.activations.empty() ? default_activations(spec.cell, static_cast<int>(d.dirs)) : spec.activations;
+  for (size_t i = 0; i < acts.size(); ++i) {
+    u.act[i][0] = static_cast<float>(static_cast<uint32_t>(acts[i].kind));
+    u.act[i][1] = acts[i].alpha;
+    u.act[i][2] = acts[i].beta;
+  }
+
+  const uint32_t batch_tile = static_cast<uint32_t>(std::min<int64_t>(d.batch, kMaxBatchTile));
+  const uint32_t k_split = d.hidden >= kStepWorkgroup ? kKSplit : 1;
+  const gpu::WorkgroupCount groups{u32((d.hidden + kStepWorkgroup - 1) / kStepWorkgroup, "hidden tiles"),
+                                   u32((d.batch + batch_tile - 1) / batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
+  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
+  const DType out_dtype = in.x.dtype();
+  const wgpu::ComputePipeline* fused = nullptr;
+  const wgpu::ComputePipeline* zr = nullptr;
+  const wgpu::ComputePipeline* hp = nullptr;
+  if (two_phase) {
+    zr = &k.pipelines.get(step_shader(spec, "zr", 2, batch_tile, k_split, out_dtype), {}, "rnn_step_zr");
+    hp = &k.pipelines.get(step_shader(spec, "h", 1, batch_tile, k_split, out_dtype), {}, "rnn_step_h");
+  } else {
+    fused = &k.pipelines.get(step_shader(spec, "fused", d.gates, batch_tile, k_split, out_dtype), {}, "rnn_step");
+  }
+  const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
+                                                         state.binding(k.gpu), lens.binding(k.gpu),
+                                                         y.binding(k.gpu), yh.binding(k.gpu), yc.binding(k.gpu)};
+
+  // The projection GEMM(s).
+  const auto project = [&](int64_t chunk_index) {
+    if (!chunked) {
+      const Tensor a = in.x.reshape({d.seq * d.batch, d.input});
+      const auto problem = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), false, weights.w);
+      gemm::GemmTensors t;
+      t.a = a;
+      t.packed_b = &weights.w;
+      t.out = xw.reshape({d.seq * d.batch, d.dirs * gh});
+      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
+      return;
+    }
+    const int64_t s0 = chunk_index * chunk, s1 = std::min(d.seq, s0 + chunk);
+    for (int64_t dir = 0; dir < d.dirs; ++dir) {
+      const bool reverse = spec.direction == Direction::reverse || dir == 1;
+      const int64_t t0 = reverse ? d.seq - s1 : s0;
+      u.xw_base[2 + dir] = static_cast<uint32_t>(t0);
+      const Tensor a = x_time_major.reshape({d.seq * d.batch, d.input}).slice_outer(t0 * d.batch, (t0 + s1 - s0) * d.batch);
+      gemm::PackedB packed{weights.w.data.slice_outer(dir * gh, (dir + 1) * gh), weights.w.k, gh};
+      const auto problem = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), false, packed);
+      gemm::GemmTensors t;
+      t.a = a;
+      t.packed_b = &packed;
+      t.out = xw.slice_outer(dir * chunk * d.batch * gh, dir * chunk * d.batch * gh + (s1 - s0) * d.batch * gh)
+                  .reshape({(s1 - s0) * d.batch, gh});
+      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
+    }
+  };
+
+  for (int64_t step = 0; step < d.seq; ++step) {
+    if (step % chunk == 0) project(step / chunk);
+    const uint32_t h_in = st0 + static_cast<uint32_t>((step % 2) * dbh);
+    const uint32_t h_out = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);
+    u.dims[0] = static_cast<uint32_t>(step);
+    u.st[0] = h_in;
+    u.st[1] = h_out;
+    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+    if (two_phase) {
+      u.st[3] = h_in;
+      u.wts[3] = 0;
+      recorder.dispatch(*zr, binding_list, &u, sizeof u, groups, "rnn_step_zr");
+      u.st[3] = u.outs[3];
+      u.wts[3] = u32(2 * d.hidden, "column");
+      recorder.dispatch(*hp, binding_list, &u, sizeof u, groups, "rnn_step_h");
+    } else {
+      u.st[3] = h_in;
+      u.wts[3] = 0;
+      recorder.dispatch(*fused, binding_list, &u, sizeof u, groups, "rnn_step");
+    }
+  }
+}
+
+void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
+                const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
+  const RnnWeights weights = prepare_rnn_weights(k, recorder, pool, spec, in.w, in.r, in.b, in.p);
+  record_rnn(k, recorder, pool, spec, weights, in, out, options);
+}
+
+}  // namespace onda::kernels::rnn

@@ -1,0 +1,83 @@
+// ONNX LSTM / GRU / RNN on the GPU (issue: one GEMM for all inputs, then per step one fused kernel).
+//
+//   1. The input projection X W^T of every timestep and both directions is one GEMM
+//      (kernels/gemm, W prepacked as a PackedB, float32 result).
+//   2. Each timestep is one dispatch (rnn_step.wgsl) for both directions and all batch rows: a
+//      workgroup multiplies H_prev by its 64-column tile of R^T (H_prev staged in workgroup memory)
+//      and applies the gates, clip, peepholes, sequence_lens masking and the state update, writing
+//      Y / Y_h / Y_c. GRU with linear_before_reset=0 needs (r (.) H_prev) R_h^T, which depends on
+//      every r of the row, so it takes two dispatches per step (z and r, then h).
+//   3. When the projection of all steps would not fit one storage binding, it is computed per
+//      chunk of timesteps (per direction) just before those steps.
+// The recurrent state is float32 whatever the tensors' dtype (f32 or f16). All steps are recorded
+// into the caller's command buffer: no host synchronisation per step.
+#pragma once
+#include <cstdint>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "kernels/gemm/packed_b.h"
+#include "kernels/kernel_context.h"
+#include "kernels/rnn/rnn_spec.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::rnn {
+
+// The ONNX inputs; optional ones undefined when absent. Shapes as in the ONNX spec.
+struct RnnInputs {
+  Tensor x;              // [S, B, I] (layout 0) or [B, S, I]
+  Tensor w;              // [D, G*H, I]
+  Tensor r;              // [D, G*H, H]
+  Tensor b;              // [D, 2*G*H]   (optional)
+  Tensor sequence_lens;  // [B] int32    (optional)
+  Tensor initial_h;      // [D, B, H] or [B, D, H] (optional)
+  Tensor initial_c;      // LSTM only    (optional)
+  Tensor p;              // LSTM [D, 3*H] peepholes i, o, f (optional)
+};
+
+// Outputs to write, each optional (undefined = not computed); dtype that of X.
+struct RnnOutputs {
+  Tensor y;    // rnn_y_shape
+  Tensor y_h;  // rnn_state_shape
+  Tensor y_c;  // rnn_state_shape, LSTM only
+};
+
+// The constant weights in the layouts the kernels read: W prepacked for the projection GEMM, and
+// one float32 buffer holding R^T [D][H][G*H], then the biases [D][2*G*H] (zero when absent), then
+// the peepholes [D][3*H] (LSTM with P). Prepare once per weight set and record many times.
+struct RnnWeights {
+  gemm::PackedB w;       // op(B) = W^T of all directions: k = I, n = D*G*H
+  Tensor params;         // float32, see above
+  int64_t input_size = 0;
+  int64_t hidden_size = 0;
+  int64_t directions = 0;
+  bool has_peepholes = false;
+  uint32_t bias_offset = 0;      // elements into params
+  uint32_t peephole_offset = 0;  // elements into params
+};
+
+struct RnnOptions {
+  // Projection buffer bytes above which the chunked projection is used; 0: the device's
+  // maxStorageBufferBindingSize. (Tests lower it to exercise the chunked path.)
+  uint64_t max_projection_bytes = 0;
+};
+
+// Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their
+// repacking.
+RnnWeights prepare_rnn_weights(const KernelContext& kernels, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                               const RnnSpec& spec, const Tensor& w, const Tensor& r, const Tensor& b, const Tensor& p);
+
+// Records the whole layer. Throws std::invalid_argument for shapes/dtypes that do not match the
+// spec, naming the tensor.
+void record_rnn(const KernelContext& kernels, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
+                const RnnWeights& weights, const RnnInputs& inputs, const RnnOutputs& outputs,
+                const RnnOptions& options = {});
+
+// prepare_rnn_weights + record_rnn.
+void record_rnn(const KernelContext& kernels, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
+                const RnnInputs& inputs, const RnnOutputs& outputs, const RnnOptions& options = {});
+
+// Dispatches per timestep for a spec (1, or 2 for GRU with linear_before_reset = 0).
+int rnn_dispatches_per_step(const RnnSpec& spec);
+
+}  // namespace onda::kernels::rnn

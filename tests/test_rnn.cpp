@@ -1,0 +1,357 @@
+// The recurrent kernel (LSTM, GRU, RNN) against the float64 ONNX reference (test_rnn_reference.h)
+// on fresh random inputs: both layouts, every direction, ragged sequence_lens, initial states,
+// peepholes, clip, input_forget, linear_before_reset 0/1, every activation, f16, several hidden /
+// batch tiles, and the chunked projection fallback. Outputs are poisoned before each run.
+#include <gtest/gtest.h>
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/rnn/rnn_kernel.h"
+#include "test_rnn_reference.h"
+
+namespace onda::test {
+namespace {
+
+using kernels::rnn::Activation;
+using kernels::rnn::ActivationSpec;
+using kernels::rnn::CellType;
+using kernels::rnn::Direction;
+using kernels::rnn::RnnSpec;
+
+struct Case {
+  CellType cell = CellType::lstm;
+  Direction direction = Direction::forward;
+  int64_t layout = 0;
+  int64_t seq = 4, batch = 2, input = 5, hidden = 6;
+  DType dtype = DType::f32;
+  bool bias = true, lens = false, h0 = false, c0 = false, peepholes = false, input_forget = false;
+  bool linear_before_reset = false;
+  std::optional<float> clip;
+  bool random_activations = false;
+  uint64_t max_projection_bytes = 0;
+  bool want_y = true, want_yh = true, want_yc = true;
+};
+
+std::string describe(const Case& c) {
+  const char* cells[] = {"LSTM", "GRU", "RNN"};
+  const char* dirs[] = {"forward", "reverse", "bidirectional"};
+  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
+                     c.layout, c.seq, c.batch, c.input, c.hidden, dtype_name(c.dtype), c.bias ? " bias" : "",
+                     c.lens ? " lens" : "", c.h0 ? " h0" : "", c.c0 ? " c0" : "", c.peepholes ? " P" : "",
+                     c.input_forget ? " input_forget" : "", c.linear_before_reset ? " lbr" : "",
+                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "");
+}
+
+std::vector<ActivationSpec> random_activations(CellType cell, int dirs, Random& rng) {
+  // Every kind appears across the cases; alpha / beta in ranges that keep the state bounded.
+  std::vector<ActivationSpec> acts;
+  const int n = kernels::rnn::activations_per_direction(cell) * dirs;
+  for (int i = 0; i < n; ++i) {
+    ActivationSpec a;
+    a.kind = static_cast<Activation>(rng.integer(0, 10));
+    a.alpha = rng.uniform(1, 0.2, 0.9)[0];
+    a.beta = rng.uniform(1, 0.1, 0.6)[0];
+    if (a.kind == Activation::thresholded_relu) a.alpha = 0.1f;
+    acts.push_back(a);
+  }
+  return acts;
+}
+
+// Runs one case; returns the largest rel L2 over the requested outputs.
+double run_case(const Case& c, Random& rng) {
+  auto& g = gpu();
+  RnnSpec spec;
+  spec.cell = c.cell;
+  spec.direction = c.direction;
+  spec.layout = c.layout;
+  spec.hidden_size = c.hidden;
+  spec.clip = c.clip;
+  spec.input_forget = c.input_forget;
+  spec.linear_before_reset = c.linear_before_reset;
+  const int64_t D = spec.num_directions(), G = kernels::rnn::gate_count(c.cell), H = c.hidden;
+  if (c.random_activations) spec.activations = random_activations(c.cell, static_cast<int>(D), rng);
+
+  RnnReferenceInputs ref;
+  ref.seq = c.seq;
+  ref.batch = c.batch;
+  ref.input = c.input;
+  const double wscale = 1.0 / std::sqrt(double(std::max(c.input, H)));
+  ref.x = round_to_dtype(rng.uniform(c.seq * c.batch * c.input, -1.0, 1.0), c.dtype);
+  ref.w = round_to_dtype(rng.uniform(D * G * H * c.input, -wscale, wscale), c.dtype);
+  ref.r = round_to_dtype(rng.uniform(D * G * H * H, -wscale, wscale), c.dtype);
+  if (c.bias) ref.b = round_to_dtype(rng.uniform(D * 2 * G * H, -0.5, 0.5), c.dtype);
+  if (c.peepholes) ref.p = round_to_dtype(rng.uniform(D * 3 * H, -0.5, 0.5), c.dtype);
+  if (c.h0) ref.h0 = round_to_dtype(rng.uniform(D * c.batch * H, -0.8, 0.8), c.dtype);
+  if (c.c0) ref.c0 = round_to_dtype(rng.uniform(D * c.batch * H, -0.8, 0.8), c.dtype);
+  if (c.lens) {
+    for (int64_t b = 0; b < c.batch; ++b) ref.lens.push_back(static_cast<int>(rng.integer(b == 0 ? c.seq : 1, c.seq)));
+  }
+  const RnnReferenceOutputs want = rnn_reference(spec, ref);
+
+  const Shape x_shape = c.layout == 0 ? Shape{c.seq, c.batch, c.input} : Shape{c.batch, c.seq, c.input};
+  const Shape state_shape = kernels::rnn::rnn_state_shape(spec, x_shape);
+  kernels::rnn::RnnInputs in;
+  in.x = upload_floats(ref.x, c.dtype, x_shape);
+  in.w = upload_floats(ref.w, c.dtype, {D, G * H, c.input});
+  in.r = upload_floats(ref.r, c.dtype, {D, G * H, H});
+  if (c.bias) in.b = upload_floats(ref.b, c.dtype, {D, 2 * G * H});
+  if (c.peepholes) in.p = upload_floats(ref.p, c.dtype, {D, 3 * H});
+  if (c.h0) in.initial_h = upload_floats(ref.h0, c.dtype, state_shape);
+  if (c.c0) in.initial_c = upload_floats(ref.c0, c.dtype, state_shape);
+  if (c.lens) in.sequence_lens = Tensor::upload(g.context, g.pool, DType::i32, {c.batch}, ref.lens.data());
+  kernels::rnn::RnnOutputs out;
+  if (c.want_y) out.y = poisoned(c.dtype, kernels::rnn::rnn_y_shape(spec, x_shape));
+  if (c.want_yh) out.y_h = poisoned(c.dtype, state_shape);
+  if (c.want_yc && c.cell == CellType::lstm) out.y_c = poisoned(c.dtype, state_shape);
+
+  gpu::CommandRecorder recorder(g.context);
+  kernels::KernelContext k{g.context, g.pipelines};
+  kernels::rnn::RnnOptions options;
+  options.max_projection_bytes = c.max_projection_bytes;
+  kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
+  recorder.submit_and_wait();
+
+  double worst = 0;
+  std::string report;
+  const auto check = [&](const Tensor& t, const std::vector<double>& ref_values, const char* name) {
+    if (!t.defined()) return;
+    const double e = rel_l2(t.download_floats(g.context), ref_values);
+    report += fmt::format(" {}={:.2e}", name, e);
+    worst = std::isnan(e) ? INFINITY : std::max(worst, e);
+  };
+  check(out.y, want.y, "Y");
+  check(out.y_h, want.y_h, "Y_h");
+  check(out.y_c, want.y_c, "Y_c");
+  std::printf("  %s:%s\n", describe(c).c_str(), report.c_str());
+  return worst;
+}
+
+double tolerance(DType dtype) { return dtype == DType::f16 ? 1e-3 : 1e-6; }
+
+void run_all(const std::vector<Case>& cases) {
+  const uint64_t seed = test_seed();
+  Random rng(seed);
+  for (const Case& c : cases) {
+    EXPECT_LE(run_case(c, rng), tolerance(c.dtype)) << describe(c) << " seed " << seed;
+  }
+}
+
+TEST(RnnKernel, LstmAttributes) {
+  std::vector<Case> cases;
+  for (Direction dir : {Direction::forward, Direction::reverse, Direction::bidirectional}) {
+    for (int64_t layout : {0, 1}) {
+      Case c;
+      c.direction = dir;
+      c.layout = layout;
+      c.lens = c.h0 = c.c0 = c.peepholes = (layout == 1 || dir == Direction::bidirectional);
+      c.batch = 3;
+      cases.push_back(c);
+    }
+  }
+  Case clip;
+  clip.clip = 0.7f;
+  clip.input_forget = true;
+  clip.peepholes = true;
+  clip.direction = Direction::bidirectional;
+  cases.push_back(clip);
+  Case acts;
+  acts.random_activations = true;
+  acts.direction = Direction::bidirectional;
+  acts.bias = false;
+  cases.push_back(acts);
+  run_all(cases);
+}
+
+TEST(RnnKernel, GruAttributes) {
+  std::vector<Case> cases;
+  for (bool lbr : {false, true}) {
+    for (Direction dir : {Direction::forward, Direction::reverse, Direction::bidirectional}) {
+      Case c;
+      c.cell = CellType::gru;
+      c.linear_before_reset = lbr;
+      c.direction = dir;
+      c.layout = dir == Direction::reverse ? 1 : 0;
+      c.lens = c.h0 = dir != Direction::forward;
+      c.batch = 3;
+      cases.push_back(c);
+    }
+  }
+  Case clip;
+  clip.cell = CellType::gru;
+  clip.clip = 0.5f;
+  clip.random_activations = true;
+  clip.direction = Direction::bidirectional;
+  clip.layout = 1;
+  cases.push_back(clip);
+  run_all(cases);
+}
+
+TEST(RnnKernel, PlainRnn) {
+  std::vector<Case> cases;
+  for (Direction dir : {Direction::forward, Direction::bidirectional}) {
+    Case c;
+    c.cell = CellType::rnn;
+    c.direction = dir;
+    c.lens = c.h0 = dir == Direction::bidirectional;
+    c.layout = dir == Direction::bidirectional ? 1 : 0;
+    cases.push_back(c);
+  }
+  Case acts;
+  acts.cell = CellType::rnn;
+  acts.random_activations = true;
+  acts.clip = 2.0f;
+  acts.direction = Direction::bidirectional;
+  cases.push_back(acts);
+  run_all(cases);
+}
+
+// Every activation kind at least once per cell slot across a few seeds' worth of draws.
+TEST(RnnKernel, EveryActivation) {
+  std::vector<Case> cases;
+  for (int i = 0; i < 4; ++i) {
+    Case c;
+    c.cell = i % 2 ? CellType::gru : CellType::lstm;
+    c.linear_before_reset = i == 3;
+    c.direction = Direction::bidirectional;
+    c.random_activations = true;
+    c.seq = 3;
+    cases.push_back(c);
+  }
+  run_all(cases);
+}
+
+TEST(RnnKernel, Float16) {
+  std::vector<Case> cases;
+  Case lstm;
+  lstm.dtype = DType::f16;
+  lstm.direction = Direction::bidirectional;
+  lstm.lens = lstm.h0 = lstm.c0 = lstm.peepholes = true;
+  lstm.batch = 3;
+  lstm.hidden = 7;  // odd: neighbouring halves written by different invocations
+  cases.push_back(lstm);
+  Case gru;
+  gru.cell = CellType::gru;
+  gru.dtype = DType::f16;
+  gru.layout = 1;
+  gru.direction = Direction::reverse;
+  gru.h0 = gru.lens = true;
+  gru.hidden = 5;
+  cases.push_back(gru);
+  Case odd;  // odd element counts: the last f16 word of Y / Y_h half used
+  odd.cell = CellType::rnn;
+  odd.dtype = DType::f16;
+  odd.seq = 3;
+  odd.batch = 1;
+  odd.hidden = 5;
+  cases.push_back(odd);
+  run_all(cases);
+}
+
+// Hidden sizes over one 64-wide tile (several K chunks), batch over one 4-row tile, omitted outputs.
+TEST(RnnKernel, LargerTilesAndOmittedOutputs) {
+  std::vector<Case> cases;
+  Case lstm;
+  lstm.hidden = 70;
+  lstm.batch = 6;
+  lstm.input = 17;
+  lstm.seq = 3;
+  lstm.lens = lstm.h0 = true;
+  lstm.direction = Direction::bidirectional;
+  cases.push_back(lstm);
+  Case gru;
+  gru.cell = CellType::gru;
+  gru.hidden = 65;
+  gru.batch = 5;
+  gru.seq = 3;
+  gru.want_y = false;
+  cases.push_back(gru);
+  Case only_y;
+  only_y.want_yh = only_y.want_yc = false;
+  only_y.layout = 1;
+  cases.push_back(only_y);
+  run_all(cases);
+}
+
+// The chunked projection (buffer above the binding limit): forced by a small limit.
+TEST(RnnKernel, ChunkedProjection) {
+  std::vector<Case> cases;
+  for (int64_t layout : {0, 1}) {
+    Case c;
+    c.layout = layout;
+    c.seq = 7;
+    c.batch = 2;
+    c.direction = Direction::bidirectional;
+    c.lens = true;
+    c.max_projection_bytes = 3 * c.batch * 2 * 4 * c.hidden * 4;  // 3 steps per chunk
+    cases.push_back(c);
+  }
+  Case gru;
+  gru.cell = CellType::gru;
+  gru.dtype = DType::f16;
+  gru.seq = 5;
+  gru.direction = Direction::reverse;
+  gru.max_projection_bytes = 1;  // one step per chunk
+  cases.push_back(gru);
+  Case lstm16;  // layout 1 + f16: X widened to time-major float32, GEMM against f16 packed W
+  lstm16.dtype = DType::f16;
+  lstm16.layout = 1;
+  lstm16.seq = 5;
+  lstm16.direction = Direction::bidirectional;
+  lstm16.h0 = lstm16.c0 = lstm16.lens = true;
+  lstm16.max_projection_bytes = 2 * lstm16.batch * 2 * 4 * lstm16.hidden * 4;
+  cases.push_back(lstm16);
+  run_all(cases);
+}
+
+TEST(RnnKernel, DispatchesPerStep) {
+  auto& g = gpu();
+  RnnSpec spec;
+  spec.hidden_size = 8;
+  spec.direction = Direction::bidirectional;
+  const int64_t S = 5;
+  Random rng(test_seed());
+  kernels::rnn::RnnInputs in;
+  in.x = upload_floats(rng.uniform(S * 2 * 3, -1, 1), DType::f32, {S, 2, 3});
+  in.w = upload_floats(rng.uniform(2 * 32 * 3, -1, 1), DType::f32, {2, 32, 3});
+  in.r = upload_floats(rng.uniform(2 * 32 * 8, -1, 1), DType::f32, {2, 32, 8});
+  kernels::rnn::RnnOutputs out;
+  out.y = Tensor::empty(g.pool, DType::f32, kernels::rnn::rnn_y_shape(spec, in.x.shape()));
+  kernels::KernelContext k{g.context, g.pipelines};
+  gpu::CommandRecorder prep(g.context);
+  const auto weights = kernels::rnn::prepare_rnn_weights(k, prep, g.pool, spec, in.w, in.r, {}, {});
+  prep.submit_and_wait();
+  gpu::CommandRecorder recorder(g.context);
+  kernels::rnn::record_rnn(k, recorder, g.pool, spec, weights, in, out);
+  const size_t dispatches = recorder.dispatch_count();
+  recorder.submit_and_wait();
+  std::printf("  bidirectional LSTM, %lld steps: %zu dispatches\n", static_cast<long long>(S), dispatches);
+  // initial h and c are clears (no dispatch); the projection is one GEMM dispatch.
+  EXPECT_EQ(dispatches, static_cast<size_t>(S) + 1);
+}
+
+TEST(RnnKernel, RejectsBadShapes) {
+  auto& g = gpu();
+  RnnSpec spec;
+  spec.hidden_size = 4;
+  kernels::rnn::RnnInputs in;
+  in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
+  in.w = Tensor::empty(g.pool, DType::f32, {1, 16, 5});
+  in.r = Tensor::empty(g.pool, DType::f32, {1, 16, 3});  // wrong: H = 4
+  kernels::KernelContext k{g.context, g.pipelines};
+  gpu::CommandRecorder recorder(g.context);
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, {}), std::invalid_argument);
+  in.r = Tensor::empty(g.pool, DType::f32, {1, 16, 4});
+  in.initial_h = Tensor::empty(g.pool, DType::f32, {1, 3, 4});  // wrong batch
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, {}), std::invalid_argument);
+  EXPECT_THROW(kernels::rnn::parse_activations({"Swish"}, {}, {}), std::invalid_argument);
+  const auto acts = kernels::rnn::parse_activations({"HardSigmoid", "Tanh", "LeakyRelu"}, {0.3f}, {0.4f});
+  EXPECT_FLOAT_EQ(acts[0].alpha, 0.3f);
+  EXPECT_FLOAT_EQ(acts[0].beta, 0.4f);
+  EXPECT_FLOAT_EQ(acts[2].alpha, 0.01f);  // alpha list exhausted: LeakyRelu's default
+}
+
+}  // namespace
+}  // namespace onda::test
