@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   // Identity op). On NVIDIA's Vulkan driver through Dawn the former reaches only ~20% of the
   // latter, so the ceiling is the faster of the two.
   auto copy = [&](gpu::CommandRecorder& r) { r.copy(a.buffer(), 0, y.buffer(), 0, bytes); };
+  // Warm-up: a second of copies, so the GPU's clocks have ramped up before anything is timed.
+  for (const auto start = std::chrono::steady_clock::now(); seconds_since(start) < 1.0;) wall_ms(context, 10, copy);
   const double copy_wall = wall_ms(context, repeats, copy);
   std::vector<Tensor> identity_inputs = {a};
   auto identity = [&](gpu::CommandRecorder& r) {

@@ -20,5 +20,6 @@ if [ -z "${VK_DRIVER_FILES:-}" ] && [ -f /usr/local/nvidia/share/vulkan/icd.d/nv
    ! ls /usr/share/vulkan/icd.d/nvidia_icd.json /etc/vulkan/icd.d/nvidia_icd.json >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
-export LD_LIBRARY_PATH="$root/.deps/dawn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# .deps/gpu-libs: Debian libraries the GPU machine lacks (scripts/gpu/bundle-libs.sh), last in line.
+export LD_LIBRARY_PATH="$root/.deps/dawn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}:$root/.deps/gpu-libs"
 exec "$@"
