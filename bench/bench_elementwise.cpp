@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
   // Warm-up: a second of copies, so the GPU's clocks have ramped up before anything is timed.
   for (const auto start = std::chrono::steady_clock::now(); seconds_since(start) < 1.0;) wall_ms(context, 10, copy);
   const double copy_wall = wall_ms(context, repeats, copy);
-  std::vector<Tensor> identity_inputs = {a};
+  const std::vector<Tensor> identity_inputs(1, a);
   auto identity = [&](gpu::CommandRecorder& r) {
     kernels::record_elementwise(kc, r, *kernels::find_elementwise_op("Identity"), identity_inputs, y);
   };
@@ -105,8 +105,8 @@ int main(int argc, char** argv) {
   const Case cases[] = {{"Relu", 1}, {"Sigmoid", 1}, {"Gelu", 1}, {"Add", 2}, {"Mul", 2}};
   for (const auto& c : cases) {
     const auto* op = kernels::find_elementwise_op(c.op);
-    std::vector<Tensor> inputs = {a};
-    if (c.inputs == 2) inputs.push_back(b);
+    std::vector<Tensor> inputs(c.inputs, a);
+    if (c.inputs == 2) inputs[1] = b;
     auto record = [&](gpu::CommandRecorder& r) { kernels::record_elementwise(kc, r, *op, inputs, y); };
     const double moved = static_cast<double>(bytes) * (c.inputs + 1);
     const double g = gpu_ms(context, repeats, record);
@@ -119,7 +119,8 @@ int main(int argc, char** argv) {
   {
     const auto* op = kernels::find_elementwise_op("Add");
     Tensor row = Tensor::upload(context, pool, DType::f32, {1024}, host.data());
-    std::vector<Tensor> inputs = {a.reshape({n / 1024, 1024}), row};
+    std::vector<Tensor> inputs(2, row);
+    inputs[0] = a.reshape({n / 1024, 1024});
     Tensor out = y.reshape({n / 1024, 1024});
     auto record = [&](gpu::CommandRecorder& r) { kernels::record_elementwise(kc, r, *op, inputs, out); };
     const double moved = 2.0 * bytes;
