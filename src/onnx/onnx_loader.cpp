@@ -8,6 +8,7 @@
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "onnx/external_data.h"
+#include "onnx/function_inlining.h"
 #include "onnx/tensor_proto.h"
 
 namespace onda {
@@ -247,12 +248,10 @@ Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& mod
   // Opset imports follow the graph in the file, so a file cut after its graph has none.
   if (context.opset_imports.empty())
     throw ModelError(what + ": the model imports no opset (truncated file?)");
-  if (model.functions_size() > 0)
-    throw ModelError(what + ": model-local functions are not supported (" + model.functions(0).name() +
-                     ", ...)");
   ExternalDataFiles external(model_dir);
   context.external = &external;
   try {
+    onnx_format::inline_model_functions(model);
     Graph graph = graph_from_proto(*model.mutable_graph(), context, {});
     graph.validate();
     return graph;
