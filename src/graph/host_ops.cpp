@@ -230,7 +230,7 @@ Outputs tile(const Node& node, const Inputs& inputs) {
   const std::vector<int64_t> repeats = input(node, inputs, 1).to_int64();
   if (static_cast<int64_t>(repeats.size()) != data.rank()) fail(node, "repeats length differs from the rank");
   Shape shape = data.shape();
-  for (size_t i = 0; i < shape.size(); ++i) shape[i] *= repeats[i];
+  for (size_t i = 0; i < shape.size(); ++i) shape[i] = checked_multiply(shape[i], repeats[i], "Tile");
   const std::vector<int64_t> strides = strides_of(data.shape());
   std::vector<int64_t> source;
   for_each_coordinate(shape, [&](const std::vector<int64_t>& c) {
@@ -593,7 +593,7 @@ Shape reshape_output_shape(const Node& node, const Shape& input_shape,
     } else if (dim < 0) {
       fail(node, "negative dimension in the shape");
     } else {
-      known *= dim;
+      known = checked_multiply(known, dim, "Reshape");
     }
     shape[i] = dim;
   }

@@ -26,6 +26,7 @@ void bind_input_shapes(Graph& graph, const std::map<std::string, Shape>& input_s
     }
     for (int64_t dim : shape)
       if (dim < 0) throw ModelError("input '" + name + "' is given a negative dimension");
+    shape_numel(shape);  // throws on a product that overflows
     info.shape = shape;
     info.dim_params.assign(shape.size(), "");
   }

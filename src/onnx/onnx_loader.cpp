@@ -66,6 +66,16 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::st
       shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
       info.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
     }
+    // The known dimensions must have a representable product, so later shape arithmetic on them
+    // cannot overflow.
+    Shape known;
+    for (int64_t dim : shape)
+      if (dim >= 0) known.push_back(dim);
+    try {
+      shape_numel(known);
+    } catch (const ModelError& error) {
+      throw ModelError(role + " '" + proto.name() + "': " + error.what());
+    }
     info.shape = std::move(shape);
   }
   return info;
