@@ -10,6 +10,7 @@
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
+#include "graph/shape_functions.h"
 
 namespace onda {
 

@@ -5,6 +5,7 @@
 
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
+#include "graph/shape_functions.h"
 #include "graph/shape_inference.h"
 
 namespace onda {
