@@ -344,6 +344,17 @@ TEST(OnnxLoader, ExternalDataErrors) {
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"not a number"});
   external.set_entry("length", "20");
   EXPECT_NO_THROW(load_onnx_model(external.model_path()));
+
+  // Weights looked up in another folder: found there, and only there.
+  OnnxLoadOptions elsewhere;
+  elsewhere.external_data_dir = external.folder.path() / "weights";
+  std::filesystem::create_directories(*elsewhere.external_data_dir / "sub");
+  expect_model_error([&] { load_onnx_model(external.model_path(), elsewhere); },
+                     {"missing external data", "weights"});
+  std::filesystem::copy_file(external.folder.path() / "model" / "sub" / "w.bin",
+                             *elsewhere.external_data_dir / "sub" / "w.bin");
+  const Graph graph = load_onnx_model(external.model_path(), elsewhere);
+  EXPECT_EQ(graph.initializers.at("w").to_double()[0], external.weights[0]);
 }
 
 TEST(OnnxLoader, TensorProtoFiles) {
