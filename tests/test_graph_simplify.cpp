@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "graph/graph_text.h"
 #include "graph/model_error.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -215,6 +216,16 @@ TEST(GraphSimplify, FoldsShapeChainsForRandomInputShapes) {
     ASSERT_TRUE(sum && sum->has_static_shape());
     EXPECT_EQ(*sum->shape, (Shape{batch * channels, frames}));
     EXPECT_EQ(*graph.find_value("flat")->shape, (Shape{batch * channels, frames}));
+    if (trial == 0) std::printf("%s", graph_to_text(graph).c_str());
+    // One line per node: typed outputs, op, inputs ($ = initializer), attributes, name.
+    const std::string text = graph_to_text(graph);
+    EXPECT_NE(text.find("%flat: float32[" + std::to_string(batch * channels) + ", " + std::to_string(frames) +
+                        "] = Reshape(%x, $target)   # flat_node"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("inputs: %x: float32[" + std::to_string(batch) + ", " + std::to_string(channels)),
+              std::string::npos)
+        << text;
     // Initializers only the folded nodes read are gone.
     EXPECT_FALSE(graph.is_initializer("two"));
     EXPECT_FALSE(graph.is_initializer("unused"));
