@@ -3,6 +3,7 @@
 #include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML=1)
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "graph/model_error.h"
@@ -159,6 +160,16 @@ HostTensor constant_value(onnx::NodeProto& node, LoadContext& context, const std
                      std::to_string(node.attribute_size()));
   onnx::AttributeProto& attribute = *node.mutable_attribute(0);
   const std::string& name = attribute.name();
+  const std::map<std::string, onnx::AttributeProto::AttributeType> expected_types = {
+      {"value", onnx::AttributeProto::TENSOR},
+      {"value_float", onnx::AttributeProto::FLOAT},
+      {"value_floats", onnx::AttributeProto::FLOATS},
+      {"value_int", onnx::AttributeProto::INT},
+      {"value_ints", onnx::AttributeProto::INTS}};
+  auto expected = expected_types.find(name);
+  if (expected != expected_types.end() && attribute_type_of(attribute) != expected->second)
+    throw ModelError("Constant node " + node_text + ": attribute '" + name + "' has type " +
+                     onnx::AttributeProto::AttributeType_Name(attribute_type_of(attribute)));
   if (name == "value")
     return tensor_from_proto(*attribute.mutable_t(), context.external, "Constant " + node_text);
   if (name == "value_float") return HostTensor::from_values<float>({}, {attribute.f()});
