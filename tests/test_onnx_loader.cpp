@@ -344,6 +344,17 @@ TEST(OnnxLoader, ExternalDataErrors) {
   expect_model_error([&] { load_onnx_model(external.model_path()); }, {"not a number"});
   external.set_entry("length", "20");
   EXPECT_NO_THROW(load_onnx_model(external.model_path()));
+
+  // Weights looked up in another folder: found there, and only there.
+  OnnxLoadOptions elsewhere;
+  elsewhere.external_data_dir = external.folder.path() / "weights";
+  std::filesystem::create_directories(*elsewhere.external_data_dir / "sub");
+  expect_model_error([&] { load_onnx_model(external.model_path(), elsewhere); },
+                     {"missing external data", "weights"});
+  std::filesystem::copy_file(external.folder.path() / "model" / "sub" / "w.bin",
+                             *elsewhere.external_data_dir / "sub" / "w.bin");
+  const Graph graph = load_onnx_model(external.model_path(), elsewhere);
+  EXPECT_EQ(graph.initializers.at("w").to_double()[0], external.weights[0]);
 }
 
 TEST(OnnxLoader, TensorProtoFiles) {
@@ -451,6 +462,101 @@ TEST(OnnxLoader, MutatedFilesFailCleanly) {
   }
   std::printf("mutated models: %d loaded and simplified, %d rejected with ModelError (seed %llu)\n", loaded,
               rejected, static_cast<unsigned long long>(seed));
+}
+
+}  // namespace
+}  // namespace onda
+
+namespace onda {
+namespace {
+
+// com.example::Scale(x) = Mul(x, Constant(value_float = @alpha)); com.example::ScaleTwice(x) =
+// Scale(Scale(x)) passes its own @alpha on (nested inlining and attribute references).
+onnx::ModelProto model_with_functions() {
+  onnx::ModelProto model = test::empty_model();
+  auto* domain = model.add_opset_import();
+  domain->set_domain("com.example");
+  domain->set_version(1);
+  onnx::FunctionProto* scale = model.add_functions();
+  scale->set_name("Scale");
+  scale->set_domain("com.example");
+  scale->add_input("x");
+  scale->add_output("y");
+  scale->add_attribute("alpha");
+  onnx::NodeProto* constant = scale->add_node();
+  constant->set_op_type("Constant");
+  constant->add_output("factor");
+  auto* reference = constant->add_attribute();
+  reference->set_name("value_float");
+  reference->set_type(onnx::AttributeProto::FLOAT);
+  reference->set_ref_attr_name("alpha");
+  onnx::NodeProto* mul = scale->add_node();
+  mul->set_op_type("Mul");
+  mul->add_input("x");
+  mul->add_input("factor");
+  mul->add_output("y");
+
+  onnx::FunctionProto* twice = model.add_functions();
+  twice->set_name("ScaleTwice");
+  twice->set_domain("com.example");
+  twice->add_input("x");
+  twice->add_output("y");
+  twice->add_attribute("alpha");
+  for (auto [in, out] : {std::pair<const char*, const char*>{"x", "mid"}, {"mid", "y"}}) {
+    onnx::NodeProto* call = twice->add_node();
+    call->set_op_type("Scale");
+    call->set_domain("com.example");
+    call->add_input(in);
+    call->add_output(out);
+    auto* passed = call->add_attribute();
+    passed->set_name("alpha");
+    passed->set_type(onnx::AttributeProto::FLOAT);
+    passed->set_ref_attr_name("alpha");
+  }
+
+  onnx::GraphProto* graph = model.mutable_graph();
+  test::add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {4});
+  onnx::NodeProto* call = test::add_node(graph, "Scale", {"x"}, {"a"}, "by_three");
+  call->set_domain("com.example");
+  auto* alpha = call->add_attribute();
+  alpha->set_name("alpha");
+  alpha->set_type(onnx::AttributeProto::FLOAT);
+  alpha->set_f(3.0f);
+  onnx::NodeProto* twice_call = test::add_node(graph, "ScaleTwice", {"a"}, {"b"}, "by_four");
+  twice_call->set_domain("com.example");
+  auto* two = twice_call->add_attribute();
+  two->set_name("alpha");
+  two->set_type(onnx::AttributeProto::FLOAT);
+  two->set_f(2.0f);
+  test::add_tensor_value(graph->mutable_output(), "b", onnx::TensorProto::FLOAT, {4});
+  return model;
+}
+
+TEST(OnnxLoader, ModelLocalFunctionsAreInlined) {
+  const Graph graph = parse_onnx_model(model_with_functions().SerializeAsString(), ".", "functions");
+  // Three Scale bodies: each a Mul, its Constant an initializer named after the call.
+  ASSERT_EQ(graph.nodes.size(), 3u);
+  std::vector<double> factors;
+  for (const Node& node : graph.nodes) {
+    EXPECT_EQ(node.op_type, "Mul");
+    EXPECT_EQ(node.domain, "");
+    factors.push_back(graph.find_initializer(node.inputs[1])->to_double().at(0));
+  }
+  EXPECT_EQ(factors, (std::vector<double>{3.0, 2.0, 2.0}));  // alpha of by_three, then by_four's twice
+  EXPECT_EQ(graph.nodes[0].inputs[0], "x");
+  EXPECT_EQ(graph.nodes[0].outputs[0], "a");
+  EXPECT_EQ(graph.nodes[2].outputs[0], "b");
+  EXPECT_EQ(graph.nodes[1].outputs[0], graph.nodes[2].inputs[0]);  // ScaleTwice's internal value
+  std::set<std::string> initializer_names;
+  for (const auto& [name, tensor] : graph.initializers) initializer_names.insert(name);
+  EXPECT_EQ(initializer_names.size(), 3u);  // renamed per call: no collision
+
+  onnx::ModelProto recursive = model_with_functions();
+  recursive.mutable_functions(0)->mutable_node(1)->set_op_type("Scale");  // Scale calls itself
+  recursive.mutable_functions(0)->mutable_node(1)->set_domain("com.example");
+  recursive.mutable_functions(0)->mutable_node(1)->mutable_input()->RemoveLast();  // Scale takes one input
+  expect_model_error([&] { parse_onnx_model(recursive.SerializeAsString(), ".", "recursive"); },
+                     {"deeper than 32"});
 }
 
 }  // namespace

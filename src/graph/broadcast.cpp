@@ -50,6 +50,20 @@ std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to
   return indices;
 }
 
+int64_t checked_add(int64_t a, int64_t b, const char* what) {
+  int64_t result;
+  if (__builtin_add_overflow(a, b, &result))
+    throw ModelError(std::string(what) + ": dimension arithmetic overflows");
+  return result;
+}
+
+int64_t checked_multiply(int64_t a, int64_t b, const char* what) {
+  int64_t result;
+  if (__builtin_mul_overflow(a, b, &result))
+    throw ModelError(std::string(what) + ": dimension arithmetic overflows");
+  return result;
+}
+
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
   if (axis < -rank || axis >= rank)
     throw ModelError(std::string(what) + ": axis " + std::to_string(axis) + " is out of range for rank " +

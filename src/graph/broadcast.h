@@ -15,6 +15,11 @@ Shape broadcast_shapes(const Shape& a, const Shape& b);
 // is broadcast to `to` (from must broadcast to it).
 std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to);
 
+// Dimension arithmetic on values read from a model: ModelError naming `what` on int64 overflow
+// (a corrupt attribute must not become undefined behaviour).
+int64_t checked_add(int64_t a, int64_t b, const char* what);
+int64_t checked_multiply(int64_t a, int64_t b, const char* what);
+
 // An axis in [-rank, rank) made non-negative; ModelError naming `what` when out of range.
 int64_t normalize_axis(int64_t axis, int64_t rank, const char* what);
 

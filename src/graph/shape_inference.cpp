@@ -10,6 +10,7 @@
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
+#include "graph/shape_functions.h"
 
 namespace onda {
 
@@ -72,12 +73,15 @@ Types elementwise(const Context& c, std::optional<DType> result_dtype) {
 // Spatial output size of a convolution or pooling window (ONNX Conv / pooling formulas).
 int64_t window_output(int64_t in, int64_t kernel, int64_t stride, int64_t dilation, int64_t pad_begin,
                       int64_t pad_end, const std::string& auto_pad, bool ceil_mode) {
-  const int64_t effective = (kernel - 1) * dilation + 1;
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") return (in + stride - 1) / stride;
+  const char* what = "convolution window";
+  const int64_t effective = checked_add(checked_multiply(kernel - 1, dilation, what), 1, what);
+  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")
+    return in == 0 ? 0 : (in - 1) / stride + 1;  // ceil
   if (auto_pad == "VALID") return (in - effective) / stride + 1;
-  const int64_t span = in + pad_begin + pad_end - effective;
+  const int64_t span =
+      checked_add(checked_add(in, checked_add(pad_begin, pad_end, what), what), -effective, what);
   if (!ceil_mode) return span / stride + 1;
-  int64_t out = (span + stride - 1) / stride + 1;
+  int64_t out = checked_add(span, stride - 1, what) / stride + 1;
   if ((out - 1) * stride >= in + pad_begin) --out;  // the last window must start inside the input or left pad
   return out;
 }
@@ -137,10 +141,16 @@ Types conv_transpose(const Context& c) {
     if (!output_shape.empty()) {
       out.push_back(output_shape[output_shape.size() - spatial + i]);
     } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      out.push_back(x[2 + i] * strides[i]);
+      out.push_back(checked_multiply(x[2 + i], strides[i], "ConvTranspose"));
     } else {
-      out.push_back(strides[i] * (x[2 + i] - 1) + output_padding[i] + (kernel[i] - 1) * dilations[i] + 1 -
-                    pads[i] - pads[spatial + i]);
+      // stride * (in - 1) + output_padding + (kernel - 1) * dilation + 1 - pad_begin - pad_end
+      const char* what = "ConvTranspose";
+      int64_t size = checked_multiply(strides[i], x[2 + i] - 1, what);
+      size = checked_add(size, checked_multiply(kernel[i] - 1, dilations[i], what), what);
+      size = checked_add(size, checked_add(output_padding[i], 1, what), what);
+      size =
+          checked_add(size, checked_multiply(-1, checked_add(pads[i], pads[spatial + i], what), what), what);
+      out.push_back(size);
     }
   }
   return {TensorType{c.dtype(0), out}};
@@ -228,7 +238,7 @@ Types concat(const Context& c) {
     if (shape.size() != out->size()) c.fail("inputs differ in rank");
     for (size_t d = 0; d < shape.size(); ++d)
       if (static_cast<int64_t>(d) != axis && shape[d] != (*out)[d]) c.fail("inputs differ outside the axis");
-    (*out)[axis] += shape[axis];
+    (*out)[axis] = checked_add((*out)[axis], shape[axis], "Concat");
   }
   if (!out) throw Unknown{};
   return {TensorType{c.dtype(0), *out}};
@@ -268,7 +278,7 @@ Types pad(const Context& c) {
   if (pads.size() != 2 * axes.size()) c.fail("pads length does not match the axes");
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t a = normalize_axis(axes[i], rank, "Pad");
-    out[a] += pads[i] + pads[i + axes.size()];
+    out[a] = checked_add(out[a], checked_add(pads[i], pads[i + axes.size()], "Pad"), "Pad");
     if (out[a] < 0) c.fail("negative output dimension");
   }
   return {TensorType{c.dtype(0), out}};
@@ -293,7 +303,9 @@ Types resize(const Context& c) {
     if (scales.size() != axes.size()) c.fail("scales length");
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t a = normalize_axis(axes[i], static_cast<int64_t>(x.size()), "Resize");
-      out[a] = static_cast<int64_t>(std::floor(static_cast<double>(x[a]) * static_cast<float>(scales[i])));
+      const double size = std::floor(static_cast<double>(x[a]) * static_cast<float>(scales[i]));
+      if (!(size >= 0 && size < 9e15)) c.fail("scale " + std::to_string(scales[i]) + " gives no valid size");
+      out[a] = static_cast<int64_t>(size);
     }
   }
   return {TensorType{c.dtype(0), out}};
@@ -491,7 +503,8 @@ const std::map<std::string_view, Rule>& rules() {
       if (axis < 0) axis += rank;
       if (axis < 0 || axis > rank) c.fail("axis out of range");
       int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < rank; ++i) (i < axis ? outer : inner) *= c.shape(0)[i];
+      for (int64_t i = 0; i < rank; ++i)
+        (i < axis ? outer : inner) = checked_multiply(i < axis ? outer : inner, c.shape(0)[i], "Flatten");
       return Types{TensorType{c.dtype(0), {outer, inner}}};
     };
     t["Squeeze"] = [](const Context& c) {
@@ -527,7 +540,7 @@ const std::map<std::string_view, Rule>& rules() {
       Shape out = c.shape(0);
       const std::vector<int64_t> repeats = c.constant(1).to_int64();
       if (repeats.size() != out.size()) c.fail("repeats length differs from the rank");
-      for (size_t i = 0; i < out.size(); ++i) out[i] *= repeats[i];
+      for (size_t i = 0; i < out.size(); ++i) out[i] = checked_multiply(out[i], repeats[i], "Tile");
       return Types{TensorType{c.dtype(0), out}};
     };
     t["Pad"] = pad;

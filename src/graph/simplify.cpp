@@ -1,10 +1,12 @@
 #include "graph/simplify.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
+#include "graph/shape_functions.h"
 #include "graph/shape_inference.h"
 
 namespace onda {
@@ -26,6 +28,7 @@ void bind_input_shapes(Graph& graph, const std::map<std::string, Shape>& input_s
     }
     for (int64_t dim : shape)
       if (dim < 0) throw ModelError("input '" + name + "' is given a negative dimension");
+    shape_numel(shape);  // throws on a product that overflows
     info.shape = shape;
     info.dim_params.assign(shape.size(), "");
   }
@@ -57,72 +60,123 @@ bool within(int64_t elements, const SimplifyOptions& options) {
   return elements <= options.max_folded_elements;
 }
 
+// Folds or types one node; true when the node was replaced by initializers.
+bool simplify_node(Graph& graph, const Node& node, const SimplifyOptions& options, SimplifyReport& report) {
+  const bool default_domain = canonical_domain(node.domain).empty();
+  std::vector<std::optional<TensorType>> input_types;
+  std::vector<const HostTensor*> constants;
+  bool all_constant = true;
+  for (const std::string& input : node.inputs) {
+    input_types.push_back(known_type(graph, input));
+    constants.push_back(input.empty() ? nullptr : graph.find_initializer(input));
+    all_constant &= input.empty() || constants.back() != nullptr;
+  }
+  std::vector<std::optional<TensorType>> output_types;
+  try {
+    output_types = infer_output_types(node, input_types, constants);
+  } catch (const ModelError& error) {
+    throw ModelError(std::string(error.what()) + " (at node " + node.describe() + ")");
+  }
+
+  // Shape and Size of a statically shaped value are constants even when the value is not.
+  if (options.fold_constants && default_domain && (node.op_type == "Shape" || node.op_type == "Size") &&
+      input_types.size() == 1 && input_types[0]) {
+    graph.set_initializer(node.outputs[0],
+                          node.op_type == "Shape"
+                              ? shape_op_result(node, input_types[0]->shape)
+                              : HostTensor::from_values<int64_t>({}, {shape_numel(input_types[0]->shape)}));
+    return true;
+  }
+  const HostOp host_op = default_domain && options.fold_constants ? find_host_op(node.op_type) : nullptr;
+  if (host_op && all_constant && !node.inputs.empty()) {
+    bool small = is_view_op(node.op_type);
+    if (!small && !output_types.empty()) {
+      small = true;
+      for (const HostTensor* constant : constants) small &= !constant || within(constant->numel(), options);
+      for (const std::optional<TensorType>& type : output_types)
+        small &= type && within(shape_numel(type->shape), options);
+    }
+    if (small) {
+      std::vector<HostTensor> inputs;
+      for (const HostTensor* constant : constants) inputs.push_back(constant ? *constant : HostTensor());
+      std::vector<HostTensor> results = host_op(node, inputs);
+      for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i)
+        if (!node.outputs[i].empty()) graph.set_initializer(node.outputs[i], std::move(results[i]));
+      return true;
+    }
+  }
+  if (output_types.empty()) {
+    ++report.nodes_with_unknown_outputs;
+    ++report.unknown_by_op[node.op_type];
+    return false;
+  }
+  for (size_t i = 0; i < node.outputs.size(); ++i)
+    if (output_types[i]) record_type(graph, node, node.outputs[i], *output_types[i]);
+  return false;
+}
+
+// An If whose condition folded to a constant is replaced by the taken branch: its initializers
+// join the graph, its nodes run in the If's place, and Identity nodes carry its outputs to the
+// If's output names. (ONNX names are unique across a model's subgraphs, so nothing is renamed;
+// on a clash the If is kept.) Exported code such as "pad when length % hop != 0" becomes
+// branch-free once the input shapes are known.
+std::optional<std::vector<Node>> taken_branch_of_constant_if(Graph& graph, const Node& node) {
+  if (node.op_type != "If" || !canonical_domain(node.domain).empty() || node.inputs.empty())
+    return std::nullopt;
+  const HostTensor* condition = graph.find_initializer(node.inputs[0]);
+  if (!condition || condition->numel() != 1) return std::nullopt;
+  const Graph& branch = node.attribute_graph(condition->to_int64()[0] ? "then_branch" : "else_branch");
+  if (branch.outputs.size() < node.outputs.size())
+    throw ModelError("node " + node.describe() + ": the branch has fewer outputs than the If");
+  for (const auto& [name, tensor] : branch.initializers)
+    if (graph.find_value(name)) return std::nullopt;
+  for (const Node& inner : branch.nodes)
+    for (const std::string& output : inner.outputs)
+      if (!output.empty() && graph.find_value(output)) return std::nullopt;
+
+  for (const auto& [name, tensor] : branch.initializers) graph.set_initializer(name, tensor);
+  for (const auto& [name, info] : branch.values)
+    if (!graph.find_value(name)) graph.values[name] = info;  // outer values keep what the graph knows
+  std::vector<Node> nodes = branch.nodes;
+  for (size_t i = 0; i < node.outputs.size(); ++i) {
+    if (node.outputs[i].empty()) continue;
+    Node identity;
+    identity.op_type = "Identity";
+    identity.name = node.name + "/" + node.outputs[i];
+    identity.inputs = {branch.outputs[i]};
+    identity.outputs = {node.outputs[i]};
+    nodes.push_back(std::move(identity));
+  }
+  return nodes;
+}
+
 }  // namespace
 
 SimplifyReport simplify_graph(Graph& graph, const std::map<std::string, Shape>& input_shapes,
                               const SimplifyOptions& options) {
   bind_input_shapes(graph, input_shapes);
   SimplifyReport report;
-  std::vector<bool> folded(graph.nodes.size(), false);
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    const Node& node = graph.nodes[n];
-    const bool default_domain = canonical_domain(node.domain).empty();
-    std::vector<std::optional<TensorType>> input_types;
-    std::vector<const HostTensor*> constants;
-    bool all_constant = true;
-    for (const std::string& input : node.inputs) {
-      input_types.push_back(known_type(graph, input));
-      constants.push_back(input.empty() ? nullptr : graph.find_initializer(input));
-      all_constant &= input.empty() || constants.back() != nullptr;
-    }
-    std::vector<std::optional<TensorType>> output_types;
-    try {
-      output_types = infer_output_types(node, input_types, constants);
-    } catch (const ModelError& error) {
-      throw ModelError(std::string(error.what()) + " (at node " + node.describe() + ")");
-    }
-
-    // Shape and Size of a statically shaped value are constants even when the value is not.
-    if (options.fold_constants && default_domain && (node.op_type == "Shape" || node.op_type == "Size") &&
-        input_types.size() == 1 && input_types[0]) {
-      graph.set_initializer(node.outputs[0],
-                            node.op_type == "Shape"
-                                ? shape_op_result(node, input_types[0]->shape)
-                                : HostTensor::from_values<int64_t>({}, {shape_numel(input_types[0]->shape)}));
-      folded[n] = true;
-      continue;
-    }
-    const HostOp host_op = default_domain && options.fold_constants ? find_host_op(node.op_type) : nullptr;
-    if (host_op && all_constant && !node.inputs.empty()) {
-      bool small = is_view_op(node.op_type);
-      if (!small && !output_types.empty()) {
-        small = true;
-        for (const HostTensor* constant : constants) small &= !constant || within(constant->numel(), options);
-        for (const std::optional<TensorType>& type : output_types)
-          small &= type && within(shape_numel(type->shape), options);
-      }
-      if (small) {
-        std::vector<HostTensor> inputs;
-        for (const HostTensor* constant : constants) inputs.push_back(constant ? *constant : HostTensor());
-        std::vector<HostTensor> results = host_op(node, inputs);
-        for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i)
-          if (!node.outputs[i].empty()) graph.set_initializer(node.outputs[i], std::move(results[i]));
-        folded[n] = true;
+  std::deque<Node> pending(std::make_move_iterator(graph.nodes.begin()),
+                           std::make_move_iterator(graph.nodes.end()));
+  graph.nodes.clear();
+  std::vector<Node> kept;
+  while (!pending.empty()) {
+    Node node = std::move(pending.front());
+    pending.pop_front();
+    if (options.fold_constants) {
+      if (std::optional<std::vector<Node>> branch = taken_branch_of_constant_if(graph, node)) {
+        ++report.inlined_branches;
+        pending.insert(pending.begin(), std::make_move_iterator(branch->begin()),
+                       std::make_move_iterator(branch->end()));
         continue;
       }
     }
-    if (output_types.empty()) {
-      ++report.nodes_with_unknown_outputs;
-      ++report.unknown_by_op[node.op_type];
+    if (simplify_node(graph, node, options, report)) {
+      ++report.folded_nodes;
       continue;
     }
-    for (size_t i = 0; i < node.outputs.size(); ++i)
-      if (output_types[i]) record_type(graph, node, node.outputs[i], *output_types[i]);
+    kept.push_back(std::move(node));
   }
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (!folded[n]) kept.push_back(std::move(graph.nodes[n]));
-  report.folded_nodes = graph.nodes.size() - kept.size();
   graph.nodes = std::move(kept);
   if (options.remove_dead_nodes)
     std::tie(report.removed_dead_nodes, report.removed_initializers) = remove_dead_nodes(graph);

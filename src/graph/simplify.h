@@ -1,8 +1,9 @@
 // Graph simplification for concrete input shapes: bind the inputs' shapes, fold every node whose
 // inputs are all constant (shape arithmetic chains: Shape -> Gather -> Unsqueeze -> Concat ->
-// Reshape, Range, ConstantOfShape, ...), infer static dtypes and shapes of everything else, and
-// remove nodes whose results nobody reads. Exported audio graphs carry hundreds of such shape
-// nodes (htdemucs6: 190 Shape, 270 Reshape); after this the runtime sees only tensor work.
+// Reshape, Range, ConstantOfShape, ...) and every If whose condition becomes constant, infer static
+// dtypes and shapes of everything else, and remove nodes whose results nobody reads. Exported audio graphs
+// carry hundreds of such shape nodes (htdemucs6: 190 Shape, 270 Reshape); after this the runtime sees only
+// tensor work.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -23,7 +24,8 @@ struct SimplifyOptions {
 };
 
 struct SimplifyReport {
-  size_t folded_nodes = 0;  // replaced by initializers
+  size_t folded_nodes = 0;      // replaced by initializers
+  size_t inlined_branches = 0;  // If nodes with a constant condition, replaced by their branch
   size_t removed_dead_nodes = 0;
   size_t removed_initializers = 0;  // no longer read by anything
   size_t nodes_with_unknown_outputs = 0;

@@ -3,11 +3,13 @@
 #include <onnx/onnx_pb.h>  // defines ONNX_API, then includes onnx-ml.pb.h (ONNX_ML=1)
 
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "onnx/external_data.h"
+#include "onnx/function_inlining.h"
 #include "onnx/tensor_proto.h"
 
 namespace onda {
@@ -64,6 +66,16 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::st
         throw ModelError(role + " '" + proto.name() + "' has a negative dimension");
       shape.push_back(dim.has_dim_value() ? dim.dim_value() : -1);
       info.dim_params.push_back(dim.has_dim_param() ? dim.dim_param() : "");
+    }
+    // The known dimensions must have a representable product, so later shape arithmetic on them
+    // cannot overflow.
+    Shape known;
+    for (int64_t dim : shape)
+      if (dim >= 0) known.push_back(dim);
+    try {
+      shape_numel(known);
+    } catch (const ModelError& error) {
+      throw ModelError(role + " '" + proto.name() + "': " + error.what());
     }
     info.shape = std::move(shape);
   }
@@ -148,6 +160,16 @@ HostTensor constant_value(onnx::NodeProto& node, LoadContext& context, const std
                      std::to_string(node.attribute_size()));
   onnx::AttributeProto& attribute = *node.mutable_attribute(0);
   const std::string& name = attribute.name();
+  const std::map<std::string, onnx::AttributeProto::AttributeType> expected_types = {
+      {"value", onnx::AttributeProto::TENSOR},
+      {"value_float", onnx::AttributeProto::FLOAT},
+      {"value_floats", onnx::AttributeProto::FLOATS},
+      {"value_int", onnx::AttributeProto::INT},
+      {"value_ints", onnx::AttributeProto::INTS}};
+  auto expected = expected_types.find(name);
+  if (expected != expected_types.end() && attribute_type_of(attribute) != expected->second)
+    throw ModelError("Constant node " + node_text + ": attribute '" + name + "' has type " +
+                     onnx::AttributeProto::AttributeType_Name(attribute_type_of(attribute)));
   if (name == "value")
     return tensor_from_proto(*attribute.mutable_t(), context.external, "Constant " + node_text);
   if (name == "value_float") return HostTensor::from_values<float>({}, {attribute.f()});
@@ -247,12 +269,10 @@ Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& mod
   // Opset imports follow the graph in the file, so a file cut after its graph has none.
   if (context.opset_imports.empty())
     throw ModelError(what + ": the model imports no opset (truncated file?)");
-  if (model.functions_size() > 0)
-    throw ModelError(what + ": model-local functions are not supported (" + model.functions(0).name() +
-                     ", ...)");
-  ExternalDataFiles external(model_dir);
+  ExternalDataFiles external(options.external_data_dir.value_or(model_dir));
   context.external = &external;
   try {
+    onnx_format::inline_model_functions(model);
     Graph graph = graph_from_proto(*model.mutable_graph(), context, {});
     graph.validate();
     return graph;

@@ -8,6 +8,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,10 @@ struct OnnxLoadOptions {
   int64_t minimum_ir_version = 7;
   // Turn Constant nodes (default domain) into initializers.
   bool constants_to_initializers = true;
+  // Where external data files are looked up instead of the model's folder (e.g. weights
+  // materialized into a writable folder next to a read-only model). Locations still may not
+  // leave this folder.
+  std::optional<std::filesystem::path> external_data_dir;
 };
 
 // Reads `path`; external data is resolved relative to the model's folder.
