@@ -3,7 +3,7 @@
 // when their inputs are host values.
 #include <fmt/format.h>
 
-#include "graph/host_ops.h"
+#include "graph/shape_functions.h"
 #include "graph/model_error.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
