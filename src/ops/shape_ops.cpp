@@ -3,6 +3,7 @@
 // when their inputs are host values.
 #include <fmt/format.h>
 
+#include "graph/host_ops.h"
 #include "graph/shape_functions.h"
 #include "graph/model_error.h"
 #include "ops/op_inputs.h"
@@ -63,6 +64,21 @@ std::vector<Value> size(const Node&, OpContext&, const std::vector<Value>& input
   return {out};
 }
 
+// Ops evaluated on the host because their inputs are constants once input shapes are known (Range
+// in exported position embeddings): the result is tiny shape-like data; a GPU-valued input is an error.
+std::vector<Value> host_only(const Node& node, OpContext&, const std::vector<Value>& inputs) {
+  std::vector<HostTensor> args;
+  for (const auto& v : inputs) {
+    if (v.defined() && !v.on_host()) {
+      throw ModelError(node.describe() + ": inputs must be constants (known before the run)");
+    }
+    args.push_back(v.host);
+  }
+  std::vector<Value> out;
+  for (auto& t : find_host_op(node.op_type)(node, args)) out.push_back(Value{std::move(t), Tensor()});
+  return out;
+}
+
 }  // namespace
 
 void register_shape_ops(std::vector<OpEntry>& ops) {
@@ -72,6 +88,7 @@ void register_shape_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Unsqueeze", 1, unsqueeze, "view, no copy"});
   ops.push_back({"", "Shape", 1, shape, "static: a host value"});
   ops.push_back({"", "Size", 1, size, "static: a host value"});
+  ops.push_back({"", "Range", 11, host_only, "host value: start/limit/delta must be constants"});
 }
 
 }  // namespace onda::ops
