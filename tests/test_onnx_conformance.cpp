@@ -42,6 +42,15 @@ const std::map<std::string, std::string> kExcluded = {
     {"test_batchnorm_example_training_mode", "training mode (running statistics): onda is an inference engine"},
 };
 
+// Cases whose expected data is itself inexact: ONNX 1.12's window tests were generated with a
+// float32 angle and are off the exact window by ~6e-5 rel L2 (onda matches the float64 formula,
+// e.g. hann(10)[1] = 0.0954915 vs the file's 0.0954861); bounded loosely instead of skipped.
+const std::map<std::string, double> kLooseBounds = {
+    {"test_blackmanwindow_expanded", 2e-4},  {"test_blackmanwindow_symmetric_expanded", 2e-4},
+    {"test_hammingwindow_expanded", 2e-4},   {"test_hammingwindow_symmetric_expanded", 2e-4},
+    {"test_hannwindow_expanded", 2e-4},      {"test_hannwindow_symmetric_expanded", 2e-4},
+};
+
 double compare(const HostTensor& got, const HostTensor& want, std::string* why) {
   if (got.dtype() != want.dtype() || got.shape() != want.shape()) {
     *why = fmt::format("got {} {}, want {} {}", dtype_name(got.dtype()), shape_to_string(got.shape()),
@@ -106,7 +115,8 @@ TEST(OnnxConformance, NodeTestsOfClaimedOps) {
         const HostTensor want = read_tensor_proto_file(path);
         std::string why;
         const double e = compare(outputs.at(session->outputs()[i].name), want, &why);
-        const double bound = want.dtype() == DType::f16 ? 1e-3 : 1e-5;
+        double bound = want.dtype() == DType::f16 ? 1e-3 : 1e-5;
+        if (auto loose = kLooseBounds.find(name); loose != kLooseBounds.end()) bound = loose->second;
         if (!(e <= bound)) failures.push_back(fmt::format("{} output {}: rel L2 {:.2e} {}", name, i, e, why));
       }
     } catch (const std::exception& e) {
