@@ -110,12 +110,23 @@ void run(const RunArguments& a) {
   }
   if (a.profile) {
     const auto& profile = session->last_run().profile;
+    std::map<std::string, std::pair<double, uint64_t>> by_type;
     double total = 0;
-    for (const auto& p : profile) total += p.gpu_ms;
-    fmt::print("GPU time per kernel (last run, {:.3f} ms in all):\n", total);
     for (const auto& p : profile) {
-      fmt::print("  {:<28} {:>10.3f} ms {:>6.1f}% {:>6} dispatches\n", p.name, p.gpu_ms, total > 0 ? 100 * p.gpu_ms / total : 0.0,
-                 p.dispatches);
+      by_type[p.op_type].first += p.gpu_ms;
+      by_type[p.op_type].second += p.dispatches;
+      total += p.gpu_ms;
+    }
+    std::vector<std::pair<std::string, std::pair<double, uint64_t>>> types(by_type.begin(), by_type.end());
+    std::sort(types.begin(), types.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+    fmt::print("GPU time per op type (last run, {:.3f} ms of kernels):\n", total);
+    for (const auto& [type, t] : types) {
+      fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first, total > 0 ? 100 * t.first / total : 0.0,
+                 t.second);
+    }
+    fmt::print("top nodes:\n");
+    for (size_t i = 0; i < std::min<size_t>(10, profile.size()); ++i) {
+      fmt::print("  {:<24} {:>10.3f} ms  {}\n", profile[i].op_type, profile[i].gpu_ms, profile[i].node);
     }
   }
   if (!a.output_dir.empty()) {

@@ -30,7 +30,8 @@ struct TensorSpec {
 };
 
 struct ProfileLine {
-  std::string name;  // op type (kernel name)
+  std::string op_type;
+  std::string node;  // node name (or its first output's name)
   double gpu_ms = 0;
   uint64_t dispatches = 0;
 };
@@ -40,7 +41,7 @@ struct RunStats {
   double record_ms = 0;      // CPU time planning and recording dispatches
   uint64_t dispatches = 0;
   uint64_t peak_gpu_bytes = 0;  // pooled buffers on loan at the peak (weights included)
-  std::vector<ProfileLine> profile;  // with SessionOptions::profile, most expensive first
+  std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
 };
 
 class Session {

@@ -89,7 +89,7 @@ void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<
   wgpu::BindGroup bind_group = context_.device().CreateBindGroup(&bind_descriptor);
 
   uint32_t query_index = 0;
-  if (profiler_ && profiler_->next_pair(name, &query_index)) {
+  if (profiler_ && profiler_->next_pair(scope_.empty() ? name : scope_, &query_index)) {
     end_pass();
     wgpu::PassTimestampWrites timestamps;
     timestamps.querySet = profiler_->query_set();

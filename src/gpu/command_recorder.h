@@ -63,6 +63,10 @@ class CommandRecorder {
 
   size_t dispatch_count() const { return dispatch_count_; }
 
+  // While set, dispatches are named `scope` instead of the kernel's own name, so the profiler
+  // attributes GPU time to what the caller is recording (the runtime uses "OpType\tnode name").
+  void set_scope(std::string scope) { scope_ = std::move(scope); }
+
  private:
   struct UniformChunk {
     wgpu::Buffer buffer;
@@ -84,6 +88,7 @@ class CommandRecorder {
   std::vector<std::shared_ptr<const void>> retained_;
   std::vector<std::shared_ptr<const void>> in_flight_;
   std::vector<wgpu::Buffer> staging_;
+  std::string scope_;
 };
 
 }  // namespace onda::gpu

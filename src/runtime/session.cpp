@@ -200,6 +200,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
+      if (profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
       results = entry->record(node, op_context, args);
     }
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
@@ -228,7 +229,11 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   }
   stats.wall_ms = ms_since(start);
   if (profiler) {
-    for (const auto& e : profiler->entries()) stats.profile.push_back({e.name, e.total_ms, e.count});
+    for (const auto& e : profiler->entries()) {
+      const size_t tab = e.name.find('\t');
+      stats.profile.push_back({tab == std::string::npos ? e.name : e.name.substr(0, tab),
+                               tab == std::string::npos ? "" : e.name.substr(tab + 1), e.total_ms, e.count});
+    }
     profiler->clear();
   }
   return outputs;
