@@ -1,0 +1,54 @@
+// Direct ConvTranspose (any group, stride, dilation, padding, output padding) as a gather: one
+// invocation per output element y[n, co, o] = bias[co] + sum over the group's input channels ci and
+// taps k with o + pad - k * d = i * s, 0 <= i < in, of x[n, ci, i] * w[ci, co % C_out/group, k].
+// Each output is written once (no scatter, no atomics); f32 accumulation.
+#include "conv/conv_common.wgsl"
+{{X_ACCESS}}
+{{W_ACCESS}}
+{{BIAS_ACCESS}}
+{{Y_ACCESS}}
+@group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: ConvParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let idx = invocation(wg, nwg, lid);
+  if (idx >= params.dilation.w) { return; }
+  let c_in = params.in_size.w;
+  let c_out = params.out_size.w;
+  let positions = params.region.y - params.region.x;
+  let p = params.region.x + idx % positions;
+  let co = (idx / positions) % c_out;
+  let n = params.chunk.x + idx / (positions * c_out);
+  let o = unflatten(p, params.out_size.xyz);
+  let in_per_group = c_in / params.kernel.w;
+  let out_per_group = c_out / params.kernel.w;
+  let g = co / out_per_group;
+  let taps = params.kernel.x * params.kernel.y * params.kernel.z;
+  let in_positions = params.in_size.x * params.in_size.y * params.in_size.z;
+  var acc = 0.0;
+#if HAS_BIAS
+  acc = load_bias(params.offsets.z + co);
+#endif
+  for (var cl = 0u; cl < in_per_group; cl = cl + 1u) {
+    let ci = g * in_per_group + cl;
+    let x_base = params.offsets.x + (n * c_in + ci) * in_positions;
+    let w_base = params.offsets.y + (ci * out_per_group + co % out_per_group) * taps;
+    for (var k0 = 0u; k0 < params.kernel.x; k0 = k0 + 1u) {
+      let i0 = transpose_source(o.x, k0, 0u);
+      if (i0 < 0) { continue; }
+      for (var k1 = 0u; k1 < params.kernel.y; k1 = k1 + 1u) {
+        let i1 = transpose_source(o.y, k1, 1u);
+        if (i1 < 0) { continue; }
+        for (var k2 = 0u; k2 < params.kernel.z; k2 = k2 + 1u) {
+          let i2 = transpose_source(o.z, k2, 2u);
+          if (i2 < 0) { continue; }
+          let xi = flatten(vec3<u32>(u32(i0), u32(i1), u32(i2)), params.in_size.xyz);
+          let wi = flatten(vec3<u32>(k0, k1, k2), params.kernel.xyz);
+          acc = acc + load_x(x_base + xi) * load_w(w_base + wi);
+        }
+      }
+    }
+  }
+  store_y(params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p, acc);
+}
