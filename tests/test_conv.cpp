@@ -1,7 +1,7 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
 // output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk limit,
-// overlap-add), f32 and f16 storage, empty spatial inputs, the attribute formulas and bad input.
+// overlap-add; 3-D on the direct path), f32 and f16 storage, empty spatial inputs, the attribute formulas and bad input.
 // Every output is poisoned before the run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -104,7 +104,7 @@ ConvCase random_case(Random& r, bool transpose, int64_t rank, bool gemm_friendly
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t k = r.integer(1, 3), s = r.integer(1, 3), dl = r.integer(1, 2);
       c.w_shape.push_back(k);
-      c.x_shape.push_back(r.integer(1, rank == 1 ? 12 : 7));
+      c.x_shape.push_back(r.integer(1, rank == 1 ? 12 : rank == 2 ? 7 : 4));
       a.strides.push_back(s);
       a.dilations.push_back(dl);
       a.pads.push_back(r.integer(0, 2));
@@ -121,7 +121,7 @@ ConvCase random_case(Random& r, bool transpose, int64_t rank, bool gemm_friendly
       for (int64_t d = 0; d < rank; ++d) {
         const int64_t full = a.strides[d] * (c.x_shape[2 + d] - 1) + a.output_padding[d] +
                              (c.w_shape[2 + d] - 1) * a.dilations[d] + 1;
-        a.output_shape.push_back(std::max<int64_t>(1, full - r.integer(0, 3)));
+        a.output_shape.push_back(std::max<int64_t>(1, full - r.integer(-2, 3)));  // < 0: extra outputs
       }
     }
     c.bias = r.integer(0, 3) != 0;
@@ -150,7 +150,7 @@ void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, 
   const uint64_t seed = test_seed();
   Random r(seed);
   for (int i = 0; i < cases; ++i) {
-    const int64_t rank = 1 + i % 2;
+    const int64_t rank = path == ConvPath::direct ? 1 + i % 3 : 1 + i % 2;
     const ConvCase c = random_case(r, transpose, rank, gemm_friendly);
     const DType dtype = i % 3 == 2 ? DType::f16 : DType::f32;
     ConvOptions options;

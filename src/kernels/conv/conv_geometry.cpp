@@ -177,8 +177,11 @@ ConvGeometry resolve_conv_transpose(const Shape& x, const Shape& w, const ConvAt
     g.pads_begin.resize(rank);
     g.pads_end.resize(rank);
     for (size_t d = 0; d < rank; ++d) {
+      // Floor division as in the ONNX reference (Python //): a negative total (output_shape beyond
+      // the natural size) puts the extra outputs at the end.
       const int64_t total = full(d) - wanted[d];
-      g.pads_begin[d] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      g.pads_begin[d] = a.auto_pad == "SAME_UPPER" ? half : total - half;
       g.pads_end[d] = total - g.pads_begin[d];
       g.out_size[d] = wanted[d];
     }
