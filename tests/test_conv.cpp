@@ -200,6 +200,21 @@ TEST(Conv, AutomaticPathLargerChannels) {
   EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
 }
 
+TEST(Conv, PointwiseGemmReadsInputDirectly) {
+  Random r(test_seed());
+  ConvCase c;
+  c.x_shape = {2, 20, 7, 5};
+  c.w_shape = {17, 20, 1, 1};
+  for (DType dtype : {DType::f32, DType::f16}) {
+    const double err = run_case(c, dtype, {ConvPath::gemm, 0}, r);
+    EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound);
+    c.bias = !c.bias;
+  }
+  c.x_shape = {3, 16, 33};  // 1-D, odd sizes, f16 batch offsets
+  c.w_shape = {18, 16, 1};
+  EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+}
+
 ConvCase overlap_add_case(int64_t n_fft, int64_t hop, int64_t frames, int64_t pad) {
   ConvCase c;
   c.transpose = true;

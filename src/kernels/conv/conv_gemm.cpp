@@ -2,7 +2,8 @@
 // y[n] = W[C_out, C_in * taps] col[n] + bias (the GEMM epilogue adds the bias as an [C_out, 1]
 // addend). The column buffer is processed in chunks of at most `limit` bytes: whole batches written
 // straight into y, or, when one batch's columns are too large, ranges of output positions through a
-// temporary [C_out, positions] that a scatter copies into y.
+// temporary [C_out, positions] that a scatter copies into y. A pointwise conv (1x1, stride 1, no
+// padding) skips im2col: x itself is the GEMM's B.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -41,6 +42,14 @@ int64_t positions_per_chunk(const ConvGeometry& g, uint64_t limit) {
   return std::min<int64_t>(g.out_positions(), static_cast<int64_t>(limit) / (rows * 4));
 }
 
+// A 1x1 kernel with stride 1 and no padding reads x as it is: y[n] = W[C_out, C_in] x[n][C_in, P].
+bool pointwise(const ConvGeometry& g) {
+  for (int64_t d = 0; d < g.spatial_rank(); ++d) {
+    if (g.kernel[d] != 1 || g.strides[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit) {
@@ -51,6 +60,26 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                       uint64_t limit) {
   const ConvGemmSizes s = sizes(g);
+  const Tensor a = w.reshape({g.out_channels, s.k});
+  const Tensor addend = bias.defined() ? bias.reshape({g.out_channels, 1}) : Tensor();
+  auto run_gemm = [&](const Tensor& b, const Tensor& out) {
+    gemm::GemmProblem p;
+    p.a_shape = a.shape();
+    p.a_dtype = a.dtype();
+    p.b_shape = b.shape();
+    p.b_dtype = b.dtype();
+    if (addend.defined()) {
+      p.addend_shape = addend.shape();
+      p.addend_dtype = addend.dtype();
+    }
+    p.out_dtype = out.dtype();
+    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, addend, out});
+  };
+  if (pointwise(g) && x.device_bytes() <= limit && y.device_bytes() <= limit) {
+    // No column buffer at all: the input already is the GEMM's B.
+    run_gemm(x.reshape({g.batch, s.k, s.positions}), y.reshape({g.batch, g.out_channels, s.positions}));
+    return;
+  }
   const int64_t nb = batches_per_chunk(g, y.dtype(), limit);
   const int64_t pc = nb > 0 ? s.positions : positions_per_chunk(g, limit);
   if (nb <= 0 && pc <= 0) {
@@ -65,27 +94,10 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     tmp = Tensor::empty(pool, DType::f32, {g.out_channels * pc});
     recorder.retain(tmp.storage());
   }
-  const Tensor a = w.reshape({g.out_channels, s.k});
-  const Tensor addend = bias.defined() ? bias.reshape({g.out_channels, 1}) : Tensor();
-
   const auto& im2col = kc.pipelines.get(
       render_shader("conv/im2col.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}), {}, "conv im2col");
   ConvUniforms u = make_uniforms(g);
   u.offsets[0] = x.element_offset(kc.gpu);
-
-  auto run_gemm = [&](const Tensor& b, const Tensor& out) {
-    gemm::GemmProblem p;
-    p.a_shape = a.shape();
-    p.a_dtype = a.dtype();
-    p.b_shape = b.shape();
-    p.b_dtype = DType::f32;
-    if (addend.defined()) {
-      p.addend_shape = addend.shape();
-      p.addend_dtype = addend.dtype();
-    }
-    p.out_dtype = out.dtype();
-    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, addend, out});
-  };
 
   if (nb > 0) {
     for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
