@@ -32,13 +32,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   acc = load_bias(params.offsets.z + co);
 #endif
 #endif
-  for (var k0 = 0u; k0 < params.kernel.x; k0 = k0 + 1u) {
+  for (var k0 = first_tap(o.x, 0u); k0 < params.kernel.x; k0 = k0 + params.tap_step.x) {
     let i0 = transpose_source(o.x, k0, 0u);
     if (i0 < 0) { continue; }
-    for (var k1 = 0u; k1 < params.kernel.y; k1 = k1 + 1u) {
+    for (var k1 = first_tap(o.y, 1u); k1 < params.kernel.y; k1 = k1 + params.tap_step.y) {
       let i1 = transpose_source(o.y, k1, 1u);
       if (i1 < 0) { continue; }
-      for (var k2 = 0u; k2 < params.kernel.z; k2 = k2 + 1u) {
+      for (var k2 = first_tap(o.z, 2u); k2 < params.kernel.z; k2 = k2 + params.tap_step.z) {
         let i2 = transpose_source(o.z, k2, 2u);
         if (i2 < 0) { continue; }
         let flat = flatten(vec3<u32>(u32(i0), u32(i1), u32(i2)), params.in_size.xyz);

@@ -11,6 +11,7 @@ struct ConvParams {
   offsets: vec4<u32>,    // element offsets of x (or the column buffer), w, bias, y
   chunk: vec4<u32>,      // x: first batch, y: batches, z/w: flat input (or output) positions [begin, end)
   region: vec4<u32>,     // x/y: flat output positions [begin, end) written, z: column buffer width
+  tap_step: vec4<u32>,   // xyz: s / gcd(s, d), the distance between taps that reach one output
 }
 
 fn invocation(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {
@@ -32,6 +33,19 @@ fn transpose_source(o: u32, k: u32, d: u32) -> i32 {
   let s = i32(params.stride[d]);
   if (t < 0 || t % s != 0 || t / s >= i32(params.in_size[d])) { return -1; }
   return t / s;
+}
+
+// ConvTranspose: the first tap k (< tap_step) through which output coordinate o has a source
+// (o + pad - k * d divisible by s and >= 0), or the kernel size when it has none. The next ones
+// are k + tap_step, k + 2 tap_step, ...: the loops visit only the taps that reach o.
+fn first_tap(o: u32, d: u32) -> u32 {
+  let s = i32(params.stride[d]);
+  for (var k = 0u; k < params.tap_step[d] && k < params.kernel[d]; k = k + 1u) {
+    let t = i32(o) + params.pad[d] - i32(k * params.dilation[d]);
+    if (t < 0) { break; }
+    if (t % s == 0) { return k; }
+  }
+  return params.kernel[d];
 }
 
 // Conv: the input coordinate that output coordinate o reads through tap k, or -1 in the padding.

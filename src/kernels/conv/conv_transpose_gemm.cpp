@@ -20,7 +20,9 @@ namespace {
 int64_t columns(const ConvGeometry& g) { return g.out_channels * g.kernel_elements(); }
 
 int64_t batches_per_chunk(const ConvGeometry& g, DType x_dtype, uint64_t limit) {
-  const int64_t per_batch = g.in_positions() * columns(g) * 4;
+  // The column chunk and the X view the GEMM binds both stay under the limit.
+  const int64_t per_batch = std::max(g.in_positions() * columns(g) * 4,
+                                     g.in_positions() * g.in_channels * static_cast<int64_t>(device_element_size(x_dtype)));
   const int64_t nb = std::min<int64_t>(g.batch, static_cast<int64_t>(limit) / std::max<int64_t>(per_batch, 1));
   // A float16 X cannot be viewed at an odd batch offset.
   if (nb < g.batch && x_dtype == DType::f16 && (g.in_channels * g.in_positions()) % 2 != 0) return 0;

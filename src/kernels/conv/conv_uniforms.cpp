@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <numeric>
 #include <stdexcept>
 
 namespace onda::kernels::conv::detail {
@@ -23,6 +24,7 @@ ConvUniforms make_uniforms(const ConvGeometry& g) {
     u.dilation[d] = r < 0 ? 1 : u32(g.dilations[r], "dilation");
     if (r >= 0 && (g.pads_begin[r] > (1 << 30) || g.pads_begin[r] < -(1 << 30))) throw std::invalid_argument("conv: pad out of range");
     u.pad[d] = r < 0 ? 0 : static_cast<int32_t>(g.pads_begin[r]);
+    u.tap_step[d] = u.stride[d] / static_cast<uint32_t>(std::gcd(u.stride[d], u.dilation[d]));
   }
   u.in_size[3] = u32(g.in_channels, "C_in");
   u.out_size[3] = u32(g.out_channels, "C_out");

@@ -24,6 +24,7 @@ struct ConvUniforms {
   uint32_t offsets[4];   // x, w, bias, y
   uint32_t chunk[4];     // first batch, batches, flat positions [begin, end)
   uint32_t region[4];    // flat output positions [begin, end), column width
+  uint32_t tap_step[4];  // s / gcd(s, d) per dimension
 };
 
 constexpr uint32_t kWorkgroupSize = 256;
