@@ -30,22 +30,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #if HAS_BIAS
   acc = load_bias(params.offsets.z + co);
 #endif
-  for (var cl = 0u; cl < in_per_group; cl = cl + 1u) {
-    let ci = g * in_per_group + cl;
-    let x_base = params.offsets.x + (n * c_in + ci) * in_positions;
-    let w_base = params.offsets.y + (ci * out_per_group + co % out_per_group) * taps;
-    for (var k0 = first_tap(o.x, 0u); k0 < params.kernel.x; k0 = k0 + params.tap_step.x) {
-      let i0 = transpose_source(o.x, k0, 0u);
-      if (i0 < 0) { continue; }
-      for (var k1 = first_tap(o.y, 1u); k1 < params.kernel.y; k1 = k1 + params.tap_step.y) {
-        let i1 = transpose_source(o.y, k1, 1u);
-        if (i1 < 0) { continue; }
-        for (var k2 = first_tap(o.z, 2u); k2 < params.kernel.z; k2 = k2 + params.tap_step.z) {
-          let i2 = transpose_source(o.z, k2, 2u);
-          if (i2 < 0) { continue; }
-          let xi = flatten(vec3<u32>(u32(i0), u32(i1), u32(i2)), params.in_size.xyz);
-          let wi = flatten(vec3<u32>(k0, k1, k2), params.kernel.xyz);
-          acc = acc + load_x(x_base + xi) * load_w(w_base + wi);
+  // Taps outside, channels inside: the source coordinates are computed once per tap.
+  let w_col = co % out_per_group;
+  for (var k0 = first_tap(o.x, 0u); k0 < params.kernel.x; k0 = k0 + params.tap_step.x) {
+    let i0 = transpose_source(o.x, k0, 0u);
+    if (i0 < 0) { continue; }
+    for (var k1 = first_tap(o.y, 1u); k1 < params.kernel.y; k1 = k1 + params.tap_step.y) {
+      let i1 = transpose_source(o.y, k1, 1u);
+      if (i1 < 0) { continue; }
+      for (var k2 = first_tap(o.z, 2u); k2 < params.kernel.z; k2 = k2 + params.tap_step.z) {
+        let i2 = transpose_source(o.z, k2, 2u);
+        if (i2 < 0) { continue; }
+        let xi = params.offsets.x + n * c_in * in_positions + g * in_per_group * in_positions +
+                 flatten(vec3<u32>(u32(i0), u32(i1), u32(i2)), params.in_size.xyz);
+        let wi = params.offsets.y + (g * in_per_group * out_per_group + w_col) * taps + flatten(vec3<u32>(k0, k1, k2), params.kernel.xyz);
+        for (var cl = 0u; cl < in_per_group; cl = cl + 1u) {
+          acc = acc + load_x(xi + cl * in_positions) * load_w(wi + cl * out_per_group * taps);
         }
       }
     }
