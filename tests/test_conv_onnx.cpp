@@ -11,6 +11,8 @@
 #include "graph/model_error.h"
 #include "gpu/command_recorder.h"
 #include "harness.h"
+#include "kernels/conv/conv.h"
+#include "test_conv_reference.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
 
@@ -124,6 +126,42 @@ TEST(ConvOnnx, BadAttributeNamesTheNode) {
     std::printf("  %s\n", e.what());
     EXPECT_NE(std::string(e.what()).find("my_conv"), std::string::npos) << e.what();
   }
+}
+
+// The iSTFT overlap-add as exported: ConvTranspose(frames, windowed identity [n_fft, 1, n_fft],
+// strides=[hop]) with the weight a host value, detected by the op and run as overlap-add; checked
+// against the dense float64 reference.
+TEST(ConvOnnx, WindowedIdentityWeightFromHost) {
+  Random r(test_seed());
+  const int64_t n_fft = 32, hop = 8, frames = 6;
+  Node node;
+  node.op_type = "ConvTranspose";
+  node.name = "istft_ola";
+  node.inputs = {"x", "w"};
+  node.outputs = {"y"};
+  Attribute strides;
+  strides.name = "strides";
+  strides.value = std::vector<int64_t>{hop};
+  node.attributes.push_back(strides);
+  const auto x = r.normal(2 * n_fft * frames);
+  std::vector<float> w(n_fft * n_fft, 0.0f);
+  const auto window = r.uniform(n_fft, 0.0, 1.0);
+  for (int64_t k = 0; k < n_fft; ++k) w[k * n_fft + k] = window[k];
+  std::map<std::string, HostTensor> feeds = {{"x", HostTensor::from_values<float>({2, n_fft, frames}, x)},
+                                             {"w", HostTensor::from_values<float>({n_fft, 1, n_fft}, w)}};
+  Graph graph;
+  graph.opset_imports.push_back({"", 17});
+  graph.nodes.push_back(node);
+  const HostTensor y = run_node(graph, feeds, true);
+  const auto geometry = kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft},
+                                                              kernels::conv::ConvAttributes{"NOTSET", {}, {hop}});
+  ASSERT_EQ(kernels::conv::choose_conv_path(geometry, true), kernels::conv::ConvPath::overlap_add);
+  const auto ref = reference_conv(geometry, x, w, {});
+  const auto got = y.to_double();
+  const double err = rel_l2(std::vector<float>(got.begin(), got.end()), ref);
+  std::printf("  ConvTranspose windowed identity (host weight, overlap-add): rel L2 %.3g\n", err);
+  EXPECT_EQ(y.shape(), geometry.output_shape());
+  EXPECT_LE(err, 1e-6);
 }
 
 }  // namespace
