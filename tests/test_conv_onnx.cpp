@@ -153,8 +153,9 @@ TEST(ConvOnnx, WindowedIdentityWeightFromHost) {
   graph.opset_imports.push_back({"", 17});
   graph.nodes.push_back(node);
   const HostTensor y = run_node(graph, feeds, true);
-  const auto geometry = kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft},
-                                                              kernels::conv::ConvAttributes{"NOTSET", {}, {hop}});
+  kernels::conv::ConvAttributes attributes;
+  attributes.strides = {hop};
+  const auto geometry = kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft}, attributes);
   ASSERT_EQ(kernels::conv::choose_conv_path(geometry, true), kernels::conv::ConvPath::overlap_add);
   const auto ref = reference_conv(geometry, x, w, {});
   const auto got = y.to_double();
