@@ -26,8 +26,8 @@ enum class ConvPath { automatic, direct, gemm, overlap_add };
 
 struct ConvOptions {
   ConvPath path = ConvPath::automatic;
-  // Largest column-buffer chunk in bytes; 0 = the device's maxStorageBufferBindingSize. Tests set
-  // it small to force chunked runs.
+  // Largest column-buffer chunk in bytes; 0 = min(maxStorageBufferBindingSize, 256 MiB). Tests
+  // set it small to force chunked runs.
   uint64_t max_chunk_bytes = 0;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <numeric>
 #include <stdexcept>
 
@@ -48,8 +49,11 @@ void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgp
 }
 
 uint64_t chunk_limit(const KernelContext& kc, uint64_t requested) {
+  // By default at most 256 MiB of columns at a time even where bindings may be larger: beyond
+  // that the GEMM is already saturated and the scratch memory would only grow.
+  constexpr uint64_t kDefaultCap = uint64_t{256} << 20;
   const uint64_t device = kc.gpu.limits().maxStorageBufferBindingSize;
-  return requested == 0 ? device : std::min(requested, device);
+  return requested == 0 ? std::min(device, kDefaultCap) : std::min(requested, device);
 }
 
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder) {

@@ -39,7 +39,7 @@ ConvUniforms make_uniforms(const ConvGeometry& g);
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
               std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations, const char* name);
 
-// The largest column chunk in bytes (options or the device limit).
+// The largest column chunk in bytes (options, else the device limit capped at 256 MiB).
 uint64_t chunk_limit(const KernelContext& kc, uint64_t requested);
 
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
