@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "gpu/command_recorder.h"
@@ -45,6 +46,19 @@ struct Weights {
   bool diagonal = false;  // pass the weight as a windowed-identity diagonal
 };
 
+// The fused activations in float64.
+double activate(double v, const ConvOptions& options) {
+  using kernels::gemm::Activation;
+  switch (options.activation) {
+    case Activation::relu: return std::max(v, 0.0);
+    case Activation::leaky_relu: return v >= 0 ? v : options.activation_alpha * v;
+    case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-v));
+    case Activation::tanh: return std::tanh(v);
+    case Activation::gelu_erf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    default: return v;
+  }
+}
+
 // Runs one case; returns rel L2 against the float64 reference and prints it.
 double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Random& random, Weights weights = {},
                 std::vector<float>* w_override = nullptr) {
@@ -54,7 +68,8 @@ double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Rand
   const auto x = round_to_dtype(random.normal(element_count(c.x_shape)), dtype);
   const auto w = w_override ? *w_override : round_to_dtype(random.normal(element_count(c.w_shape)), dtype);
   const auto bias = c.bias ? round_to_dtype(random.normal(geo.out_channels), dtype) : std::vector<float>();
-  const std::vector<double> ref = reference_conv(geo, x, w, bias);
+  std::vector<double> ref = reference_conv(geo, x, w, bias);
+  for (double& v : ref) v = activate(v, options);
 
   const Tensor tx = x.empty() ? Tensor::empty(g.pool, dtype, c.x_shape) : upload_floats(x, dtype, c.x_shape);
   const Tensor tw = upload_floats(w, dtype, c.w_shape);
@@ -81,8 +96,9 @@ double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Rand
   recorder.submit_and_wait();
   const auto out = ty.download_floats(g.context);
   const double err = ref.empty() ? 0.0 : rel_l2(out, ref);
-  std::printf("  %-9s %s path=%d chunk=%llu: rel L2 %.3g\n", std::string(dtype_name(dtype)).c_str(), describe(c).c_str(),
-              static_cast<int>(options.path), static_cast<unsigned long long>(options.max_chunk_bytes), err);
+  std::printf("  %-9s %s path=%d chunk=%llu act=%s: rel L2 %.3g\n", std::string(dtype_name(dtype)).c_str(),
+              describe(c).c_str(), static_cast<int>(options.path), static_cast<unsigned long long>(options.max_chunk_bytes),
+              std::string(kernels::gemm::activation_name(options.activation)).c_str(), err);
   return err;
 }
 
@@ -256,6 +272,40 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
   w[1 * 8 + 2] = 0.5f;
   EXPECT_FALSE(windowed_identity_diagonal({8, 1, 8}, w).has_value());
   EXPECT_FALSE(windowed_identity_diagonal({8, 2, 8}, std::vector<float>(128, 0.0f)).has_value());
+}
+
+TEST(Conv, FusedActivationEveryPath) {
+  using kernels::gemm::Activation;
+  Random r(test_seed());
+  const Activation activations[] = {Activation::relu, Activation::leaky_relu, Activation::sigmoid, Activation::tanh,
+                                    Activation::gelu_erf};
+  ConvCase conv;
+  conv.x_shape = {2, 6, 9};
+  conv.w_shape = {5, 6, 3};
+  conv.attributes.pads = {1, 1};
+  ConvCase up;
+  up.transpose = true;
+  up.x_shape = {2, 6, 12};
+  up.w_shape = {6, 4, 5};
+  up.attributes.strides = {2};
+  int i = 0;
+  for (const ConvCase* c : {&conv, &up}) {
+    for (const ConvPath path : {ConvPath::direct, ConvPath::gemm}) {
+      for (const bool chunked : {false, true}) {
+        if (path == ConvPath::direct && chunked) continue;
+        ConvOptions options{path, chunked ? small_chunk(*c, 2) : 0};
+        options.activation = activations[i++ % 5];
+        options.activation_alpha = 0.2f;
+        EXPECT_LE(run_case(*c, DType::f32, options, r), kF32Bound) << describe(*c);
+      }
+    }
+  }
+  ConvCase ola = overlap_add_case(16, 4, 5, 2);
+  ola.bias = true;
+  auto w = windowed_identity(16, r);
+  ConvOptions options{ConvPath::overlap_add, 0};
+  options.activation = Activation::tanh;
+  EXPECT_LE(run_case(ola, DType::f32, options, r, {false, true}, &w), kF32Bound);
 }
 
 TEST(Conv, EmptySpatialInputWritesBias) {

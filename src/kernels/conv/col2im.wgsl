@@ -2,8 +2,10 @@
 // every (input position, tap) contribution; this gathers, for each output y[n, co, o] of the
 // chunk's region, the taps whose source i (o + pad - k * d = i * s) lies in the chunk's input rows
 // [chunk.z, chunk.w). Each output is written once per chunk (no atomics): the first chunk of a batch
-// starts from the bias, later chunks (ACCUMULATE) add to what earlier ones wrote.
+// starts from the bias, later chunks (ACCUMULATE) add to what earlier ones wrote. ACTIVATE: the
+// chunk completes its outputs, apply the fused activation.
 #include "conv/conv_common.wgsl"
+#include "gemm/activation.wgsl"
 @group(0) @binding(0) var<storage, read> col: array<f32>;
 {{BIAS_ACCESS}}
 {{Y_ACCESS}}
@@ -48,5 +50,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       }
     }
   }
+#if ACTIVATE
+  acc = activate(acc);
+#endif
   store_y(y_index, acc);
 }

@@ -38,8 +38,10 @@ std::string flag(bool on) { return on ? "1" : "0"; }
 
 // Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
 void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) {
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                   const ConvOptions& options) {
   ConvUniforms u = detail::make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
   const bool empty_input = x.numel() == 0 || w.numel() == 0;
   const Tensor xb = empty_input ? detail::placeholder(pool, recorder) : x;
   const Tensor wb = empty_input ? detail::placeholder(pool, recorder) : w;
@@ -47,6 +49,7 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
                       {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
                       {"HAS_BIAS", flag(bias.defined())}};
+  detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
   int b = 2;
   v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
@@ -70,11 +73,13 @@ bool overlap_add_applies(const ConvGeometry& g, const std::vector<float>& diagon
 
 void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                         const ConvGeometry& g, const std::vector<float>& diagonal, const Tensor& x, const Tensor& bias,
-                        const Tensor& y) {
+                        const Tensor& y, const ConvOptions& options) {
   const Tensor diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal.data());
   recorder.retain(diag.storage());
   ConvUniforms u = detail::make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}, {"HAS_BIAS", flag(bias.defined())}};
+  detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
   int b = 2;
   v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
@@ -118,12 +123,12 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   switch (path) {
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
-      if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y);
-      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limit);
+      if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limit, options);
     case ConvPath::overlap_add:
       throw std::invalid_argument("conv: overlap_add is a ConvTranspose path");
     default:
-      return record_direct(kc, recorder, pool, g, x, w, bias, y);
+      return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
   }
 }
 
@@ -144,16 +149,16 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
     if (!has_diagonal || !overlap_add_applies(g, *weights.diagonal)) {
       throw std::invalid_argument("conv: overlap_add needs a 1-D [C, 1, C] windowed-identity weight, group 1, dilation 1");
     }
-    return record_overlap_add(kc, recorder, pool, g, *weights.diagonal, x, bias, y);
+    return record_overlap_add(kc, recorder, pool, g, *weights.diagonal, x, bias, y, options);
   }
   if (!weights.w.defined() && !(path == ConvPath::gemm && weights.packed)) {
     throw std::invalid_argument("conv: this ConvTranspose path needs the weight tensor");
   }
   if (path == ConvPath::gemm) {
     if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
-    if (x.numel() != 0) return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y, limit);
+    if (x.numel() != 0) return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y, limit, options);
   }
-  record_direct(kc, recorder, pool, g, x, weights.w, bias, y);
+  record_direct(kc, recorder, pool, g, x, weights.w, bias, y, options);
 }
 
 gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::BufferPool& pool,

@@ -16,6 +16,7 @@
 
 #include "gpu/buffer_pool.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/gemm/gemm_epilogue.h"
 #include "kernels/gemm/packed_b.h"
 #include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
@@ -29,6 +30,9 @@ struct ConvOptions {
   // Largest column-buffer chunk in bytes; 0 = min(maxStorageBufferBindingSize, 256 MiB). Tests
   // set it small to force chunked runs.
   uint64_t max_chunk_bytes = 0;
+  // An activation applied to every output after the bias (a fused following Relu, Sigmoid, ...).
+  gemm::Activation activation = gemm::Activation::none;
+  float activation_alpha = 0.01f;  // leaky_relu's slope
 };
 
 // The path `automatic` picks (without a diagonal, overlap_add is never chosen).

@@ -12,6 +12,10 @@ struct ConvParams {
   chunk: vec4<u32>,      // x: first batch, y: batches, z/w: flat input (or output) positions [begin, end)
   region: vec4<u32>,     // x/y: flat output positions [begin, end) written, z: column buffer width
   tap_step: vec4<u32>,   // xyz: s / gcd(s, d), the distance between taps that reach one output
+  activation_alpha: f32, // leaky_relu's slope (gemm/activation.wgsl reads params.activation_alpha)
+  _pad0: u32,
+  _pad1: u32,
+  _pad2: u32,
 }
 
 fn invocation(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {

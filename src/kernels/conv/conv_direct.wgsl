@@ -2,6 +2,7 @@
 // y[n, co, o] = bias[co] + sum over the group's input channels ci and taps k of
 // x[n, ci, o * s + k * d - pad] * w[co, ci, k], accumulated in f32.
 #include "conv/conv_common.wgsl"
+#include "gemm/activation.wgsl"
 {{X_ACCESS}}
 {{W_ACCESS}}
 {{BIAS_ACCESS}}
@@ -47,5 +48,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       }
     }
   }
-  store_y(params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p, acc);
+  store_y(params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p, activate(acc));
 }

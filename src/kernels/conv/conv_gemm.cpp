@@ -58,7 +58,7 @@ bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit) {
 
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                      uint64_t limit) {
+                      uint64_t limit, const ConvOptions& options) {
   const ConvGemmSizes s = sizes(g);
   const Tensor a = w.reshape({g.out_channels, s.k});
   const Tensor addend = bias.defined() ? bias.reshape({g.out_channels, 1}) : Tensor();
@@ -73,6 +73,8 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
       p.addend_dtype = addend.dtype();
     }
     p.out_dtype = out.dtype();
+    p.epilogue.activation = options.activation;
+    p.epilogue.activation_alpha = options.activation_alpha;
     gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, addend, out});
   };
   if (pointwise(g) && x.device_bytes() <= limit && y.device_bytes() <= limit) {

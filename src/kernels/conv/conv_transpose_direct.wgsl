@@ -3,6 +3,7 @@
 // taps k with o + pad - k * d = i * s, 0 <= i < in, of x[n, ci, i] * w[ci, co % C_out/group, k].
 // Each output is written once (no scatter, no atomics); f32 accumulation.
 #include "conv/conv_common.wgsl"
+#include "gemm/activation.wgsl"
 {{X_ACCESS}}
 {{W_ACCESS}}
 {{BIAS_ACCESS}}
@@ -50,5 +51,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       }
     }
   }
-  store_y(params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p, acc);
+  store_y(params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p, activate(acc));
 }

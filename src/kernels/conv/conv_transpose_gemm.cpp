@@ -46,7 +46,7 @@ bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit) {
 
 void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                                 const ConvGeometry& g, const Tensor& w, const gemm::PackedB* packed, const Tensor& x,
-                                const Tensor& bias, const Tensor& y, uint64_t limit) {
+                                const Tensor& bias, const Tensor& y, uint64_t limit, const ConvOptions& options) {
   const int64_t ck = columns(g), p_in = g.in_positions();
   if (packed && (packed->k != g.in_channels || packed->n != ck)) {
     throw std::invalid_argument(fmt::format("conv: packed weight is {}x{}, expected {}x{}", packed->k, packed->n, g.in_channels, ck));
@@ -82,10 +82,13 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   };
 
   // col2im: bindings col, [bias], y, params.
-  auto gather_pipeline = [&](bool accumulate) -> const wgpu::ComputePipeline& {
+  // `activate`: the chunk completes its outputs (whole batches), so it applies the activation.
+  auto gather_pipeline = [&](bool accumulate, bool activate) -> const wgpu::ComputePipeline& {
     // An accumulating chunk adds to y (which holds the bias already): no bias binding.
     const bool with_bias = bias.defined() && !accumulate;
-    TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"}, {"ACCUMULATE", accumulate ? "1" : "0"}};
+    TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"}, {"ACCUMULATE", accumulate ? "1" : "0"},
+                        {"ACTIVATE", activate ? "1" : "0"}};
+    add_activation(v, options.activation);
     int b = 1;
     v["BIAS_ACCESS"] = with_bias ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
     v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
@@ -96,13 +99,14 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = y.element_offset(kc.gpu);
   u.region[2] = u32(ck, "columns");
-  auto gather = [&](const Tensor& chunk_col, bool accumulate) {
+  u.activation_alpha = options.activation_alpha;
+  auto gather = [&](const Tensor& chunk_col, bool accumulate, bool activate) {
     u.offsets[0] = chunk_col.element_offset(kc.gpu);
     std::vector<gpu::BufferBinding> bindings = {chunk_col.binding(kc.gpu)};
     if (bias.defined() && !accumulate) bindings.push_back(bias.binding(kc.gpu));
     bindings.push_back(y.binding(kc.gpu));
     const int64_t invocations = static_cast<int64_t>(u.chunk[1]) * g.out_channels * (u.region[1] - u.region[0]);
-    dispatch(kc, recorder, gather_pipeline(accumulate), bindings, u, invocations, "conv transpose col2im");
+    dispatch(kc, recorder, gather_pipeline(accumulate, activate), bindings, u, invocations, "conv transpose col2im");
   };
 
   if (nb > 0) {
@@ -113,7 +117,7 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       run_gemm(a, chunk_col);
       u.chunk[0] = u32(n0, "batch");
       u.chunk[1] = u32(count, "batch");
-      gather(chunk_col, false);
+      gather(chunk_col, false, options.activation != gemm::Activation::none);
     }
     return;
   }
@@ -144,7 +148,7 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       if (r0 == 0) {
         u.region[0] = 0;  // the first chunk writes the whole batch (bias + its own taps)
         u.region[1] = u32(g.out_positions(), "positions");
-        gather(chunk_col, false);
+        gather(chunk_col, false, false);
         continue;
       }
       const int64_t lo = std::max<int64_t>(0, (r0 / inner_in) * s0 - pad0);
@@ -152,7 +156,16 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       if (lo > hi) continue;
       u.region[0] = u32(lo * inner_out, "positions");
       u.region[1] = u32((hi + 1) * inner_out, "positions");
-      gather(chunk_col, true);
+      gather(chunk_col, true, false);
+    }
+    if (options.activation != gemm::Activation::none) {
+      TemplateValues v = {{"Y_ACCESS", tensor_access_wgsl("y", 0, y.dtype(), true)}};
+      add_activation(v, options.activation);
+      const auto& pipeline = kc.pipelines.get(render_shader("conv/activate_in_place.wgsl", v), {}, "conv activate");
+      ConvUniforms au = u;
+      au.chunk[0] = u32(n, "batch");
+      const gpu::BufferBinding bindings[] = {y.binding(kc.gpu)};
+      dispatch(kc, recorder, pipeline, bindings, au, g.out_channels * g.out_positions(), "conv activate");
     }
   }
 }

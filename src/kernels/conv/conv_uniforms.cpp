@@ -40,6 +40,17 @@ ConvUniforms make_uniforms(const ConvGeometry& g) {
   return u;
 }
 
+void add_activation(TemplateValues& values, gemm::Activation activation) {
+  using gemm::Activation;
+  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
+                         Activation::tanh, Activation::gelu_erf}) {
+    std::string name(gemm::activation_name(act));
+    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
+    name.insert(0, "ACT_");  // (not "ACT_" + name: GCC 12 reports a false -Wrestrict there)
+    values[name] = act == activation ? "1" : "0";
+  }
+}
+
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
               std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations, const char* name) {
   if (invocations <= 0) return;

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "gpu/buffer_pool.h"
+#include "kernels/conv/conv.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/shader_template.h"
 #include "kernels/gemm/packed_b.h"
 #include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
@@ -25,6 +27,8 @@ struct ConvUniforms {
   uint32_t chunk[4];     // first batch, batches, flat positions [begin, end)
   uint32_t region[4];    // flat output positions [begin, end), column width
   uint32_t tap_step[4];  // s / gcd(s, d) per dimension
+  float activation_alpha;
+  uint32_t pad_[3];
 };
 
 constexpr uint32_t kWorkgroupSize = 256;
@@ -34,6 +38,9 @@ uint32_t u32(int64_t v, const char* what);
 // The geometry padded to 3 spatial dims (leading size-1 dims); chunk = all batches, region = all
 // output positions, offsets zero.
 ConvUniforms make_uniforms(const ConvGeometry& g);
+
+// The ACT_* template values of gemm/activation.wgsl for `activation`.
+void add_activation(TemplateValues& values, gemm::Activation activation);
 
 // Records one dispatch of `invocations` invocations (sets dilation[3]).
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
@@ -50,10 +57,10 @@ Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
 bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit);
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                      uint64_t limit);
+                      uint64_t limit, const ConvOptions& options);
 bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit);
 void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                                 const ConvGeometry& g, const Tensor& w, const gemm::PackedB* packed, const Tensor& x,
-                                const Tensor& bias, const Tensor& y, uint64_t limit);
+                                const Tensor& bias, const Tensor& y, uint64_t limit, const ConvOptions& options);
 
 }  // namespace onda::kernels::conv::detail

@@ -3,6 +3,7 @@
 // y[n, 0, o] = bias + sum over taps k = o + pad - i * s in [0, C), 0 <= i < L_in, of x[n, k, i] * diag[k],
 // i.e. C / s frames per output instead of the dense GEMM's C^2 / s multiply-adds.
 #include "conv/conv_common.wgsl"
+#include "gemm/activation.wgsl"
 {{X_ACCESS}}
 @group(0) @binding(1) var<storage, read> diag: array<f32>;
 {{BIAS_ACCESS}}
@@ -36,5 +37,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let k = u32(t - i * s);
     acc = acc + load_x(x_base + k * u32(length_in) + u32(i)) * diag[k];
   }
-  store_y(params.offsets.w + n * length_out + o, acc);
+  store_y(params.offsets.w + n * length_out + o, activate(acc));
 }
