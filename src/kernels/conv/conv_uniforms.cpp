@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 #include <numeric>
 #include <stdexcept>
 
@@ -42,13 +43,10 @@ ConvUniforms make_uniforms(const ConvGeometry& g) {
 
 void add_activation(TemplateValues& values, gemm::Activation activation) {
   using gemm::Activation;
-  for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
-                         Activation::tanh, Activation::gelu_erf}) {
-    std::string name(gemm::activation_name(act));
-    std::transform(name.begin(), name.end(), name.begin(), ::toupper);
-    name.insert(0, "ACT_");  // (not "ACT_" + name: GCC 12 reports a false -Wrestrict there)
-    values[name] = act == activation ? "1" : "0";
-  }
+  static const std::pair<Activation, const char*> kFlags[] = {
+      {Activation::none, "ACT_NONE"},       {Activation::relu, "ACT_RELU"}, {Activation::leaky_relu, "ACT_LEAKY_RELU"},
+      {Activation::sigmoid, "ACT_SIGMOID"}, {Activation::tanh, "ACT_TANH"}, {Activation::gelu_erf, "ACT_GELU_ERF"}};
+  for (const auto& [act, name] : kFlags) values[name] = act == activation ? "1" : "0";
 }
 
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
