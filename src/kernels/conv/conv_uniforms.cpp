@@ -46,7 +46,7 @@ void add_activation(TemplateValues& values, gemm::Activation activation) {
   static const std::pair<Activation, const char*> kFlags[] = {
       {Activation::none, "ACT_NONE"},       {Activation::relu, "ACT_RELU"}, {Activation::leaky_relu, "ACT_LEAKY_RELU"},
       {Activation::sigmoid, "ACT_SIGMOID"}, {Activation::tanh, "ACT_TANH"}, {Activation::gelu_erf, "ACT_GELU_ERF"}};
-  for (const auto& [act, name] : kFlags) values[name] = act == activation ? "1" : "0";
+  for (const auto& [act, name] : kFlags) values.insert_or_assign(name, std::string(act == activation ? "1" : "0"));
 }
 
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
