@@ -1,8 +1,8 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
-// output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk limit,
-// overlap-add; 3-D on the direct path), f32 and f16 storage, empty spatial inputs, the attribute formulas and bad input.
-// Every output is poisoned before the run.
+// output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk
+// limit, overlap-add; 3-D on the direct path), fused activations, f32 and f16 storage, empty
+// spatial inputs, the attribute formulas and bad input. Every output is poisoned before the run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
