@@ -44,6 +44,7 @@ std::string describe(const ConvCase& c) {
 struct Weights {
   bool prepack = false;
   bool diagonal = false;  // pass the weight as a windowed-identity diagonal
+  bool check = false;     // pass the weight tensor with check_windowed_identity
 };
 
 // The fused activations in float64.
@@ -84,6 +85,7 @@ double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Rand
       EXPECT_TRUE(cw.diagonal.has_value());
     } else {
       cw.w = tw;
+      cw.check_windowed_identity = weights.check;
     }
     if (weights.prepack) {
       packed = prepack_conv_transpose_weight(kc(), g.pool, recorder, tw);
@@ -267,6 +269,23 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
     EXPECT_LE(run_case(c, DType::f32, {ConvPath::gemm, 0}, r, {}, &w), kF32Bound);
   }
   // Detection: a single off-diagonal entry is not a windowed identity.
+  {
+    // The GPU-checked variant (weight only on the GPU): exact for a windowed identity, and the
+    // dense fallback inside the kernel when an off-diagonal entry is non-zero.
+    ConvCase c = overlap_add_case(16, 4, 7, 3);
+    c.bias = true;
+    auto identity = windowed_identity(16, r);
+    auto dense = identity;
+    dense[3 * 16 + 9] = 0.75f;
+    dense[15 * 16 + 0] = -0.5f;
+    for (auto* w : {&identity, &dense}) {
+      for (DType dtype : {DType::f32, DType::f16}) {
+        auto wd = round_to_dtype(*w, dtype);
+        const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << (w == &dense ? "dense fallback" : "identity");
+      }
+    }
+  }
   auto w = windowed_identity(8, r);
   EXPECT_TRUE(windowed_identity_diagonal({8, 1, 8}, w).has_value());
   w[1 * 8 + 2] = 0.5f;

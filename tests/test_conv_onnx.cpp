@@ -129,9 +129,9 @@ TEST(ConvOnnx, BadAttributeNamesTheNode) {
 }
 
 // The iSTFT overlap-add as exported: ConvTranspose(frames, windowed identity [n_fft, 1, n_fft],
-// strides=[hop]) with the weight a host value, detected by the op and run as overlap-add; checked
-// against the dense float64 reference.
-TEST(ConvOnnx, WindowedIdentityWeightFromHost) {
+// strides=[hop]) with the weight a host value (detected by the op) or a GPU tensor (checked by the
+// overlap-add path on the GPU); against the dense float64 reference.
+TEST(ConvOnnx, WindowedIdentityWeight) {
   Random r(test_seed());
   const int64_t n_fft = 32, hop = 8, frames = 6;
   Node node;
@@ -152,17 +152,20 @@ TEST(ConvOnnx, WindowedIdentityWeightFromHost) {
   Graph graph;
   graph.opset_imports.push_back({"", 17});
   graph.nodes.push_back(node);
-  const HostTensor y = run_node(graph, feeds, true);
   kernels::conv::ConvAttributes attributes;
   attributes.strides = {hop};
   const auto geometry = kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft}, attributes);
   ASSERT_EQ(kernels::conv::choose_conv_path(geometry, true), kernels::conv::ConvPath::overlap_add);
   const auto ref = reference_conv(geometry, x, w, {});
-  const auto got = y.to_double();
-  const double err = rel_l2(std::vector<float>(got.begin(), got.end()), ref);
-  std::printf("  ConvTranspose windowed identity (host weight, overlap-add): rel L2 %.3g\n", err);
-  EXPECT_EQ(y.shape(), geometry.output_shape());
-  EXPECT_LE(err, 1e-6);
+  for (const bool host : {true, false}) {
+    const HostTensor y = run_node(graph, feeds, host);
+    const auto got = y.to_double();
+    const double err = rel_l2(std::vector<float>(got.begin(), got.end()), ref);
+    std::printf("  ConvTranspose windowed identity (%s weight, overlap-add%s): rel L2 %.3g\n", host ? "host" : "GPU",
+                host ? "" : " checked on the GPU", err);
+    EXPECT_EQ(y.shape(), geometry.output_shape());
+    EXPECT_LE(err, 1e-6);
+  }
 }
 
 }  // namespace

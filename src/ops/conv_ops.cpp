@@ -2,7 +2,7 @@
 // kernel family. Weights may be host values (small initializers, uploaded per run) or GPU tensors
 // (large initializers, uploaded once by the runtime). A ConvTranspose weight known on the host that
 // is a windowed identity (the exported iSTFT overlap-add) runs the overlap-add kernel instead of a
-// dense GEMM.
+// dense GEMM; one only on the GPU with that shape is checked there by the overlap-add path.
 #include <fmt/format.h>
 
 #include <stdexcept>
@@ -82,10 +82,16 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context, c
       }
     }
     if (!weights.diagonal) weights.w = context.to_device(w);
+    // A large weight arrives only on the GPU: if it has the shape of a windowed identity, let the
+    // overlap-add path check it there (it falls back to the dense sum itself if it is not one).
+    const Shape& ws = w.shape();
+    if (!w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2]) weights.check_windowed_identity = true;
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
-    if (weights.diagonal && conv::choose_conv_path(g, true) != conv::ConvPath::overlap_add) {
+    if ((weights.diagonal || weights.check_windowed_identity) &&
+        conv::choose_conv_path(g, true) != conv::ConvPath::overlap_add) {
       weights.diagonal.reset();  // the geometry does not allow overlap-add: use the dense weight
+      weights.check_windowed_identity = false;
       weights.w = context.to_device(w);
     }
     conv::record_conv_transpose(context.kernels, context.recorder, context.pool, g, weights,

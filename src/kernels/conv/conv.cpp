@@ -66,22 +66,49 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), g.transpose ? "conv transpose direct" : "conv direct");
 }
 
-bool overlap_add_applies(const ConvGeometry& g, const std::vector<float>& diagonal) {
+bool overlap_add_applies(const ConvGeometry& g) {
   return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 && g.kernel[0] == g.in_channels &&
-         g.dilations[0] == 1 && static_cast<int64_t>(diagonal.size()) == g.in_channels && g.in_positions() > 0;
+         g.dilations[0] == 1 && g.in_positions() > 0;
 }
 
+// With a host diagonal; or, with `w` (the checked variant), the diagonal and the check computed on
+// the GPU.
 void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                        const ConvGeometry& g, const std::vector<float>& diagonal, const Tensor& x, const Tensor& bias,
-                        const Tensor& y, const ConvOptions& options) {
-  const Tensor diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal.data());
-  recorder.retain(diag.storage());
+                        const ConvGeometry& g, const std::vector<float>* diagonal, const Tensor& w, const Tensor& x,
+                        const Tensor& bias, const Tensor& y, const ConvOptions& options) {
   ConvUniforms u = detail::make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}, {"HAS_BIAS", flag(bias.defined())}};
+  const bool checked = diagonal == nullptr;
+  Tensor diag, flag_tensor;
+  if (checked) {
+    diag = Tensor::empty(pool, DType::f32, {g.in_channels});
+    const uint32_t zero = 0;
+    flag_tensor = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
+    recorder.retain(diag.storage());
+    recorder.retain(flag_tensor.storage());
+    u.offsets[1] = w.element_offset(kc.gpu);
+    const auto& check = kc.pipelines.get(
+        render_shader("conv/windowed_identity_check.wgsl", {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
+        {}, "conv windowed identity check");
+    const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu), flag_tensor.binding(kc.gpu)};
+    detail::dispatch(kc, recorder, check, check_bindings, u, w.numel(), "conv windowed identity check");
+  } else {
+    diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal->data());
+    recorder.retain(diag.storage());
+  }
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+                      {"HAS_BIAS", flag(bias.defined())},
+                      {"CHECKED", flag(checked)},
+                      {"W_ACCESS", ""}};
   detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
   int b = 2;
+  if (checked) {
+    bindings.push_back(flag_tensor.binding(kc.gpu));
+    v["W_ACCESS"] = tensor_access_wgsl("w", 3, w.dtype(), false);
+    bindings.push_back(w.binding(kc.gpu));
+    b = 4;
+  }
   v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
   if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
   v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
@@ -140,16 +167,20 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
   const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
-  const bool has_diagonal = weights.diagonal.has_value();
+  const bool has_diagonal = weights.diagonal.has_value() || (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm && !detail::conv_transpose_gemm_fits(g, limit)) {
     path = ConvPath::direct;
   }
   if (path == ConvPath::overlap_add) {
-    if (!has_diagonal || !overlap_add_applies(g, *weights.diagonal)) {
-      throw std::invalid_argument("conv: overlap_add needs a 1-D [C, 1, C] windowed-identity weight, group 1, dilation 1");
+    if (!has_diagonal || !overlap_add_applies(g) ||
+        (weights.diagonal && static_cast<int64_t>(weights.diagonal->size()) != g.in_channels)) {
+      throw std::invalid_argument(
+          "conv: overlap_add needs a 1-D [C, 1, C] weight with its diagonal or check_windowed_identity, group 1, "
+          "dilation 1");
     }
-    return record_overlap_add(kc, recorder, pool, g, *weights.diagonal, x, bias, y, options);
+    return record_overlap_add(kc, recorder, pool, g, weights.diagonal ? &*weights.diagonal : nullptr, weights.w, x,
+                              bias, y, options);
   }
   if (!weights.w.defined() && !(path == ConvPath::gemm && weights.packed)) {
     throw std::invalid_argument("conv: this ConvTranspose path needs the weight tensor");

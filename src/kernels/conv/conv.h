@@ -50,6 +50,10 @@ struct ConvTransposeWeights {
   Tensor w;                                   // [C_in, C_out/group, k...] (needed unless diagonal)
   const gemm::PackedB* packed = nullptr;      // w viewed [C_in, C_out k], prepacked at load (gemm path)
   std::optional<std::vector<float>> diagonal;  // windowed identity: w[c, 0, c] (overlap_add path)
+  // w ([C, 1, C]) may be a windowed identity but is known only on the GPU: the overlap_add path
+  // then extracts the diagonal and checks the rest is zero in one pass over w, and its kernel
+  // computes the dense sum itself if the check fails (exact either way).
+  bool check_windowed_identity = false;
 };
 
 void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
