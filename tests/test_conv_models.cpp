@@ -45,6 +45,7 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
     std::map<std::string, int> classes;
     int nodes = 0, resolved = 0;
     int paths[4] = {};
+    std::map<std::string, int> direct_weights;
     for (const Node& node : graph.nodes) {
       if (node.op_type != "Conv" && node.op_type != "ConvTranspose") continue;
       ++nodes;
@@ -75,11 +76,16 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
           << node.describe();
       EXPECT_EQ(g.weight_shape(), w->shape()) << node.describe();
       ++resolved;
-      ++paths[static_cast<int>(choose_conv_path(g, transpose && w->rank() == 3 && w->shape()[1] == 1))];
+      const ConvPath path = choose_conv_path(g, transpose && w->rank() == 3 && w->shape()[1] == 1);
+      ++paths[static_cast<int>(path)];
+      if (path == ConvPath::direct) ++direct_weights[shape_string(w->shape()) + (a.group > 1 ? fmt::format(" group {}", a.group) : "")];
     }
     std::printf("%s: %d conv nodes, %d resolved on a 64-position input: %d direct, %d gemm, %d overlap-add\n", name,
                 nodes, resolved, paths[1], paths[2], paths[3]);
     for (const auto& [cls, count] : classes) std::printf("  %3d x %s\n", count, cls.c_str());
+    std::string direct;
+    for (const auto& [weight, count] : direct_weights) direct += fmt::format(" {}x{}", count, weight);
+    std::printf("  direct path weights:%s\n", direct.c_str());
   }
 }
 
