@@ -24,7 +24,9 @@ using namespace kernels::conv;
 constexpr double kF32Bound = 1e-6;
 constexpr double kF16Bound = 1e-3;
 
-kernels::KernelContext kc() { return {gpu().context, gpu().pipelines}; }
+kernels::KernelContext kc() {
+  return {gpu().context, gpu().pipelines};
+}
 
 struct ConvCase {
   Shape x_shape, w_shape;
@@ -35,10 +37,10 @@ struct ConvCase {
 
 std::string describe(const ConvCase& c) {
   const auto& a = c.attributes;
-  return fmt::format("{} x{} w{} auto_pad={} strides={} dilations={} pads={} group={} output_padding={} output_shape={}{}",
-                     c.transpose ? "ConvTranspose" : "Conv", shape_string(c.x_shape), shape_string(c.w_shape),
-                     a.auto_pad, a.strides, a.dilations, a.pads, a.group, a.output_padding, a.output_shape,
-                     c.bias ? " +bias" : "");
+  return fmt::format(
+      "{} x{} w{} auto_pad={} strides={} dilations={} pads={} group={} output_padding={} output_shape={}{}",
+      c.transpose ? "ConvTranspose" : "Conv", shape_string(c.x_shape), shape_string(c.w_shape), a.auto_pad,
+      a.strides, a.dilations, a.pads, a.group, a.output_padding, a.output_shape, c.bias ? " +bias" : "");
 }
 
 struct Weights {
@@ -51,18 +53,24 @@ struct Weights {
 double activate(double v, const ConvOptions& options) {
   using kernels::gemm::Activation;
   switch (options.activation) {
-    case Activation::relu: return std::max(v, 0.0);
-    case Activation::leaky_relu: return v >= 0 ? v : options.activation_alpha * v;
-    case Activation::sigmoid: return 1.0 / (1.0 + std::exp(-v));
-    case Activation::tanh: return std::tanh(v);
-    case Activation::gelu_erf: return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
-    default: return v;
+    case Activation::relu:
+      return std::max(v, 0.0);
+    case Activation::leaky_relu:
+      return v >= 0 ? v : options.activation_alpha * v;
+    case Activation::sigmoid:
+      return 1.0 / (1.0 + std::exp(-v));
+    case Activation::tanh:
+      return std::tanh(v);
+    case Activation::gelu_erf:
+      return 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+    default:
+      return v;
   }
 }
 
 // Runs one case; returns rel L2 against the float64 reference and prints it.
-double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Random& random, Weights weights = {},
-                std::vector<float>* w_override = nullptr) {
+double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Random& random,
+                Weights weights = {}, std::vector<float>* w_override = nullptr) {
   auto& g = gpu();
   const ConvGeometry geo = c.transpose ? resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes)
                                        : resolve_conv(c.x_shape, c.w_shape, c.attributes);
@@ -99,7 +107,8 @@ double run_case(const ConvCase& c, DType dtype, const ConvOptions& options, Rand
   const auto out = ty.download_floats(g.context);
   const double err = ref.empty() ? 0.0 : rel_l2(out, ref);
   std::printf("  %-9s %s path=%d chunk=%llu act=%s: rel L2 %.3g\n", std::string(dtype_name(dtype)).c_str(),
-              describe(c).c_str(), static_cast<int>(options.path), static_cast<unsigned long long>(options.max_chunk_bytes),
+              describe(c).c_str(), static_cast<int>(options.path),
+              static_cast<unsigned long long>(options.max_chunk_bytes),
               std::string(kernels::gemm::activation_name(options.activation)).c_str(), err);
   return err;
 }
@@ -144,7 +153,8 @@ ConvCase random_case(Random& r, bool transpose, int64_t rank, bool gemm_friendly
     }
     c.bias = r.integer(0, 3) != 0;
     try {
-      const ConvGeometry g = transpose ? resolve_conv_transpose(c.x_shape, c.w_shape, a) : resolve_conv(c.x_shape, c.w_shape, a);
+      const ConvGeometry g =
+          transpose ? resolve_conv_transpose(c.x_shape, c.w_shape, a) : resolve_conv(c.x_shape, c.w_shape, a);
       if (g.out_positions() > 0) return c;
     } catch (const std::invalid_argument&) {
       // a kernel larger than the padded input: draw again
@@ -164,7 +174,8 @@ uint64_t small_chunk(const ConvCase& c, int64_t units) {
 }
 
 // chunk_units > 0: chunked runs with small_chunk(case, chunk_units + i % 3).
-void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, int64_t chunk_units = 0, bool prepack = false) {
+void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, int64_t chunk_units = 0,
+                  bool prepack = false) {
   const uint64_t seed = test_seed();
   Random r(seed);
   for (int i = 0; i < cases; ++i) {
@@ -179,15 +190,27 @@ void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, 
   }
 }
 
-TEST(Conv, DirectRandomAttributes) { random_sweep(false, ConvPath::direct, false, 24); }
-TEST(Conv, GemmRandomAttributes) { random_sweep(false, ConvPath::gemm, true, 12); }
+TEST(Conv, DirectRandomAttributes) {
+  random_sweep(false, ConvPath::direct, false, 24);
+}
+TEST(Conv, GemmRandomAttributes) {
+  random_sweep(false, ConvPath::gemm, true, 12);
+}
 // Chunks of 1 to 3 output positions of one batch.
-TEST(Conv, GemmChunked) { random_sweep(false, ConvPath::gemm, true, 8, 1); }
+TEST(Conv, GemmChunked) {
+  random_sweep(false, ConvPath::gemm, true, 8, 1);
+}
 
-TEST(ConvTranspose, DirectRandomAttributes) { random_sweep(true, ConvPath::direct, false, 24); }
-TEST(ConvTranspose, GemmRandomAttributes) { random_sweep(true, ConvPath::gemm, true, 12, 0, true); }
+TEST(ConvTranspose, DirectRandomAttributes) {
+  random_sweep(true, ConvPath::direct, false, 24);
+}
+TEST(ConvTranspose, GemmRandomAttributes) {
+  random_sweep(true, ConvPath::gemm, true, 12, 0, true);
+}
 // Small chunks: row slabs of one batch, each gathering only into the output rows it reaches.
-TEST(ConvTranspose, GemmChunked) { random_sweep(true, ConvPath::gemm, true, 8, 1, true); }
+TEST(ConvTranspose, GemmChunked) {
+  random_sweep(true, ConvPath::gemm, true, 8, 1, true);
+}
 
 TEST(ConvTranspose, ChunkedRowsOverlap) {
   // Long 1-D and 2-D inputs, kernels longer than the stride (outputs shared between chunks).
@@ -253,7 +276,8 @@ std::vector<float> windowed_identity(int64_t n_fft, Random& r) {
 
 TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
   Random r(test_seed());
-  for (const auto& [n_fft, hop, frames, pad] : {std::tuple{16, 4, 9, 8}, std::tuple{12, 3, 5, 0}, std::tuple{10, 4, 7, 3}}) {
+  for (const auto& [n_fft, hop, frames, pad] :
+       {std::tuple{16, 4, 9, 8}, std::tuple{12, 3, 5, 0}, std::tuple{10, 4, 7, 3}}) {
     ConvCase c = overlap_add_case(n_fft, hop, frames, pad);
     auto w = windowed_identity(n_fft, r);
     const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
@@ -282,7 +306,8 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
       for (DType dtype : {DType::f32, DType::f16}) {
         auto wd = round_to_dtype(*w, dtype);
         const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
-        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << (w == &dense ? "dense fallback" : "identity");
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << (w == &dense ? "dense fallback" : "identity");
       }
     }
   }
@@ -296,8 +321,8 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
 TEST(Conv, FusedActivationEveryPath) {
   using kernels::gemm::Activation;
   Random r(test_seed());
-  const Activation activations[] = {Activation::relu, Activation::leaky_relu, Activation::sigmoid, Activation::tanh,
-                                    Activation::gelu_erf};
+  const Activation activations[] = {Activation::relu, Activation::leaky_relu, Activation::sigmoid,
+                                    Activation::tanh, Activation::gelu_erf};
   ConvCase conv;
   conv.x_shape = {2, 6, 9};
   conv.w_shape = {5, 6, 3};
@@ -399,7 +424,8 @@ TEST(ConvGeometry, BadInputThrows) {
   a = {};
   a.pads = {1};
   EXPECT_THROW(resolve_conv({1, 1, 5}, {1, 1, 3}, a), std::invalid_argument);
-  EXPECT_THROW(resolve_conv({1, 1, 2}, {1, 1, 3}, ConvAttributes{}), std::invalid_argument);  // kernel > input
+  EXPECT_THROW(resolve_conv({1, 1, 2}, {1, 1, 3}, ConvAttributes{}),
+               std::invalid_argument);  // kernel > input
   EXPECT_THROW(resolve_conv({1, 1}, {1, 1}, ConvAttributes{}), std::invalid_argument);
   // Tensors that do not match the geometry.
   auto& g = gpu();

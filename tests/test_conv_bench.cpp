@@ -15,8 +15,8 @@ namespace {
 
 using namespace kernels::conv;
 
-double time_ms(const ConvGeometry& g, ConvPath path, const std::optional<std::vector<float>>& diagonal = std::nullopt,
-               bool check = false) {
+double time_ms(const ConvGeometry& g, ConvPath path,
+               const std::optional<std::vector<float>>& diagonal = std::nullopt, bool check = false) {
   auto& gp = gpu();
   const kernels::KernelContext kc{gp.context, gp.pipelines};
   Shape x_shape = {g.batch, g.in_channels};
@@ -45,7 +45,8 @@ double time_ms(const ConvGeometry& g, ConvPath path, const std::optional<std::ve
       record_conv(kc, recorder, gp.pool, g, x, w, Tensor(), y, {path, 0});
     }
     recorder.submit_and_wait();
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+    best = std::min(
+        best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
   return best;
 }
@@ -54,17 +55,18 @@ TEST(ConvBench, DISABLED_Paths) {
   ConvAttributes a;
   a.strides = {4};
   const ConvGeometry conv = resolve_conv({1, 48, 4096}, {96, 48, 8}, a);
-  std::printf("Conv %s: direct %.2f ms, gemm %.2f ms\n", conv.describe().c_str(), time_ms(conv, ConvPath::direct),
-              time_ms(conv, ConvPath::gemm));
+  std::printf("Conv %s: direct %.2f ms, gemm %.2f ms\n", conv.describe().c_str(),
+              time_ms(conv, ConvPath::direct), time_ms(conv, ConvPath::gemm));
   const ConvGeometry up = resolve_conv_transpose({1, 96, 1024}, {96, 48, 8}, a);
-  std::printf("ConvTranspose %s: direct %.2f ms, gemm %.2f ms\n", up.describe().c_str(), time_ms(up, ConvPath::direct),
-              time_ms(up, ConvPath::gemm));
+  std::printf("ConvTranspose %s: direct %.2f ms, gemm %.2f ms\n", up.describe().c_str(),
+              time_ms(up, ConvPath::direct), time_ms(up, ConvPath::gemm));
   ConvAttributes ola;
   ola.strides = {256};
   const ConvGeometry istft = resolve_conv_transpose({4, 1024, 64}, {1024, 1, 1024}, ola);
   std::vector<float> diagonal(1024, 0.5f);
   std::printf("ConvTranspose %s: gemm %.2f ms, overlap-add %.2f ms, overlap-add checked on the GPU %.2f ms\n",
-              istft.describe().c_str(), time_ms(istft, ConvPath::gemm), time_ms(istft, ConvPath::overlap_add, diagonal),
+              istft.describe().c_str(), time_ms(istft, ConvPath::gemm),
+              time_ms(istft, ConvPath::overlap_add, diagonal),
               time_ms(istft, ConvPath::overlap_add, std::nullopt, true));
 }
 

@@ -36,7 +36,8 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
   if (!models) GTEST_SKIP() << "reference models not found (set ONDA_MODELS_DIR)";
   TemporaryFolder folder;
   for (const char* name : {"htdemucs6", "scnetlargestarrytong", "vr_hp_wind_inst", "mpsenet"}) {
-    const auto recipe = nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
+    const auto recipe =
+        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
     fs::copy_file(*models / (std::string(name) + ".onnx"), folder.path() / (std::string(name) + ".onnx"));
     const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
     write_file(weights, "");
@@ -57,8 +58,9 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
         EXPECT_TRUE(a.output_padding.empty() && a.output_shape.empty()) << node.describe();
       }
       const int64_t rank = w->rank() - 2;
-      std::string cls = fmt::format("{} {}-D group={} kernel={} auto_pad={}", node.op_type, rank, a.group,
-                                    fmt::join(Shape(w->shape().begin() + 2, w->shape().end()), "x"), a.auto_pad);
+      std::string cls =
+          fmt::format("{} {}-D group={} kernel={} auto_pad={}", node.op_type, rank, a.group,
+                      fmt::join(Shape(w->shape().begin() + 2, w->shape().end()), "x"), a.auto_pad);
       if (transpose && w->rank() == 3 && w->shape()[1] == 1 && w->shape()[0] == w->shape()[2]) {
         cls += fmt::format(" [n,1,n] weight ({} elements, {})", w->numel(),
                            w->numel() > 65536 ? "on the GPU in a Session" : "on the host");
@@ -72,16 +74,18 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
         x_shape.push_back(std::max<int64_t>(64, (w->shape()[2 + d] - 1) * dilation + 1));
       }
       ConvGeometry g;
-      ASSERT_NO_THROW(g = transpose ? resolve_conv_transpose(x_shape, w->shape(), a) : resolve_conv(x_shape, w->shape(), a))
+      ASSERT_NO_THROW(g = transpose ? resolve_conv_transpose(x_shape, w->shape(), a)
+                                    : resolve_conv(x_shape, w->shape(), a))
           << node.describe();
       EXPECT_EQ(g.weight_shape(), w->shape()) << node.describe();
       ++resolved;
       const ConvPath path = choose_conv_path(g, transpose && w->rank() == 3 && w->shape()[1] == 1);
       ++paths[static_cast<int>(path)];
-      if (path == ConvPath::direct) ++direct_weights[shape_string(w->shape()) + (a.group > 1 ? fmt::format(" group {}", a.group) : "")];
+      if (path == ConvPath::direct)
+        ++direct_weights[shape_string(w->shape()) + (a.group > 1 ? fmt::format(" group {}", a.group) : "")];
     }
-    std::printf("%s: %d conv nodes, %d resolved on a 64-position input: %d direct, %d gemm, %d overlap-add\n", name,
-                nodes, resolved, paths[1], paths[2], paths[3]);
+    std::printf("%s: %d conv nodes, %d resolved on a 64-position input: %d direct, %d gemm, %d overlap-add\n",
+                name, nodes, resolved, paths[1], paths[2], paths[3]);
     for (const auto& [cls, count] : classes) std::printf("  %3d x %s\n", count, cls.c_str());
     std::string direct;
     for (const auto& [weight, count] : direct_weights) direct += fmt::format(" {}x{}", count, weight);

@@ -8,13 +8,13 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "graph/model_error.h"
 #include "gpu/command_recorder.h"
+#include "graph/model_error.h"
 #include "harness.h"
 #include "kernels/conv/conv.h"
-#include "test_conv_reference.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
+#include "test_conv_reference.h"
 
 namespace onda::test {
 namespace {
@@ -35,13 +35,17 @@ double rel_l2_host(const HostTensor& got, const HostTensor& want) {
 
 // Runs the node of a single-node conformance model through the op registry, the weights (inputs
 // after X) given as host values (small initializers) or as GPU tensors (large ones).
-HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>& feeds, bool weights_on_host) {
+HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>& feeds,
+                    bool weights_on_host) {
   auto& g = gpu();
   const Node& node = graph.nodes.at(0);
   gpu::CommandRecorder recorder(g.context);
-  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, graph.opset_version(node.domain), nullptr};
+  ops::OpContext context{
+      {g.context, g.pipelines}, recorder, g.pool, graph.opset_version(node.domain), nullptr};
   context.to_device = [&](const ops::Value& v) {
-    return v.device.defined() ? v.device : Tensor::upload(recorder, g.pool, v.host.dtype(), v.host.shape(), v.host.data());
+    return v.device.defined()
+               ? v.device
+               : Tensor::upload(recorder, g.pool, v.host.dtype(), v.host.shape(), v.host.data());
   };
   std::vector<ops::Value> inputs;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
@@ -68,12 +72,22 @@ HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>&
 // a lower minimum IR version and their node recorded through the registry, as Session does.
 TEST(ConvOnnx, ConformanceCases) {
   if (!std::filesystem::exists(kNodeTests)) GTEST_SKIP() << "libonnx-testdata not installed";
-  const char* cases[] = {"test_basic_conv_with_padding", "test_basic_conv_without_padding", "test_conv_with_autopad_same",
-                         "test_conv_with_strides_and_asymmetric_padding", "test_conv_with_strides_no_padding",
-                         "test_conv_with_strides_padding", "test_convtranspose", "test_convtranspose_1d",
-                         "test_convtranspose_3d", "test_convtranspose_autopad_same", "test_convtranspose_dilations",
-                         "test_convtranspose_kernel_shape", "test_convtranspose_output_shape", "test_convtranspose_pad",
-                         "test_convtranspose_pads", "test_convtranspose_with_kernel"};
+  const char* cases[] = {"test_basic_conv_with_padding",
+                         "test_basic_conv_without_padding",
+                         "test_conv_with_autopad_same",
+                         "test_conv_with_strides_and_asymmetric_padding",
+                         "test_conv_with_strides_no_padding",
+                         "test_conv_with_strides_padding",
+                         "test_convtranspose",
+                         "test_convtranspose_1d",
+                         "test_convtranspose_3d",
+                         "test_convtranspose_autopad_same",
+                         "test_convtranspose_dilations",
+                         "test_convtranspose_kernel_shape",
+                         "test_convtranspose_output_shape",
+                         "test_convtranspose_pad",
+                         "test_convtranspose_pads",
+                         "test_convtranspose_with_kernel"};
   int ran = 0;
   for (const char* name : cases) {
     const auto dir = kNodeTests / name;
@@ -84,7 +98,8 @@ TEST(ConvOnnx, ConformanceCases) {
       const Graph graph = load_onnx_model(dir / "model.onnx", options);
       std::map<std::string, HostTensor> feeds = graph.initializers;
       for (size_t i = 0; i < graph.inputs.size(); ++i) {
-        feeds[graph.inputs[i]] = read_tensor_proto_file(dir / "test_data_set_0" / fmt::format("input_{}.pb", i));
+        feeds[graph.inputs[i]] =
+            read_tensor_proto_file(dir / "test_data_set_0" / fmt::format("input_{}.pb", i));
       }
       const HostTensor want = read_tensor_proto_file(dir / "test_data_set_0" / "output_0.pb");
       for (const bool host : {true, false}) {
@@ -154,15 +169,16 @@ TEST(ConvOnnx, WindowedIdentityWeight) {
   graph.nodes.push_back(node);
   kernels::conv::ConvAttributes attributes;
   attributes.strides = {hop};
-  const auto geometry = kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft}, attributes);
+  const auto geometry =
+      kernels::conv::resolve_conv_transpose({2, n_fft, frames}, {n_fft, 1, n_fft}, attributes);
   ASSERT_EQ(kernels::conv::choose_conv_path(geometry, true), kernels::conv::ConvPath::overlap_add);
   const auto ref = reference_conv(geometry, x, w, {});
   for (const bool host : {true, false}) {
     const HostTensor y = run_node(graph, feeds, host);
     const auto got = y.to_double();
     const double err = rel_l2(std::vector<float>(got.begin(), got.end()), ref);
-    std::printf("  ConvTranspose windowed identity (%s weight, overlap-add%s): rel L2 %.3g\n", host ? "host" : "GPU",
-                host ? "" : " checked on the GPU", err);
+    std::printf("  ConvTranspose windowed identity (%s weight, overlap-add%s): rel L2 %.3g\n",
+                host ? "host" : "GPU", host ? "" : " checked on the GPU", err);
     EXPECT_EQ(y.shape(), geometry.output_shape());
     EXPECT_LE(err, 1e-6);
   }

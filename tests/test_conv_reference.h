@@ -23,7 +23,8 @@ inline std::vector<double> reference_conv(const kernels::conv::ConvGeometry& g, 
   std::vector<double> y(g.batch * g.out_channels * out_pos, 0.0);
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t co = 0; co < g.out_channels; ++co) {
-      for (int64_t op = 0; op < out_pos; ++op) y[(n * g.out_channels + co) * out_pos + op] = bias.empty() ? 0.0 : bias[co];
+      for (int64_t op = 0; op < out_pos; ++op)
+        y[(n * g.out_channels + co) * out_pos + op] = bias.empty() ? 0.0 : bias[co];
     }
   }
   for (int64_t n = 0; n < g.batch; ++n)
@@ -34,7 +35,8 @@ inline std::vector<double> reference_conv(const kernels::conv::ConvGeometry& g, 
             for (int64_t b = 0; b < k[1]; ++b)
               for (int64_t c = 0; c < k[2]; ++c) {
                 const int64_t ci = gr * cin_g + cl, co = gr * cout_g + ol, tap = (a * k[1] + b) * k[2] + c;
-                const double wv = g.transpose ? w[(ci * cout_g + ol) * taps + tap] : w[(co * cin_g + cl) * taps + tap];
+                const double wv =
+                    g.transpose ? w[(ci * cout_g + ol) * taps + tap] : w[(co * cin_g + cl) * taps + tap];
                 if (!g.transpose) {
                   for (int64_t o0 = 0; o0 < out[0]; ++o0)
                     for (int64_t o1 = 0; o1 < out[1]; ++o1)
@@ -51,7 +53,8 @@ inline std::vector<double> reference_conv(const kernels::conv::ConvGeometry& g, 
                       for (int64_t i2 = 0; i2 < in[2]; ++i2) {
                         const int64_t o0 = i0 * s[0] - p[0] + a * dl[0], o1 = i1 * s[1] - p[1] + b * dl[1],
                                       o2 = i2 * s[2] - p[2] + c * dl[2];
-                        if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2]) continue;
+                        if (o0 < 0 || o0 >= out[0] || o1 < 0 || o1 >= out[1] || o2 < 0 || o2 >= out[2])
+                          continue;
                         y[(n * g.out_channels + co) * out_pos + (o0 * out[1] + o1) * out[2] + o2] +=
                             wv * x[(n * g.in_channels + ci) * in_pos + (i0 * in[1] + i1) * in[2] + i2];
                       }

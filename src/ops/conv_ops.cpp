@@ -43,7 +43,8 @@ void check_inputs(const Node& node, const std::vector<Value>& inputs) {
                                    dtype_name(inputs[i].dtype())));
     }
   }
-  if (inputs[1].dtype() != inputs[0].dtype() || (inputs.size() > 2 && inputs[2].defined() && inputs[2].dtype() != inputs[0].dtype())) {
+  if (inputs[1].dtype() != inputs[0].dtype() ||
+      (inputs.size() > 2 && inputs[2].defined() && inputs[2].dtype() != inputs[0].dtype())) {
     throw ModelError(node.describe() + ": X, W and B must have the same dtype");
   }
 }
@@ -55,7 +56,8 @@ Tensor optional_bias(OpContext& context, const std::vector<Value>& inputs) {
 std::vector<Value> record_conv(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   check_inputs(node, inputs);
   try {
-    const conv::ConvGeometry g = conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
+    const conv::ConvGeometry g =
+        conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]),
@@ -66,10 +68,12 @@ std::vector<Value> record_conv(const Node& node, OpContext& context, const std::
   }
 }
 
-std::vector<Value> record_conv_transpose(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
+                                         const std::vector<Value>& inputs) {
   check_inputs(node, inputs);
   try {
-    const conv::ConvGeometry g = conv::resolve_conv_transpose(inputs[0].shape(), inputs[1].shape(), attributes(node, true));
+    const conv::ConvGeometry g =
+        conv::resolve_conv_transpose(inputs[0].shape(), inputs[1].shape(), attributes(node, true));
     conv::ConvTransposeWeights weights;
     const Value& w = inputs[1];
     if (w.on_host()) {
@@ -85,7 +89,8 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context, c
     // A large weight arrives only on the GPU: if it has the shape of a windowed identity, let the
     // overlap-add path check it there (it falls back to the dense sum itself if it is not one).
     const Shape& ws = w.shape();
-    if (!w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2]) weights.check_windowed_identity = true;
+    if (!w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2])
+      weights.check_windowed_identity = true;
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     if ((weights.diagonal || weights.check_windowed_identity) &&

@@ -18,10 +18,12 @@ using detail::ConvUniforms;
 void check_tensor(const Tensor& t, const Shape& shape, const char* what) {
   if (!t.defined()) throw std::invalid_argument(fmt::format("conv: {} missing", what));
   if (!is_float(t.dtype())) {
-    throw std::invalid_argument(fmt::format("conv: {} must be float32 or float16, got {}", what, dtype_name(t.dtype())));
+    throw std::invalid_argument(
+        fmt::format("conv: {} must be float32 or float16, got {}", what, dtype_name(t.dtype())));
   }
   if (t.shape() != shape) {
-    throw std::invalid_argument(fmt::format("conv: {} is {}, expected {}", what, shape_string(t.shape()), shape_string(shape)));
+    throw std::invalid_argument(
+        fmt::format("conv: {} is {}, expected {}", what, shape_string(t.shape()), shape_string(shape)));
   }
 }
 
@@ -34,12 +36,14 @@ void check_common(const ConvGeometry& g, const Tensor& x, const Tensor& bias, co
   if (bias.defined()) check_tensor(bias, {g.out_channels}, "bias");
 }
 
-std::string flag(bool on) { return on ? "1" : "0"; }
+std::string flag(bool on) {
+  return on ? "1" : "0";
+}
 
 // Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
 void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                   const ConvOptions& options) {
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options) {
   ConvUniforms u = detail::make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   const bool empty_input = x.numel() == 0 || w.numel() == 0;
@@ -62,20 +66,22 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = y.element_offset(kc.gpu);
   const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
-  const auto& pipeline = kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
-  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), g.transpose ? "conv transpose direct" : "conv direct");
+  const auto& pipeline =
+      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
+  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
+                   g.transpose ? "conv transpose direct" : "conv direct");
 }
 
 bool overlap_add_applies(const ConvGeometry& g) {
-  return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 && g.kernel[0] == g.in_channels &&
-         g.dilations[0] == 1 && g.in_positions() > 0;
+  return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
+         g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
 }
 
 // With a host diagonal; or, with `w` (the checked variant), the diagonal and the check computed on
 // the GPU.
 void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                        const ConvGeometry& g, const std::vector<float>* diagonal, const Tensor& w, const Tensor& x,
-                        const Tensor& bias, const Tensor& y, const ConvOptions& options) {
+                        const ConvGeometry& g, const std::vector<float>* diagonal, const Tensor& w,
+                        const Tensor& x, const Tensor& bias, const Tensor& y, const ConvOptions& options) {
   ConvUniforms u = detail::make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   const bool checked = diagonal == nullptr;
@@ -83,14 +89,17 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   if (checked) {
     diag = Tensor::empty(pool, DType::f32, {g.in_channels});
     const uint32_t zero = 0;
-    flag_tensor = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
+    flag_tensor =
+        Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
     recorder.retain(diag.storage());
     recorder.retain(flag_tensor.storage());
     u.offsets[1] = w.element_offset(kc.gpu);
-    const auto& check = kc.pipelines.get(
-        render_shader("conv/windowed_identity_check.wgsl", {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
-        {}, "conv windowed identity check");
-    const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu), flag_tensor.binding(kc.gpu)};
+    const auto& check =
+        kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
+                                       {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
+                         {}, "conv windowed identity check");
+    const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu),
+                                                 flag_tensor.binding(kc.gpu)};
     detail::dispatch(kc, recorder, check, check_bindings, u, w.numel(), "conv windowed identity check");
   } else {
     diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal->data());
@@ -117,7 +126,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   u.offsets[0] = x.element_offset(kc.gpu);
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = y.element_offset(kc.gpu);
-  const auto& pipeline = kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
+  const auto& pipeline =
+      kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
   detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
 }
 
@@ -127,24 +137,28 @@ ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
   if (g.in_positions() == 0 || g.out_positions() == 0 || g.batch == 0) return ConvPath::direct;
   const int64_t taps = g.kernel_elements();
   if (g.transpose) {
-    if (has_diagonal && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 && g.kernel[0] == g.in_channels &&
-        g.dilations[0] == 1) {
+    if (has_diagonal && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
+        g.kernel[0] == g.in_channels && g.dilations[0] == 1) {
       return ConvPath::overlap_add;
     }
-    return g.group == 1 && g.in_channels >= 16 && g.out_channels * taps >= 16 ? ConvPath::gemm : ConvPath::direct;
+    return g.group == 1 && g.in_channels >= 16 && g.out_channels * taps >= 16 ? ConvPath::gemm
+                                                                              : ConvPath::direct;
   }
-  return g.group == 1 && g.in_channels * taps >= 16 && g.out_channels >= 16 ? ConvPath::gemm : ConvPath::direct;
+  return g.group == 1 && g.in_channels * taps >= 16 && g.out_channels >= 16 ? ConvPath::gemm
+                                                                            : ConvPath::direct;
 }
 
-void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvGeometry& g,
-                 const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y, const ConvOptions& options) {
+void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                 const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                 const ConvOptions& options) {
   if (g.transpose) throw std::invalid_argument("record_conv: the geometry is a ConvTranspose");
   check_common(g, x, bias, y);
   check_tensor(w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
   const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, false) : options.path;
-  if (options.path == ConvPath::automatic && path == ConvPath::gemm && !detail::conv_gemm_fits(g, y.dtype(), limit)) {
+  if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
+      !detail::conv_gemm_fits(g, y.dtype(), limit)) {
     path = ConvPath::direct;
   }
   switch (path) {
@@ -167,39 +181,46 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
   const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
-  const bool has_diagonal = weights.diagonal.has_value() || (weights.check_windowed_identity && weights.w.defined());
+  const bool has_diagonal =
+      weights.diagonal.has_value() || (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
-  if (options.path == ConvPath::automatic && path == ConvPath::gemm && !detail::conv_transpose_gemm_fits(g, limit)) {
+  if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
+      !detail::conv_transpose_gemm_fits(g, limit)) {
     path = ConvPath::direct;
   }
   if (path == ConvPath::overlap_add) {
     if (!has_diagonal || !overlap_add_applies(g) ||
         (weights.diagonal && static_cast<int64_t>(weights.diagonal->size()) != g.in_channels)) {
       throw std::invalid_argument(
-          "conv: overlap_add needs a 1-D [C, 1, C] weight with its diagonal or check_windowed_identity, group 1, "
+          "conv: overlap_add needs a 1-D [C, 1, C] weight with its diagonal or check_windowed_identity, "
+          "group 1, "
           "dilation 1");
     }
-    return record_overlap_add(kc, recorder, pool, g, weights.diagonal ? &*weights.diagonal : nullptr, weights.w, x,
-                              bias, y, options);
+    return record_overlap_add(kc, recorder, pool, g, weights.diagonal ? &*weights.diagonal : nullptr,
+                              weights.w, x, bias, y, options);
   }
   if (!weights.w.defined() && !(path == ConvPath::gemm && weights.packed)) {
     throw std::invalid_argument("conv: this ConvTranspose path needs the weight tensor");
   }
   if (path == ConvPath::gemm) {
     if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
-    if (x.numel() != 0) return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y, limit, options);
+    if (x.numel() != 0)
+      return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y,
+                                                limit, options);
   }
   record_direct(kc, recorder, pool, g, x, weights.w, bias, y, options);
 }
 
 gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::BufferPool& pool,
                                             gpu::CommandRecorder& recorder, const Tensor& w) {
-  if (w.rank() < 3) throw std::invalid_argument("conv: a ConvTranspose weight has rank >= 3, got " + shape_string(w.shape()));
-  return gemm::prepack_b(kc.gpu, pool, kc.pipelines, recorder, w.reshape({w.shape()[0], w.numel() / std::max<int64_t>(w.shape()[0], 1)}),
-                         false);
+  if (w.rank() < 3)
+    throw std::invalid_argument("conv: a ConvTranspose weight has rank >= 3, got " + shape_string(w.shape()));
+  return gemm::prepack_b(kc.gpu, pool, kc.pipelines, recorder,
+                         w.reshape({w.shape()[0], w.numel() / std::max<int64_t>(w.shape()[0], 1)}), false);
 }
 
-std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape, std::span<const float> values) {
+std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape,
+                                                             std::span<const float> values) {
   if (shape.size() != 3 || shape[1] != 1 || shape[0] != shape[2] || shape[0] < 2) return std::nullopt;
   const int64_t n = shape[0];
   if (static_cast<int64_t>(values.size()) != n * n) return std::nullopt;

@@ -42,13 +42,13 @@ ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
 // (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the
 // dtype of x). Throws std::invalid_argument on a mismatch or a path that cannot run the geometry.
 void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                 const ConvGeometry& geometry, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                 const ConvOptions& options = {});
+                 const ConvGeometry& geometry, const Tensor& x, const Tensor& w, const Tensor& bias,
+                 const Tensor& y, const ConvOptions& options = {});
 
 // The weights a ConvTranspose may be given in besides the plain tensor.
 struct ConvTransposeWeights {
-  Tensor w;                                   // [C_in, C_out/group, k...] (needed unless diagonal)
-  const gemm::PackedB* packed = nullptr;      // w viewed [C_in, C_out k], prepacked at load (gemm path)
+  Tensor w;                                    // [C_in, C_out/group, k...] (needed unless diagonal)
+  const gemm::PackedB* packed = nullptr;       // w viewed [C_in, C_out k], prepacked at load (gemm path)
   std::optional<std::vector<float>> diagonal;  // windowed identity: w[c, 0, c] (overlap_add path)
   // w ([C, 1, C]) may be a windowed identity but is known only on the GPU: the overlap_add path
   // then extracts the diagonal and checks the rest is zero in one pass over w, and its kernel
@@ -66,6 +66,7 @@ gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::Buffer
 
 // If a ConvTranspose weight of `shape` with these row-major values is a windowed identity
 // ([C, 1, C], zero off the diagonal), its diagonal; else nothing.
-std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape, std::span<const float> values);
+std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape,
+                                                             std::span<const float> values);
 
 }  // namespace onda::kernels::conv

@@ -57,8 +57,8 @@ bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit) {
 }
 
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                      uint64_t limit, const ConvOptions& options) {
+                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                      const Tensor& y, uint64_t limit, const ConvOptions& options) {
   const ConvGemmSizes s = sizes(g);
   const Tensor a = w.reshape({g.out_channels, s.k});
   const Tensor addend = bias.defined() ? bias.reshape({g.out_channels, 1}) : Tensor();
@@ -85,7 +85,8 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   const int64_t nb = batches_per_chunk(g, y.dtype(), limit);
   const int64_t pc = nb > 0 ? s.positions : positions_per_chunk(g, limit);
   if (nb <= 0 && pc <= 0) {
-    throw std::invalid_argument(fmt::format("conv: one column of {} floats exceeds the chunk limit of {} bytes", s.k, limit));
+    throw std::invalid_argument(
+        fmt::format("conv: one column of {} floats exceeds the chunk limit of {} bytes", s.k, limit));
   }
   // One column buffer (and temporary) for all chunks: the dispatches run in order.
   const int64_t col_elems = nb > 0 ? nb * s.k * s.positions : s.k * pc;
@@ -97,7 +98,8 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     recorder.retain(tmp.storage());
   }
   const auto& im2col = kc.pipelines.get(
-      render_shader("conv/im2col.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}), {}, "conv im2col");
+      render_shader("conv/im2col.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}), {},
+      "conv im2col");
   ConvUniforms u = make_uniforms(g);
   u.offsets[0] = x.element_offset(kc.gpu);
 
@@ -110,14 +112,15 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
       u.offsets[3] = chunk.element_offset(kc.gpu);
       const gpu::BufferBinding bindings[] = {x.binding(kc.gpu), chunk.binding(kc.gpu)};
       dispatch(kc, recorder, im2col, bindings, u, chunk.numel(), "conv im2col");
-      const Tensor out = (count == g.batch ? y : y.slice_outer(n0, n0 + count)).reshape({count, g.out_channels, s.positions});
+      const Tensor out = (count == g.batch ? y : y.slice_outer(n0, n0 + count))
+                             .reshape({count, g.out_channels, s.positions});
       run_gemm(chunk, out);
     }
     return;
   }
   const auto& scatter = kc.pipelines.get(
-      render_shader("conv/scatter_columns.wgsl", {{"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)}}), {},
-      "conv scatter columns");
+      render_shader("conv/scatter_columns.wgsl", {{"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)}}),
+      {}, "conv scatter columns");
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t p0 = 0; p0 < s.positions; p0 += pc) {
       const int64_t count = std::min(pc, s.positions - p0);

@@ -39,6 +39,7 @@ struct ConvGeometry {
 // Throw std::invalid_argument naming the inconsistency (rank, channels vs group, kernel_shape vs
 // the weight, non-positive strides/dilations, an empty output, a bad auto_pad string, ...).
 ConvGeometry resolve_conv(const Shape& x_shape, const Shape& w_shape, const ConvAttributes& attributes);
-ConvGeometry resolve_conv_transpose(const Shape& x_shape, const Shape& w_shape, const ConvAttributes& attributes);
+ConvGeometry resolve_conv_transpose(const Shape& x_shape, const Shape& w_shape,
+                                    const ConvAttributes& attributes);
 
 }  // namespace onda::kernels::conv

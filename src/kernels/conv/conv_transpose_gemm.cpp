@@ -17,20 +17,26 @@
 namespace onda::kernels::conv::detail {
 namespace {
 
-int64_t columns(const ConvGeometry& g) { return g.out_channels * g.kernel_elements(); }
+int64_t columns(const ConvGeometry& g) {
+  return g.out_channels * g.kernel_elements();
+}
 
 int64_t batches_per_chunk(const ConvGeometry& g, DType x_dtype, uint64_t limit) {
   // The column chunk and the X view the GEMM binds both stay under the limit.
-  const int64_t per_batch = std::max(g.in_positions() * columns(g) * 4,
-                                     g.in_positions() * g.in_channels * static_cast<int64_t>(device_element_size(x_dtype)));
-  const int64_t nb = std::min<int64_t>(g.batch, static_cast<int64_t>(limit) / std::max<int64_t>(per_batch, 1));
+  const int64_t per_batch =
+      std::max(g.in_positions() * columns(g) * 4,
+               g.in_positions() * g.in_channels * static_cast<int64_t>(device_element_size(x_dtype)));
+  const int64_t nb =
+      std::min<int64_t>(g.batch, static_cast<int64_t>(limit) / std::max<int64_t>(per_batch, 1));
   // A float16 X cannot be viewed at an odd batch offset.
   if (nb < g.batch && x_dtype == DType::f16 && (g.in_channels * g.in_positions()) % 2 != 0) return 0;
   return nb;
 }
 
 // Input positions of one outermost spatial row (chunks hold whole rows).
-int64_t inner_positions(const ConvGeometry& g) { return g.in_positions() / std::max<int64_t>(g.in_size[0], 1); }
+int64_t inner_positions(const ConvGeometry& g) {
+  return g.in_positions() / std::max<int64_t>(g.in_size[0], 1);
+}
 
 int64_t rows_per_chunk(const ConvGeometry& g, uint64_t limit) {
   const int64_t width = std::max(columns(g), g.in_channels) * 4;
@@ -44,17 +50,20 @@ bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit) {
   return batches_per_chunk(g, DType::f32, limit) > 0 || rows_per_chunk(g, limit) > 0;
 }
 
-void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                                const ConvGeometry& g, const Tensor& w, const gemm::PackedB* packed, const Tensor& x,
-                                const Tensor& bias, const Tensor& y, uint64_t limit, const ConvOptions& options) {
+void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
+                                const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
+                                const Tensor& y, uint64_t limit, const ConvOptions& options) {
   const int64_t ck = columns(g), p_in = g.in_positions();
   if (packed && (packed->k != g.in_channels || packed->n != ck)) {
-    throw std::invalid_argument(fmt::format("conv: packed weight is {}x{}, expected {}x{}", packed->k, packed->n, g.in_channels, ck));
+    throw std::invalid_argument(
+        fmt::format("conv: packed weight is {}x{}, expected {}x{}", packed->k, packed->n, g.in_channels, ck));
   }
   const int64_t nb = batches_per_chunk(g, x.dtype(), limit);
   const int64_t rc = nb > 0 ? p_in : rows_per_chunk(g, limit);
   if (nb <= 0 && rc <= 0) {
-    throw std::invalid_argument(fmt::format("conv: one input row of the ConvTranspose column buffer exceeds {} bytes", limit));
+    throw std::invalid_argument(
+        fmt::format("conv: one input row of the ConvTranspose column buffer exceeds {} bytes", limit));
   }
   const Tensor col = Tensor::empty(pool, DType::f32, {nb > 0 ? nb * p_in * ck : rc * ck});
   recorder.retain(col.storage());
@@ -86,7 +95,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   auto gather_pipeline = [&](bool accumulate, bool activate) -> const wgpu::ComputePipeline& {
     // An accumulating chunk adds to y (which holds the bias already): no bias binding.
     const bool with_bias = bias.defined() && !accumulate;
-    TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"}, {"ACCUMULATE", accumulate ? "1" : "0"},
+    TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"},
+                        {"ACCUMULATE", accumulate ? "1" : "0"},
                         {"ACTIVATE", activate ? "1" : "0"}};
     add_activation(v, options.activation);
     int b = 1;
@@ -105,14 +115,17 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
     std::vector<gpu::BufferBinding> bindings = {chunk_col.binding(kc.gpu)};
     if (bias.defined() && !accumulate) bindings.push_back(bias.binding(kc.gpu));
     bindings.push_back(y.binding(kc.gpu));
-    const int64_t invocations = static_cast<int64_t>(u.chunk[1]) * g.out_channels * (u.region[1] - u.region[0]);
-    dispatch(kc, recorder, gather_pipeline(accumulate, activate), bindings, u, invocations, "conv transpose col2im");
+    const int64_t invocations =
+        static_cast<int64_t>(u.chunk[1]) * g.out_channels * (u.region[1] - u.region[0]);
+    dispatch(kc, recorder, gather_pipeline(accumulate, activate), bindings, u, invocations,
+             "conv transpose col2im");
   };
 
   if (nb > 0) {
     for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
       const int64_t count = std::min(nb, g.batch - n0);
-      const Tensor a = (count == g.batch ? x : x.slice_outer(n0, n0 + count)).reshape({count, g.in_channels, p_in});
+      const Tensor a =
+          (count == g.batch ? x : x.slice_outer(n0, n0 + count)).reshape({count, g.in_channels, p_in});
       const Tensor chunk_col = col.slice_outer(0, count * p_in * ck).reshape({count, p_in, ck});
       run_gemm(a, chunk_col);
       u.chunk[0] = u32(n0, "batch");
@@ -123,8 +136,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   }
 
   const auto& gather_rows = kc.pipelines.get(
-      render_shader("conv/gather_rows.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}), {},
-      "conv transpose gather rows");
+      render_shader("conv/gather_rows.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}),
+      {}, "conv transpose gather rows");
   const int64_t inner_in = inner_positions(g);
   const int64_t inner_out = g.out_positions() / std::max<int64_t>(g.out_size[0], 1);
   const int64_t s0 = g.strides[0], pad0 = g.pads_begin[0], reach0 = (g.kernel[0] - 1) * g.dilations[0];
@@ -161,7 +174,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
     if (options.activation != gemm::Activation::none) {
       TemplateValues v = {{"Y_ACCESS", tensor_access_wgsl("y", 0, y.dtype(), true)}};
       add_activation(v, options.activation);
-      const auto& pipeline = kc.pipelines.get(render_shader("conv/activate_in_place.wgsl", v), {}, "conv activate");
+      const auto& pipeline =
+          kc.pipelines.get(render_shader("conv/activate_in_place.wgsl", v), {}, "conv activate");
       ConvUniforms au = u;
       au.chunk[0] = u32(n, "batch");
       const gpu::BufferBinding bindings[] = {y.binding(kc.gpu)};

@@ -3,14 +3,15 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <utility>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 namespace onda::kernels::conv::detail {
 
 uint32_t u32(int64_t v, const char* what) {
-  if (v < 0 || v > 0xFFFFFFFFll) throw std::invalid_argument(fmt::format("conv: {} = {} out of range", what, v));
+  if (v < 0 || v > 0xFFFFFFFFll)
+    throw std::invalid_argument(fmt::format("conv: {} = {} out of range", what, v));
   return static_cast<uint32_t>(v);
 }
 
@@ -24,7 +25,8 @@ ConvUniforms make_uniforms(const ConvGeometry& g) {
     u.kernel[d] = r < 0 ? 1 : u32(g.kernel[r], "kernel");
     u.stride[d] = r < 0 ? 1 : u32(g.strides[r], "stride");
     u.dilation[d] = r < 0 ? 1 : u32(g.dilations[r], "dilation");
-    if (r >= 0 && (g.pads_begin[r] > (1 << 30) || g.pads_begin[r] < -(1 << 30))) throw std::invalid_argument("conv: pad out of range");
+    if (r >= 0 && (g.pads_begin[r] > (1 << 30) || g.pads_begin[r] < -(1 << 30)))
+      throw std::invalid_argument("conv: pad out of range");
     u.pad[d] = r < 0 ? 0 : static_cast<int32_t>(g.pads_begin[r]);
     u.tap_step[d] = u.stride[d] / static_cast<uint32_t>(std::gcd(u.stride[d], u.dilation[d]));
   }
@@ -43,14 +45,19 @@ ConvUniforms make_uniforms(const ConvGeometry& g) {
 
 void add_activation(TemplateValues& values, gemm::Activation activation) {
   using gemm::Activation;
-  static const std::pair<Activation, const char*> kFlags[] = {
-      {Activation::none, "ACT_NONE"},       {Activation::relu, "ACT_RELU"}, {Activation::leaky_relu, "ACT_LEAKY_RELU"},
-      {Activation::sigmoid, "ACT_SIGMOID"}, {Activation::tanh, "ACT_TANH"}, {Activation::gelu_erf, "ACT_GELU_ERF"}};
-  for (const auto& [act, name] : kFlags) values.insert_or_assign(name, std::string(act == activation ? "1" : "0"));
+  static const std::pair<Activation, const char*> kFlags[] = {{Activation::none, "ACT_NONE"},
+                                                              {Activation::relu, "ACT_RELU"},
+                                                              {Activation::leaky_relu, "ACT_LEAKY_RELU"},
+                                                              {Activation::sigmoid, "ACT_SIGMOID"},
+                                                              {Activation::tanh, "ACT_TANH"},
+                                                              {Activation::gelu_erf, "ACT_GELU_ERF"}};
+  for (const auto& [act, name] : kFlags)
+    values.insert_or_assign(name, std::string(act == activation ? "1" : "0"));
 }
 
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
-              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations, const char* name) {
+              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations,
+              const char* name) {
   if (invocations <= 0) return;
   u.dilation[3] = u32(invocations, "invocations");
   const uint64_t groups = (static_cast<uint64_t>(invocations) + kWorkgroupSize - 1) / kWorkgroupSize;

@@ -8,9 +8,9 @@
 #include "gpu/buffer_pool.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_geometry.h"
-#include "kernels/shader_template.h"
 #include "kernels/gemm/packed_b.h"
 #include "kernels/kernel_context.h"
+#include "kernels/shader_template.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::conv::detail {
@@ -44,7 +44,8 @@ void add_activation(TemplateValues& values, gemm::Activation activation);
 
 // Records one dispatch of `invocations` invocations (sets dilation[3]).
 void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
-              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations, const char* name);
+              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations,
+              const char* name);
 
 // The largest column chunk in bytes (options, else the device limit capped at 256 MiB).
 uint64_t chunk_limit(const KernelContext& kc, uint64_t requested);
@@ -56,11 +57,12 @@ Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
 // bytes, and the recording. Tensors are validated by the caller.
 bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit);
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                      uint64_t limit, const ConvOptions& options);
+                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                      const Tensor& y, uint64_t limit, const ConvOptions& options);
 bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit);
-void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                                const ConvGeometry& g, const Tensor& w, const gemm::PackedB* packed, const Tensor& x,
-                                const Tensor& bias, const Tensor& y, uint64_t limit, const ConvOptions& options);
+void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
+                                const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
+                                const Tensor& y, uint64_t limit, const ConvOptions& options);
 
 }  // namespace onda::kernels::conv::detail
