@@ -100,7 +100,10 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
                          {}, "conv windowed identity check");
     const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu),
                                                  flag_tensor.binding(kc.gpu)};
-    detail::dispatch(kc, recorder, check, check_bindings, u, w.numel(), "conv windowed identity check");
+    ConvUniforms cu = u;
+    cu.region[2] = detail::u32(w.numel(), "weight entries");
+    detail::dispatch(kc, recorder, check, check_bindings, cu, (w.numel() + 15) / 16,
+                     "conv windowed identity check");
   } else {
     diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal->data());
     recorder.retain(diag.storage());

@@ -10,14 +10,19 @@
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let idx = invocation(wg, nwg, lid);
-  if (idx >= params.dilation.w) { return; }
+  // 16 consecutive entries per invocation (dilation.w = invocations, region.z = entries).
+  let first = invocation(wg, nwg, lid) * 16u;
+  if (first >= params.region.z) { return; }
   let channels = params.kernel.z;
-  let c = idx / channels;
-  let v = load_w(params.offsets.y + idx);
-  if (c == idx % channels) {
-    diag[c] = v;
-  } else if (v != 0.0) {
-    atomicOr(&flag[0], 1u);
+  var off_diagonal = false;
+  for (var idx = first; idx < min(first + 16u, params.region.z); idx = idx + 1u) {
+    let c = idx / channels;
+    let v = load_w(params.offsets.y + idx);
+    if (c == idx % channels) {
+      diag[c] = v;
+    } else if (v != 0.0) {
+      off_diagonal = true;
+    }
   }
+  if (off_diagonal) { atomicOr(&flag[0], 1u); }
 }
