@@ -1,0 +1,16 @@
+// The fused activation of a ConvTranspose whose columns were gathered in row chunks: applied to
+// batch chunk.x of y once all its chunks have been added.
+#include "conv/conv_common.wgsl"
+#include "gemm/activation.wgsl"
+{{Y_ACCESS}}
+@group(0) @binding(1) var<uniform> params: ConvParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let idx = invocation(wg, nwg, lid);
+  if (idx >= params.dilation.w) { return; }
+  let per_batch = params.out_size.w * params.out_size.x * params.out_size.y * params.out_size.z;
+  let i = params.offsets.w + params.chunk.x * per_batch + idx;
+  store_y(i, activate(load_y(i)));
+}

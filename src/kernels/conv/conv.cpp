@@ -1,0 +1,244 @@
+// Path choice, tensor validation, and the direct and overlap-add kernels. The GEMM paths live in
+// conv_gemm.cpp and conv_transpose_gemm.cpp.
+#include "kernels/conv/conv.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+
+#include "kernels/common/tensor_access.h"
+#include "kernels/conv/conv_uniforms.h"
+#include "kernels/shader_template.h"
+
+namespace onda::kernels::conv {
+namespace {
+
+using detail::ConvUniforms;
+
+void check_tensor(const Tensor& t, const Shape& shape, const char* what) {
+  if (!t.defined()) throw std::invalid_argument(fmt::format("conv: {} missing", what));
+  if (!is_float(t.dtype())) {
+    throw std::invalid_argument(
+        fmt::format("conv: {} must be float32 or float16, got {}", what, dtype_name(t.dtype())));
+  }
+  if (t.shape() != shape) {
+    throw std::invalid_argument(
+        fmt::format("conv: {} is {}, expected {}", what, shape_string(t.shape()), shape_string(shape)));
+  }
+}
+
+void check_common(const ConvGeometry& g, const Tensor& x, const Tensor& bias, const Tensor& y) {
+  Shape x_shape = {g.batch, g.in_channels};
+  x_shape.insert(x_shape.end(), g.in_size.begin(), g.in_size.end());
+  check_tensor(x, x_shape, "input X");
+  check_tensor(y, g.output_shape(), "output Y");
+  if (y.dtype() != x.dtype()) throw std::invalid_argument("conv: output Y must have the dtype of X");
+  if (bias.defined()) check_tensor(bias, {g.out_channels}, "bias");
+}
+
+std::string flag(bool on) {
+  return on ? "1" : "0";
+}
+
+// Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
+void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options) {
+  ConvUniforms u = detail::make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
+  const bool empty_input = x.numel() == 0 || w.numel() == 0;
+  const Tensor xb = empty_input ? detail::placeholder(pool, recorder) : x;
+  const Tensor wb = empty_input ? detail::placeholder(pool, recorder) : w;
+  if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
+                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
+                      {"HAS_BIAS", flag(bias.defined())}};
+  detail::add_activation(v, options.activation);
+  std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
+  int b = 2;
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  bindings.push_back(y.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b);
+  u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
+  u.offsets[1] = empty_input ? 0 : w.element_offset(kc.gpu);
+  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = y.element_offset(kc.gpu);
+  const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
+  const auto& pipeline =
+      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
+  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
+                   g.transpose ? "conv transpose direct" : "conv direct");
+}
+
+bool overlap_add_applies(const ConvGeometry& g) {
+  return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
+         g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
+}
+
+// With a host diagonal; or, with `w` (the checked variant), the diagonal and the check computed on
+// the GPU.
+void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                        const ConvGeometry& g, const std::vector<float>* diagonal, const Tensor& w,
+                        const Tensor& x, const Tensor& bias, const Tensor& y, const ConvOptions& options) {
+  ConvUniforms u = detail::make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
+  const bool checked = diagonal == nullptr;
+  Tensor diag, flag_tensor;
+  if (checked) {
+    diag = Tensor::empty(pool, DType::f32, {g.in_channels});
+    const uint32_t zero = 0;
+    flag_tensor =
+        Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
+    recorder.retain(diag.storage());
+    recorder.retain(flag_tensor.storage());
+    u.offsets[1] = w.element_offset(kc.gpu);
+    const auto& check =
+        kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
+                                       {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
+                         {}, "conv windowed identity check");
+    const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu),
+                                                 flag_tensor.binding(kc.gpu)};
+    ConvUniforms cu = u;
+    cu.region[2] = detail::u32(w.numel(), "weight entries");
+    detail::dispatch(kc, recorder, check, check_bindings, cu, (w.numel() + 15) / 16,
+                     "conv windowed identity check");
+  } else {
+    diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal->data());
+    recorder.retain(diag.storage());
+  }
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+                      {"HAS_BIAS", flag(bias.defined())},
+                      {"CHECKED", flag(checked)},
+                      {"W_ACCESS", ""}};
+  detail::add_activation(v, options.activation);
+  std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
+  int b = 2;
+  if (checked) {
+    bindings.push_back(flag_tensor.binding(kc.gpu));
+    v["W_ACCESS"] = tensor_access_wgsl("w", 3, w.dtype(), false);
+    bindings.push_back(w.binding(kc.gpu));
+    b = 4;
+  }
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  bindings.push_back(y.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b);
+  u.offsets[0] = x.element_offset(kc.gpu);
+  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = y.element_offset(kc.gpu);
+  const auto& pipeline =
+      kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
+  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
+}
+
+}  // namespace
+
+ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
+  if (g.in_positions() == 0 || g.out_positions() == 0 || g.batch == 0) return ConvPath::direct;
+  const int64_t taps = g.kernel_elements();
+  if (g.transpose) {
+    if (has_diagonal && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
+        g.kernel[0] == g.in_channels && g.dilations[0] == 1) {
+      return ConvPath::overlap_add;
+    }
+    return g.group == 1 && g.in_channels >= 16 && g.out_channels * taps >= 16 ? ConvPath::gemm
+                                                                              : ConvPath::direct;
+  }
+  return g.group == 1 && g.in_channels * taps >= 16 && g.out_channels >= 16 ? ConvPath::gemm
+                                                                            : ConvPath::direct;
+}
+
+void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                 const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                 const ConvOptions& options) {
+  if (g.transpose) throw std::invalid_argument("record_conv: the geometry is a ConvTranspose");
+  check_common(g, x, bias, y);
+  check_tensor(w, g.weight_shape(), "weight W");
+  if (y.numel() == 0) return;
+  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, false) : options.path;
+  if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
+      !detail::conv_gemm_fits(g, y.dtype(), limit)) {
+    path = ConvPath::direct;
+  }
+  switch (path) {
+    case ConvPath::gemm:
+      if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
+      if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limit, options);
+    case ConvPath::overlap_add:
+      throw std::invalid_argument("conv: overlap_add is a ConvTranspose path");
+    default:
+      return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+  }
+}
+
+void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                           const ConvGeometry& g, const ConvTransposeWeights& weights, const Tensor& x,
+                           const Tensor& bias, const Tensor& y, const ConvOptions& options) {
+  if (!g.transpose) throw std::invalid_argument("record_conv_transpose: the geometry is a Conv");
+  check_common(g, x, bias, y);
+  if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
+  if (y.numel() == 0) return;
+  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  const bool has_diagonal =
+      weights.diagonal.has_value() || (weights.check_windowed_identity && weights.w.defined());
+  ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
+  if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
+      !detail::conv_transpose_gemm_fits(g, limit)) {
+    path = ConvPath::direct;
+  }
+  if (path == ConvPath::overlap_add) {
+    if (!has_diagonal || !overlap_add_applies(g) ||
+        (weights.diagonal && static_cast<int64_t>(weights.diagonal->size()) != g.in_channels)) {
+      throw std::invalid_argument(
+          "conv: overlap_add needs a 1-D [C, 1, C] weight with its diagonal or check_windowed_identity, "
+          "group 1, "
+          "dilation 1");
+    }
+    return record_overlap_add(kc, recorder, pool, g, weights.diagonal ? &*weights.diagonal : nullptr,
+                              weights.w, x, bias, y, options);
+  }
+  if (!weights.w.defined() && !(path == ConvPath::gemm && weights.packed)) {
+    throw std::invalid_argument("conv: this ConvTranspose path needs the weight tensor");
+  }
+  if (path == ConvPath::gemm) {
+    if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
+    if (x.numel() != 0)
+      return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y,
+                                                limit, options);
+  }
+  record_direct(kc, recorder, pool, g, x, weights.w, bias, y, options);
+}
+
+gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::BufferPool& pool,
+                                            gpu::CommandRecorder& recorder, const Tensor& w) {
+  if (w.rank() < 3)
+    throw std::invalid_argument("conv: a ConvTranspose weight has rank >= 3, got " + shape_string(w.shape()));
+  return gemm::prepack_b(kc.gpu, pool, kc.pipelines, recorder,
+                         w.reshape({w.shape()[0], w.numel() / std::max<int64_t>(w.shape()[0], 1)}), false);
+}
+
+std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape,
+                                                             std::span<const float> values) {
+  if (shape.size() != 3 || shape[1] != 1 || shape[0] != shape[2] || shape[0] < 2) return std::nullopt;
+  const int64_t n = shape[0];
+  if (static_cast<int64_t>(values.size()) != n * n) return std::nullopt;
+  std::vector<float> diagonal(n);
+  for (int64_t c = 0; c < n; ++c) {
+    for (int64_t k = 0; k < n; ++k) {
+      const float v = values[c * n + k];
+      if (c == k) {
+        diagonal[c] = v;
+      } else if (v != 0.0f) {
+        return std::nullopt;
+      }
+    }
+  }
+  return diagonal;
+}
+
+}  // namespace onda::kernels::conv

@@ -1,0 +1,72 @@
+// Conv and ConvTranspose (1-D, 2-D, 3-D; f32 or f16 storage, f32 accumulation) for a resolved
+// ConvGeometry. Paths:
+//   direct        one invocation per output element, every attribute and group (the fallback);
+//   gemm          Conv: im2col + GEMM (y[n] = W[C_out, C_in k] col[n]), group 1;
+//                 ConvTranspose: col[n] = X[n]^T W[C_in, C_out k] on the tiled GEMM, then a col2im
+//                 gather of the valid taps (each output written once, no atomics), group 1.
+//                 Both process the column buffer in chunks below the storage binding limit
+//                 (batches, or output positions / input rows of one batch);
+//   overlap_add   ConvTranspose with a windowed-identity weight ([C, 1, C], diagonal given): the
+//                 iSTFT overlap-add as a memory-bound gather.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "kernels/conv/conv_geometry.h"
+#include "kernels/gemm/gemm_epilogue.h"
+#include "kernels/gemm/packed_b.h"
+#include "kernels/kernel_context.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::conv {
+
+enum class ConvPath { automatic, direct, gemm, overlap_add };
+
+struct ConvOptions {
+  ConvPath path = ConvPath::automatic;
+  // Largest column-buffer chunk in bytes; 0 = min(maxStorageBufferBindingSize, 256 MiB). Tests
+  // set it small to force chunked runs.
+  uint64_t max_chunk_bytes = 0;
+  // An activation applied to every output after the bias (a fused following Relu, Sigmoid, ...).
+  gemm::Activation activation = gemm::Activation::none;
+  float activation_alpha = 0.01f;  // leaky_relu's slope
+};
+
+// The path `automatic` picks (without a diagonal, overlap_add is never chosen).
+ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
+
+// y = Conv(x, w) + bias. `bias` may be undefined (then no bias). Tensors must match the geometry
+// (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the
+// dtype of x). Throws std::invalid_argument on a mismatch or a path that cannot run the geometry.
+void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                 const ConvGeometry& geometry, const Tensor& x, const Tensor& w, const Tensor& bias,
+                 const Tensor& y, const ConvOptions& options = {});
+
+// The weights a ConvTranspose may be given in besides the plain tensor.
+struct ConvTransposeWeights {
+  Tensor w;                                    // [C_in, C_out/group, k...] (needed unless diagonal)
+  const gemm::PackedB* packed = nullptr;       // w viewed [C_in, C_out k], prepacked at load (gemm path)
+  std::optional<std::vector<float>> diagonal;  // windowed identity: w[c, 0, c] (overlap_add path)
+  // w ([C, 1, C]) may be a windowed identity but is known only on the GPU: the overlap_add path
+  // then extracts the diagonal and checks the rest is zero in one pass over w, and its kernel
+  // computes the dense sum itself if the check fails (exact either way).
+  bool check_windowed_identity = false;
+};
+
+void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                           const ConvGeometry& geometry, const ConvTransposeWeights& weights, const Tensor& x,
+                           const Tensor& bias, const Tensor& y, const ConvOptions& options = {});
+
+// Prepacks a ConvTranspose weight [C_in, C_out, k...] (group 1) for the gemm path, once at load.
+gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::BufferPool& pool,
+                                            gpu::CommandRecorder& recorder, const Tensor& w);
+
+// If a ConvTranspose weight of `shape` with these row-major values is a windowed identity
+// ([C, 1, C], zero off the diagonal), its diagonal; else nothing.
+std::optional<std::vector<float>> windowed_identity_diagonal(const Shape& shape,
+                                                             std::span<const float> values);
+
+}  // namespace onda::kernels::conv

@@ -1,0 +1,81 @@
+#include "kernels/conv/conv_uniforms.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <stdexcept>
+#include <utility>
+
+namespace onda::kernels::conv::detail {
+
+uint32_t u32(int64_t v, const char* what) {
+  if (v < 0 || v > 0xFFFFFFFFll)
+    throw std::invalid_argument(fmt::format("conv: {} = {} out of range", what, v));
+  return static_cast<uint32_t>(v);
+}
+
+ConvUniforms make_uniforms(const ConvGeometry& g) {
+  ConvUniforms u{};
+  const int64_t rank = g.spatial_rank();
+  for (int d = 0; d < 3; ++d) {
+    const int64_t r = d - (3 - rank);  // real dimension, or < 0 for a padding dimension
+    u.in_size[d] = r < 0 ? 1 : u32(g.in_size[r], "input size");
+    u.out_size[d] = r < 0 ? 1 : u32(g.out_size[r], "output size");
+    u.kernel[d] = r < 0 ? 1 : u32(g.kernel[r], "kernel");
+    u.stride[d] = r < 0 ? 1 : u32(g.strides[r], "stride");
+    u.dilation[d] = r < 0 ? 1 : u32(g.dilations[r], "dilation");
+    if (r >= 0 && (g.pads_begin[r] > (1 << 30) || g.pads_begin[r] < -(1 << 30)))
+      throw std::invalid_argument("conv: pad out of range");
+    u.pad[d] = r < 0 ? 0 : static_cast<int32_t>(g.pads_begin[r]);
+    u.tap_step[d] = u.stride[d] / static_cast<uint32_t>(std::gcd(u.stride[d], u.dilation[d]));
+  }
+  u.in_size[3] = u32(g.in_channels, "C_in");
+  u.out_size[3] = u32(g.out_channels, "C_out");
+  u.kernel[3] = u32(g.group, "group");
+  u.stride[3] = u32(g.batch, "batch");
+  u.chunk[0] = 0;
+  u.chunk[1] = u32(g.batch, "batch");
+  u.chunk[2] = 0;
+  u.chunk[3] = u32(g.in_positions(), "input positions");
+  u.region[0] = 0;
+  u.region[1] = u32(g.out_positions(), "output positions");
+  return u;
+}
+
+void add_activation(TemplateValues& values, gemm::Activation activation) {
+  using gemm::Activation;
+  static const std::pair<Activation, const char*> kFlags[] = {{Activation::none, "ACT_NONE"},
+                                                              {Activation::relu, "ACT_RELU"},
+                                                              {Activation::leaky_relu, "ACT_LEAKY_RELU"},
+                                                              {Activation::sigmoid, "ACT_SIGMOID"},
+                                                              {Activation::tanh, "ACT_TANH"},
+                                                              {Activation::gelu_erf, "ACT_GELU_ERF"}};
+  for (const auto& [act, name] : kFlags)
+    values.insert_or_assign(name, std::string(act == activation ? "1" : "0"));
+}
+
+void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
+              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations,
+              const char* name) {
+  if (invocations <= 0) return;
+  u.dilation[3] = u32(invocations, "invocations");
+  const uint64_t groups = (static_cast<uint64_t>(invocations) + kWorkgroupSize - 1) / kWorkgroupSize;
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(groups, kc.gpu.limits()), name);
+}
+
+uint64_t chunk_limit(const KernelContext& kc, uint64_t requested) {
+  // By default at most 256 MiB of columns at a time even where bindings may be larger: beyond
+  // that the GEMM is already saturated and the scratch memory would only grow.
+  constexpr uint64_t kDefaultCap = uint64_t{256} << 20;
+  const uint64_t device = kc.gpu.limits().maxStorageBufferBindingSize;
+  return requested == 0 ? std::min(device, kDefaultCap) : std::min(requested, device);
+}
+
+Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder) {
+  Tensor t = Tensor::empty(pool, DType::f32, {1});
+  recorder.retain(t.storage());
+  return t;
+}
+
+}  // namespace onda::kernels::conv::detail

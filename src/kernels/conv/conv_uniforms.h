@@ -1,0 +1,68 @@
+// Internal to the conv family: the uniform block of conv_common.wgsl and the helpers every conv
+// kernel file uses to fill it and dispatch.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "gpu/buffer_pool.h"
+#include "kernels/conv/conv.h"
+#include "kernels/conv/conv_geometry.h"
+#include "kernels/gemm/packed_b.h"
+#include "kernels/kernel_context.h"
+#include "kernels/shader_template.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::conv::detail {
+
+// Mirrors ConvParams in conv_common.wgsl.
+struct ConvUniforms {
+  uint32_t in_size[4];
+  uint32_t out_size[4];
+  uint32_t kernel[4];
+  uint32_t stride[4];
+  uint32_t dilation[4];  // [3]: invocations of the dispatch
+  int32_t pad[4];
+  uint32_t offsets[4];   // x, w, bias, y
+  uint32_t chunk[4];     // first batch, batches, flat positions [begin, end)
+  uint32_t region[4];    // flat output positions [begin, end), column width
+  uint32_t tap_step[4];  // s / gcd(s, d) per dimension
+  float activation_alpha;
+  uint32_t pad_[3];
+};
+
+constexpr uint32_t kWorkgroupSize = 256;
+
+uint32_t u32(int64_t v, const char* what);
+
+// The geometry padded to 3 spatial dims (leading size-1 dims); chunk = all batches, region = all
+// output positions, offsets zero.
+ConvUniforms make_uniforms(const ConvGeometry& g);
+
+// The ACT_* template values of gemm/activation.wgsl for `activation`.
+void add_activation(TemplateValues& values, gemm::Activation activation);
+
+// Records one dispatch of `invocations` invocations (sets dilation[3]).
+void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgpu::ComputePipeline& pipeline,
+              std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations,
+              const char* name);
+
+// The largest column chunk in bytes (options, else the device limit capped at 256 MiB).
+uint64_t chunk_limit(const KernelContext& kc, uint64_t requested);
+
+// A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
+Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
+
+// The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits `limit`
+// bytes, and the recording. Tensors are validated by the caller.
+bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit);
+void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                      const Tensor& y, uint64_t limit, const ConvOptions& options);
+bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit);
+void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
+                                const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
+                                const Tensor& y, uint64_t limit, const ConvOptions& options);
+
+}  // namespace onda::kernels::conv::detail

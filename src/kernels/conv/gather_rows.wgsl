@@ -1,0 +1,18 @@
+// ConvTranspose GEMM over a chunk of input rows of one batch: copies x[n, ci, r] for r in
+// [chunk.z, chunk.w) into a contiguous f32 slab[ci, r - chunk.z], the GEMM's transposed A.
+#include "conv/conv_common.wgsl"
+{{X_ACCESS}}
+@group(0) @binding(1) var<storage, read_write> slab: array<f32>;
+@group(0) @binding(2) var<uniform> params: ConvParams;
+
+@compute @workgroup_size(256)
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let idx = invocation(wg, nwg, lid);
+  if (idx >= params.dilation.w) { return; }
+  let rows = params.chunk.w - params.chunk.z;
+  let ci = idx / rows;
+  let r = params.chunk.z + idx % rows;
+  let in_positions = params.in_size.x * params.in_size.y * params.in_size.z;
+  slab[params.offsets.w + idx] = load_x(params.offsets.x + (params.chunk.x * params.in_size.w + ci) * in_positions + r);
+}
