@@ -41,7 +41,7 @@ HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>&
   const Node& node = graph.nodes.at(0);
   gpu::CommandRecorder recorder(g.context);
   ops::OpContext context{
-      {g.context, g.pipelines}, recorder, g.pool, graph.opset_version(node.domain), nullptr};
+      {g.context, g.pipelines}, recorder, g.pool, g.pool, graph.opset_version(node.domain), nullptr};
   context.to_device = [&](const ops::Value& v) {
     return v.device.defined()
                ? v.device
@@ -127,7 +127,7 @@ TEST(ConvOnnx, BadAttributeNamesTheNode) {
   group.value = int64_t{2};
   node.attributes.push_back(group);
   gpu::CommandRecorder recorder(g.context);
-  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, 11, nullptr};
+  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, g.pool, 11, nullptr};
   context.to_device = [&](const ops::Value& v) { return v.device; };
   ops::Value x, w;
   x.device = Tensor::empty(g.pool, DType::f32, {1, 3, 8});
