@@ -9,6 +9,7 @@
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "ops/op_registry.h"
+#include "ops/outer_slices.h"
 
 namespace onda::ops {
 namespace {
@@ -30,8 +31,30 @@ Value run_kernel(const Node& node, OpContext& context, const std::string& kernel
   try {
     const DType out_dtype = kernels::elementwise_result_dtype(*op, dtypes, attributes);
     Value out;
-    out.device = context.allocate(out_dtype, kernels::broadcast_shape(shapes));
-    kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out.device, attributes);
+    const Shape out_shape = kernels::broadcast_shape(shapes);
+    out.device = context.allocate(out_dtype, out_shape);
+    // Larger than one binding: slices of the leading dim (inputs without it are broadcast whole).
+    uint64_t row_bytes = out.device.device_bytes() / std::max<int64_t>(out_shape.empty() ? 1 : out_shape[0], 1);
+    for (const auto& t : tensors) {
+      if (t.rank() == static_cast<int64_t>(out_shape.size()) && !out_shape.empty() && t.shape()[0] == out_shape[0]) {
+        row_bytes = std::max<uint64_t>(row_bytes, t.device_bytes() / std::max<int64_t>(out_shape[0], 1));
+      }
+    }
+    const int64_t rows = out_shape.empty() ? 0 : outer_slice_rows(context, out_shape[0], row_bytes);
+    if (rows == 0) {
+      kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out.device, attributes);
+      return out;
+    }
+    for (int64_t begin = 0; begin < out_shape[0]; begin += rows) {
+      const int64_t end = std::min(out_shape[0], begin + rows);
+      std::vector<Tensor> slices;
+      for (const auto& t : tensors) {
+        const bool sliced = t.rank() == static_cast<int64_t>(out_shape.size()) && t.shape()[0] == out_shape[0];
+        slices.push_back(sliced ? t.slice_outer(begin, end) : t);
+      }
+      kernels::record_elementwise(context.kernels, context.recorder, *op, slices, out.device.slice_outer(begin, end),
+                                  attributes);
+    }
     return out;
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

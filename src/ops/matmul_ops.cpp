@@ -3,6 +3,8 @@
 // node into the layout the kernels read fastest and reused in every run.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "graph/model_error.h"
 #include "kernels/gemm/gemm.h"
 #include "ops/op_inputs.h"
@@ -74,7 +76,50 @@ Value run_gemm(const Node& node, OpContext& context, const Value& a, bool transp
   }
 }
 
+// A batched MatMul whose operands or result exceed one storage binding (attention scores of long
+// sequences on adapters with small bindings) runs as several MatMuls over slices of the leading
+// batch dimension, each writing its rows of the one output.
+std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context, const Value& a, const Value& b) {
+  const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+  const Shape& as = a.shape();
+  const Shape& bs = b.shape();
+  if (as.size() < 3 || as[0] <= 1 || !is_float(a.dtype()) || !is_float(b.dtype())) return std::nullopt;
+  const bool b_batched = bs.size() == as.size() && bs[0] == as[0];
+  if (bs.size() == as.size() && !b_batched && bs[0] != 1) return std::nullopt;
+  const Shape out_shape = gemm::plan_matmul_layout(as, false, bs, false, std::nullopt).output_shape;
+  const uint64_t a_bytes = shape_numel(as) * device_element_size(a.dtype());
+  const uint64_t b_bytes = shape_numel(bs) * device_element_size(b.dtype());
+  const uint64_t out_bytes = shape_numel(out_shape) * device_element_size(a.dtype());
+  if (std::max({a_bytes, b_bytes, out_bytes}) <= limit) return std::nullopt;
+  const uint64_t row_bytes = std::max({a_bytes, b_batched ? b_bytes : 0, out_bytes}) / as[0];
+  const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(limit / std::max<uint64_t>(row_bytes, 1)) / 2 * 2);
+  Value out;
+  out.device = context.allocate(a.dtype(), out_shape);
+  const Tensor ta = context.to_device(a), tb = context.to_device(b);
+  for (int64_t begin = 0; begin < as[0]; begin += rows) {
+    const int64_t end = std::min(as[0], begin + rows);
+    gemm::GemmProblem problem;
+    gemm::GemmTensors tensors;
+    tensors.a = ta.slice_outer(begin, end);
+    tensors.b = b_batched ? tb.slice_outer(begin, end) : tb;
+    tensors.out = out.device.slice_outer(begin, end);
+    problem.a_shape = tensors.a.shape();
+    problem.a_dtype = a.dtype();
+    problem.b_shape = tensors.b.shape();
+    problem.b_dtype = b.dtype();
+    problem.out_dtype = a.dtype();
+    try {
+      gemm::Gemm plan(context.kernels.gpu, problem);
+      plan.record(context.kernels.gpu, context.kernels.pipelines, context.recorder, tensors);
+    } catch (const std::invalid_argument& e) {
+      throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+    }
+  }
+  return out;
+}
+
 std::vector<Value> matmul(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1))) return {*sliced};
   return {run_gemm(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, {})};
 }
 

@@ -10,6 +10,7 @@
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
 #include "ops/op_registry.h"
+#include "ops/outer_slices.h"
 
 namespace onda::ops {
 namespace {
@@ -144,8 +145,20 @@ std::vector<Value> softmax(const Node& node, OpContext& context, const std::vect
   Value y;
   y.device = context.allocate(x.dtype(), x.shape());
   if (context.opset >= 13) {
-    kernels::record_softmax(context.kernels, context.recorder, context.to_device(x), node.attribute_int("axis", -1),
-                            log, y.device);
+    const int64_t rank = static_cast<int64_t>(x.shape().size());
+    int64_t axis = node.attribute_int("axis", -1);
+    if (axis < 0) axis += rank;
+    const Tensor input = context.to_device(x);
+    const int64_t rows = axis > 0 ? outer_slice_rows(context, x.shape()[0], input.device_bytes() / x.shape()[0]) : 0;
+    if (rows == 0) {
+      kernels::record_softmax(context.kernels, context.recorder, input, axis, log, y.device);
+    } else {  // larger than one binding: independent slices of the leading dim
+      for (int64_t begin = 0; begin < x.shape()[0]; begin += rows) {
+        const int64_t end = std::min(x.shape()[0], begin + rows);
+        kernels::record_softmax(context.kernels, context.recorder, input.slice_outer(begin, end), axis, log,
+                                y.device.slice_outer(begin, end));
+      }
+    }
   } else {
     // Opset < 13: the input is coerced to 2-D at `axis` and normalized over the second dim.
     int64_t axis = node.attribute_int("axis", 1);
