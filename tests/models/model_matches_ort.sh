@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# End-to-end check of one reference model: onda on the default adapter against ONNX Runtime's CPU
+# provider (npm onnxruntime-node) on the same inputs (the models README's input distributions);
+# fails when any output's rel L2 exceeds 1e-4. Exits 77 (skipped) without ../shared/models or Node.
+#   tests/models/model_matches_ort.sh NAME
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+name=${1:-mpsenet}
+work=$root/build/model-check/$name
+mkdir -p "$work"
+"$root/scripts/materialize-model.sh" "$name" >/dev/null || exit $?
+command -v node >/dev/null || { echo "no node: skipped"; exit 77; }
+ort_dir=$root/.cache/onnxruntime-node
+if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
+  mkdir -p "$ort_dir"
+  (cd "$ort_dir" && npm init -y >/dev/null && npm install --silent --ignore-scripts onnxruntime-node@1.30.0 >/dev/null) ||
+    { echo "onnxruntime-node not installable: skipped"; exit 77; }
+fi
+python=python3
+"$python" -c "import numpy" 2>/dev/null || python=/usr/bin/python3
+"$python" - "$name" "$work" <<'PY'
+import sys
+import numpy as np
+name, work = sys.argv[1], sys.argv[2]
+rng = np.random.default_rng(0)
+if name == "mpsenet":
+    np.save(f"{work}/noisy_mag.npy", (np.abs(rng.standard_normal((1, 201, 321))) ** 0.3).astype(np.float32))
+    np.save(f"{work}/noisy_pha.npy", rng.uniform(-np.pi, np.pi, (1, 201, 321)).astype(np.float32))
+elif name == "vr_hp_wind_inst":
+    np.save(f"{work}/x_mag.npy", np.abs(rng.standard_normal((1, 2, 673, 512))).astype(np.float32))
+else:
+    length = {"htdemucs6": 343980, "scnetlargestarrytong": 882000}[name]
+    np.save(f"{work}/mix.npy", (0.1 * rng.standard_normal((1, 2, length))).astype(np.float32))
+PY
+inputs=()
+for f in "$work"/*.npy; do [ -f "$f" ] || continue; inputs+=("$(basename "$f" .npy)=$f"); done
+NODE_PATH=$ort_dir/node_modules node "$root/tools/compare/ort_run.js" "$root/models/$name.onnx" "$work/ort" "${inputs[@]}"
+args=()
+for i in "${inputs[@]}"; do args+=(--input "$i"); done
+"$root/build/onda" run "$root/models/$name.onnx" "${args[@]}" --output-dir "$work/onda"
+"$python" "$root/tools/compare/rel_l2.py" "$work/onda" "$work/ort" | tee "$work/rel_l2.txt"
+worst=$(awk '/worst rel L2/ {print $4}' "$work/rel_l2.txt")
+"$python" -c "import sys; sys.exit(0 if float('$worst') <= 1e-4 else 1)" || { echo "rel L2 $worst > 1e-4"; exit 1; }
