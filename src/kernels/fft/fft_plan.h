@@ -58,6 +58,9 @@ struct StockhamPassPlan {
   int max_registers = 8;        // per-thread points of the busiest stage
   SequenceSource source = SequenceSource::user_input;
   SequenceSink sink = SequenceSink::user_output;
+  // Specialised code (stockham_unrolled.h): length, radices and thread shape are constants of the
+  // shader, stages unrolled; workgroup_size is exactly threads_per_transform * transforms_per_workgroup.
+  bool unrolled = false;
 
   int64_t workgroup_count() const;
 };

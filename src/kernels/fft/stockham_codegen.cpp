@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "kernels/fft/stockham_unrolled.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::fft {
@@ -59,7 +60,8 @@ std::string odd_radix_butterfly(int radix) {
 }
 
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
-  // Only what changes the code enters the text: lengths, radices and strides are uniforms.
+  // Generic passes: only what changes the code enters the text; lengths, radices and strides are
+  // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
   const StockhamPassPlan& pass = plan.passes.at(pass_index);
   const FftDescription& d = plan.description;
   const bool reads_sequence = pass.shape != PassShape::rows;
@@ -105,8 +107,14 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
   values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);
   values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
-  values["BUTTERFLIES"] = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7) +
-                          butterfly_dispatch(pass.max_registers);
+  const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);
+  flag("UNROLLED", pass.unrolled);
+  if (pass.unrolled) {
+    values["BUTTERFLIES"] = odd;
+    values["UNROLLED_MAIN"] = unrolled_stockham_main(plan, pass, real_split);
+  } else {
+    values["BUTTERFLIES"] = odd + butterfly_dispatch(pass.max_registers);
+  }
   generated.wgsl = render_shader("fft/stockham_pass.wgsl", values);
   return generated;
 }

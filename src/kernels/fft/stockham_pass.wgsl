@@ -10,7 +10,8 @@
 // unrolled stages per length: each pipeline then cost 0.5-5 s to compile on lavapipe, which made the
 // test sweep take minutes. Registers are indexed at run time (v[b * radix + r]); a variant with
 // constant-trip loops (static indices) compiled 3x slower on lavapipe and ran no faster there. On
-// discrete GPUs a per-length unrolled variant may well pay off: measure before bringing it back.
+// discrete GPUs the per-length unrolled variant (stockham_unrolled.cpp, generated `main` below under
+// UNROLLED) is the default; this generic main serves CPU adapters.
 #include "fft/complex_math.wgsl"
 
 struct Params {
@@ -96,6 +97,10 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 
 var<workgroup> exchange: array<vec2<f32>, {{EXCHANGE_LENGTH}}>;
 
+#if UNROLLED
+{{UNROLLED_MAIN}}
+#else
+
 fn stage_radix(s: u32) -> u32 {
   return params.radices[s / 4u][s % 4u];
 }
@@ -178,3 +183,4 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
   }
 #endif
 }
+#endif

@@ -1,0 +1,85 @@
+// The unrolled (per-length) Stockham path that discrete GPUs take, forced on here so that CI on a CPU
+// adapter checks it against the float64 DFT: every pass shape (whole, four-step columns and rows), every
+// radix, length 1, partial workgroups, real packing both ways, Bluestein with and without four-step.
+// Few lengths, as each unrolled pipeline is compiled on its own.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_fft_reference.h"
+
+namespace onda::test {
+namespace {
+
+using namespace fft_reference;
+using kernels::fft::FftCodePath;
+
+constexpr double kF32Bound = 1e-6;
+
+FftCase unrolled(FftCase c, std::optional<kernels::fft::FftDeviceLimits> limits = std::nullopt) {
+  c.code_path = FftCodePath::unrolled;
+  c.limits = limits;
+  return c;
+}
+
+// Workgroup memory for `points` complex values: passes longer than that go four-step.
+kernels::fft::FftDeviceLimits small_workgroups(int64_t points) {
+  kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
+  limits.workgroup_storage_bytes = static_cast<uint64_t>(points) * 8;
+  return limits;
+}
+
+TEST(FftUnrolled, MatchesFloat64Reference) {
+  std::vector<FftCase> cases;
+  // Whole passes: radices 8, 7, 5, 4, 3, 2; a batch of 70 transforms of 16 points is a full workgroup
+  // of 64 and a partial one.
+  for (int64_t n : {1, 6, 16, 56, 60, 256}) {
+    cases.push_back(unrolled(dense_case(n, n == 16 ? 70 : 3, FftDomain::complex, FftDirection::forward)));
+  }
+  cases.push_back(unrolled(dense_case(256, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true)));
+  // Real input / Hermitian input through the half-length complex FFT (the real split in the epilogue).
+  cases.push_back(unrolled(dense_case(64, 3, FftDomain::real_to_complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(2, 3, FftDomain::real_to_complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(30, 3, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true)));
+  // Bluestein (M = 25), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
+  // padded exchange), and Bluestein N=37 with M = 75 = 5 x 15 four-step.
+  cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
+  cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(64)));
+  // f16 storage.
+  cases.push_back(unrolled(dense_case(60, 3, FftDomain::complex, FftDirection::forward, DType::f16)));
+
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  std::vector<FftCase> f32_cases(cases.begin(), cases.end() - 1);
+  const std::vector<double> errors = run_fft_cases(f32_cases, DType::f32, random, &kernels);
+  bool four_step = false;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    for (const auto& pass : plan.passes) {
+      EXPECT_TRUE(pass.unrolled) << plan.summary();
+      four_step |= pass.shape != kernels::fft::PassShape::whole && pass.transforms_per_workgroup > 1;
+    }
+    std::printf("unrolled %s %s F=%lld: rel L2 %.3g\n", plan.description.summary().c_str(),
+                kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
+    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
+  }
+  EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
+
+  const std::vector<double> f16_errors = run_fft_cases({cases.back()}, DType::f16, random, &kernels);
+  std::printf("unrolled f16 %s: rel L2 %.3g\n", kernels[0]->plan().summary().c_str(), f16_errors[0]);
+  EXPECT_LE(f16_errors[0], 1e-3);
+}
+
+TEST(FftUnrolled, AutomaticPathIsGenericOnCpuAdapters) {
+  Gpu& g = gpu();
+  const char* env = std::getenv("ONDA_FFT_CODE_PATH");
+  if (env && *env) GTEST_SKIP() << "ONDA_FFT_CODE_PATH is set";
+  const FftCodePath expected =
+      g.context.adapter_description().type == "CPU" ? FftCodePath::generic : FftCodePath::unrolled;
+  EXPECT_EQ(kernels::fft::resolve_code_path(g.context, FftCodePath::automatic), expected);
+  EXPECT_EQ(kernels::fft::resolve_code_path(g.context, FftCodePath::generic), FftCodePath::generic);
+}
+
+}  // namespace
+}  // namespace onda::test
