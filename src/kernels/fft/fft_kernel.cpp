@@ -155,14 +155,9 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
-  // Kinds as read_user / write_user in fft/user_io.wgsl number them.
-  if (d.domain == FftDomain::real_to_complex) {
-    u.input_kind = plan_.real_packed ? 3 : 1;
-    u.output_kind = 1;
-  } else if (d.domain == FftDomain::complex_to_real) {
-    u.input_kind = plan_.real_packed ? 4 : 2;
-    u.output_kind = plan_.real_packed ? 3 : 2;
-  }
+  const UserKinds kinds = user_kinds(plan_);
+  u.input_kind = kinds.input;
+  u.output_kind = kinds.output;
   u.real_offset = static_cast<uint32_t>(plan_.fft_length);
   u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;

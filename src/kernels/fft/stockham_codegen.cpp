@@ -59,6 +59,18 @@ std::string odd_radix_butterfly(int radix) {
   return code;
 }
 
+UserKinds user_kinds(const FftPlan& plan) {
+  UserKinds kinds;
+  if (plan.description.domain == FftDomain::real_to_complex) {
+    kinds.input = plan.real_packed ? 3 : 1;
+    kinds.output = 1;
+  } else if (plan.description.domain == FftDomain::complex_to_real) {
+    kinds.input = plan.real_packed ? 4 : 2;
+    kinds.output = plan.real_packed ? 3 : 2;
+  }
+  return kinds;
+}
+
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   // Generic passes: only what changes the code enters the text; lengths, radices and strides are
   // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
@@ -109,6 +121,11 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
   const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);
   flag("UNROLLED", pass.unrolled);
+  // Unrolled passes inline load/store at every register: constant kinds let the shader compiler drop
+  // the other kinds' code before it multiplies (lavapipe compile time).
+  const UserKinds kinds = user_kinds(plan);
+  values["INPUT_KIND"] = pass.unrolled ? fmt::format("{}u", kinds.input) : "params.input_kind";
+  values["OUTPUT_KIND"] = pass.unrolled ? fmt::format("{}u", kinds.output) : "params.output_kind";
   if (pass.unrolled) {
     values["BUTTERFLIES"] = odd;
     values["UNROLLED_MAIN"] = unrolled_stockham_main(plan, pass, real_split);
