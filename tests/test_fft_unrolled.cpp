@@ -46,6 +46,8 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
   cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(64)));
+  // Workgroup memory for one unpadded 16-point column only: one transform per workgroup, no padding.
+  cases.push_back(unrolled(dense_case(256, 2, FftDomain::complex, FftDirection::forward), small_workgroups(17)));
   // f16 storage.
   cases.push_back(unrolled(dense_case(60, 3, FftDomain::complex, FftDirection::forward, DType::f16)));
 
@@ -53,18 +55,20 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   std::vector<std::unique_ptr<FftKernel>> kernels;
   std::vector<FftCase> f32_cases(cases.begin(), cases.end() - 1);
   const std::vector<double> errors = run_fft_cases(f32_cases, DType::f32, random, &kernels);
-  bool four_step = false;
+  bool four_step = false, padded = false, unpadded = false;
   for (size_t i = 0; i < errors.size(); ++i) {
     const auto& plan = kernels[i]->plan();
     for (const auto& pass : plan.passes) {
       EXPECT_TRUE(pass.unrolled) << plan.summary();
       four_step |= pass.shape != kernels::fft::PassShape::whole && pass.transforms_per_workgroup > 1;
+      (pass.padded_exchange ? padded : unpadded) = true;
     }
     std::printf("unrolled %s %s F=%lld: rel L2 %.3g\n", plan.description.summary().c_str(),
                 kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
     EXPECT_LE(errors[i], kF32Bound) << plan.summary();
   }
   EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
+  EXPECT_TRUE(padded && unpadded) << "padded and unpadded workgroup memory should both be tested";
 
   const std::vector<double> f16_errors = run_fft_cases({cases.back()}, DType::f16, random, &kernels);
   std::printf("unrolled f16 %s: rel L2 %.3g\n", kernels[0]->plan().summary().c_str(), f16_errors[0]);

@@ -61,6 +61,9 @@ struct StockhamPassPlan {
   // Specialised code (stockham_unrolled.h): length, radices and thread shape are constants of the
   // shader, stages unrolled; workgroup_size is exactly threads_per_transform * transforms_per_workgroup.
   bool unrolled = false;
+  // Unrolled passes: point p of a transform sits at p + (p >> 3) in workgroup memory when true (one pad
+  // every 8 points breaks the bank conflicts of the stride-R writes of the first stages).
+  bool padded_exchange = false;
 
   int64_t workgroup_count() const;
 };

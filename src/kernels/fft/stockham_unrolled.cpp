@@ -26,10 +26,15 @@ std::string u(int64_t value) {
   return fmt::format("{}u", value);
 }
 
+int64_t padded_length(int64_t length, bool padded) {
+  return padded ? length + (length >> 3) : length;
+}
+
 }  // namespace
 
 int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
-  return pass.transforms_per_workgroup > 1 ? pass.length + 1 : pass.length;
+  const int64_t length = padded_length(pass.length, pass.padded_exchange);
+  return pass.transforms_per_workgroup > 1 ? length + 1 : length;
 }
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
@@ -46,6 +51,8 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   int64_t per_group = std::max<int64_t>(1, target / threads);
   while (per_group > 1 && per_group * (pass.length + 1) > memory_points) --per_group;
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
+  const int64_t extra = per_group > 1 ? 1 : 0;
+  pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points;
   pass.threads_per_transform = static_cast<int>(threads);
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   pass.workgroup_size = static_cast<int>(threads * per_group);
@@ -60,7 +67,9 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
   const int64_t length = pass.length;
   const int64_t threads = pass.threads_per_transform;
   const int64_t per_group = pass.transforms_per_workgroup;
-  std::string code = fmt::format(
+  std::string code = fmt::format("fn exchange_index(p: u32) -> u32 {{\n  return {};\n}}\n\n",
+                                 pass.padded_exchange ? "p + (p >> 3u)" : "p");
+  code += fmt::format(
       "@compute @workgroup_size({})\n"
       "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,\n"
       "        @builtin(num_workgroups) groups: vec3<u32>) {{\n"
@@ -103,7 +112,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           const std::string e = fmt::format("j + {}", u(r * butterflies));
           code += fmt::format("      v[{}] = {};\n", b * radix + r,
                               from_global ? fmt::format("load(transform, {})", e)
-                                          : fmt::format("exchange[base + {}]", e));
+                                          : fmt::format("exchange[base + exchange_index({})]", e));
         }
         if (from_global) code += "    }\n";
       });
@@ -136,7 +145,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           code += "    }\n";
         } else {
           for (int r = 0; r < radix; ++r)
-            code += fmt::format("    exchange[base + o + {}] = y[{}];\n", u(r * span), r);
+            code += fmt::format("    exchange[base + exchange_index(o + {})] = y[{}];\n", u(r * span), r);
         }
       });
       span *= radix;
@@ -153,8 +162,8 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         "  workgroupBarrier();\n"
         "  if (in_range) {{\n"
         "    for (var k = t; k <= {0}; k += {1}) {{\n"
-        "      let zk = exchange[base + k % {0}];\n"
-        "      let zc = conj(exchange[base + ({0} - k) % {0}]);\n"
+        "      let zk = exchange[base + exchange_index(k % {0})];\n"
+        "      let zc = conj(exchange[base + exchange_index(({0} - k) % {0})]);\n"
         "      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));\n"
         "      write_user(transform, k, x);\n"
         "    }}\n"

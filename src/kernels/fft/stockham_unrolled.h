@@ -16,9 +16,9 @@ namespace onda::kernels::fft {
 // allows), workgroup_size = threads * transforms exactly. Sets pass.unrolled.
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
 
-// The workgroup-memory points between two transforms of one workgroup: one more than the length when
-// a workgroup holds several, so that the lanes of a four-step pass (consecutive transforms) fall in
-// different banks.
+// The workgroup-memory points between two transforms of one workgroup: the (padded) length, plus one
+// when a workgroup holds several, so that the lanes of a four-step pass (consecutive transforms) fall
+// in different banks.
 int64_t unrolled_exchange_stride(const StockhamPassPlan& pass);
 
 // WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl).
