@@ -43,10 +43,13 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   const int64_t target = std::min<int64_t>(slot_fastest(pass) ? 256 : 128, thread_cap);
   const int64_t memory_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
   // A four-step pass reads and writes runs of transforms_per_workgroup consecutive points (one per
-  // transform): at least 4 (32 bytes, a memory sector) where workgroup memory allows, with fewer threads
-  // per transform (more butterflies each) if need be.
-  if (slot_fastest(pass) && 4 * (pass.length + 1) <= memory_points && pass.transform_count >= 4) {
-    threads = std::min(threads, std::max<int64_t>(1, target / 4));
+  // transform): 8 (64 bytes) or at least 4 (32 bytes, a memory sector) where workgroup memory allows,
+  // with fewer threads per transform (more butterflies each) if need be.
+  for (int64_t run : {8, 4}) {
+    if (slot_fastest(pass) && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
+      threads = std::min(threads, std::max<int64_t>(1, target / run));
+      break;
+    }
   }
   int64_t per_group = std::max<int64_t>(1, target / threads);
   while (per_group > 1 && per_group * (pass.length + 1) > memory_points) --per_group;
