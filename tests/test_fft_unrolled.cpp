@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "kernels/fft/stockham_unrolled.h"
 #include "test_fft_reference.h"
 
 namespace onda::test {
@@ -73,6 +74,37 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   const std::vector<double> f16_errors = run_fft_cases({cases.back()}, DType::f16, random, &kernels);
   std::printf("unrolled f16 %s: rel L2 %.3g\n", kernels[0]->plan().summary().c_str(), f16_errors[0]);
   EXPECT_LE(f16_errors[0], 1e-3);
+}
+
+// The shapes the unrolled path gives an H200-like device (48 KiB of workgroup memory): every pass's
+// workgroup is threads x transforms exactly, within 256 invocations, and its (padded) workgroup memory
+// fits; four-step passes walk runs of at least 4 consecutive columns.
+TEST(FftUnrolled, PassShapesFitTheDevice) {
+  kernels::fft::FftDeviceLimits limits;
+  limits.workgroup_storage_bytes = 48 * 1024;
+  limits.max_invocations_per_workgroup = 1024;
+  limits.max_storage_binding_bytes = uint64_t{1} << 30;
+  for (int64_t n : {1, 2, 16, 256, 1000, 1024, 4096, 6144, 16384, 4099, 65537, 1 << 20}) {
+    for (FftDomain domain : {FftDomain::complex, FftDomain::real_to_complex}) {
+      kernels::fft::FftPlan plan =
+          kernels::fft::FftPlan::create(dense_description(n, 64, domain, FftDirection::forward), limits);
+      for (kernels::fft::StockhamPassPlan& pass : plan.passes) {
+        kernels::fft::specialise_pass(pass, limits);
+        const int64_t stride = kernels::fft::unrolled_exchange_stride(pass);
+        const int64_t last_point = pass.length - 1 + (pass.padded_exchange ? (pass.length - 1) >> 3 : 0);
+        EXPECT_TRUE(pass.unrolled);
+        EXPECT_EQ(pass.workgroup_size, pass.threads_per_transform * pass.transforms_per_workgroup);
+        EXPECT_LE(pass.workgroup_size, 256);
+        EXPECT_LT(last_point, stride);
+        EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
+        EXPECT_LE(pass.exchange_length * 8, static_cast<int64_t>(limits.workgroup_storage_bytes));
+        if (pass.shape != kernels::fft::PassShape::whole) {
+          EXPECT_GE(pass.transforms_per_workgroup, 4);
+        }
+      }
+      std::printf("%s\n", plan.summary().c_str());
+    }
+  }
 }
 
 TEST(FftUnrolled, AutomaticPathIsGenericOnCpuAdapters) {
