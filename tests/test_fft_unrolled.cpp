@@ -44,7 +44,7 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   cases.push_back(unrolled(dense_case(30, 3, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true)));
   // Bluestein (M = 25), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
   // padded exchange), and Bluestein N=37 with M = 75 = 5 x 15 four-step in 15-point workgroups (rows
-  // of 15 one per workgroup, unpadded).
+  // of 15 one per workgroup, unpadded), fused into three passes (last of the f32 cases).
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
   cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
@@ -68,6 +68,11 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
     EXPECT_LE(errors[i], kF32Bound) << plan.summary();
   }
   EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
+  // Bluestein with a four-step convolution runs fused: columns, rows_convolve, columns_out.
+  const auto& fused = kernels[f32_cases.size() - 1]->plan();
+  ASSERT_EQ(fused.passes.size(), 3u) << fused.summary();
+  EXPECT_EQ(fused.passes[1].shape, kernels::fft::PassShape::rows_convolve);
+  EXPECT_EQ(fused.passes[2].shape, kernels::fft::PassShape::columns_out);
   EXPECT_TRUE(padded && unpadded) << "padded and unpadded workgroup memory should both be tested";
 
   const std::vector<double> f16_errors = run_fft_cases({cases.back()}, DType::f16, random, &kernels);

@@ -68,6 +68,7 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
     : context_(context), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
   if (resolve_code_path(context, code_path) == FftCodePath::unrolled) {
     const FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
+    fuse_bluestein_convolution(plan_);
     for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device);
   }
   for (size_t i = 0; i < plan_.passes.size(); ++i) {

@@ -28,6 +28,14 @@ enum class PassShape : uint8_t {
   whole,    // transform t is sequence t, element e is its sample e
   columns,  // four-step, first: t = b*N2 + n2 reads samples e*N2 + n2 (e < N1), writes scratch with twiddles
   rows,     // four-step, second: t = b*N1 + k1 reads scratch row k1, writes samples k1 + N1*e (e < N2)
+  // Bluestein fused (unrolled passes only, stockham_unrolled.h): t = b*N1 + k1 reads scratch row k1 and
+  // FFTs it to bins X_(k1 + N1*k2); multiplies by the kernel spectrum (conjugated: the inverse FFT is
+  // conj(FFT(conj))); FFTs that row again over k2 (the first step of a four-step FFT whose input index
+  // is k1 + N1*k2) and writes it, twiddled by W_M^(k1*c2), to row k1 of the spectrum buffer.
+  rows_convolve,
+  // ... then t = b*N2 + c2 reads column c2 of the spectrum buffer (elements e*N2 + c2), FFTs it over k1
+  // and writes samples c2 + N2*e (e < N1) to the sink.
+  columns_out,
 };
 
 // Where a pass's sequence comes from (whole and columns passes).

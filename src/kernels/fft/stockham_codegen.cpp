@@ -76,12 +76,15 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
   const StockhamPassPlan& pass = plan.passes.at(pass_index);
   const FftDescription& d = plan.description;
-  const bool reads_sequence = pass.shape != PassShape::rows;
-  const bool writes_sequence = pass.shape != PassShape::columns;
+  const bool convolve = pass.shape == PassShape::rows_convolve;
+  const bool columns_out = pass.shape == PassShape::columns_out;
+  const bool reads_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::columns;
+  const bool writes_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::rows || columns_out;
   const bool user_input = reads_sequence && pass.source != SequenceSource::spectrum_product;
   const bool user_output = writes_sequence && pass.sink != SequenceSink::spectrum;
   const bool spectrum = (reads_sequence && pass.source == SequenceSource::spectrum_product) ||
-                        (writes_sequence && pass.sink == SequenceSink::spectrum);
+                        (writes_sequence && pass.sink == SequenceSink::spectrum) || convolve || columns_out;
+  const bool stage = pass.shape == PassShape::columns || pass.shape == PassShape::rows || convolve;
 
   GeneratedPass generated;
   TemplateValues values;
@@ -92,7 +95,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   bind(PassBinding::user_input, "INPUT_BINDING", user_input);
   bind(PassBinding::window, "WINDOW_BINDING", user_input && d.windowed);
   bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
-  bind(PassBinding::stage_scratch, "STAGE_BINDING", pass.shape != PassShape::whole);
+  bind(PassBinding::stage_scratch, "STAGE_BINDING", stage);
   bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
   bind(PassBinding::tables, "TABLES_BINDING", true);
   values["PARAMS_BINDING"] = std::to_string(generated.bindings.size());
@@ -115,6 +118,8 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);
+  flag("SHAPE_ROWS_CONVOLVE", convolve);
+  flag("SHAPE_COLUMNS_OUT", columns_out);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
   values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);

@@ -93,6 +93,42 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 }
 #endif
 
+#if SHAPE_ROWS_CONVOLVE
+// Bluestein fused (unrolled passes only; PassShape::rows_convolve in fft_plan.h): row k1 of the four-step
+// scratch, its bins k1 + N1*k2 times the kernel spectrum, then the inverse's first four-step step.
+@group(0) @binding({{STAGE_BINDING}}) var<storage, read> stage_scratch: array<vec2<f32>>;
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read_write> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  return stage_scratch[b * params.fft_length + k1 * params.pass_length + e];
+}
+fn convolve(t: u32, k2: u32, v: vec2<f32>) -> vec2<f32> {
+  let k1 = t % params.other_factor;
+  return conj(cmul(v, tables[params.kernel_offset + k1 + params.other_factor * k2]));
+}
+fn store(t: u32, c2: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  spectrum[b * params.fft_length + k1 * params.pass_length + c2] = cmul(v, tables[k1 * c2]);
+}
+#endif
+
+#if SHAPE_COLUMNS_OUT
+// ... and its last step: column c2 (N1 points k1) gives samples c2 + N2*c1.
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let c2 = t - b * params.other_factor;
+  return spectrum[b * params.fft_length + e * params.other_factor + c2];
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let c2 = t - b * params.other_factor;
+  write_sequence(b, c2 + params.other_factor * e, v);
+}
+#endif
+
 {{BUTTERFLIES}}
 
 var<workgroup> exchange: array<vec2<f32>, {{EXCHANGE_LENGTH}}>;

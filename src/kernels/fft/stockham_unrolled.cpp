@@ -19,7 +19,8 @@ int64_t rounds(const StockhamPassPlan& pass, int radix) {
 // Lanes of a four-step pass walk consecutive transforms (consecutive columns / rows of the signal), so
 // that a warp's global loads and stores are contiguous; a whole pass walks the points of one transform.
 bool slot_fastest(const StockhamPassPlan& pass) {
-  return pass.shape != PassShape::whole;
+  return pass.shape == PassShape::columns || pass.shape == PassShape::rows ||
+         pass.shape == PassShape::columns_out;
 }
 
 std::string u(int64_t value) {
@@ -108,20 +109,26 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         code += "  }\n";
       }
     };
-    auto load_stage = [&](int radix, bool from_global) {
+    enum class From { global, exchange, convolved_exchange };
+    auto load_stage = [&](int radix, From from) {
       for_each_butterfly(radix, [&](int64_t b, int64_t butterflies) {
-        if (from_global) code += "    if (in_range) {\n";
+        if (from == From::global) code += "    if (in_range) {\n";
         for (int r = 0; r < radix; ++r) {
           const std::string e = fmt::format("j + {}", u(r * butterflies));
-          code += fmt::format("      v[{}] = {};\n", b * radix + r,
-                              from_global ? fmt::format("load(transform, {})", e)
-                                          : fmt::format("exchange[base + exchange_index({})]", e));
+          const std::string shared = fmt::format("exchange[base + exchange_index({})]", e);
+          std::string value = shared;
+          if (from == From::global) value = fmt::format("load(transform, {})", e);
+          if (from == From::convolved_exchange) value = fmt::format("convolve(transform, {}, {})", e, shared);
+          code += fmt::format("      v[{}] = {};\n", b * radix + r, value);
         }
-        if (from_global) code += "    }\n";
+        if (from == From::global) code += "    }\n";
       });
     };
+    // One FFT of the pass length: first inputs from `from`, last outputs to store() or to exchange.
+    auto sweep = [&](From from, bool to_exchange) {
     int64_t span = 1;
-    load_stage(pass.radices[0], true);
+    load_stage(pass.radices[0], from);
+    if (from != From::global) code += "  workgroupBarrier();\n";
     for (size_t s = 0; s < pass.radices.size(); ++s) {
       const int radix = pass.radices[s];
       const bool last = s + 1 == pass.radices.size();
@@ -141,7 +148,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         std::string args;
         for (int r = 0; r < radix; ++r) args += fmt::format("{}v[{}]", r ? ", " : "", first + r);
         code += fmt::format("    let y = dft{0}(array<vec2<f32>, {0}>({1}));\n", radix, args);
-        if (last && !real_split) {
+        if (last && !to_exchange) {
           code += "    if (in_range) {\n";
           for (int r = 0; r < radix; ++r)
             code += fmt::format("      store(transform, o + {}, y[{}]);\n", u(r * span), r);
@@ -154,9 +161,19 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       span *= radix;
       if (!last) {
         code += "  workgroupBarrier();\n";
-        load_stage(pass.radices[s + 1], false);
+        load_stage(pass.radices[s + 1], From::exchange);
         code += "  workgroupBarrier();\n";
       }
+    }
+    };
+    if (pass.shape == PassShape::rows_convolve) {
+      // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
+      // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
+      sweep(From::global, true);
+      code += "  workgroupBarrier();\n";
+      sweep(From::convolved_exchange, false);
+    } else {
+      sweep(From::global, real_split);
     }
   }
   if (real_split) {
@@ -175,6 +192,20 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
   }
   code += "}\n";
   return code;
+}
+
+bool fuse_bluestein_convolution(FftPlan& plan) {
+  if (plan.algorithm != FftAlgorithm::bluestein || plan.passes.size() != 4 ||
+      plan.passes[0].shape != PassShape::columns || plan.passes[1].shape != PassShape::rows) {
+    return false;
+  }
+  StockhamPassPlan& convolve = plan.passes[1];  // rows of N2 points, other_factor N1
+  convolve.shape = PassShape::rows_convolve;
+  StockhamPassPlan& out = plan.passes[2];  // a columns pass of N1 points, other_factor N2
+  out.shape = PassShape::columns_out;
+  out.sink = plan.passes[3].sink;
+  plan.passes.pop_back();
+  return true;
 }
 
 }  // namespace onda::kernels::fft

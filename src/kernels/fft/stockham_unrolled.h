@@ -21,6 +21,11 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
 // in different banks.
 int64_t unrolled_exchange_stride(const StockhamPassPlan& pass);
 
+// Bluestein with a four-step convolution length M = N1 * N2 in three passes instead of four (unrolled
+// passes only): columns (chirped input, twiddled, as before), rows_convolve, columns_out. Returns false
+// (plan unchanged) for other plans.
+bool fuse_bluestein_convolution(FftPlan& plan);
+
 // WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl).
 std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& pass, bool real_split);
 
