@@ -68,7 +68,11 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
     EXPECT_LE(errors[i], kF32Bound) << plan.summary();
   }
   EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
-  // Bluestein with a four-step convolution runs fused: columns, rows_convolve, columns_out.
+  // Bluestein runs fused: in one pass when M fits a workgroup (N=13, M=25), and with a four-step M as
+  // columns, rows_convolve, columns_out.
+  const auto& one_pass = kernels[f32_cases.size() - 3]->plan();
+  ASSERT_EQ(one_pass.passes.size(), 1u) << one_pass.summary();
+  EXPECT_TRUE(one_pass.passes[0].convolve_in_workgroup) << one_pass.summary();
   const auto& fused = kernels[f32_cases.size() - 1]->plan();
   ASSERT_EQ(fused.passes.size(), 3u) << fused.summary();
   EXPECT_EQ(fused.passes[1].shape, kernels::fft::PassShape::rows_convolve);

@@ -72,6 +72,9 @@ struct StockhamPassPlan {
   // Unrolled passes: point p of a transform sits at p + (p >> 3) in workgroup memory when true (one pad
   // every 8 points breaks the bank conflicts of the stride-R writes of the first stages).
   bool padded_exchange = false;
+  // Bluestein in one whole pass (unrolled only, fuse_bluestein_convolution): FFT of the chirped input,
+  // product with the kernel spectrum, inverse FFT, all in workgroup memory.
+  bool convolve_in_workgroup = false;
 
   int64_t workgroup_count() const;
 };

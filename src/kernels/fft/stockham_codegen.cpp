@@ -119,6 +119,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);
   flag("SHAPE_ROWS_CONVOLVE", convolve);
+  flag("WHOLE_CONVOLVE", pass.convolve_in_workgroup);
   flag("SHAPE_COLUMNS_OUT", columns_out);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);

@@ -93,6 +93,14 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 }
 #endif
 
+#if WHOLE_CONVOLVE
+// Bluestein in one pass (unrolled only): bin m of the chirped input's FFT times the kernel spectrum,
+// conjugated for the inverse FFT that follows in the same workgroup.
+fn convolve(t: u32, m: u32, v: vec2<f32>) -> vec2<f32> {
+  return conj(cmul(v, tables[params.kernel_offset + m]));
+}
+#endif
+
 #if SHAPE_ROWS_CONVOLVE
 // Bluestein fused (unrolled passes only; PassShape::rows_convolve in fft_plan.h): row k1 of the four-step
 // scratch, its bins k1 + N1*k2 times the kernel spectrum, then the inverse's first four-step step.

@@ -166,7 +166,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       }
     }
     };
-    if (pass.shape == PassShape::rows_convolve) {
+    if (pass.shape == PassShape::rows_convolve || pass.convolve_in_workgroup) {
       // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
       // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
       sweep(From::global, true);
@@ -195,6 +195,14 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
 }
 
 bool fuse_bluestein_convolution(FftPlan& plan) {
+  if (plan.algorithm == FftAlgorithm::bluestein && plan.passes.size() == 2 &&
+      plan.passes[0].shape == PassShape::whole && plan.passes[1].shape == PassShape::whole) {
+    plan.passes[0].convolve_in_workgroup = true;
+    plan.passes[0].sink = plan.passes[1].sink;
+    plan.passes.pop_back();
+    plan.needs_spectrum = false;
+    return true;
+  }
   if (plan.algorithm != FftAlgorithm::bluestein || plan.passes.size() != 4 ||
       plan.passes[0].shape != PassShape::columns || plan.passes[1].shape != PassShape::rows) {
     return false;

@@ -21,9 +21,10 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
 // in different banks.
 int64_t unrolled_exchange_stride(const StockhamPassPlan& pass);
 
-// Bluestein with a four-step convolution length M = N1 * N2 in three passes instead of four (unrolled
-// passes only): columns (chirped input, twiddled, as before), rows_convolve, columns_out. Returns false
-// (plan unchanged) for other plans.
+// Bluestein in fewer passes (unrolled passes only): a convolution length M that fits one workgroup in
+// one pass instead of two (convolve_in_workgroup); a four-step M = N1 * N2 in three instead of four:
+// columns (chirped input, twiddled, as before), rows_convolve, columns_out. Returns false (plan
+// unchanged) for other plans.
 bool fuse_bluestein_convolution(FftPlan& plan);
 
 // WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl).
