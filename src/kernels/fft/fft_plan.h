@@ -11,6 +11,9 @@
 //  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
 //    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
+//
+// FftPlan::create plans for the generic shaders (lengths as uniforms). On GPUs FftKernel then re-shapes
+// each pass for the unrolled shaders and fuses Bluestein's passes (stockham_unrolled.h).
 #pragma once
 #include <cstdint>
 #include <string>
