@@ -3,7 +3,10 @@
 // (2^22 on CPU adapters), Bluestein lengths, and the HTDemucs STFT ([2, 343980] signal, n_fft 4096,
 // hop 1024, hann). GB/s counts the input read once and the output written once.
 //
-//   build/bench_fft [--points LOG2] [--repeats R]
+//   build/bench_fft [--points LOG2] [--repeats R] [--path auto|generic|unrolled|both]
+//
+// --path picks the Stockham code path (FftCodePath; auto: unrolled on GPUs, generic on CPU adapters);
+// both runs every case on each path, one line each.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -51,13 +54,30 @@ Result time_kernel(gpu::Context& context, const FftKernel& kernel, const Tensor&
   return {gpu[gpu.size() / 2], wall};
 }
 
+std::string plan_label(const FftKernel& kernel) {
+  const FftPlan& plan = kernel.plan();
+  const bool unrolled = !plan.passes.empty() && plan.passes.front().unrolled;
+  return fmt::format("{} {}", algorithm_name(plan.algorithm), unrolled ? "unrolled" : "generic");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int log2_points = -1, repeats = 20;
+  std::string path_name = "auto";
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--points") log2_points = std::stoi(argv[i + 1]);
     if (std::string(argv[i]) == "--repeats") repeats = std::stoi(argv[i + 1]);
+    if (std::string(argv[i]) == "--path") path_name = argv[i + 1];
+  }
+  std::vector<FftCodePath> paths;
+  if (path_name == "auto") paths = {FftCodePath::automatic};
+  else if (path_name == "generic") paths = {FftCodePath::generic};
+  else if (path_name == "unrolled") paths = {FftCodePath::unrolled};
+  else if (path_name == "both") paths = {FftCodePath::generic, FftCodePath::unrolled};
+  else {
+    fmt::print(stderr, "--path must be auto, generic, unrolled or both, not '{}'\n", path_name);
+    return 2;
   }
   gpu::Context context;
   gpu::BufferPool pool(context);
@@ -90,7 +110,7 @@ int main(int argc, char** argv) {
   for (int64_t n : {4099, 65537}) {
     cases.push_back({fmt::format("c2c N={} (Bluestein)", n), n, std::max<int64_t>(points / n, 1), FftDomain::complex});
   }
-  for (const auto& c : cases) {
+  for (const auto& c : cases) for (FftCodePath path : paths) {
     FftDescription d;
     d.length = c.n;
     d.outer_count = c.batch;
@@ -101,7 +121,7 @@ int main(int argc, char** argv) {
     d.input = contiguous_layout(c.n, 1, in_components);
     d.output = contiguous_layout(out_len, 1, 2);
     try {
-      FftKernel kernel(context, pool, pipelines, d);
+      FftKernel kernel(context, pool, pipelines, d, std::nullopt, path);
       std::vector<float> host(c.batch * c.n * in_components);
       for (size_t i = 0; i < host.size(); ++i) host[i] = std::sin(0.001f * static_cast<float>(i % 100003));
       Tensor in = Tensor::upload(context, pool, DType::f32, {c.batch, c.n, in_components}, host.data());
@@ -110,13 +130,13 @@ int main(int argc, char** argv) {
       const double bytes = 4.0 * c.batch * (c.n * in_components + out_len * 2);
       fmt::print("{:<34} {:>10.4f} {:>10.1f} {:>10.4f} {:>10.1f}  {}\n", c.name + fmt::format(" x{}", c.batch), r.gpu_ms,
                  bytes / (r.gpu_ms * 1e-3) / 1e9, r.wall_ms, bytes / (r.wall_ms * 1e-3) / 1e9,
-                 algorithm_name(kernel.plan().algorithm));
+                 plan_label(kernel));
     } catch (const std::exception& e) {
       fmt::print("{:<34} failed: {}\n", c.name, e.what());
     }
   }
   // The HTDemucs STFT: 2 channels of 343980 samples (the model reflect-pads by n_fft/2 first).
-  {
+  for (FftCodePath path : paths) {
     const int64_t n_fft = 4096, hop = 1024, length = 343980 + n_fft;
     const int64_t frames = (length - n_fft) / hop + 1;
     FftDescription d;
@@ -128,7 +148,7 @@ int main(int argc, char** argv) {
     d.windowed = true;
     d.input = {0, length, hop, 1};
     d.output = {0, frames * (n_fft / 2 + 1) * 2, (n_fft / 2 + 1) * 2, 2};
-    FftKernel kernel(context, pool, pipelines, d);
+    FftKernel kernel(context, pool, pipelines, d, std::nullopt, path);
     std::vector<float> host(2 * length), window(n_fft);
     for (size_t i = 0; i < host.size(); ++i) host[i] = std::sin(0.01f * static_cast<float>(i));
     for (int64_t j = 0; j < n_fft; ++j) window[j] = static_cast<float>(0.5 - 0.5 * std::cos(2 * M_PI * j / n_fft));
@@ -139,7 +159,7 @@ int main(int argc, char** argv) {
     const double bytes = 4.0 * (2 * length + 2 * frames * (n_fft / 2 + 1) * 2);
     fmt::print("{:<34} {:>10.4f} {:>10.1f} {:>10.4f} {:>10.1f}  {}\n", "HTDemucs STFT [2,343980] 4096/1024", r.gpu_ms,
                bytes / (r.gpu_ms * 1e-3) / 1e9, r.wall_ms, bytes / (r.wall_ms * 1e-3) / 1e9,
-               algorithm_name(kernel.plan().algorithm));
+               plan_label(kernel));
   }
   return 0;
 }

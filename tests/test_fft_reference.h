@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <memory>
 #include <numbers>
+#include <optional>
 #include <vector>
 
 #include "gpu/command_recorder.h"
@@ -140,6 +141,8 @@ struct FftCase {
   FftDescription description;
   int64_t input_elements = 0;
   int64_t output_elements = 0;
+  std::optional<kernels::fft::FftDeviceLimits> limits;  // tighter than the device's, e.g. to force four-step
+  kernels::fft::FftCodePath code_path = kernels::fft::FftCodePath::automatic;
 };
 
 inline FftCase dense_case(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
@@ -175,7 +178,8 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
     FftDescription d = cases[i].description;
     d.input.offset += input_begin[i];
     d.output.offset += output_begin[i];
-    kernels.push_back(std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d));
+    kernels.push_back(
+        std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d, cases[i].limits, cases[i].code_path));
     kernels.back()->record(recorder, input, output);
   }
   recorder.submit_and_wait();

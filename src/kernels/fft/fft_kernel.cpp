@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 
 #include "gpu/transfer.h"
 #include "kernels/fft/fft_tables.h"
+#include "kernels/fft/stockham_unrolled.h"
 
 namespace onda::kernels::fft {
 namespace {
@@ -46,9 +49,28 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context) {
   return limits;
 }
 
+FftCodePath resolve_code_path(const gpu::Context& context, FftCodePath requested) {
+  if (requested != FftCodePath::automatic) return requested;
+  if (const char* env = std::getenv("ONDA_FFT_CODE_PATH"); env && *env) {
+    const std::string value = env;
+    if (value == "generic") return FftCodePath::generic;
+    if (value == "unrolled") return FftCodePath::unrolled;
+    throw std::invalid_argument(
+        fmt::format("ONDA_FFT_CODE_PATH is '{}', expected 'generic' or 'unrolled'", value));
+  }
+  // Unrolled pipelines cost 0.5-5 s each to compile on a CPU adapter (lavapipe), and run no faster there.
+  return context.adapter_description().type == "CPU" ? FftCodePath::generic : FftCodePath::unrolled;
+}
+
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
-                     const FftDescription& description, const std::optional<FftDeviceLimits>& limits)
+                     const FftDescription& description, const std::optional<FftDeviceLimits>& limits,
+                     FftCodePath code_path)
     : context_(context), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
+  if (resolve_code_path(context, code_path) == FftCodePath::unrolled) {
+    const FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
+    fuse_bluestein_convolution(plan_);
+    for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device);
+  }
   for (size_t i = 0; i < plan_.passes.size(); ++i) {
     GeneratedPass generated = generate_stockham_pass(plan_, i);
     const std::string label = fmt::format("fft pass {} of {}", i, plan_.summary());
@@ -134,14 +156,9 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
   u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
   u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
-  // Kinds as read_user / write_user in fft/user_io.wgsl number them.
-  if (d.domain == FftDomain::real_to_complex) {
-    u.input_kind = plan_.real_packed ? 3 : 1;
-    u.output_kind = 1;
-  } else if (d.domain == FftDomain::complex_to_real) {
-    u.input_kind = plan_.real_packed ? 4 : 2;
-    u.output_kind = plan_.real_packed ? 3 : 2;
-  }
+  const UserKinds kinds = user_kinds(plan_);
+  u.input_kind = kinds.input;
+  u.output_kind = kinds.output;
   u.real_offset = static_cast<uint32_t>(plan_.fft_length);
   u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;

@@ -11,6 +11,9 @@
 //  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
 //    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
+//
+// FftPlan::create plans for the generic shaders (lengths as uniforms). On GPUs FftKernel then re-shapes
+// each pass for the unrolled shaders and fuses Bluestein's passes (stockham_unrolled.h).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -28,6 +31,14 @@ enum class PassShape : uint8_t {
   whole,    // transform t is sequence t, element e is its sample e
   columns,  // four-step, first: t = b*N2 + n2 reads samples e*N2 + n2 (e < N1), writes scratch with twiddles
   rows,     // four-step, second: t = b*N1 + k1 reads scratch row k1, writes samples k1 + N1*e (e < N2)
+  // Bluestein fused (unrolled passes only, stockham_unrolled.h): t = b*N1 + k1 reads scratch row k1 and
+  // FFTs it to bins X_(k1 + N1*k2); multiplies by the kernel spectrum (conjugated: the inverse FFT is
+  // conj(FFT(conj))); FFTs that row again over k2 (the first step of a four-step FFT whose input index
+  // is k1 + N1*k2) and writes it, twiddled by W_M^(k1*c2), to row k1 of the spectrum buffer.
+  rows_convolve,
+  // ... then t = b*N2 + c2 reads column c2 of the spectrum buffer (elements e*N2 + c2), FFTs it over k1
+  // and writes samples c2 + N2*e (e < N1) to the sink.
+  columns_out,
 };
 
 // Where a pass's sequence comes from (whole and columns passes).
@@ -58,6 +69,15 @@ struct StockhamPassPlan {
   int max_registers = 8;        // per-thread points of the busiest stage
   SequenceSource source = SequenceSource::user_input;
   SequenceSink sink = SequenceSink::user_output;
+  // Specialised code (stockham_unrolled.h): length, radices and thread shape are constants of the
+  // shader, stages unrolled; workgroup_size is exactly threads_per_transform * transforms_per_workgroup.
+  bool unrolled = false;
+  // Unrolled passes: point p of a transform sits at p + (p >> 3) in workgroup memory when true (one pad
+  // every 8 points breaks the bank conflicts of the stride-R writes of the first stages).
+  bool padded_exchange = false;
+  // Bluestein in one whole pass (unrolled only, fuse_bluestein_convolution): FFT of the chirped input,
+  // product with the kernel spectrum, inverse FFT, all in workgroup memory.
+  bool convolve_in_workgroup = false;
 
   int64_t workgroup_count() const;
 };

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "kernels/fft/stockham_unrolled.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::fft {
@@ -58,16 +59,32 @@ std::string odd_radix_butterfly(int radix) {
   return code;
 }
 
+UserKinds user_kinds(const FftPlan& plan) {
+  UserKinds kinds;
+  if (plan.description.domain == FftDomain::real_to_complex) {
+    kinds.input = plan.real_packed ? 3 : 1;
+    kinds.output = 1;
+  } else if (plan.description.domain == FftDomain::complex_to_real) {
+    kinds.input = plan.real_packed ? 4 : 2;
+    kinds.output = plan.real_packed ? 3 : 2;
+  }
+  return kinds;
+}
+
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
-  // Only what changes the code enters the text: lengths, radices and strides are uniforms.
+  // Generic passes: only what changes the code enters the text; lengths, radices and strides are
+  // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
   const StockhamPassPlan& pass = plan.passes.at(pass_index);
   const FftDescription& d = plan.description;
-  const bool reads_sequence = pass.shape != PassShape::rows;
-  const bool writes_sequence = pass.shape != PassShape::columns;
+  const bool convolve = pass.shape == PassShape::rows_convolve;
+  const bool columns_out = pass.shape == PassShape::columns_out;
+  const bool reads_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::columns;
+  const bool writes_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::rows || columns_out;
   const bool user_input = reads_sequence && pass.source != SequenceSource::spectrum_product;
   const bool user_output = writes_sequence && pass.sink != SequenceSink::spectrum;
   const bool spectrum = (reads_sequence && pass.source == SequenceSource::spectrum_product) ||
-                        (writes_sequence && pass.sink == SequenceSink::spectrum);
+                        (writes_sequence && pass.sink == SequenceSink::spectrum) || convolve || columns_out;
+  const bool stage = pass.shape == PassShape::columns || pass.shape == PassShape::rows || convolve;
 
   GeneratedPass generated;
   TemplateValues values;
@@ -78,7 +95,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   bind(PassBinding::user_input, "INPUT_BINDING", user_input);
   bind(PassBinding::window, "WINDOW_BINDING", user_input && d.windowed);
   bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
-  bind(PassBinding::stage_scratch, "STAGE_BINDING", pass.shape != PassShape::whole);
+  bind(PassBinding::stage_scratch, "STAGE_BINDING", stage);
   bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
   bind(PassBinding::tables, "TABLES_BINDING", true);
   values["PARAMS_BINDING"] = std::to_string(generated.bindings.size());
@@ -101,12 +118,26 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);
+  flag("SHAPE_ROWS_CONVOLVE", convolve);
+  flag("WHOLE_CONVOLVE", pass.convolve_in_workgroup);
+  flag("SHAPE_COLUMNS_OUT", columns_out);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
   values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);
   values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
-  values["BUTTERFLIES"] = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7) +
-                          butterfly_dispatch(pass.max_registers);
+  const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);
+  flag("UNROLLED", pass.unrolled);
+  // Unrolled passes inline load/store at every register: constant kinds let the shader compiler drop
+  // the other kinds' code before it multiplies (lavapipe compile time).
+  const UserKinds kinds = user_kinds(plan);
+  values["INPUT_KIND"] = pass.unrolled ? fmt::format("{}u", kinds.input) : "params.input_kind";
+  values["OUTPUT_KIND"] = pass.unrolled ? fmt::format("{}u", kinds.output) : "params.output_kind";
+  if (pass.unrolled) {
+    values["BUTTERFLIES"] = odd;
+    values["UNROLLED_MAIN"] = unrolled_stockham_main(plan, pass, real_split);
+  } else {
+    values["BUTTERFLIES"] = odd + butterfly_dispatch(pass.max_registers);
+  }
   generated.wgsl = render_shader("fft/stockham_pass.wgsl", values);
   return generated;
 }

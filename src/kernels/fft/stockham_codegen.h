@@ -19,6 +19,13 @@ struct GeneratedPass {
 
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index);
 
+// How read_user / write_user (fft/user_io.wgsl) read and write the caller's tensors for this plan.
+struct UserKinds {
+  uint32_t input = 0;   // 0 complex, 1 real, 2 onesided Hermitian, 3 real packed, 4 Hermitian packed
+  uint32_t output = 0;  // 0 complex, 1 onesided complex, 2 real, 3 real pair
+};
+UserKinds user_kinds(const FftPlan& plan);
+
 // WGSL of the forward DFT butterfly `fn dftR(v: array<vec2<f32>, R>) -> array<vec2<f32>, R>` for an
 // odd prime radix R (3, 5, 7), from the symmetric pairs x_m +- x_(R-m).
 std::string odd_radix_butterfly(int radix);

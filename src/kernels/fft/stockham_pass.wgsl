@@ -10,7 +10,8 @@
 // unrolled stages per length: each pipeline then cost 0.5-5 s to compile on lavapipe, which made the
 // test sweep take minutes. Registers are indexed at run time (v[b * radix + r]); a variant with
 // constant-trip loops (static indices) compiled 3x slower on lavapipe and ran no faster there. On
-// discrete GPUs a per-length unrolled variant may well pay off: measure before bringing it back.
+// discrete GPUs the per-length unrolled variant (stockham_unrolled.cpp, generated `main` below under
+// UNROLLED) is the default; this generic main serves CPU adapters.
 #include "fft/complex_math.wgsl"
 
 struct Params {
@@ -92,9 +93,57 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 }
 #endif
 
+#if WHOLE_CONVOLVE
+// Bluestein in one pass (unrolled only): bin m of the chirped input's FFT times the kernel spectrum,
+// conjugated for the inverse FFT that follows in the same workgroup.
+fn convolve(t: u32, m: u32, v: vec2<f32>) -> vec2<f32> {
+  return conj(cmul(v, tables[params.kernel_offset + m]));
+}
+#endif
+
+#if SHAPE_ROWS_CONVOLVE
+// Bluestein fused (unrolled passes only; PassShape::rows_convolve in fft_plan.h): row k1 of the four-step
+// scratch, its bins k1 + N1*k2 times the kernel spectrum, then the inverse's first four-step step.
+@group(0) @binding({{STAGE_BINDING}}) var<storage, read> stage_scratch: array<vec2<f32>>;
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read_write> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  return stage_scratch[b * params.fft_length + k1 * params.pass_length + e];
+}
+fn convolve(t: u32, k2: u32, v: vec2<f32>) -> vec2<f32> {
+  let k1 = t % params.other_factor;
+  return conj(cmul(v, tables[params.kernel_offset + k1 + params.other_factor * k2]));
+}
+fn store(t: u32, c2: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let k1 = t - b * params.other_factor;
+  spectrum[b * params.fft_length + k1 * params.pass_length + c2] = cmul(v, tables[k1 * c2]);
+}
+#endif
+
+#if SHAPE_COLUMNS_OUT
+// ... and its last step: column c2 (N1 points k1) gives samples c2 + N2*c1.
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let b = t / params.other_factor;
+  let c2 = t - b * params.other_factor;
+  return spectrum[b * params.fft_length + e * params.other_factor + c2];
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let b = t / params.other_factor;
+  let c2 = t - b * params.other_factor;
+  write_sequence(b, c2 + params.other_factor * e, v);
+}
+#endif
+
 {{BUTTERFLIES}}
 
 var<workgroup> exchange: array<vec2<f32>, {{EXCHANGE_LENGTH}}>;
+
+#if UNROLLED
+{{UNROLLED_MAIN}}
+#else
 
 fn stage_radix(s: u32) -> u32 {
   return params.radices[s / 4u][s % 4u];
@@ -178,3 +227,4 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
   }
 #endif
 }
+#endif

@@ -58,14 +58,14 @@ fn real_sample(b: u32, n: u32) -> f32 {
 }
 
 // Sample n of transform b, conjugated for an inverse transform (params.conjugate = -1). The domain is a
-// uniform (one pipeline for every domain):
+// uniform in generic passes (one pipeline for every domain), a constant in unrolled ones (INPUT_KIND):
 //   0 complex; 1 real; 2 onesided Hermitian (X[0..N/2] stored, X[n] = conj(X[N - n]) above);
 //   3 real, packed: z_n = x_2n + i x_2n+1, n < N/2, for the half-length real FFT;
 //   4 onesided Hermitian, packed for the half-length inverse: with X_(k+N/2) = conj(X_(N/2-k)) (k > 0),
 //     Z_k = (X_k + X_(k+N/2)) + i W_N^-k (X_k - X_(k+N/2)), whose inverse FFT is x_2m + i x_2m+1.
 fn read_user(b: u32, n: u32) -> vec2<f32> {
   var v = vec2<f32>(0.0, 0.0);
-  switch params.input_kind {
+  switch {{INPUT_KIND}} {
     case 1u: {
       v = vec2<f32>(real_sample(b, n), 0.0);
     }
@@ -135,15 +135,15 @@ fn output_address(b: u32, k: u32) -> u32 {
 }
 
 // Bin k of transform b, given the forward transform z of the (conjugated) input. Output kind (a
-// uniform): 0 complex, 1 onesided complex (bins 0..N/2), 2 real, 3 real pair (samples 2k, 2k+1).
+// uniform, or a constant in unrolled passes): 0 complex, 1 onesided complex (bins 0..N/2), 2 real, 3 real pair (samples 2k, 2k+1).
 fn write_user(b: u32, k: u32, z: vec2<f32>) {
-  if (params.output_kind == 1u && k > params.half_length) {
+  if ({{OUTPUT_KIND}} == 1u && k > params.half_length) {
     return;
   }
   let v = vec2<f32>(z.x, z.y * params.conjugate) * params.scale;
-  if (params.output_kind == 2u) {
+  if ({{OUTPUT_KIND}} == 2u) {
     output_scalar(output_address(b, k), v.x);
-  } else if (params.output_kind == 3u) {
+  } else if ({{OUTPUT_KIND}} == 3u) {
     output_scalar(output_address(b, 2u * k), v.x);
     output_scalar(output_address(b, 2u * k + 1u), v.y);
   } else {

@@ -1,0 +1,219 @@
+#include "kernels/fft/stockham_unrolled.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace onda::kernels::fft {
+namespace {
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Butterflies each thread runs in a stage of radix R.
+int64_t rounds(const StockhamPassPlan& pass, int radix) {
+  return ceil_div(pass.length / radix, pass.threads_per_transform);
+}
+
+// Lanes of a four-step pass walk consecutive transforms (consecutive columns / rows of the signal), so
+// that a warp's global loads and stores are contiguous; a whole pass walks the points of one transform.
+bool slot_fastest(const StockhamPassPlan& pass) {
+  return pass.shape == PassShape::columns || pass.shape == PassShape::rows ||
+         pass.shape == PassShape::columns_out;
+}
+
+std::string u(int64_t value) {
+  return fmt::format("{}u", value);
+}
+
+int64_t padded_length(int64_t length, bool padded) {
+  return padded ? length + (length >> 3) : length;
+}
+
+}  // namespace
+
+int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
+  const int64_t length = padded_length(pass.length, pass.padded_exchange);
+  return pass.transforms_per_workgroup > 1 ? length + 1 : length;
+}
+
+void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
+  const int64_t thread_cap = std::min<int64_t>(256, limits.max_invocations_per_workgroup);
+  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, 8), 1, thread_cap);
+  const int64_t target = std::min<int64_t>(slot_fastest(pass) ? 256 : 128, thread_cap);
+  const int64_t memory_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+  // A four-step pass reads and writes runs of transforms_per_workgroup consecutive points (one per
+  // transform): 8 (64 bytes) or at least 4 (32 bytes, a memory sector) where workgroup memory allows,
+  // with fewer threads per transform (more butterflies each) if need be.
+  for (int64_t run : {8, 4}) {
+    if (slot_fastest(pass) && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
+      threads = std::min(threads, std::max<int64_t>(1, target / run));
+      break;
+    }
+  }
+  int64_t per_group = std::max<int64_t>(1, target / threads);
+  while (per_group > 1 && per_group * (pass.length + 1) > memory_points) --per_group;
+  per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
+  const int64_t extra = per_group > 1 ? 1 : 0;
+  pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points;
+  pass.threads_per_transform = static_cast<int>(threads);
+  pass.transforms_per_workgroup = static_cast<int>(per_group);
+  pass.workgroup_size = static_cast<int>(threads * per_group);
+  pass.exchange_length = std::max<int64_t>(1, unrolled_exchange_stride(pass) * per_group);
+  int64_t registers = 1;
+  for (int radix : pass.radices) registers = std::max(registers, rounds(pass, radix) * radix);
+  pass.max_registers = static_cast<int>(registers);
+  pass.unrolled = true;
+}
+
+std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& pass, bool real_split) {
+  const int64_t length = pass.length;
+  const int64_t threads = pass.threads_per_transform;
+  const int64_t per_group = pass.transforms_per_workgroup;
+  std::string code = fmt::format("fn exchange_index(p: u32) -> u32 {{\n  return {};\n}}\n\n",
+                                 pass.padded_exchange ? "p + (p >> 3u)" : "p");
+  code += fmt::format(
+      "@compute @workgroup_size({})\n"
+      "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,\n"
+      "        @builtin(num_workgroups) groups: vec3<u32>) {{\n"
+      "  _ = &tables;\n",
+      pass.workgroup_size);
+  if (slot_fastest(pass)) {
+    code += fmt::format("  let slot = lid % {0};\n  let t = lid / {0};\n", u(per_group));
+  } else {
+    code += fmt::format("  let slot = lid / {0};\n  let t = lid % {0};\n", u(threads));
+  }
+  code += fmt::format(
+      "  let transform = (wg.y * groups.x + wg.x) * {} + slot;\n"
+      "  let in_range = transform < params.transform_count;\n"
+      "  let base = slot * {};\n",
+      u(per_group), u(unrolled_exchange_stride(pass)));
+
+  if (pass.radices.empty()) {  // length 1: a copy
+    code += real_split ? "  if (in_range) {\n    exchange[base] = load(transform, 0u);\n  }\n"
+                       : "  if (in_range) {\n    store(transform, 0u, load(transform, 0u));\n  }\n";
+  } else {
+    code += fmt::format("  var v: array<vec2<f32>, {}>;\n", pass.max_registers);
+    // Each generated statement block runs for butterfly j = t + b * threads of a stage; only the last
+    // round can be partial.
+    auto for_each_butterfly = [&](int radix, auto&& body) {
+      const int64_t butterflies = length / radix;
+      const int64_t count = rounds(pass, radix);
+      for (int64_t b = 0; b < count; ++b) {
+        const bool partial = (b + 1) * threads > butterflies;
+        code += fmt::format("  {{\n    let j = t + {};\n", u(b * threads));
+        if (partial) code += fmt::format("    if (j < {}) {{\n", u(butterflies));
+        body(b, butterflies);
+        if (partial) code += "    }\n";
+        code += "  }\n";
+      }
+    };
+    enum class From { global, exchange, convolved_exchange };
+    auto load_stage = [&](int radix, From from) {
+      for_each_butterfly(radix, [&](int64_t b, int64_t butterflies) {
+        if (from == From::global) code += "    if (in_range) {\n";
+        for (int r = 0; r < radix; ++r) {
+          const std::string e = fmt::format("j + {}", u(r * butterflies));
+          const std::string shared = fmt::format("exchange[base + exchange_index({})]", e);
+          std::string value = shared;
+          if (from == From::global) value = fmt::format("load(transform, {})", e);
+          if (from == From::convolved_exchange) value = fmt::format("convolve(transform, {}, {})", e, shared);
+          code += fmt::format("      v[{}] = {};\n", b * radix + r, value);
+        }
+        if (from == From::global) code += "    }\n";
+      });
+    };
+    // One FFT of the pass length: first inputs from `from`, last outputs to store() or to exchange.
+    auto sweep = [&](From from, bool to_exchange) {
+    int64_t span = 1;
+    load_stage(pass.radices[0], from);
+    if (from != From::global) code += "  workgroupBarrier();\n";
+    for (size_t s = 0; s < pass.radices.size(); ++s) {
+      const int radix = pass.radices[s];
+      const bool last = s + 1 == pass.radices.size();
+      const int64_t step = plan.fft_length / (span * radix);  // W_(Ns*R)^m = W_F^(m * F/(Ns*R))
+      code += fmt::format("  // stage {}: radix {}, span {}\n", s, radix, span);
+      for_each_butterfly(radix, [&](int64_t b, int64_t) {
+        const int64_t first = b * radix;
+        if (span > 1) {
+          code += fmt::format("    let k = j % {};\n", u(span));
+          for (int r = 1; r < radix; ++r) {
+            code += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
+          }
+          code += fmt::format("    let o = (j / {}) * {} + k;\n", u(span), u(span * radix));
+        } else {
+          code += fmt::format("    let o = j * {};\n", u(radix));
+        }
+        std::string args;
+        for (int r = 0; r < radix; ++r) args += fmt::format("{}v[{}]", r ? ", " : "", first + r);
+        code += fmt::format("    let y = dft{0}(array<vec2<f32>, {0}>({1}));\n", radix, args);
+        if (last && !to_exchange) {
+          code += "    if (in_range) {\n";
+          for (int r = 0; r < radix; ++r)
+            code += fmt::format("      store(transform, o + {}, y[{}]);\n", u(r * span), r);
+          code += "    }\n";
+        } else {
+          for (int r = 0; r < radix; ++r)
+            code += fmt::format("    exchange[base + exchange_index(o + {})] = y[{}];\n", u(r * span), r);
+        }
+      });
+      span *= radix;
+      if (!last) {
+        code += "  workgroupBarrier();\n";
+        load_stage(pass.radices[s + 1], From::exchange);
+        code += "  workgroupBarrier();\n";
+      }
+    }
+    };
+    if (pass.shape == PassShape::rows_convolve || pass.convolve_in_workgroup) {
+      // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
+      // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
+      sweep(From::global, true);
+      code += "  workgroupBarrier();\n";
+      sweep(From::convolved_exchange, false);
+    } else {
+      sweep(From::global, real_split);
+    }
+  }
+  if (real_split) {
+    // As in the generic pass: X_k = E_k + W_N^k O_k from Z_k and conj Z_(H-k), k = 0..H.
+    code += fmt::format(
+        "  workgroupBarrier();\n"
+        "  if (in_range) {{\n"
+        "    for (var k = t; k <= {0}; k += {1}) {{\n"
+        "      let zk = exchange[base + exchange_index(k % {0})];\n"
+        "      let zc = conj(exchange[base + exchange_index(({0} - k) % {0})]);\n"
+        "      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));\n"
+        "      write_user(transform, k, x);\n"
+        "    }}\n"
+        "  }}\n",
+        u(length), u(threads));
+  }
+  code += "}\n";
+  return code;
+}
+
+bool fuse_bluestein_convolution(FftPlan& plan) {
+  if (plan.algorithm == FftAlgorithm::bluestein && plan.passes.size() == 2 &&
+      plan.passes[0].shape == PassShape::whole && plan.passes[1].shape == PassShape::whole) {
+    plan.passes[0].convolve_in_workgroup = true;
+    plan.passes[0].sink = plan.passes[1].sink;
+    plan.passes.pop_back();
+    plan.needs_spectrum = false;
+    return true;
+  }
+  if (plan.algorithm != FftAlgorithm::bluestein || plan.passes.size() != 4 ||
+      plan.passes[0].shape != PassShape::columns || plan.passes[1].shape != PassShape::rows) {
+    return false;
+  }
+  StockhamPassPlan& convolve = plan.passes[1];  // rows of N2 points, other_factor N1
+  convolve.shape = PassShape::rows_convolve;
+  StockhamPassPlan& out = plan.passes[2];  // a columns pass of N1 points, other_factor N2
+  out.shape = PassShape::columns_out;
+  out.sink = plan.passes[3].sink;
+  plan.passes.pop_back();
+  return true;
+}
+
+}  // namespace onda::kernels::fft

@@ -1,0 +1,33 @@
+// The specialised Stockham pass for GPUs: one shader per (pass length, radix sequence, thread shape),
+// with every stage unrolled, radices, strides and twiddle steps as constants and each thread's points in
+// constant-indexed registers. The generic pass (stockham_pass.wgsl) indexes its register array at run
+// time, which discrete GPUs spill to local memory; its advantage is that one pipeline serves every
+// length, which matters on CPU adapters where each pipeline costs seconds to compile. FftKernel picks
+// this path unless the adapter is a CPU (fft_kernel.h, FftCodePath).
+#pragma once
+#include <string>
+
+#include "kernels/fft/fft_plan.h"
+
+namespace onda::kernels::fft {
+
+// Re-shapes a pass for the unrolled shader: about one radix-8 butterfly per thread, several transforms
+// per workgroup (128 threads for whole passes, 256 for four-step passes, as far as workgroup memory
+// allows), workgroup_size = threads * transforms exactly. Sets pass.unrolled.
+void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
+
+// The workgroup-memory points between two transforms of one workgroup: the (padded) length, plus one
+// when a workgroup holds several, so that the lanes of a four-step pass (consecutive transforms) fall
+// in different banks.
+int64_t unrolled_exchange_stride(const StockhamPassPlan& pass);
+
+// Bluestein in fewer passes (unrolled passes only): a convolution length M that fits one workgroup in
+// one pass instead of two (convolve_in_workgroup); a four-step M = N1 * N2 in three instead of four:
+// columns (chirped input, twiddled, as before), rows_convolve, columns_out. Returns false (plan
+// unchanged) for other plans.
+bool fuse_bluestein_convolution(FftPlan& plan);
+
+// WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl).
+std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& pass, bool real_split);
+
+}  // namespace onda::kernels::fft

@@ -1,0 +1,129 @@
+// The unrolled (per-length) Stockham path that discrete GPUs take, forced on here so that CI on a CPU
+// adapter checks it against the float64 DFT: every pass shape (whole, four-step columns and rows), every
+// radix, length 1, partial workgroups, real packing both ways, Bluestein with and without four-step.
+// Few lengths, as each unrolled pipeline is compiled on its own.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "kernels/fft/stockham_unrolled.h"
+#include "test_fft_reference.h"
+
+namespace onda::test {
+namespace {
+
+using namespace fft_reference;
+using kernels::fft::FftCodePath;
+
+constexpr double kF32Bound = 1e-6;
+
+FftCase unrolled(FftCase c, std::optional<kernels::fft::FftDeviceLimits> limits = std::nullopt) {
+  c.code_path = FftCodePath::unrolled;
+  c.limits = limits;
+  return c;
+}
+
+// Workgroup memory for `points` complex values: passes longer than that go four-step.
+kernels::fft::FftDeviceLimits small_workgroups(int64_t points) {
+  kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
+  limits.workgroup_storage_bytes = static_cast<uint64_t>(points) * 8;
+  return limits;
+}
+
+TEST(FftUnrolled, MatchesFloat64Reference) {
+  std::vector<FftCase> cases;
+  // Whole passes: radices 8, 7, 5, 4, 3, 2; a batch of 70 transforms of 16 points is a full workgroup
+  // of 64 and a partial one.
+  for (int64_t n : {1, 6, 16, 56, 60, 256}) {
+    cases.push_back(unrolled(dense_case(n, n == 16 ? 70 : 3, FftDomain::complex, FftDirection::forward)));
+  }
+  cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::inverse, DType::f32, true)));
+  // Real input / Hermitian input through the half-length complex FFT (the real split in the epilogue).
+  cases.push_back(unrolled(dense_case(64, 3, FftDomain::real_to_complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(2, 3, FftDomain::real_to_complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(30, 3, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true)));
+  // Bluestein (M = 25), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
+  // padded exchange), and Bluestein N=37 with M = 75 = 5 x 15 four-step in 15-point workgroups (rows
+  // of 15 one per workgroup, unpadded), fused into three passes (last of the f32 cases).
+  cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
+  cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
+  cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
+  // f16 storage.
+  cases.push_back(unrolled(dense_case(60, 3, FftDomain::complex, FftDirection::forward, DType::f16)));
+
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  std::vector<FftCase> f32_cases(cases.begin(), cases.end() - 1);
+  const std::vector<double> errors = run_fft_cases(f32_cases, DType::f32, random, &kernels);
+  bool four_step = false, padded = false, unpadded = false;
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    for (const auto& pass : plan.passes) {
+      EXPECT_TRUE(pass.unrolled) << plan.summary();
+      four_step |= pass.shape != kernels::fft::PassShape::whole && pass.transforms_per_workgroup > 1;
+      (pass.padded_exchange ? padded : unpadded) = true;
+    }
+    std::printf("unrolled %s %s F=%lld: rel L2 %.3g\n", plan.description.summary().c_str(),
+                kernels::fft::algorithm_name(plan.algorithm), static_cast<long long>(plan.fft_length), errors[i]);
+    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
+  }
+  EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
+  // Bluestein runs fused: in one pass when M fits a workgroup (N=13, M=25), and with a four-step M as
+  // columns, rows_convolve, columns_out.
+  const auto& one_pass = kernels[f32_cases.size() - 3]->plan();
+  ASSERT_EQ(one_pass.passes.size(), 1u) << one_pass.summary();
+  EXPECT_TRUE(one_pass.passes[0].convolve_in_workgroup) << one_pass.summary();
+  const auto& fused = kernels[f32_cases.size() - 1]->plan();
+  ASSERT_EQ(fused.passes.size(), 3u) << fused.summary();
+  EXPECT_EQ(fused.passes[1].shape, kernels::fft::PassShape::rows_convolve);
+  EXPECT_EQ(fused.passes[2].shape, kernels::fft::PassShape::columns_out);
+  EXPECT_TRUE(padded && unpadded) << "padded and unpadded workgroup memory should both be tested";
+
+  const std::vector<double> f16_errors = run_fft_cases({cases.back()}, DType::f16, random, &kernels);
+  std::printf("unrolled f16 %s: rel L2 %.3g\n", kernels[0]->plan().summary().c_str(), f16_errors[0]);
+  EXPECT_LE(f16_errors[0], 1e-3);
+}
+
+// The shapes the unrolled path gives an H200-like device (48 KiB of workgroup memory): every pass's
+// workgroup is threads x transforms exactly, within 256 invocations, and its (padded) workgroup memory
+// fits; four-step passes walk runs of at least 4 consecutive columns.
+TEST(FftUnrolled, PassShapesFitTheDevice) {
+  kernels::fft::FftDeviceLimits limits;
+  limits.workgroup_storage_bytes = 48 * 1024;
+  limits.max_invocations_per_workgroup = 1024;
+  limits.max_storage_binding_bytes = uint64_t{1} << 30;
+  for (int64_t n : {1, 2, 16, 256, 1000, 1024, 4096, 6144, 16384, 4099, 65537, 1 << 20}) {
+    for (FftDomain domain : {FftDomain::complex, FftDomain::real_to_complex}) {
+      kernels::fft::FftPlan plan =
+          kernels::fft::FftPlan::create(dense_description(n, 64, domain, FftDirection::forward), limits);
+      for (kernels::fft::StockhamPassPlan& pass : plan.passes) {
+        kernels::fft::specialise_pass(pass, limits);
+        const int64_t stride = kernels::fft::unrolled_exchange_stride(pass);
+        const int64_t last_point = pass.length - 1 + (pass.padded_exchange ? (pass.length - 1) >> 3 : 0);
+        EXPECT_TRUE(pass.unrolled);
+        EXPECT_EQ(pass.workgroup_size, pass.threads_per_transform * pass.transforms_per_workgroup);
+        EXPECT_LE(pass.workgroup_size, 256);
+        EXPECT_LT(last_point, stride);
+        EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
+        EXPECT_LE(pass.exchange_length * 8, static_cast<int64_t>(limits.workgroup_storage_bytes));
+        if (pass.shape != kernels::fft::PassShape::whole) {
+          EXPECT_GE(pass.transforms_per_workgroup, 4);
+        }
+      }
+      std::printf("%s\n", plan.summary().c_str());
+    }
+  }
+}
+
+TEST(FftUnrolled, AutomaticPathIsGenericOnCpuAdapters) {
+  Gpu& g = gpu();
+  const char* env = std::getenv("ONDA_FFT_CODE_PATH");
+  if (env && *env) GTEST_SKIP() << "ONDA_FFT_CODE_PATH is set";
+  const FftCodePath expected =
+      g.context.adapter_description().type == "CPU" ? FftCodePath::generic : FftCodePath::unrolled;
+  EXPECT_EQ(kernels::fft::resolve_code_path(g.context, FftCodePath::automatic), expected);
+  EXPECT_EQ(kernels::fft::resolve_code_path(g.context, FftCodePath::generic), FftCodePath::generic);
+}
+
+}  // namespace
+}  // namespace onda::test
