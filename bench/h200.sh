@@ -15,7 +15,7 @@ PYTHONUNBUFFERED=1 python3 bench/torch_elementwise.py --mib 1024 --repeats 20 2>
 ONDA_GEMM_BENCH=1 run build/onda_tests --gtest_filter='GemmBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_gemm.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_matmul.py 2>&1 | tee "$out/torch_matmul.txt"
 ONDA_LAYOUT_BENCH_MIB=512 run build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_layout.txt"
-run build/bench_fft --repeats 20 2>&1 | tee "$out/bench_fft.txt"
+run build/bench_fft --repeats 20 --path both 2>&1 | tee "$out/bench_fft.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_fft.py 2>&1 | tee "$out/torch_fft.txt"
 # End-to-end models (carry .models-small: the .onnx files, recipes and materialize.py).
 if [ -d .models-small ]; then

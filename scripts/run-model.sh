@@ -8,6 +8,5 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 name=${1:-mpsenet}
 shift || true
-shared=${ONDA_SHARED_MODELS:-$root/../shared/models}
 "$root/scripts/materialize-model.sh" "$name" >/dev/null
 exec "$root/build/onda" run "$root/models/$name.onnx" --random-inputs --profile "$@"
