@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -18,6 +19,7 @@
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
+#include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
 
@@ -47,6 +49,10 @@ struct Session::Impl {
   std::unordered_map<std::string, Tensor> uploaded;
   // Per-node op state kept across runs (prepacked weights).
   std::unordered_map<const Node*, std::shared_ptr<void>> node_states;
+  // The graph simplified for the input shapes of the last run (shape arithmetic folded, dead nodes
+  // removed): re-planned only when the input shapes change.
+  std::optional<Graph> plan;
+  std::map<std::string, Shape> plan_shapes;
   RunStats stats;
 
   Impl(Graph g, const SessionOptions& options) : graph(std::move(g)), context(gpu::ContextOptions{options.adapter}) {
@@ -101,15 +107,6 @@ std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostT
 std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string, HostTensor>& inputs) {
   const auto start = std::chrono::steady_clock::now();
   std::unordered_map<std::string, ops::Value> values;
-  // Remaining uses of each value: a GPU value is dropped (its buffer back to the pool) after the last.
-  std::unordered_map<std::string, int> uses;
-  for (const auto& node : graph.nodes) {
-    for (const auto& name : node.inputs) {
-      if (!name.empty()) ++uses[name];
-    }
-  }
-  for (const auto& name : graph.outputs) ++uses[name];
-
   for (const auto& spec : input_specs) {
     auto it = inputs.find(spec.name);
     if (it == inputs.end()) throw ModelError(fmt::format("missing input '{}'", spec.name));
@@ -140,6 +137,25 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   for (const auto& [name, tensor] : inputs) {
     if (!values.count(name)) throw ModelError(fmt::format("'{}' is not an input of the model", name));
   }
+  std::map<std::string, Shape> shapes;
+  for (const auto& [name, tensor] : inputs) shapes[name] = tensor.shape();
+  if (!plan || shapes != plan_shapes) {
+    Graph simplified = graph;
+    simplify_graph(simplified, shapes);
+    plan = std::move(simplified);
+    plan_shapes = shapes;
+    node_states.clear();
+  }
+  const Graph& graph = *plan;
+  // Remaining uses of each value: a GPU value is dropped (its buffer back to the pool) after the last.
+  std::unordered_map<std::string, int> uses;
+  for (const auto& node : graph.nodes) {
+    for (const auto& name : node.inputs) {
+      if (!name.empty()) ++uses[name];
+    }
+  }
+  for (const auto& name : graph.outputs) ++uses[name];
+
 
   pool.reset_peak();
   gpu::CommandRecorder recorder(context, profiler.get());
