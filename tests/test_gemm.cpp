@@ -152,6 +152,29 @@ TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
   }
 }
 
+TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
+  // A K-contiguous B (transposed or prepacked) on a large problem takes the K-step-32 tile, whose
+  // staging of both K-contiguous operands is XOR-swizzled; check it rolled (CPU adapters) and
+  // unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and more tile rows
+  // (9) than one group of the grouped tile order (8), the last group partial.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (bool unroll : {false, true}) {
+    for (auto [m, n, k, prepack] : {std::tuple{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}) {
+      GemmCase c;
+      c.a_shape = {m, k};
+      c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
+      c.transpose_b = !prepack;
+      c.prepack = prepack;
+      c.options.path = GemmPath::tiled;
+      c.options.unroll_k = unroll;
+      std::string variant;
+      EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+      EXPECT_NE(variant.find("BK=32"), std::string::npos) << variant;
+    }
+  }
+}
+
 TEST(GemmTiled, UnrolledKLoopAsOnGpus) {
   // CPU adapters keep the k loop rolled (compile time); GPUs unroll it. Check the GPU form here too.
   const uint64_t seed = test_seed();
@@ -316,6 +339,32 @@ TEST(GemmSkinny, RecurrentShapesBothReductions) {
   EXPECT_CASE(c, random);
   c.a_dtype = c.b_dtype = c.out_dtype = DType::f16;
   EXPECT_CASE(c, random);
+}
+
+TEST(GemmSkinny, RowAndColumnBlockingPastSixteenRows) {
+  // M > 16 on GPUs: 16-row blocks with NT = 4 / 2 / 1 columns per thread group (off by default on
+  // CPU adapters, forced here). Partial row blocks, partial column groups, K not a multiple of the
+  // K split, aligned and unaligned rows, both reductions for the widest blocking.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Blocked {
+    int64_t m, n, k;
+    bool subgroups;
+    const char* expect;
+  };
+  for (const Blocked& s : {Blocked{40, 1100, 72, true, "x4 rows=16"}, Blocked{40, 1100, 72, false, "x4 rows=16"},
+                           Blocked{24, 300, 35, true, "x2 rows=16"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
+    GemmCase c;
+    c.a_shape = {s.m, s.k};
+    c.b_shape = {s.n, s.k};
+    c.transpose_b = true;
+    c.options.path = GemmPath::skinny;
+    c.options.allow_subgroups = s.subgroups;
+    c.options.skinny_blocking = true;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    EXPECT_NE(variant.find(s.expect), std::string::npos) << variant;
+  }
 }
 
 TEST(GemmSkinny, FewColumnsSwapOperands) {
