@@ -317,8 +317,9 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   uint64_t groups_x = 0, groups_y = 0;
   const int64_t shader_m = swap ? layout_.n : layout_.m, shader_n = swap ? layout_.m : layout_.n;
   if (skinny) {
-    groups_x = (shader_n + v.nc * v.nt - 1) / (v.nc * v.nt);
-    groups_y = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
+    // Row blocks along x (see gemm_skinny.wgsl: B slices are shared by consecutive workgroups).
+    groups_x = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
+    groups_y = (shader_n + v.nc * v.nt - 1) / (v.nc * v.nt);
   } else {
     groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
     groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);

@@ -7,10 +7,13 @@
 // Planning (the constructor) only needs shapes and dtypes, so an op can plan at graph-build time and
 // record many times. It picks the path:
 //   skinny  M <= 64 and B K-contiguous (transposed or prepacked): bandwidth-bound streaming of B
-//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction; or, with
-//           the operands' roles swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
+//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction, past 16
+//           rows register-blocked over 16 rows x up to 4 columns; or, with the operands' roles
+//           swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
 //   tiled   everything else: workgroup-memory tiles + register blocks (gemm_tiled.wgsl), the tile
-//           size chosen from the shape and the device's workgroup memory / invocation limits.
+//           size chosen from the shape and the device's workgroup memory / invocation limits; a
+//           K-contiguous B (every prepacked weight) on a large problem gets a K step of 32 (whole
+//           128-byte lines per staged row) and the grouped tile order.
 #pragma once
 #include <cstdint>
 #include <optional>

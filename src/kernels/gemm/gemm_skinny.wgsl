@@ -64,8 +64,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let batch = params.batch_base + wg.z;
   let base = batch_base(batch);
   let s = lid % KS;
-  let n0 = wg.x * NC * NT + lid / KS;  // this thread's columns: n0 + j * NC, j < NT
-  let m0 = wg.y * MV * 4u;
+  // Row blocks run along x, the fastest-varying workgroup index, so the workgroups that share one
+  // slice of B run at about the same time and all but the first find it in L2 (B is the big operand).
+  let m0 = wg.x * MV * 4u;
+  let n0 = wg.y * NC * NT + lid / KS;  // this thread's columns: n0 + j * NC, j < NT
 
   var acc: array<vec4<f32>, MV * NT>;  // acc[j * MV + v][i]: column n0 + j * NC, row m0 + 4 v + i
   let k_steps = (params.K + 4u * KS - 1u) / (4u * KS);
