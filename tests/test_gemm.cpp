@@ -435,6 +435,41 @@ TEST(GemmPacked, PrepackedWeightsOnBothPaths) {
   }
 }
 
+TEST(GemmPacked, PaddedRowsForPowerOfTwoK) {
+  // K = 256 packs into rows of 288 (packed_row_length: no 1 KiB-multiple row strides); both paths
+  // must read the longer rows (and their zero padding) correctly, and the GEMM rejects packed data
+  // whose shape does not match its k / n.
+  EXPECT_EQ(packed_row_length(256), 288);
+  EXPECT_EQ(packed_row_length(4096), 4128);
+  EXPECT_EQ(packed_row_length(129), 132);
+  EXPECT_EQ(packed_row_length(384), 384);
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (DType dt : {DType::f32, DType::f16}) {
+    for (auto [m, n, k] : {std::tuple{3, 70, 256}, {260, 130, 256}}) {
+      GemmCase c;
+      c.a_dtype = c.b_dtype = dt;
+      c.a_shape = {m, k};
+      c.b_shape = {k, n};
+      c.prepack = true;
+      EXPECT_CASE(c, random);
+    }
+  }
+  auto& g = gpu();
+  gpu::CommandRecorder recorder(g.context);
+  const Tensor b = upload_floats(random.normal(256 * 8), DType::f32, {256, 8});
+  PackedB packed = prepack_b(g.context, g.pool, g.pipelines, recorder, b, false);
+  EXPECT_EQ(packed.data.shape(), (Shape{8, 288}));
+  const GemmProblem problem = GemmProblem::with_packed_b({2, 256}, DType::f32, false, packed);
+  const Gemm plan(g.context, problem);
+  GemmTensors t;
+  t.a = upload_floats(random.normal(2 * 256), DType::f32, {2, 256});
+  t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+  PackedB unpadded{Tensor::empty(g.pool, DType::f32, {8, 256}), 256, 8};
+  t.packed_b = &unpadded;
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+}
+
 TEST(GemmViews, OperandsAtUnalignedOffsets) {
   const uint64_t seed = test_seed();
   Random random(seed);

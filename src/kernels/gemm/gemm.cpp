@@ -134,7 +134,7 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
     // Packed storage is op(B)^T = [N, K_pad]: the layout of a transposed B with a padded row stride.
     layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a,
                                  {problem_.b_shape[1], problem_.b_shape[0]}, true, problem_.addend_shape);
-    layout_.b_row_stride = (layout_.k + 3) / 4 * 4;
+    layout_.b_row_stride = packed_row_length(layout_.k);
   } else {
     layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, problem_.b_shape,
                                  problem_.transpose_b, problem_.addend_shape);
@@ -255,6 +255,11 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
                                               dtype_name(p.b_dtype), shape_string(p.b_shape)));
     }
     b = t.packed_b->data;
+    if (b.shape() != Shape{t.packed_b->n, t.packed_b->k_pad()}) {
+      throw std::invalid_argument(fmt::format("gemm: packed B data is {}, its k = {}, n = {} need [{}, {}]",
+                                              shape_string(b.shape()), t.packed_b->k, t.packed_b->n,
+                                              t.packed_b->n, t.packed_b->k_pad()));
+    }
   } else {
     check(b, p.b_shape, p.b_dtype, "B");
   }
