@@ -195,7 +195,10 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.bk = t.bk;
     v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
     // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
-    if (t.bk == kTileLargeKContiguous.bk) v.group_m = 8;
+    if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
+        t.bn() == kTileLargeKContiguous.bn()) {
+      v.group_m = 8;
+    }
     return v;
   }
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
@@ -217,8 +220,9 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   v.nc = std::max<uint32_t>(256 / v.ks, 1);
   // Rows per workgroup (4 * MV) and columns per thread group (NT). Measured on an H200 (N = 2048,
   // K = 512): with NT = 1 the time grows linearly in M whatever MV is (0.017 ms at M = 1, 0.027 at
-  // 16, 0.060 at 64): every A vec4 (an L1 hit) feeds only 4 FMA. Past 16 rows, 16-row blocks with
-  // 4 columns per thread group load each A vec4 once for 4 columns and each B vec4 once for 16 rows.
+  // 16, 0.060 at 64), presumably because every A vec4 (an L1 hit) feeds only 4 FMA and every B
+  // slice is re-read per 8-row block. Past 16 rows, 16-row blocks with 4 columns per thread group
+  // load each A vec4 once for 4 columns and each B vec4 once for 16 rows (not yet measured).
   // NT shrinks for narrow problems so that the grid still has enough workgroups.
   const int64_t rows = swap ? layout_.n : layout_.m;
   const int64_t cols = swap ? layout_.m : layout_.n;
