@@ -152,6 +152,29 @@ TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
   }
 }
 
+TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
+  // A K-contiguous B (transposed or prepacked) on a large problem takes the K-step-32 tile, whose
+  // staging of both K-contiguous operands is XOR-swizzled; check it rolled (CPU adapters) and
+  // unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and more tile rows
+  // (9) than one group of the grouped tile order (8), the last group partial.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (bool unroll : {false, true}) {
+    for (auto [m, n, k, prepack] : {std::tuple{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}) {
+      GemmCase c;
+      c.a_shape = {m, k};
+      c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
+      c.transpose_b = !prepack;
+      c.prepack = prepack;
+      c.options.path = GemmPath::tiled;
+      c.options.unroll_k = unroll;
+      std::string variant;
+      EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+      EXPECT_NE(variant.find("BK=32"), std::string::npos) << variant;
+    }
+  }
+}
+
 TEST(GemmTiled, UnrolledKLoopAsOnGpus) {
   // CPU adapters keep the k loop rolled (compile time); GPUs unroll it. Check the GPU form here too.
   const uint64_t seed = test_seed();
@@ -318,6 +341,32 @@ TEST(GemmSkinny, RecurrentShapesBothReductions) {
   EXPECT_CASE(c, random);
 }
 
+TEST(GemmSkinny, RowAndColumnBlockingPastSixteenRows) {
+  // M > 16 on GPUs: 16-row blocks with NT = 4 / 2 / 1 columns per thread group (off by default on
+  // CPU adapters, forced here). Partial row blocks, partial column groups, K not a multiple of the
+  // K split, aligned and unaligned rows, both reductions for the widest blocking.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Blocked {
+    int64_t m, n, k;
+    bool subgroups;
+    const char* expect;
+  };
+  for (const Blocked& s : {Blocked{40, 1100, 72, true, "x4 rows=16"}, Blocked{40, 1100, 72, false, "x4 rows=16"},
+                           Blocked{24, 300, 35, true, "x2 rows=16"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
+    GemmCase c;
+    c.a_shape = {s.m, s.k};
+    c.b_shape = {s.n, s.k};
+    c.transpose_b = true;
+    c.options.path = GemmPath::skinny;
+    c.options.allow_subgroups = s.subgroups;
+    c.options.skinny_blocking = true;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    EXPECT_NE(variant.find(s.expect), std::string::npos) << variant;
+  }
+}
+
 TEST(GemmSkinny, FewColumnsSwapOperands) {
   const uint64_t seed = test_seed();
   Random random(seed);
@@ -384,6 +433,41 @@ TEST(GemmPacked, PrepackedWeightsOnBothPaths) {
       }
     }
   }
+}
+
+TEST(GemmPacked, PaddedRowsForPowerOfTwoK) {
+  // K = 256 packs into rows of 288 (packed_row_length: no 1 KiB-multiple row strides); both paths
+  // must read the longer rows (and their zero padding) correctly, and the GEMM rejects packed data
+  // whose shape does not match its k / n.
+  EXPECT_EQ(packed_row_length(256), 288);
+  EXPECT_EQ(packed_row_length(4096), 4128);
+  EXPECT_EQ(packed_row_length(129), 132);
+  EXPECT_EQ(packed_row_length(384), 384);
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (DType dt : {DType::f32, DType::f16}) {
+    for (auto [m, n, k] : {std::tuple{3, 70, 256}, {260, 130, 256}}) {
+      GemmCase c;
+      c.a_dtype = c.b_dtype = dt;
+      c.a_shape = {m, k};
+      c.b_shape = {k, n};
+      c.prepack = true;
+      EXPECT_CASE(c, random);
+    }
+  }
+  auto& g = gpu();
+  gpu::CommandRecorder recorder(g.context);
+  const Tensor b = upload_floats(random.normal(256 * 8), DType::f32, {256, 8});
+  PackedB packed = prepack_b(g.context, g.pool, g.pipelines, recorder, b, false);
+  EXPECT_EQ(packed.data.shape(), (Shape{8, 288}));
+  const GemmProblem problem = GemmProblem::with_packed_b({2, 256}, DType::f32, false, packed);
+  const Gemm plan(g.context, problem);
+  GemmTensors t;
+  t.a = upload_floats(random.normal(2 * 256), DType::f32, {2, 256});
+  t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
+  PackedB unpadded{Tensor::empty(g.pool, DType::f32, {8, 256}), 256, 8};
+  t.packed_b = &unpadded;
+  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
 }
 
 TEST(GemmViews, OperandsAtUnalignedOffsets) {

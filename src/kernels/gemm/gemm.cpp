@@ -53,13 +53,30 @@ std::string flag(bool b) {
 // Tile shapes of the tiled path, largest first: {WG_X, WG_Y, TM, BK} -> BM = WG_Y*TM, BN = 4*WG_X.
 struct TileShape {
   uint32_t wg_x, wg_y, tm, bk;
-  uint32_t bm() const { return wg_y * tm; }
-  uint32_t bn() const { return wg_x * 4; }
+  constexpr uint32_t bm() const { return wg_y * tm; }
+  constexpr uint32_t bn() const { return wg_x * 4; }
   uint32_t threads() const { return wg_x * wg_y; }
   uint64_t workgroup_bytes() const { return uint64_t{bk} * (bm() + bn()) * 4; }
 };
 // The small tile steps K by 8: it serves small problems, where a deep K step is mostly padding.
 constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4, 8}};
+// The large tile for a K-contiguous B (transposed or prepacked): a K step of 32 makes each staged
+// row of both operands one whole 128-byte line (32 floats) instead of half of one, halving the
+// number of distinct line / page touches and barriers per FLOP. Row-major B's loads are already
+// whole lines along N. 24 KiB of workgroup memory: fits lavapipe's 32 KiB and any WebGPU device.
+constexpr TileShape kTileLargeKContiguous{16, 16, 8, 32};
+
+constexpr bool power_of_two_at_least_8(uint32_t v) {
+  return v >= 8 && (v & (v - 1)) == 0;
+}
+// gemm_tiled.wgsl XOR-swizzles tile slots with values below 8 (swz_k): rows of BM / 4 and BN / 4
+// vec4 slots must be powers of two of at least 8.
+constexpr bool swizzle_fits(const TileShape& t) {
+  return power_of_two_at_least_8(t.bm() / 4) && power_of_two_at_least_8(t.bn() / 4) && t.bk % 4 == 0 &&
+         t.bk <= 32;
+}
+static_assert(swizzle_fits(kTileShapes[0]) && swizzle_fits(kTileShapes[1]) && swizzle_fits(kTileShapes[2]) &&
+              swizzle_fits(kTileLargeKContiguous));
 
 }  // namespace
 
@@ -83,11 +100,11 @@ std::string_view activation_name(Activation activation) {
 
 std::string GemmVariant::describe() const {
   if (path == GemmPath::skinny) {
-    return fmt::format("skinny{} KS={} NC={} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
-                       4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
+    return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
+                       nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm,
-                     bk, unroll_k ? "" : " k-loop");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm,
+                     bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -117,7 +134,7 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
     // Packed storage is op(B)^T = [N, K_pad]: the layout of a transposed B with a padded row stride.
     layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a,
                                  {problem_.b_shape[1], problem_.b_shape[0]}, true, problem_.addend_shape);
-    layout_.b_row_stride = (layout_.k + 3) / 4 * 4;
+    layout_.b_row_stride = packed_row_length(layout_.k);
   } else {
     layout_ = plan_matmul_layout(problem_.a_shape, problem_.transpose_a, problem_.b_shape,
                                  problem_.transpose_b, problem_.addend_shape);
@@ -160,8 +177,11 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   } else if (layout_.m >= 64 && layout_.n >= 64) {
     first = 1;
   }
-  for (size_t i = first; i < std::size(kTileShapes); ++i) {
-    const TileShape& t = kTileShapes[i];
+  std::vector<TileShape> candidates(std::begin(kTileShapes) + first, std::end(kTileShapes));
+  if (first == 0 && (problem_.transpose_b || problem_.b_prepacked)) {
+    candidates.insert(candidates.begin(), kTileLargeKContiguous);
+  }
+  for (const TileShape& t : candidates) {
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
         t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
         t.wg_y > limits.maxComputeWorkgroupSizeY) {
@@ -174,6 +194,11 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.tm = t.tm;
     v.bk = t.bk;
     v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
+    // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
+    if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
+        t.bn() == kTileLargeKContiguous.bn()) {
+      v.group_m = 8;
+    }
     return v;
   }
   throw gpu::DeviceLimitError("gemm: no tile shape fits this device's workgroup limits");
@@ -193,7 +218,18 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
     v.ks = 32;
   }
   v.nc = std::max<uint32_t>(256 / v.ks, 1);
-  v.mv = (swap ? layout_.n : layout_.m) <= 4 ? 1 : 2;
+  // Rows per workgroup (4 * MV) and columns per thread group (NT). Measured on an H200 (N = 2048,
+  // K = 512): with NT = 1 the time grows linearly in M whatever MV is (0.017 ms at M = 1, 0.027 at
+  // 16, 0.060 at 64), presumably because every A vec4 (an L1 hit) feeds only 4 FMA and every B
+  // slice is re-read per 8-row block. Past 16 rows, 16-row blocks with 4 columns per thread group
+  // load each A vec4 once for 4 columns and each B vec4 once for 16 rows (not yet measured).
+  // NT shrinks for narrow problems so that the grid still has enough workgroups.
+  const int64_t rows = swap ? layout_.n : layout_.m;
+  const int64_t cols = swap ? layout_.m : layout_.n;
+  const bool blocking = options.skinny_blocking.value_or(context.adapter_description().type != "CPU");
+  v.mv = rows <= 4 ? 1 : rows <= 16 || !blocking ? 2 : 4;
+  v.nt = rows <= 16 || !blocking ? 1 : cols >= 1024 ? 4 : cols >= 256 ? 2 : 1;
+  // (The workgroup reduction has thread s < MV of each column group add up row block s: KS >= 4 >= MV.)
   const uint64_t bytes = v.subgroup_reduce ? 0 : uint64_t{v.mv} * v.ks * v.nc * 16;
   if (bytes > context.limits().maxComputeWorkgroupStorageSize ||
       v.ks * v.nc > context.limits().maxComputeInvocationsPerWorkgroup) {
@@ -223,6 +259,11 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
                                               dtype_name(p.b_dtype), shape_string(p.b_shape)));
     }
     b = t.packed_b->data;
+    if (b.shape() != Shape{t.packed_b->n, t.packed_b->k_pad()}) {
+      throw std::invalid_argument(fmt::format("gemm: packed B data is {}, its k = {}, n = {} need [{}, {}]",
+                                              shape_string(b.shape()), t.packed_b->k, t.packed_b->n,
+                                              t.packed_b->n, t.packed_b->k_pad()));
+    }
   } else {
     check(b, p.b_shape, p.b_dtype, "B");
   }
@@ -285,8 +326,9 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   uint64_t groups_x = 0, groups_y = 0;
   const int64_t shader_m = swap ? layout_.n : layout_.m, shader_n = swap ? layout_.m : layout_.n;
   if (skinny) {
-    groups_x = (shader_n + v.nc - 1) / v.nc;
-    groups_y = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
+    // Row blocks along x (see gemm_skinny.wgsl: B slices are shared by consecutive workgroups).
+    groups_x = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
+    groups_y = (shader_n + v.nc * v.nt - 1) / (v.nc * v.nt);
   } else {
     groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
     groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);
@@ -433,6 +475,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     shader_name = "gemm/gemm_skinny.wgsl";
     values["KS"] = std::to_string(v.ks);
     values["NC"] = std::to_string(v.nc);
+    values["NT"] = std::to_string(v.nt);
     values["MV"] = std::to_string(v.mv);
     values["SUBGROUP_REDUCE"] = flag(v.subgroup_reduce);
   } else {
@@ -443,6 +486,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["TM"] = std::to_string(v.tm);
     values["BK"] = std::to_string(v.bk);
     values["KEEP_K_LOOP"] = flag(!v.unroll_k);
+    values["GROUP_M"] = std::to_string(v.group_m);
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
   }

@@ -7,10 +7,13 @@
 // Planning (the constructor) only needs shapes and dtypes, so an op can plan at graph-build time and
 // record many times. It picks the path:
 //   skinny  M <= 64 and B K-contiguous (transposed or prepacked): bandwidth-bound streaming of B
-//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction; or, with
-//           the operands' roles swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
+//           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction, past 16
+//           rows register-blocked over 16 rows x up to 4 columns; or, with the operands' roles
+//           swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
 //   tiled   everything else: workgroup-memory tiles + register blocks (gemm_tiled.wgsl), the tile
-//           size chosen from the shape and the device's workgroup memory / invocation limits.
+//           size chosen from the shape and the device's workgroup memory / invocation limits; a
+//           K-contiguous B (every prepacked weight) on a large problem gets a K step of 32 (whole
+//           128-byte lines per staged row) and the grouped tile order.
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -52,6 +55,10 @@ struct GemmOptions {
   GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
   bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
   std::optional<bool> unroll_k;         // tiled: override the adapter-based choice (tests)
+  // skinny: override the adapter-based choice of 16-row blocks with NT columns per thread group
+  // for M > 16 (off on CPU adapters, whose LLVM compile of the larger register blocks costs more
+  // than the small GEMMs gain; tests force it on).
+  std::optional<bool> skinny_blocking;
   // Largest storage binding to use; 0 = the device's maxStorageBufferBindingSize. Larger A / output /
   // addend tensors are split into row blocks (tests lower it to exercise the split).
   uint64_t max_binding_bytes = 0;
@@ -69,12 +76,13 @@ struct GemmTensors {
 // One planned tile configuration, exposed for tests and benchmarks.
 struct GemmVariant {
   GemmPath path = GemmPath::tiled;
-  // tiled: WG_X x WG_Y threads, each TM x 4 outputs, K step BK. skinny: KS threads per column,
-  // NC columns and 4 * MV rows per workgroup.
+  // tiled: WG_X x WG_Y threads, each TM x 4 outputs, K step BK. skinny: KS threads per column
+  // group, NC column groups of NT columns and 4 * MV rows per workgroup.
   uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
-  uint32_t ks = 0, nc = 0, mv = 0;
+  uint32_t ks = 0, nc = 0, nt = 1, mv = 0;
   bool subgroup_reduce = false;
   bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
+  uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
 };

@@ -7,8 +7,20 @@
 // aligned); out-of-range elements are clamped + zeroed, so the hot loop has no bounds branches.
 // Float32 accumulation for every storage type.
 //
+// A K-contiguous operand (A untransposed, B transposed or prepacked) arrives as 4 neighbouring k of
+// one row and is scattered into the [k][row] tile as 4 scalar stores. Without care the threads of a
+// warp that share a row offset but differ in k hit the same bank (the tile row length is a multiple
+// of 32 words): a 4- or 8-way conflict on every store. The tile's vec4 slot is therefore XOR-swizzled
+// with a function of k (swz_k below, cf. CUTLASS's XOR-swizzled shared memory layouts), which spreads
+// those threads over all 32 banks and keeps each vec4 intact, so the inner loop still reads one
+// vec4 per operand row group, at slot ^ swz_k(k).
+//
 // Template values (besides gemm_common's): WG_X WG_Y (threads along N and M), TM (rows per thread),
 // BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread),
+// GROUP_M: 0, or walk the output tiles in column-major groups of GROUP_M tile rows (the "grouped
+// ordering" of Triton's matmul tutorial) so that the workgroups resident at one time span few
+// operand rows; this matters when both operands are K-contiguous (each k step then touches one
+// short piece of every resident row of A and B, and the whole of a large B otherwise),
 // KEEP_K_LOOP: bound the inner k loop by a uniform equal to BK instead of the constant, so the
 // compiler keeps it a loop. Chosen on CPU adapters (lavapipe, SwiftShader), where compiling the
 // fully unrolled loop with LLVM costs more than every small GEMM it would then run.
@@ -27,6 +39,23 @@ const THREADS: u32 = WG_X * WG_Y;
 var<workgroup> tile_a: array<vec4<f32>, BK * BM / 4u>;
 var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][n / 4]
 
+// XOR applied to the vec4 slot of tile row k for an operand staged from K-contiguous storage.
+// BK / 4 threads share one row of the operand (a unit is 4 k), so a 32-thread warp covers
+// 128 / BK rows = 32 / BK vec4 slots; multiplying k / 4 by 32 / BK gives those threads' stores
+// distinct slots modulo 8, i.e. distinct banks. Values stay below 8 <= BM / 4, BN / 4 (powers of two,
+// checked by the planner), so the XOR stays inside the tile row.
+fn swz_k(k: u32) -> u32 { return ((k / 4u) * (32u / BK)) & 7u; }
+#if A_TRANS
+fn a_swz(k: u32) -> u32 { return 0u; }
+#else
+fn a_swz(k: u32) -> u32 { return swz_k(k); }
+#endif
+#if B_TRANS
+fn b_swz(k: u32) -> u32 { return swz_k(k); }
+#else
+fn b_swz(k: u32) -> u32 { return 0u; }
+#endif
+
 fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
   for (var l = 0u; l < {{A_LOADS}}u; l++) {
     let u = l * THREADS + tid;
@@ -41,7 +70,7 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     let r = u / (BK / 4u);
     let c = (u % (BK / 4u)) * 4u;
     let v = load_a_unit(a_base, m0 + r, k0 + c, params.M, params.K);
-    for (var i = 0u; i < 4u; i++) { tile_a[((c + i) * BM + r) / 4u][r % 4u] = v[i]; }
+    for (var i = 0u; i < 4u; i++) { tile_a[(c + i) * (BM / 4u) + ((r / 4u) ^ a_swz(c + i))][r % 4u] = v[i]; }
 #endif
   }
   for (var l = 0u; l < {{B_LOADS}}u; l++) {
@@ -53,7 +82,7 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     let v = load_b_unit(b_base, n0 + r, k0 + c, params.N, params.b_k_limit);
     let slot = r / 4u;
     let lane = r % 4u;
-    for (var i = 0u; i < 4u; i++) { tile_b[(c + i) * (BN / 4u) + slot][lane] = v[i]; }
+    for (var i = 0u; i < 4u; i++) { tile_b[(c + i) * (BN / 4u) + (slot ^ b_swz(c + i))][lane] = v[i]; }
 #else
     // stored [K, N]: a unit is 4 neighbouring n of one k, exactly one vec4 of the tile
     let r = u / (BN / 4u);
@@ -65,11 +94,24 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
 
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
-        @builtin(local_invocation_index) tid: u32) {
+        @builtin(local_invocation_index) tid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
   let batch = params.batch_base + wg.z;
   let base = batch_base(batch);
+#if GROUP_M
+  // Linear workgroup index -> (tile row, tile column), GROUP_M tile rows at a time, column-major
+  // inside a group (the last group may have fewer rows). A bijection on the groups.x * groups.y grid.
+  let pid = wg.y * groups.x + wg.x;
+  let per_group = {{GROUP_M}}u * groups.x;
+  let first_row = (pid / per_group) * {{GROUP_M}}u;
+  let rows_here = min(groups.y - first_row, {{GROUP_M}}u);
+  let tile_row = first_row + (pid % per_group) % rows_here;
+  let tile_col = (pid % per_group) / rows_here;
+  let m0 = tile_row * BM;
+  let n0 = tile_col * BN;
+#else
   let m0 = wg.y * BM;
   let n0 = wg.x * BN;
+#endif
 
   var acc: array<vec4<f32>, TM>;
   let k_tiles = (params.K + BK - 1u) / BK;
@@ -82,9 +124,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let k_end = BK;
 #endif
     for (var k = 0u; k < k_end; k++) {
-      let b = tile_b[k * (BN / 4u) + lid.x];
+      let b = tile_b[k * (BN / 4u) + (lid.x ^ b_swz(k))];
       for (var q = 0u; q < TM / 4u; q++) {
-        let a = tile_a[(k * BM + lid.y * TM) / 4u + q];
+        let a = tile_a[k * (BM / 4u) + ((lid.y * TM / 4u + q) ^ a_swz(k))];
         for (var i = 0u; i < 4u; i++) {
           acc[4u * q + i] = fma(vec4<f32>(a[i]), b, acc[4u * q + i]);
         }

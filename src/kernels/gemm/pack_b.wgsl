@@ -1,6 +1,7 @@
 // Prepacking of a constant B (weights) into the layout both GEMM paths read fastest: [N, K_pad],
-// K contiguous, K_pad = K rounded up to 4 with zeros, so every row starts 16-byte (f32) or 8-byte
-// (f16) aligned and the GEMMs use vector loads along K. One thread writes one 32-bit word (one
+// K contiguous, K_pad = packed_row_length(K) (packed_b.h: K rounded up to 4, more for 1 KiB-multiple
+// rows) with zeros, so every row starts 16-byte (f32) or 8-byte (f16) aligned and the GEMMs use
+// vector loads along K. One thread writes one 32-bit word (one
 // f32, or two neighbouring halves), so f16 output needs no atomics.
 // Template values: F16, B_TRANS (the source is stored [N, K] rather than [K, N]).
 

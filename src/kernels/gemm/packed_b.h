@@ -1,5 +1,6 @@
 // A constant B (weights) repacked once at load into the layout the GEMMs read fastest:
-// [N, K_pad] with K contiguous and K_pad = K rounded up to 4 (zero padding). Both GEMM paths read it
+// [N, K_pad] with K contiguous and K_pad = K rounded up to 4 (zero padding), plus 32 more when that
+// is a multiple of 256 (see packed_row_length). Both GEMM paths read it
 // with vector loads along K (the skinny path streams each row of it with coalesced lanes; the tiled
 // path sees it as a transposed B whose rows are 16-byte aligned). The dtype is kept (f16 stays
 // packed halves), so packing never changes the numbers.
@@ -12,11 +13,23 @@
 
 namespace onda::kernels::gemm {
 
+// The row length (elements) of a packed B with k rows in op(B): k rounded up to 4, so rows start
+// 16-byte aligned for vector loads; and when that is a multiple of 256 (a row of 1 KiB or a larger
+// power-of-two multiple: K = 256, 512, ..., 4096), 32 more, so that the tiled path, which reads a
+// short piece of many rows per K step, does not hit the same memory channels / cache sets with
+// every row (power-of-two leading dimensions; the classic remedy is to pad them, as BLAS guides
+// advise). Suspected cause of the K-contiguous-B slowdown at 4096^3 on an H200 (2x below row-major
+// B there, equal at 2048^3); to be confirmed on hardware. The padding is zeros.
+constexpr int64_t packed_row_length(int64_t k) {
+  const int64_t k4 = (k + 3) / 4 * 4;
+  return k4 >= 256 && k4 % 256 == 0 ? k4 + 32 : k4;
+}
+
 struct PackedB {
   Tensor data;    // shape [n, k_pad]
   int64_t k = 0;  // logical op(B) is k x n
   int64_t n = 0;
-  int64_t k_pad() const { return (k + 3) / 4 * 4; }
+  int64_t k_pad() const { return packed_row_length(k); }
   DType dtype() const { return data.dtype(); }
 };
 
