@@ -14,7 +14,7 @@ run build/bench_elementwise --mib 1024 --repeats 20 2>&1 | tee "$out/bench_eleme
 PYTHONUNBUFFERED=1 python3 bench/torch_elementwise.py --mib 1024 --repeats 20 2>&1 | tee "$out/torch_elementwise.txt"
 ONDA_GEMM_BENCH=1 run build/onda_tests --gtest_filter='GemmBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_gemm.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_matmul.py 2>&1 | tee "$out/torch_matmul.txt"
-ONDA_LAYOUT_BENCH_MIB=512 run build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_layout.txt"
+[ "${ONDA_BENCH_LAYOUT:-1}" = 0 ] || ONDA_LAYOUT_BENCH_MIB=512 run build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_layout.txt"
 run build/bench_fft --repeats 20 --path both 2>&1 | tee "$out/bench_fft.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_fft.py 2>&1 | tee "$out/torch_fft.txt"
 # End-to-end models (carry .models-small: the .onnx files, recipes and materialize.py).
@@ -22,5 +22,6 @@ if [ -d .models-small ]; then
   models=/tmp/onda-models
   mkdir -p "$models" && cp .models-small/* "$models"/
   (cd "$models" && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done)
-  PYTHONUNBUFFERED=1 run python3 bench/models.py --models-dir "$models" --out "$out/models" --runs 20 2>&1 | tee "$out/models.txt" | tail -60
+  PYTHONUNBUFFERED=1 run python3 bench/models.py --models-dir "$models" --out "$out/models" --runs "${ONDA_MODEL_RUNS:-20}" \
+    --ort-runs "${ONDA_ORT_RUNS:-3}" 2>&1 | tee "$out/models.txt" | tail -60
 fi
