@@ -101,7 +101,7 @@ void run(const RunArguments& a) {
   if (a.bench > 0) {
     std::vector<double> times;
     for (int i = 0; i < a.bench; ++i) {
-      session->run(inputs);
+      outputs = session->run(inputs);  // the files written below are the last run's
       times.push_back(session->last_run().wall_ms);
     }
     std::sort(times.begin(), times.end());
@@ -162,7 +162,7 @@ void add_run_command(CLI::App& app) {
   command->add_option("--shape", a->shapes, "NAME=d0,d1,... shape of a random input with dynamic dims");
   command->add_flag("--random-inputs", a->random_inputs, "Random values for inputs without --input");
   command->add_option("--output-dir", a->output_dir, "Write every output as DIR/<name>.npy");
-  command->add_option("--bench", a->bench, "Time N more runs after the first (min/median/max)");
+  command->add_option("--bench", a->bench, "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
   command->add_option("--adapter", a->adapter, "Adapter index or name substring");
   command->callback([a] { run(*a); });

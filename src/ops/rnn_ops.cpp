@@ -101,7 +101,23 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
     if (wants_output(node, 0)) out.y = outputs[0].device = context.allocate(x.dtype(), kernels::rnn::rnn_y_shape(spec, x.shape()));
     if (wants_output(node, 1)) out.y_h = outputs[1].device = context.allocate(x.dtype(), state);
     if (cell == CellType::lstm && wants_output(node, 2)) out.y_c = outputs[2].device = context.allocate(x.dtype(), state);
-    kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out);
+    // Constant W, R, B, P (initializers, the usual case): prepared (packed) once per node and kept
+    // across runs in the node's state; otherwise every run.
+    bool constant_weights = inputs[1].constant && inputs[2].constant && context.node_state;
+    for (size_t i : {size_t{3}, p_input}) {
+      if (i < inputs.size() && inputs[i].defined() && !inputs[i].constant) constant_weights = false;
+    }
+    if (constant_weights) {
+      auto& state = *context.node_state;
+      if (!state) {
+        state = std::make_shared<kernels::rnn::RnnWeights>(kernels::rnn::prepare_rnn_weights(
+            context.kernels, context.recorder, context.persistent_pool, spec, in.w, in.r, in.b, in.p));
+      }
+      kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec,
+                               *std::static_pointer_cast<kernels::rnn::RnnWeights>(state), in, out);
+    } else {
+      kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out);
+    }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }
