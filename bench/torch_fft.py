@@ -3,29 +3,18 @@
     python3 bench/torch_fft.py [--points LOG2]
 """
 import argparse
+import functools
 
 import torch
+
+from cuda_timing import median_ms
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--points", type=int, default=26)
 parser.add_argument("--repeats", type=int, default=20)
 args = parser.parse_args()
+median_ms = functools.partial(median_ms, repeats=args.repeats)
 points = 1 << args.points
-
-
-def median_ms(fn):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(args.repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, {points} points per batch")

@@ -5,23 +5,10 @@ TF32 off (fp32) and fp16, CUDA events, median of repeats.
 """
 import torch
 
+from cuda_timing import median_ms
+
 torch.backends.cuda.matmul.allow_tf32 = False
 torch.backends.cudnn.allow_tf32 = False
-
-
-def median_ms(fn, repeats=20):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(repeats):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
 
 
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name()} (TF32 off)")
