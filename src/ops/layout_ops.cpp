@@ -21,19 +21,6 @@
 namespace onda::ops {
 namespace {
 
-// Runs a kernel call, turning its std::invalid_argument / std::out_of_range into a ModelError that
-// names the node.
-template <typename F>
-void checked(const Node& node, F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
-  } catch (const std::out_of_range& e) {
-    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
-  }
-}
-
 Value device_output(OpContext& context, DType dtype, const Shape& shape) {
   Value v;
   v.device = context.allocate(dtype, shape);
@@ -44,7 +31,7 @@ std::vector<Value> transpose(const Node& node, OpContext& context, const std::ve
   const Value& x = inputs.at(0);
   std::vector<int64_t> perm = node.attribute_ints("perm", {});
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), kernels::transpose_output_shape(x.shape(), perm));
     kernels::record_transpose(context.kernels, context.recorder, context.to_device(x), perm, y.device);
   });
@@ -65,7 +52,7 @@ std::vector<Value> slice(const Node& node, OpContext& context, const std::vector
     steps = optional_constant_ints(node, input_or_empty(inputs, 4), "steps").value_or(std::vector<int64_t>{});
   }
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     const auto dims = kernels::plan_slice(x.shape(), starts, ends, axes, steps);
     y = device_output(context, x.dtype(), kernels::slice_output_shape(dims));
     kernels::record_slice(context.kernels, context.recorder, context.to_device(x), dims, y.device);
@@ -86,7 +73,7 @@ std::vector<Value> concat(const Node& node, OpContext& context, const std::vecto
     tensors.push_back(context.to_device(v));
   }
   Value y = device_output(context, inputs[0].dtype(), out);
-  checked(node, [&] { kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device); });
+  rethrow_naming_node(node, [&] { kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device); });
   return {y};
 }
 
@@ -120,7 +107,7 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
     results.push_back(device_output(context, x.dtype(), shape));
     tensors.push_back(results.back().device);
   }
-  checked(node, [&] { kernels::record_split(context.kernels, context.recorder, context.to_device(x), axis, tensors); });
+  rethrow_naming_node(node, [&] { kernels::record_split(context.kernels, context.recorder, context.to_device(x), axis, tensors); });
   return results;
 }
 
@@ -129,7 +116,7 @@ std::vector<Value> gather(const Node& node, OpContext& context, const std::vecto
   const Value& indices = inputs.at(1);
   const int64_t axis = normalize_axis(node, node.attribute_int("axis", 0), static_cast<int64_t>(data.shape().size()));
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y = device_output(context, data.dtype(), kernels::gather_output_shape(data.shape(), indices.shape(), axis));
     std::optional<std::vector<int64_t>> host;
     if (indices.on_host()) host = indices.host.to_int64();
@@ -185,7 +172,7 @@ std::vector<Value> pad(const Node& node, OpContext& context, const std::vector<V
     throw ModelError(fmt::format("{}: {} pads for rank {}", node.describe(), pads.size(), rank));
   }
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), kernels::pad_output_shape(x.shape(), pads));
     kernels::record_pad(context.kernels, context.recorder, context.to_device(x), pads, mode, value, y.device);
   });
@@ -196,7 +183,7 @@ std::vector<Value> expand(const Node& node, OpContext& context, const std::vecto
   const Value& x = inputs.at(0);
   const auto shape = constant_ints(node, input_or_empty(inputs, 1), "shape");
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), kernels::expand_output_shape(x.shape(), shape));
     kernels::record_expand(context.kernels, context.recorder, context.to_device(x), y.device);
   });
@@ -213,7 +200,7 @@ std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<
     out[d] *= repeats[d];
   }
   Value y = device_output(context, x.dtype(), out);
-  checked(node, [&] { kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device); });
+  rethrow_naming_node(node, [&] { kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device); });
   return {y};
 }
 
@@ -265,10 +252,10 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   } else {
     const auto s = constant_doubles(node, scales, "scales");
     for (double v : s) a.scales.push_back(static_cast<float>(v));
-    checked(node, [&] { out = kernels::resize_output_shape(x.shape(), a.scales); });
+    rethrow_naming_node(node, [&] { out = kernels::resize_output_shape(x.shape(), a.scales); });
   }
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), out);
     kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
   });
@@ -280,7 +267,7 @@ std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::v
   const Value& data = inputs.at(0);
   const Value& indices = inputs.at(1);
   Value y = device_output(context, data.dtype(), data.shape());
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     std::optional<std::vector<int64_t>> host;
     if (indices.on_host()) host = indices.host.to_int64();
     std::optional<std::span<const int64_t>> host_span;
@@ -333,7 +320,7 @@ std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<
   // 1-D pools run as 2-D with a unit height.
   const Tensor input = two_d ? context.to_device(x) : context.to_device(x).reshape({x.shape()[0], x.shape()[1], 1, x.shape()[2]});
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     Shape out = kernels::pool2d_output_shape(input.shape(), a);
     Tensor target = context.allocate(x.dtype(), out);
     kernels::record_pool2d(context.kernels, context.recorder, input, a, target);

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "graph/model_error.h"
@@ -38,6 +39,19 @@ inline std::vector<double> constant_doubles(const Node& node, const Value& v, co
     throw ModelError(fmt::format("{}: input '{}' must be a constant (known before the run)", node.describe(), what));
   }
   return v.host.to_double();
+}
+
+// Runs a kernel call, turning its std::invalid_argument / std::out_of_range (the kernels' way of
+// rejecting bad shapes, parameters and host-known indices) into a ModelError that names the node.
+template <typename F>
+void rethrow_naming_node(const Node& node, F&& f) {
+  try {
+    f();
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  } catch (const std::out_of_range& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
 }
 
 inline int64_t normalize_axis(const Node& node, int64_t axis, int64_t rank) {

@@ -33,15 +33,6 @@ const fft::FftKernel& kernel_for(OpContext& context, const fft::FftDescription& 
   return *s->kernel;
 }
 
-template <typename F>
-void checked(const Node& node, F&& f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
-  }
-}
-
 // A real tensor [..., 1] as complex [..., 2] with zero imaginary parts (for full-spectrum transforms
 // of real input, which the FFT engine runs as complex ones).
 Tensor real_to_complex(OpContext& context, const Tensor& real) {
@@ -125,7 +116,7 @@ std::vector<Value> dft(const Node& node, OpContext& context, const std::vector<V
   d.input = fft::contiguous_layout(present, inner, in_components);
   d.output = fft::contiguous_layout(out_axis, inner, out_components);
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y.device = context.allocate(x.dtype(), out_shape);
     kernel_for(context, d).record(context.recorder, input, y.device);
     if (slice_onesided) {
@@ -194,7 +185,7 @@ std::vector<Value> stft(const Node& node, OpContext& context, const std::vector<
   d.output.inner_stride = bins * 2;
   d.output.axis_stride = 2;
   Value y;
-  checked(node, [&] {
+  rethrow_naming_node(node, [&] {
     y.device = context.allocate(signal.dtype(), {shape[0], frames, bins, 2});
     Tensor window_tensor;
     if (window.defined()) {
