@@ -574,13 +574,23 @@ TEST(GemmLayout, CollapsesBatchDimensions) {
   EXPECT_EQ(l.a_batch_strides, Strides({20}));
   EXPECT_EQ(l.b_batch_strides, Strides({30}));
   EXPECT_EQ(l.output_shape, Shape({2, 3, 4, 6}));
-  // B shared: one dimension, B stride 0.
+  // B shared by a contiguous A's batch: the batch folds into M (one [24, 5] x [5, 6] product).
   l = plan_matmul_layout({2, 3, 4, 5}, false, {5, 6}, false, Shape{6});
-  EXPECT_EQ(l.batch_shape, Strides({6}));
-  EXPECT_EQ(l.b_batch_strides, Strides({0}));
-  EXPECT_EQ(l.addend_batch_strides, Strides({0}));
+  EXPECT_EQ(l.batch_shape, Strides({}));
+  EXPECT_EQ(l.batch_count, 1);
+  EXPECT_EQ(l.m, 24);
+  EXPECT_EQ(l.output_shape, Shape({2, 3, 4, 6}));
   EXPECT_EQ(l.addend_row_stride, 0);
   EXPECT_EQ(l.addend_col_stride, 1);
+  // ... but not a transposed A (its matrices' rows are not consecutive rows of one matrix), nor
+  // an addend that differs per batch entry but not per row.
+  l = plan_matmul_layout({2, 3, 5, 4}, true, {5, 6}, false, std::nullopt);
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.b_batch_strides, Strides({0}));
+  EXPECT_EQ(l.m, 4);
+  l = plan_matmul_layout({6, 4, 5}, false, {5, 6}, false, Shape{6, 1, 6});
+  EXPECT_EQ(l.batch_shape, Strides({6}));
+  EXPECT_EQ(l.addend_batch_strides, Strides({6}));
   // An outer product of batches stays two dimensions.
   l = plan_matmul_layout({2, 1, 4, 5}, false, {3, 6, 5}, true, Shape{4, 1});
   EXPECT_EQ(l.batch_shape, Strides({2, 3}));

@@ -99,14 +99,36 @@ void run(const RunArguments& a) {
   fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms), peak GPU memory {:.1f} MiB\n", first.wall_ms,
              first.dispatches, first.record_ms, static_cast<double>(first.peak_gpu_bytes) / (1 << 20));
   if (a.bench > 0) {
-    std::vector<double> times;
+    session->set_profiling(false);
+    std::vector<double> times, records, waits;
     for (int i = 0; i < a.bench; ++i) {
       outputs = session->run(inputs);  // the files written below are the last run's
       times.push_back(session->last_run().wall_ms);
+      records.push_back(session->last_run().record_ms);
+      waits.push_back(session->last_run().gpu_wait_ms);
     }
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
     std::sort(times.begin(), times.end());
     fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), times[times.size() / 2],
                times.back());
+    const double wall = median(times), record = median(records);
+    fmt::print("median run: recording {:.3f} ms ({:.0f}% of wall), submit to GPU done {:.3f} ms, {} dispatches\n", record,
+               wall > 0 ? 100 * record / wall : 0.0, median(waits), session->last_run().dispatches);
+    if (a.profile) {
+      std::vector<std::pair<std::string, double>> by_op(session->last_run().record_ms_by_op.begin(),
+                                                         session->last_run().record_ms_by_op.end());
+      std::sort(by_op.begin(), by_op.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+      fmt::print("CPU recording per op type (last timed run):");
+      for (size_t i = 0; i < std::min<size_t>(8, by_op.size()); ++i) fmt::print(" {} {:.2f} ms;", by_op[i].first, by_op[i].second);
+      fmt::print("\n");
+    }
+    if (a.profile) {  // one more run, profiled (per-dispatch timestamps slow a run down)
+      session->set_profiling(true);
+      outputs = session->run(inputs);
+    }
   }
   if (a.profile) {
     const auto& profile = session->last_run().profile;

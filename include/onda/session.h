@@ -39,9 +39,11 @@ struct ProfileLine {
 struct RunStats {
   double wall_ms = 0;        // run() from inputs to outputs on the host
   double record_ms = 0;      // CPU time planning and recording dispatches
+  double gpu_wait_ms = 0;    // from the submit until the GPU finished
   uint64_t dispatches = 0;
   uint64_t peak_gpu_bytes = 0;  // pooled buffers on loan at the peak (weights included)
   std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
+  std::map<std::string, double> record_ms_by_op;  // CPU time recording each op type (host ops: "host")
 };
 
 class Session {
@@ -57,6 +59,9 @@ class Session {
   // Inputs by name (all graph inputs are required); returns every graph output by name.
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
   const RunStats& last_run() const;
+  // Timestamp profiling of later runs (SessionOptions::profile sets it for the first): each
+  // dispatch gets its own pass, which costs time, so timed runs should leave it off.
+  void set_profiling(bool on);
 
  private:
   struct Impl;

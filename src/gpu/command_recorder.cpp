@@ -89,10 +89,11 @@ void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<
   wgpu::BindGroup bind_group = context_.device().CreateBindGroup(&bind_descriptor);
 
   uint32_t query_index = 0;
-  if (profiler_ && profiler_->next_pair(scope_.empty() ? name : scope_, &query_index)) {
+  wgpu::QuerySet query_set;
+  if (profiler_ && profiler_->next_pair(scope_.empty() ? name : scope_, &query_set, &query_index)) {
     end_pass();
     wgpu::PassTimestampWrites timestamps;
-    timestamps.querySet = profiler_->query_set();
+    timestamps.querySet = query_set;
     timestamps.beginningOfPassWriteIndex = query_index;
     timestamps.endOfPassWriteIndex = query_index + 1;
     wgpu::ComputePassDescriptor pass_descriptor;

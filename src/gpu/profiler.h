@@ -19,13 +19,15 @@ struct ProfileEntry {
 
 class Profiler {
  public:
-  explicit Profiler(Context& context, uint32_t capacity = 2048);  // WebGPU allows at most 4096 queries per set
+  // Query sets hold `pairs_per_set` begin/end pairs each (WebGPU allows at most 4096 queries per
+  // set); a run with more dispatches gets more sets, up to `max_pairs` in all.
+  explicit Profiler(Context& context, uint32_t pairs_per_set = 2048, uint32_t max_pairs = 1 << 16);
 
-  bool available() const { return static_cast<bool>(query_set_); }
+  bool available() const { return available_; }
 
-  // Reserves the next begin/end query pair for a dispatch called `name`; false when full.
-  bool next_pair(const std::string& name, uint32_t* begin_index);
-  const wgpu::QuerySet& query_set() const { return query_set_; }
+  // Reserves the next begin/end query pair for a dispatch called `name`: its set and the begin
+  // index in it (end = begin + 1); false when the budget is spent.
+  bool next_pair(const std::string& name, wgpu::QuerySet* set, uint32_t* begin_index);
 
   // Records the resolve of all queries used so far into `encoder`.
   void resolve(const wgpu::CommandEncoder& encoder);
@@ -38,11 +40,15 @@ class Profiler {
   void clear();
 
  private:
+  struct QueryChunk {
+    wgpu::QuerySet query_set;
+    wgpu::Buffer resolve_buffer;
+    wgpu::Buffer readback_buffer;
+  };
   Context& context_;
-  uint32_t capacity_;
-  wgpu::QuerySet query_set_;
-  wgpu::Buffer resolve_buffer_;
-  wgpu::Buffer readback_buffer_;
+  bool available_ = false;
+  uint32_t pairs_per_set_, max_pairs_;
+  std::vector<QueryChunk> chunks_;  // created on demand, kept across runs
   std::vector<std::string> pending_names_;
   bool resolved_ = false;
   std::map<std::string, ProfileEntry> totals_;

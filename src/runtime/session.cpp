@@ -47,6 +47,10 @@ struct Session::Impl {
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
   std::unordered_map<std::string, Tensor> uploaded;
+  // Small constants (biases, norm scales, folded shape tensors) a kernel needed on the GPU, by
+  // their host data: uploaded once per plan instead of every run. Kept in persistent_pool, whose
+  // buffers are never reused within a run, so a queue write cannot race with recorded work.
+  std::map<const std::byte*, Tensor> uploaded_constants;
   // Per-node op state kept across runs (prepacked weights).
   std::unordered_map<const Node*, std::shared_ptr<void>> node_states;
   // The graph simplified for the input shapes of the last run (shape arithmetic folded, dead nodes
@@ -55,8 +59,15 @@ struct Session::Impl {
   std::map<std::string, Shape> plan_shapes;
   RunStats stats;
 
+  bool profiling = false;
+
   Impl(Graph g, const SessionOptions& options) : graph(std::move(g)), context(gpu::ContextOptions{options.adapter}) {
-    if (options.profile) profiler = std::make_unique<gpu::Profiler>(context);
+    set_profiling(options.profile);
+  }
+
+  void set_profiling(bool on) {
+    profiling = on;
+    if (on && !profiler) profiler = std::make_unique<gpu::Profiler>(context);
   }
 
   Tensor upload(const HostTensor& host) {
@@ -99,6 +110,7 @@ const std::vector<TensorSpec>& Session::inputs() const { return impl_->input_spe
 const std::vector<TensorSpec>& Session::outputs() const { return impl_->output_specs; }
 std::string Session::adapter_name() const { return impl_->context.adapter_description().name; }
 const RunStats& Session::last_run() const { return impl_->stats; }
+void Session::set_profiling(bool on) { impl_->set_profiling(on); }
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
   return impl_->run(inputs);
@@ -145,6 +157,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     plan = std::move(simplified);
     plan_shapes = shapes;
     node_states.clear();
+    uploaded_constants.clear();
   }
   const Graph& graph = *plan;
   // Remaining uses of each value: a GPU value is dropped (its buffer back to the pool) after the last.
@@ -158,7 +171,9 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
 
 
   pool.reset_peak();
-  gpu::CommandRecorder recorder(context, profiler.get());
+  // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
+  gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
+  gpu::CommandRecorder recorder(context, active_profiler);
   ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
   // Uploads while recording go through the recorder, in order with the dispatches (see
   // CommandRecorder::upload): a pooled buffer may be reused within the run.
@@ -168,6 +183,15 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   op_context.to_device = [&](const ops::Value& v) -> Tensor {
     if (v.device.defined()) return v.device;
     if (!v.host.defined()) throw ModelError("internal: undefined value used");
+    if (v.constant && v.host.numel() > 0) {
+      auto cached = uploaded_constants.find(v.host.data());
+      if (cached == uploaded_constants.end() || cached->second.dtype() != v.host.dtype() ||
+          cached->second.shape() != v.host.shape()) {
+        Tensor t = Tensor::upload(context, persistent_pool, v.host.dtype(), v.host.shape(), v.host.data());
+        cached = uploaded_constants.insert_or_assign(v.host.data(), std::move(t)).first;
+      }
+      return cached->second;
+    }
     return upload_in_run(v.host);
   };
 
@@ -191,7 +215,9 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     throw ModelError(fmt::format("{}: input '{}' has no value", node.describe(), name));
   };
 
+  std::map<std::string, double> record_by_op;
   for (const auto& node : graph.nodes) {
+    const auto node_start = std::chrono::steady_clock::now();
     std::vector<ops::Value> args;
     bool all_host = true;
     for (const auto& name : node.inputs) {
@@ -203,7 +229,8 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     const HostOp host_op = canonical_domain(node.domain).empty() ? find_host_op(node.op_type) : nullptr;
     bool small = true;
     for (const auto& a : args) small = small && (!a.defined() || a.host.numel() <= kMaxHostElements);
-    if (all_host && host_op && (small || is_view_op(node.op_type))) {
+    const bool on_host = all_host && host_op && (small || is_view_op(node.op_type));
+    if (on_host) {
       std::vector<HostTensor> host_args;
       for (const auto& a : args) host_args.push_back(a.host);
       for (auto& t : host_op(node, host_args)) {
@@ -216,9 +243,10 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
-      if (profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
+      if (active_profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
       results = entry->record(node, op_context, args);
     }
+    record_by_op[on_host ? std::string("host") : node.op_type] += ms_since(node_start);
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
     }
@@ -228,8 +256,11 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   }
   stats = {};
   stats.record_ms = ms_since(start);
+  stats.record_ms_by_op = std::move(record_by_op);
   stats.dispatches = recorder.dispatch_count();
+  const auto submitted = std::chrono::steady_clock::now();
   recorder.submit_and_wait();
+  stats.gpu_wait_ms = ms_since(submitted);
   stats.peak_gpu_bytes = pool.stats().peak_bytes_in_use + persistent_pool.stats().bytes_in_use;
 
   std::map<std::string, HostTensor> outputs;
@@ -244,7 +275,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     }
   }
   stats.wall_ms = ms_since(start);
-  if (profiler) {
+  if (active_profiler) {
     for (const auto& e : profiler->entries()) {
       const size_t tab = e.name.find('\t');
       stats.profile.push_back({tab == std::string::npos ? e.name : e.name.substr(0, tab),

@@ -123,7 +123,21 @@ MatmulLayout plan_matmul_layout(const Shape& a, bool transpose_a, const Shape& b
                     "most {} are supported",
                     shape_string(a_batch), shape_string(b_batch), L.batch_shape.size(), kMaxBatchDims));
   }
-  L.batch_count = element_count(batch);
+  // A batch dimension that only A walks (B shared, e.g. a Linear layer on [T, 1, C] activations)
+  // is more rows of one matrix product: fold it into M when A's matrices follow each other in
+  // memory (so do the output's; an addend must repeat per row the same way). One [T*M, K] x [K, N]
+  // product fills the GPU; T products of M rows would each be a starved GEMV.
+  while (!transpose_a && !L.batch_shape.empty() && L.b_batch_strides.back() == 0 &&
+         L.a_batch_strides.back() == L.m * L.k &&
+         (!L.has_addend || L.addend_batch_strides.back() == L.m * L.addend_row_stride)) {
+    L.m *= L.batch_shape.back();
+    L.batch_shape.pop_back();
+    L.a_batch_strides.pop_back();
+    L.b_batch_strides.pop_back();
+    L.addend_batch_strides.pop_back();
+  }
+  L.batch_count = 1;
+  for (int64_t d : L.batch_shape) L.batch_count *= d;
   return L;
 }
 

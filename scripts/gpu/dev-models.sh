@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Quick end-to-end check on the GPU machine (a subset of bench/h200.sh): materializes the four
+# reference models from .models-small and runs bench/models.py with few runs; prints the summary.
+# Carry .gl, build, .deps and .models-small.   RUNS=5 bash scripts/gpu/dev-models.sh
+set -uo pipefail
+out=${OUT:-out}
+mkdir -p "$out"
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+models=/tmp/onda-models; mkdir -p $models && cp .models-small/* $models/
+(cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done)
+PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out "$out/models" \
+  --runs "${RUNS:-5}" --ort-runs "${ORT_RUNS:-1}" ${ORT_WEBGPU:+--ort-webgpu "$ORT_WEBGPU"} > "$out/models.txt" 2>&1
+rm -f "$out"/models/*/*.npy
+grep -E "=====|first run|runs:|median run|CPU recording|kernels\)" "$out/models.txt"; tail -8 "$out/models.txt"
