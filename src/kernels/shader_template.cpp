@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <mutex>
 #include <set>
+#include <unordered_map>
 #include <stdexcept>
 #include <vector>
 
@@ -109,7 +111,25 @@ std::string render_template_text(std::string_view text, const TemplateValues& va
 }
 
 std::string render_shader(const std::string& name, const TemplateValues& values) {
-  return render_template_text(shader_text(name), values, name);
+  // Kernels render their shader on every dispatch they record (a model records thousands per run);
+  // the rendering (directives, includes, substitutions) costs tens of microseconds, a lookup of
+  // the same request far less. The cache grows with the distinct specialisations only.
+  std::string key = name;
+  for (const auto& [k, v] : values) {
+    key += '\0';
+    key += k;
+    key += '=';
+    key += v;
+  }
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::string> rendered;
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = rendered.find(key); it != rendered.end()) return it->second;
+  }
+  std::string text = render_template_text(shader_text(name), values, name);
+  std::lock_guard lock(mutex);
+  return rendered.emplace(std::move(key), std::move(text)).first->second;
 }
 
 }  // namespace onda::kernels
