@@ -19,13 +19,18 @@
 namespace onda::test {
 namespace {
 
-void add_float_initializer(onnx::GraphProto* graph, const std::string& name, const Shape& shape,
-                           const std::vector<float>& values) {
-  auto* t = graph->add_initializer();
-  t->set_name(name);
-  t->set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : shape) t->add_dims(d);
-  t->set_raw_data(std::string(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(float)));
+// An initializer of `dtype` (f32 or f16, rounded to nearest even) holding `values`; returns the
+// values it really holds.
+std::vector<float> add_initializer(onnx::GraphProto* graph, const std::string& name, const Shape& shape,
+                                   const std::vector<float>& values, DType dtype) {
+  const HostTensor t = HostTensor::from_double(dtype, shape, std::vector<double>(values.begin(), values.end()));
+  auto* proto = graph->add_initializer();
+  proto->set_name(name);
+  proto->set_data_type(dtype == DType::f16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT);
+  for (int64_t d : shape) proto->add_dims(d);
+  proto->set_raw_data(std::string(reinterpret_cast<const char*>(t.data()), t.numel() * host_element_size(dtype)));
+  const auto held = t.to_double();
+  return {held.begin(), held.end()};
 }
 
 void add_ints(onnx::NodeProto* node, const std::string& name, const std::vector<int64_t>& values) {
@@ -46,9 +51,14 @@ struct SessionCase {
 };
 
 // One Conv / ConvTranspose node with initializer weights, run twice through a Session.
-void run_case(const SessionCase& c) {
+void run_case(const SessionCase& c, DType dtype) {
   Random r(test_seed());
-  const std::vector<float> x = r.normal(element_count(c.x));
+  const HostTensor x_host = HostTensor::from_double(dtype, c.x, [&] {
+    const auto v = r.normal(element_count(c.x));
+    return std::vector<double>(v.begin(), v.end());
+  }());
+  const auto x_held = x_host.to_double();
+  const std::vector<float> x(x_held.begin(), x_held.end());
   std::vector<float> w;
   if (c.identity) {
     const int64_t n = c.w[0];
@@ -62,16 +72,17 @@ void run_case(const SessionCase& c) {
   a.strides = std::vector<int64_t>(c.x.size() - 2, c.stride);
   const auto g = c.transpose ? kernels::conv::resolve_conv_transpose(c.x, c.w, a)
                              : kernels::conv::resolve_conv(c.x, c.w, a);
-  const std::vector<float> bias = c.bias ? r.normal(g.out_channels) : std::vector<float>{};
+  std::vector<float> bias = c.bias ? r.normal(g.out_channels) : std::vector<float>{};
 
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, c.x);
-  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, g.output_shape());
-  add_float_initializer(graph, "w", c.w, w);
+  const int elem_type = dtype == DType::f16 ? onnx::TensorProto::FLOAT16 : onnx::TensorProto::FLOAT;
+  add_tensor_value(graph->mutable_input(), "x", elem_type, c.x);
+  add_tensor_value(graph->mutable_output(), "y", elem_type, g.output_shape());
+  w = add_initializer(graph, "w", c.w, w, dtype);
   std::vector<std::string> inputs = {"x", "w"};
   if (c.bias) {
-    add_float_initializer(graph, "b", {g.out_channels}, bias);
+    bias = add_initializer(graph, "b", {g.out_channels}, bias, dtype);
     inputs.push_back("b");
   }
   auto* node = add_node(graph, c.transpose ? "ConvTranspose" : "Conv", inputs, {"y"}, "conv_node");
@@ -81,7 +92,8 @@ void run_case(const SessionCase& c) {
   auto session = Session::open(folder.path() / "model.onnx");
 
   const std::vector<double> ref = reference_conv(g, x, w, bias);
-  const std::map<std::string, HostTensor> feeds = {{"x", HostTensor::from_values<float>(c.x, x)}};
+  const std::map<std::string, HostTensor> feeds = {{"x", x_host}};
+  const double bound = dtype == DType::f16 ? 1e-3 : 1e-6;
   std::vector<float> outputs[2];
   uint64_t dispatches[2] = {};
   for (int run = 0; run < 2; ++run) {
@@ -91,9 +103,9 @@ void run_case(const SessionCase& c) {
     outputs[run].assign(values.begin(), values.end());
     dispatches[run] = session->last_run().dispatches;
     const double e = rel_l2(outputs[run], ref);
-    std::printf("  %-52s run %d: %3llu dispatches, rel L2 %.3g\n", c.what.c_str(), run + 1,
-                static_cast<unsigned long long>(dispatches[run]), e);
-    EXPECT_LE(e, 1e-6) << c.what << " run " << run + 1;
+    std::printf("  %-52s %s run %d: %3llu dispatches, rel L2 %.3g\n", c.what.c_str(), dtype_name(dtype).data(),
+                run + 1, static_cast<unsigned long long>(dispatches[run]), e);
+    EXPECT_LE(e, bound) << c.what << " " << dtype_name(dtype) << " run " << run + 1;
   }
   EXPECT_EQ(std::memcmp(outputs[0].data(), outputs[1].data(), outputs[0].size() * sizeof(float)), 0)
       << c.what << ": the second run differs from the first";
@@ -115,7 +127,8 @@ TEST(ConvSession, ConstantWeightsPreparedOnce) {
       {"Conv 1-D (gemm)", false, {2, 16, 40}, {32, 16, 3}, 2, true, false, 0},
       {"Conv 2-D (direct)", false, {1, 3, 12, 10}, {4, 3, 3, 3}, 1, true, false, 0},
   };
-  for (const auto& c : cases) run_case(c);
+  for (DType dtype : {DType::f32, DType::f16})
+    for (const auto& c : cases) run_case(c, dtype);
 }
 
 // A chain of Conv / ConvTranspose layers, each followed by an activation (or none), through a
@@ -160,8 +173,8 @@ ChainRun run_chain(const Shape& x_shape, const std::vector<Layer>& layers, bool 
                                : kernels::conv::resolve_conv(shape, l.w, a);
     const std::vector<float> bias = r.normal(g.out_channels, 0.0, 0.3);
     const std::string n = std::to_string(i);
-    add_float_initializer(graph, "w" + n, l.w, w);
-    add_float_initializer(graph, "b" + n, {g.out_channels}, bias);
+    add_initializer(graph, "w" + n, l.w, w, DType::f32);
+    add_initializer(graph, "b" + n, {g.out_channels}, bias, DType::f32);
     add_ints(add_node(graph, l.transpose ? "ConvTranspose" : "Conv", {value, "w" + n, "b" + n}, {"c" + n}, "conv" + n),
              "strides", a.strides);
     value = "c" + n;
@@ -223,7 +236,7 @@ TEST(ConvSession, ActivationNotFusedWhenOutputIsShared) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
   add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, x_shape);
-  add_float_initializer(graph, "w", w_shape, w);
+  add_initializer(graph, "w", w_shape, w, DType::f32);
   add_node(graph, "Conv", {"x", "w"}, {"c"}, "conv");
   add_node(graph, "Relu", {"c"}, {"y"}, "relu");
   add_tensor_value(graph->mutable_output(), "c", onnx::TensorProto::FLOAT, {1, 6, 7});
