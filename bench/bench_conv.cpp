@@ -10,7 +10,9 @@
 //                elements live only on the GPU, smaller ones are host values uploaded per run, all
 //                are constants (prepacked once per node), so the path is the one Session takes;
 //   gemm, direct, overlap_add   kernels::conv with that path forced (a ConvTranspose gemm with its
-//                weight prepacked once, as Session would hold it).
+//                weight prepacked once, as Session would hold it; overlap_add with the diagonal
+//                given, tiled where the hop is >= 32);
+//   overlap_add_per_output      the untiled overlap-add kernel (one invocation per output).
 // gpu ms: median over repeats of the summed GPU timestamps of one run's dispatches (every dispatch
 // in its own pass); wall ms: `repeats` runs recorded into one submit, divided. GFLOP/s counts the
 // dense multiply-adds (2 per tap) even where a path does fewer (overlap-add: C/s taps per output);
@@ -200,10 +202,11 @@ class Runner {
       return;
     }
     conv::ConvOptions options;
+    options.per_output_overlap_add = path_ == "overlap_add_per_output";
     options.path = path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
-                   : path_ == "overlap_add" ? conv::ConvPath::overlap_add
-                                            : throw std::runtime_error("unknown path " + path_);
+                   : path_.rfind("overlap_add", 0) == 0 ? conv::ConvPath::overlap_add
+                                                         : throw std::runtime_error("unknown path " + path_);
     if (!g_.transpose) {
       conv::record_conv(kc, recorder, pool_, g_, x_, w_, bias_, y_, options);
       return;
@@ -348,7 +351,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("adapter: {}, repeats {}{}\n", context.adapter_description().name, repeats,
              quick ? ", quick cases checked against float64" : "");
-  fmt::print("{:<40} {:<20} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
+  fmt::print("{:<40} {:<24} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
              "wall ms", quick ? "     rel L2" : "");
   int failures = 0;
   for (const Case& c : cases) {
@@ -366,10 +369,10 @@ int main(int argc, char** argv) {
           check = fmt::format(" {:>10.2e}", e);
           if (!(e <= 1e-5)) ++failures;
         }
-        fmt::print("{:<40} {:<20} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
+        fmt::print("{:<40} {:<24} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
                    t.gpu_ms, dense_flops(g) / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9, t.wall_ms, check);
       } catch (const std::exception& e) {
-        fmt::print("{:<40} {:<20} failed: {}\n", c.name, path, e.what());
+        fmt::print("{:<40} {:<24} failed: {}\n", c.name, path, e.what());
         ++failures;
       }
     }

@@ -96,13 +96,13 @@ def run_case(c):
         assert err < 1e-5, f"fold differs from conv_transpose1d: {err}"
         lines.append(("torch fold (istft)", median_ms(fold)))
     for path, t in lines:
-        print(f"{c['name']:<40} {path:<20} {t:>10.4f} {flops / (t * 1e-3) / 1e9:>10.1f} "
+        print(f"{c['name']:<40} {path:<24} {t:>10.4f} {flops / (t * 1e-3) / 1e9:>10.1f} "
               f"{nbytes / (t * 1e-3) / 1e9:>10.1f}", flush=True)
 
 
 print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}, cuDNN {torch.backends.cudnn.version()}, "
       f"fp32, TF32 off, repeats {args.repeats}")
-print(f"{'case':<40} {'path':<20} {'ms':>10} {'GFLOP/s':>10} {'GB/s':>10}")
+print(f"{'case':<40} {'path':<24} {'ms':>10} {'GFLOP/s':>10} {'GB/s':>10}")
 with open(args.cases) as f:
     for line in f:
         if not line.strip() or line.startswith("#"):
@@ -113,4 +113,4 @@ with open(args.cases) as f:
         try:
             run_case(c)
         except Exception as e:  # report and go on with the next case
-            print(f"{c['name']:<40} {'cudnn':<20} failed: {e}", flush=True)
+            print(f"{c['name']:<40} {'cudnn':<24} failed: {e}", flush=True)

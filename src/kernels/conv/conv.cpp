@@ -151,9 +151,25 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   u.offsets[0] = x.element_offset(kc.gpu);
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = y.element_offset(kc.gpu);
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
-  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
+  const int64_t s = g.strides[0], pad = g.pads_begin[0];
+  if (options.per_output_overlap_add || s < 32 || pad < 0) {
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
+    detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
+    return;
+  }
+  // Tiles of 32 hops x 32 offsets per batch over the hops m = (o + pad) / s that outputs reach.
+  const int64_t m_first = pad / s, m_last = (g.out_size[0] - 1 + pad) / s;
+  const int64_t tiles_m = (m_last - m_first + 32) / 32, tiles_j = (s + 31) / 32;
+  u.chunk[2] = detail::u32(tiles_m, "hop tiles");
+  u.chunk[3] = detail::u32(tiles_j, "offset tiles");
+  u.region[0] = detail::u32(m_first, "first hop");
+  const uint64_t workgroups = static_cast<uint64_t>(g.batch * tiles_m * tiles_j);
+  detail::u32(g.batch * tiles_m * tiles_j, "overlap-add workgroups");
+  const auto& pipeline = kc.pipelines.get(render_shader("conv/overlap_add_tiled.wgsl", v), {},
+                                          "conv transpose overlap-add tiled");
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(workgroups, kc.gpu.limits()),
+                    "conv transpose overlap-add tiled");
 }
 
 }  // namespace

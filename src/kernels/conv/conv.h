@@ -33,6 +33,9 @@ struct ConvOptions {
   // An activation applied to every output after the bias (a fused following Relu, Sigmoid, ...).
   gemm::Activation activation = gemm::Activation::none;
   float activation_alpha = 0.01f;  // leaky_relu's slope
+  // The overlap-add path runs overlap_add_tiled.wgsl (coalesced loads and stores) where the stride
+  // is >= 32 and the pad >= 0, else overlap_add.wgsl; true forces the latter (benchmarks compare).
+  bool per_output_overlap_add = false;
 };
 
 // The path `automatic` picks (without a diagonal, overlap_add is never chosen).
