@@ -3,7 +3,7 @@
 // iSTFT overlap-add ConvTranspose (windowed-identity weight, batch 8 and 12), HTDemucs decoder
 // ConvTranspose and encoder / decoder Conv shapes, SCNet / UVR shapes.
 //
-//   build/bench_conv [--quick] [--repeats R] [--cases FILE] [--only SUBSTRING]
+//   build/bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING]
 //
 // Each case runs on the paths its line names:
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
@@ -16,7 +16,8 @@
 // gpu ms: median over repeats of the summed GPU timestamps of one run's dispatches (every dispatch
 // in its own pass); wall ms: `repeats` runs recorded into one submit, divided. GFLOP/s counts the
 // dense multiply-adds (2 per tap) even where a path does fewer (overlap-add: C/s taps per output);
-// GB/s counts X read once and Y written once. --quick runs the tiny cases (lavapipe, CI-sized) and
+// GB/s counts X read once and Y written once. --breakdown lists the GPU time of each kernel of the
+// median run under its line. --quick runs the tiny cases (lavapipe, CI-sized) and
 // checks every path's output against a float64 reference (rel L2).
 #include <fmt/format.h>
 
@@ -260,6 +261,7 @@ class Runner {
 
 struct Timing {
   double gpu_ms = NAN, wall_ms = NAN;
+  std::vector<gpu::ProfileEntry> dispatches;  // of the median run, by kernel name
 };
 
 Timing time_runner(gpu::Context& context, Runner& runner, int repeats) {
@@ -270,19 +272,20 @@ Timing time_runner(gpu::Context& context, Runner& runner, int repeats) {
     runner.release();
   }
   Timing t;
-  std::vector<double> gpu;
+  std::vector<std::pair<double, std::vector<gpu::ProfileEntry>>> gpu;
   for (int r = 0; r < repeats; ++r) {
-    gpu::Profiler profiler(context, 256);
+    gpu::Profiler profiler(context, 1024);
     if (!profiler.available()) break;
     gpu::CommandRecorder recorder(context, &profiler);
     runner.record(recorder);
     recorder.submit_and_wait();
     runner.release();
-    gpu.push_back(profiler.total_ms());
+    gpu.emplace_back(profiler.total_ms(), profiler.entries());
   }
   if (!gpu.empty()) {
-    std::sort(gpu.begin(), gpu.end());
-    t.gpu_ms = gpu[gpu.size() / 2];
+    std::sort(gpu.begin(), gpu.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    t.gpu_ms = gpu[gpu.size() / 2].first;
+    t.dispatches = gpu[gpu.size() / 2].second;
   }
   gpu::CommandRecorder recorder(context);
   for (int r = 0; r < repeats; ++r) runner.record(recorder);
@@ -316,13 +319,15 @@ std::string default_cases_path() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, breakdown = false;
   int repeats = 20;
   std::string cases_path = default_cases_path(), only;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--breakdown") {
+      breakdown = true;
     } else if (arg == "--repeats" && i + 1 < argc) {
       repeats = std::stoi(argv[++i]);
     } else if (arg == "--cases" && i + 1 < argc) {
@@ -330,7 +335,7 @@ int main(int argc, char** argv) {
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else {
-      fmt::print(stderr, "usage: bench_conv [--quick] [--repeats R] [--cases FILE] [--only SUBSTRING]\n");
+      fmt::print(stderr, "usage: bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING]\n");
       return 2;
     }
   }
@@ -371,6 +376,10 @@ int main(int argc, char** argv) {
         }
         fmt::print("{:<40} {:<24} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
                    t.gpu_ms, dense_flops(g) / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9, t.wall_ms, check);
+        if (breakdown) {
+          for (const auto& d : t.dispatches)
+            fmt::print("{:<44} {:>7.4f} ms  x{}  {}\n", "", d.total_ms, d.count, d.name);
+        }
       } catch (const std::exception& e) {
         fmt::print("{:<40} {:<24} failed: {}\n", c.name, path, e.what());
         ++failures;

@@ -7,5 +7,5 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$root/out}
 mkdir -p "$out"
 cd "$root"
-bash scripts/gpu/run.sh build/bench_conv --cases bench/conv_cases.txt "$@" 2>&1 | tee "$out/bench_conv.txt"
+bash scripts/gpu/run.sh build/bench_conv --breakdown --cases bench/conv_cases.txt "$@" 2>&1 | tee "$out/bench_conv.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_conv.py "$@" 2>&1 | tee "$out/torch_conv.txt"
