@@ -4,7 +4,7 @@ repeats; same columns (GFLOP/s counts the dense multiply-adds, GB/s X read + Y w
 For windowed-identity weights it also times the overlap-add as PyTorch itself does it in
 torch.istft: scale the frames by the window, then fold (col2im).
 
-    python3 bench/torch_conv.py [--repeats R] [--only SUBSTRING]
+    python3 bench/torch_conv.py [--quick] [--repeats R] [--only SUBSTRING]
 """
 import argparse
 import functools
@@ -19,6 +19,7 @@ from cuda_timing import median_ms
 parser = argparse.ArgumentParser()
 parser.add_argument("--repeats", type=int, default=20)
 parser.add_argument("--only", default="")
+parser.add_argument("--quick", action="store_true", help="the tiny cases instead of the full set")
 parser.add_argument("--cases", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "conv_cases.txt"))
 args = parser.parse_args()
 median_ms = functools.partial(median_ms, repeats=args.repeats)
@@ -108,7 +109,7 @@ with open(args.cases) as f:
         if not line.strip() or line.startswith("#"):
             continue
         c = parse(line)
-        if c["set"] != "full" or args.only not in c["name"]:
+        if c["set"] != ("quick" if args.quick else "full") or args.only not in c["name"]:
             continue
         try:
             run_case(c)
