@@ -318,6 +318,43 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
   EXPECT_FALSE(windowed_identity_diagonal({8, 2, 8}, std::vector<float>(128, 0.0f)).has_value());
 }
 
+// Hops >= 32 run the tiled overlap-add (tiles of 32 hops x 32 offsets): hop not dividing n_fft, hop
+// above n_fft (gaps), pads that start mid-hop, several hop tiles, f16, bias, the GPU-checked variant
+// with its dense fallback, and a fused activation.
+TEST(ConvTranspose, WindowedIdentityOverlapAddTiled) {
+  Random r(test_seed());
+  for (const auto& [n_fft, hop, frames, pad] :
+       {std::tuple{128, 32, 9, 0}, std::tuple{100, 40, 7, 17}, std::tuple{256, 64, 5, 128},
+        std::tuple{40, 48, 6, 5}, std::tuple{96, 32, 40, 3}}) {
+    ConvCase c = overlap_add_case(n_fft, hop, frames, pad);
+    const auto w = windowed_identity(n_fft, r);
+    for (DType dtype : {DType::f32, DType::f16}) {
+      auto wd = round_to_dtype(w, dtype);
+      const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, true}, &wd);
+      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c);
+      c.bias = !c.bias;
+    }
+  }
+  ConvCase c = overlap_add_case(64, 32, 6, 16);
+  c.bias = true;
+  auto identity = windowed_identity(64, r);
+  auto dense = identity;
+  dense[5 * 64 + 40] = 0.5f;
+  for (auto* w : {&identity, &dense}) {
+    for (DType dtype : {DType::f32, DType::f16}) {
+      auto wd = round_to_dtype(*w, dtype);
+      const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
+      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << (w == &dense ? "dense fallback" : "identity");
+    }
+  }
+  ConvOptions options{ConvPath::overlap_add, 0};
+  options.activation = kernels::gemm::Activation::leaky_relu;
+  options.activation_alpha = 0.3f;
+  EXPECT_LE(run_case(c, DType::f32, options, r, {false, true}, &identity), kF32Bound);
+  options.per_output_overlap_add = true;  // the untiled kernel on the same case
+  EXPECT_LE(run_case(c, DType::f32, options, r, {false, true}, &identity), kF32Bound);
+}
+
 TEST(Conv, FusedActivationEveryPath) {
   using kernels::gemm::Activation;
   Random r(test_seed());

@@ -1,12 +1,20 @@
 // ONNX Conv and ConvTranspose (opset 1 onwards; opset 11 only relaxed the docs) onto the conv
-// kernel family. Weights may be host values (small initializers, uploaded per run) or GPU tensors
-// (large initializers, uploaded once by the runtime). A ConvTranspose weight known on the host that
-// is a windowed identity (the exported iSTFT overlap-add) runs the overlap-add kernel instead of a
-// dense GEMM; one only on the GPU with that shape is checked there by the overlap-add path.
+// kernel family. Weights may be host values (small initializers) or GPU tensors (large initializers,
+// uploaded once by the runtime). A ConvTranspose weight known on the host that is a windowed
+// identity (the exported iSTFT overlap-add) runs the overlap-add kernel instead of a dense GEMM; one
+// only on the GPU with that shape is checked there by the overlap-add path.
+//
+// Constant weights (initializers, the usual case) are prepared once per node and kept in its
+// node_state: uploaded once, a dense ConvTranspose weight prepacked for the GEMM, a windowed
+// identity's diagonal extracted (on the host, or checked on the GPU) once. Non-constant weights
+// (computed by the graph) are prepared every run.
 #include <fmt/format.h>
 
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
+#include "graph/fuse_activations.h"
 #include "graph/model_error.h"
 #include "kernels/conv/conv.h"
 #include "ops/op_registry.h"
@@ -49,8 +57,40 @@ void check_inputs(const Node& node, const std::vector<Value>& inputs) {
   }
 }
 
-Tensor optional_bias(OpContext& context, const std::vector<Value>& inputs) {
-  return inputs.size() > 2 && inputs[2].defined() ? context.to_device(inputs[2]) : Tensor();
+// The activation fused into this node at plan time (graph/fuse_activations.h), if any.
+conv::ConvOptions fused_activation(const Node& node) {
+  conv::ConvOptions options;
+  const std::string name = node.attribute_string(kFusedActivationAttribute, "");
+  if (name.empty()) return options;
+  for (auto a : {kernels::gemm::Activation::relu, kernels::gemm::Activation::leaky_relu,
+                 kernels::gemm::Activation::sigmoid, kernels::gemm::Activation::tanh}) {
+    if (kernels::gemm::activation_name(a) == name) options.activation = a;
+  }
+  if (options.activation == kernels::gemm::Activation::none)
+    throw ModelError(fmt::format("{}: unknown fused activation '{}'", node.describe(), name));
+  options.activation_alpha = node.attribute_float(kFusedActivationAlphaAttribute, 0.01f);
+  return options;
+}
+
+bool has_bias(const std::vector<Value>& inputs) { return inputs.size() > 2 && inputs[2].defined(); }
+
+// Constant W (and B, if given): the node may keep what it derives from them across runs.
+bool constant_weights(const OpContext& context, const std::vector<Value>& inputs) {
+  return context.node_state && inputs[1].constant && (!has_bias(inputs) || inputs[2].constant);
+}
+
+// What a Conv / ConvTranspose node with constant weights keeps across runs (its node_state).
+struct ConvWeightState {
+  Tensor w, bias;  // on the GPU (persistent pool when uploaded by the op)
+  bool overlap_add = false;
+  Tensor diagonal, identity_flag;  // windowed identity: f32 [C] (and the GPU check's flag)
+  std::unique_ptr<kernels::gemm::PackedB> packed;  // dense ConvTranspose weight for the GEMM
+};
+
+// A constant host value uploaded into the persistent pool (kept across runs), else the value as is.
+Tensor persistent_device(OpContext& context, const Value& v) {
+  if (v.device.defined()) return v.device;
+  return Tensor::upload(context.recorder, context.persistent_pool, v.host.dtype(), v.host.shape(), v.host.data());
 }
 
 std::vector<Value> record_conv(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -58,14 +98,75 @@ std::vector<Value> record_conv(const Node& node, OpContext& context, const std::
   try {
     const conv::ConvGeometry g =
         conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
+    Tensor w, bias;
+    if (constant_weights(context, inputs)) {
+      auto& slot = *context.node_state;
+      if (!slot) {  // small initializers arrive as host values: uploaded once, not every run
+        auto state = std::make_shared<ConvWeightState>();
+        state->w = persistent_device(context, inputs[1]);
+        if (has_bias(inputs)) state->bias = persistent_device(context, inputs[2]);
+        slot = state;
+      }
+      const auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
+      w = state.w;
+      bias = state.bias;
+    } else {
+      w = context.to_device(inputs[1]);
+      if (has_bias(inputs)) bias = context.to_device(inputs[2]);
+    }
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
-    conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]),
-                      context.to_device(inputs[1]), optional_bias(context, inputs), y.device);
+    conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w, bias,
+                      y.device, fused_activation(node));
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }
+}
+
+// A host weight's windowed-identity diagonal, if it is one.
+std::optional<std::vector<float>> host_diagonal(const Value& w) {
+  if (w.dtype() == DType::f32) return conv::windowed_identity_diagonal(w.shape(), w.host.values<float>());
+  const auto wide = w.host.to_double();
+  const std::vector<float> values(wide.begin(), wide.end());
+  return conv::windowed_identity_diagonal(w.shape(), values);
+}
+
+// Whether a weight only on the GPU has the shape of a windowed identity ([C, 1, C]).
+bool identity_shaped(const Value& w) {
+  const Shape& ws = w.shape();
+  return !w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2];
+}
+
+// The weights of a ConvTranspose prepared once: the device weight (and bias); for the overlap-add,
+// the diagonal (host-detected and uploaded, or checked on the GPU: then the kernel keeps the dense
+// fallback behind the flag); for the GEMM, the prepacked weight.
+std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, const conv::ConvGeometry& g,
+                                                        const std::vector<Value>& inputs) {
+  const Value& w = inputs[1];
+  auto state = std::make_shared<ConvWeightState>();
+  state->w = persistent_device(context, w);
+  if (has_bias(inputs)) state->bias = persistent_device(context, inputs[2]);
+  if (conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add) {
+    if (w.on_host()) {
+      if (auto diagonal = host_diagonal(w)) {
+        state->diagonal =
+            Tensor::upload(context.recorder, context.persistent_pool, DType::f32, {g.in_channels}, diagonal->data());
+        state->overlap_add = true;
+      }
+    } else if (identity_shaped(w)) {
+      const auto check =
+          conv::record_windowed_identity_check(context.kernels, context.recorder, context.persistent_pool, state->w);
+      state->diagonal = check.diagonal;
+      state->identity_flag = check.flag;
+      state->overlap_add = true;
+    }
+  }
+  if (!state->overlap_add && conv::choose_conv_path(g, false) == conv::ConvPath::gemm) {
+    state->packed = std::make_unique<kernels::gemm::PackedB>(conv::prepack_conv_transpose_weight(
+        context.kernels, context.persistent_pool, context.recorder, state->w));
+  }
+  return state;
 }
 
 std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
@@ -75,32 +176,32 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
     const conv::ConvGeometry g =
         conv::resolve_conv_transpose(inputs[0].shape(), inputs[1].shape(), attributes(node, true));
     conv::ConvTransposeWeights weights;
+    Tensor bias;
     const Value& w = inputs[1];
-    if (w.on_host()) {
-      if (w.dtype() == DType::f32) {
-        weights.diagonal = conv::windowed_identity_diagonal(w.shape(), w.host.values<float>());
-      } else {
-        const auto wide = w.host.to_double();
-        const std::vector<float> values(wide.begin(), wide.end());
-        weights.diagonal = conv::windowed_identity_diagonal(w.shape(), values);
+    const bool overlap_add_geometry = conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add;
+    if (constant_weights(context, inputs)) {
+      auto& slot = *context.node_state;
+      if (!slot) slot = prepare_conv_transpose(context, g, inputs);
+      const auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
+      weights.w = state.w;
+      bias = state.bias;
+      if (state.overlap_add) {
+        weights.diagonal_device = state.diagonal;
+        weights.identity_flag = state.identity_flag;
       }
+      weights.packed = state.packed.get();
+    } else {
+      if (w.on_host() && overlap_add_geometry) weights.diagonal = host_diagonal(w);
+      weights.w = context.to_device(w);
+      // A large weight arrives only on the GPU: if it has the shape of a windowed identity, let the
+      // overlap-add path check it there (it falls back to the dense sum itself if it is not one).
+      weights.check_windowed_identity = overlap_add_geometry && identity_shaped(w);
+      if (has_bias(inputs)) bias = context.to_device(inputs[2]);
     }
-    if (!weights.diagonal) weights.w = context.to_device(w);
-    // A large weight arrives only on the GPU: if it has the shape of a windowed identity, let the
-    // overlap-add path check it there (it falls back to the dense sum itself if it is not one).
-    const Shape& ws = w.shape();
-    if (!w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2])
-      weights.check_windowed_identity = true;
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
-    if ((weights.diagonal || weights.check_windowed_identity) &&
-        conv::choose_conv_path(g, true) != conv::ConvPath::overlap_add) {
-      weights.diagonal.reset();  // the geometry does not allow overlap-add: use the dense weight
-      weights.check_windowed_identity = false;
-      weights.w = context.to_device(w);
-    }
     conv::record_conv_transpose(context.kernels, context.recorder, context.pool, g, weights,
-                                context.to_device(inputs[0]), optional_bias(context, inputs), y.device);
+                                context.to_device(inputs[0]), bias, y.device, fused_activation(node));
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
@@ -111,7 +212,8 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
 
 void register_conv_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Conv", 1, record_conv,
-                 "1-D/2-D/3-D, every attribute; group 1 on im2col + GEMM, other groups direct"});
+                 "1-D/2-D/3-D, every attribute; group 1 on im2col + GEMM, other groups direct; a following "
+                 "Relu/LeakyRelu/Sigmoid/Tanh fused into the store"});
   ops.push_back({"", "ConvTranspose", 1, record_conv_transpose,
                  "1-D/2-D/3-D, every attribute incl. output_padding/output_shape; group 1 on GEMM + col2im, "
                  "windowed-identity weights (iSTFT) as overlap-add"});

@@ -19,6 +19,7 @@
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
+#include "graph/fuse_activations.h"
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
@@ -154,6 +155,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   if (!plan || shapes != plan_shapes) {
     Graph simplified = graph;
     simplify_graph(simplified, shapes);
+    fuse_conv_activations(simplified);
     plan = std::move(simplified);
     plan_shapes = shapes;
     node_states.clear();

@@ -77,48 +77,70 @@ bool overlap_add_applies(const ConvGeometry& g) {
          g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
 }
 
-// With a host diagonal; or, with `w` (the checked variant), the diagonal and the check computed on
-// the GPU.
+// Extracts the diagonal of a [C, 1, C] weight and raises the flag if it has other non-zero entries.
+WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                   gpu::BufferPool& pool, const Tensor& w) {
+  const int64_t channels = w.shape()[0];
+  WindowedIdentityCheck check;
+  check.diagonal = Tensor::empty(pool, DType::f32, {channels});
+  const uint32_t zero = 0;
+  check.flag = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
+  recorder.retain(check.diagonal.storage());
+  recorder.retain(check.flag.storage());
+  ConvUniforms u{};
+  u.kernel[2] = detail::u32(channels, "channels");
+  u.offsets[1] = w.element_offset(kc.gpu);
+  u.region[2] = detail::u32(w.numel(), "weight entries");
+  const auto& pipeline =
+      kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
+                                     {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
+                       {}, "conv windowed identity check");
+  const gpu::BufferBinding bindings[] = {w.binding(kc.gpu), check.diagonal.binding(kc.gpu),
+                                         check.flag.binding(kc.gpu)};
+  detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16, "conv windowed identity check");
+  return check;
+}
+
+// The diagonal from the host (`diagonal`) or the GPU (`weights.diagonal_device`), or extracted now
+// (checked variant with `w`); a checked run (GPU check, now or earlier) also binds the flag and w.
 void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                        const ConvGeometry& g, const std::vector<float>* diagonal, const Tensor& w,
-                        const Tensor& x, const Tensor& bias, const Tensor& y, const ConvOptions& options) {
+                        const ConvGeometry& g, const ConvTransposeWeights& weights, const Tensor& x,
+                        const Tensor& bias, const Tensor& y, const ConvOptions& options) {
   ConvUniforms u = detail::make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
-  const bool checked = diagonal == nullptr;
+  const Tensor& w = weights.w;
   Tensor diag, flag_tensor;
-  if (checked) {
-    diag = Tensor::empty(pool, DType::f32, {g.in_channels});
-    const uint32_t zero = 0;
-    flag_tensor =
-        Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
+  if (weights.diagonal_device.defined()) {
+    diag = weights.diagonal_device;
+    flag_tensor = weights.identity_flag;
+  } else if (weights.diagonal) {
+    diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, weights.diagonal->data());
     recorder.retain(diag.storage());
-    recorder.retain(flag_tensor.storage());
-    u.offsets[1] = w.element_offset(kc.gpu);
-    const auto& check =
-        kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
-                                       {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
-                         {}, "conv windowed identity check");
-    const gpu::BufferBinding check_bindings[] = {w.binding(kc.gpu), diag.binding(kc.gpu),
-                                                 flag_tensor.binding(kc.gpu)};
-    ConvUniforms cu = u;
-    cu.region[2] = detail::u32(w.numel(), "weight entries");
-    detail::dispatch(kc, recorder, check, check_bindings, cu, (w.numel() + 15) / 16,
-                     "conv windowed identity check");
   } else {
-    diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, diagonal->data());
-    recorder.retain(diag.storage());
+    const WindowedIdentityCheck check = record_check(kc, recorder, pool, w);
+    diag = check.diagonal;
+    flag_tensor = check.flag;
   }
+  if (diag.shape() != Shape{g.in_channels} || diag.dtype() != DType::f32) {
+    throw std::invalid_argument(fmt::format("conv: the overlap-add diagonal must be f32 [{}], got {} {}",
+                                            g.in_channels, dtype_name(diag.dtype()), shape_string(diag.shape())));
+  }
+  const bool checked = flag_tensor.defined();
+  if (checked && !w.defined()) throw std::invalid_argument("conv: a checked overlap-add needs the weight W");
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", flag(bias.defined())},
                       {"CHECKED", flag(checked)},
                       {"W_ACCESS", ""}};
   detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
+  u.offsets[1] = 0;
+  if (diag.element_offset(kc.gpu) != 0) throw std::invalid_argument("conv: the overlap-add diagonal must not be a view");
   int b = 2;
   if (checked) {
     bindings.push_back(flag_tensor.binding(kc.gpu));
     v["W_ACCESS"] = tensor_access_wgsl("w", 3, w.dtype(), false);
     bindings.push_back(w.binding(kc.gpu));
+    u.offsets[1] = w.element_offset(kc.gpu);
     b = 4;
   }
   v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
@@ -129,9 +151,25 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   u.offsets[0] = x.element_offset(kc.gpu);
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = y.element_offset(kc.gpu);
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
-  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
+  const int64_t s = g.strides[0], pad = g.pads_begin[0];
+  if (options.per_output_overlap_add || s < 32 || pad < 0) {
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
+    detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
+    return;
+  }
+  // Tiles of 32 hops x 32 offsets per batch over the hops m = (o + pad) / s that outputs reach.
+  const int64_t m_first = pad / s, m_last = (g.out_size[0] - 1 + pad) / s;
+  const int64_t tiles_m = (m_last - m_first + 32) / 32, tiles_j = (s + 31) / 32;
+  u.chunk[2] = detail::u32(tiles_m, "hop tiles");
+  u.chunk[3] = detail::u32(tiles_j, "offset tiles");
+  u.region[0] = detail::u32(m_first, "first hop");
+  const uint64_t workgroups = static_cast<uint64_t>(g.batch * tiles_m * tiles_j);
+  detail::u32(g.batch * tiles_m * tiles_j, "overlap-add workgroups");
+  const auto& pipeline = kc.pipelines.get(render_shader("conv/overlap_add_tiled.wgsl", v), {},
+                                          "conv transpose overlap-add tiled");
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(workgroups, kc.gpu.limits()),
+                    "conv transpose overlap-add tiled");
 }
 
 }  // namespace
@@ -184,8 +222,8 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
   const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
-  const bool has_diagonal =
-      weights.diagonal.has_value() || (weights.check_windowed_identity && weights.w.defined());
+  const bool has_diagonal = weights.diagonal.has_value() || weights.diagonal_device.defined() ||
+                            (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
       !detail::conv_transpose_gemm_fits(g, limit)) {
@@ -199,8 +237,7 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
           "group 1, "
           "dilation 1");
     }
-    return record_overlap_add(kc, recorder, pool, g, weights.diagonal ? &*weights.diagonal : nullptr,
-                              weights.w, x, bias, y, options);
+    return record_overlap_add(kc, recorder, pool, g, weights, x, bias, y, options);
   }
   if (!weights.w.defined() && !(path == ConvPath::gemm && weights.packed)) {
     throw std::invalid_argument("conv: this ConvTranspose path needs the weight tensor");
@@ -212,6 +249,16 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
                                                 limit, options);
   }
   record_direct(kc, recorder, pool, g, x, weights.w, bias, y, options);
+}
+
+WindowedIdentityCheck record_windowed_identity_check(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                                     gpu::BufferPool& pool, const Tensor& w) {
+  const Shape& s = w.shape();
+  if (s.size() != 3 || s[1] != 1 || s[0] != s[2] || !is_float(w.dtype())) {
+    throw std::invalid_argument("conv: a windowed-identity check needs a float [C, 1, C] weight, got " +
+                                shape_string(s));
+  }
+  return record_check(kc, recorder, pool, w);
 }
 
 gemm::PackedB prepack_conv_transpose_weight(const KernelContext& kc, gpu::BufferPool& pool,

@@ -33,6 +33,9 @@ struct ConvOptions {
   // An activation applied to every output after the bias (a fused following Relu, Sigmoid, ...).
   gemm::Activation activation = gemm::Activation::none;
   float activation_alpha = 0.01f;  // leaky_relu's slope
+  // The overlap-add path runs overlap_add_tiled.wgsl (coalesced loads and stores) where the stride
+  // is >= 32 and the pad >= 0, else overlap_add.wgsl; true forces the latter (benchmarks compare).
+  bool per_output_overlap_add = false;
 };
 
 // The path `automatic` picks (without a diagonal, overlap_add is never chosen).
@@ -54,7 +57,20 @@ struct ConvTransposeWeights {
   // then extracts the diagonal and checks the rest is zero in one pass over w, and its kernel
   // computes the dense sum itself if the check fails (exact either way).
   bool check_windowed_identity = false;
+  // The diagonal already on the GPU (f32 [C]), prepared once per node: used instead of `diagonal`
+  // (no per-run upload). With `identity_flag` (from record_windowed_identity_check, also done once)
+  // the kernel reads `w` too and computes the dense sum if the flag is raised.
+  Tensor diagonal_device;
+  Tensor identity_flag;
 };
+
+// The GPU check of a [C, 1, C] weight: its diagonal (f32 [C]) and a flag raised if any other entry
+// is non-zero. Recorded into fresh tensors of `pool` (a persistent pool when kept across runs).
+struct WindowedIdentityCheck {
+  Tensor diagonal, flag;
+};
+WindowedIdentityCheck record_windowed_identity_check(const KernelContext& kc, gpu::CommandRecorder& recorder,
+                                                     gpu::BufferPool& pool, const Tensor& w);
 
 void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                            const ConvGeometry& geometry, const ConvTransposeWeights& weights, const Tensor& x,

@@ -1,0 +1,66 @@
+#include "graph/fuse_activations.h"
+
+#include <map>
+#include <string>
+
+namespace onda {
+namespace {
+
+// The conv kernels' name for an ONNX activation op, or "" if it cannot be fused.
+std::string fusable_activation(const Node& node) {
+  if (!canonical_domain(node.domain).empty() || node.inputs.size() != 1 || node.outputs.size() != 1) return "";
+  if (node.op_type == "Relu") return "relu";
+  if (node.op_type == "LeakyRelu") return "leaky_relu";
+  if (node.op_type == "Sigmoid") return "sigmoid";
+  if (node.op_type == "Tanh") return "tanh";
+  return "";
+}
+
+bool is_conv(const Node& node) {
+  return canonical_domain(node.domain).empty() && (node.op_type == "Conv" || node.op_type == "ConvTranspose") &&
+         node.outputs.size() == 1 && !node.has_attribute(kFusedActivationAttribute);
+}
+
+}  // namespace
+
+size_t fuse_conv_activations(Graph& graph) {
+  // How often each value is read (by nodes, through subgraphs, as a graph output).
+  std::map<std::string, int> reads;
+  for (const Node& node : graph.nodes)
+    for (const std::string& name : values_read_by(node)) ++reads[name];
+  for (const std::string& name : graph.outputs) ++reads[name];
+  std::map<std::string, size_t> producer;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    for (const std::string& name : graph.nodes[i].outputs) producer[name] = i;
+
+  std::vector<bool> removed(graph.nodes.size(), false);
+  size_t fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& activation = graph.nodes[i];
+    const std::string kind = fusable_activation(activation);
+    if (kind.empty() || activation.inputs[0].empty()) continue;
+    const std::string& y = activation.inputs[0];
+    auto p = producer.find(y);
+    if (p == producer.end() || reads[y] != 1 || !is_conv(graph.nodes[p->second])) continue;
+    Node& conv = graph.nodes[p->second];
+    Attribute name;
+    name.name = std::string(kFusedActivationAttribute);
+    name.value = kind;
+    conv.attributes.push_back(name);
+    Attribute alpha;
+    alpha.name = std::string(kFusedActivationAlphaAttribute);
+    alpha.value = activation.attribute_float("alpha", 0.01f);  // LeakyRelu's default
+    conv.attributes.push_back(alpha);
+    conv.outputs[0] = activation.outputs[0];
+    graph.values.erase(y);
+    removed[i] = true;
+    ++fused;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+  return fused;
+}
+
+}  // namespace onda
