@@ -1,0 +1,196 @@
+#include "audio/segmenter.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+namespace onda::audio {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// The mix placed at `pad` in a line of `total` samples, zeros elsewhere: demucs' padded_mix, read
+// through TensorChunk.padded, which takes real neighbouring samples where the line has them.
+struct PaddedLine {
+  const AudioBuffer& mix;
+  int64_t pad = 0;
+  int64_t total = 0;
+
+  // Copies line samples [start, start + n) of channel c into dst (zeros outside the mix).
+  void read(int c, int64_t start, int64_t n, float* dst) const {
+    const float* src = mix.channel(c);
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t i = start + k - pad;
+      dst[k] = (i >= 0 && i < mix.frames && start + k < total) ? src[i] : 0.0f;
+    }
+  }
+};
+
+struct PassResult {
+  std::vector<float> sum;     // [stems][channels][length]: weighted sums
+  std::vector<float> weight;  // [length]: summed weights
+};
+
+int64_t segment_count(int64_t length, int64_t stride) { return (length + stride - 1) / stride; }
+
+// One apply_model(split=True) over the view [view_offset, view_offset + length) of the line.
+class SplitPass {
+ public:
+  SplitPass(SegmentModel& model, const PaddedLine& line, const std::vector<float>& weight, int batch, int64_t stride,
+            SegmentStats& stats, const std::function<void()>& after_call)
+      : model_(model), line_(line), weight_(weight), batch_(batch), stride_(stride), stats_(stats), after_call_(after_call) {}
+
+  PassResult run(int64_t view_offset, int64_t length) {
+    const int64_t segment = model_.segment_length();
+    const int channels = model_.channels(), stems = model_.stems();
+    PassResult result;
+    result.sum.assign(static_cast<size_t>(stems) * channels * length, 0.0f);
+    result.weight.assign(static_cast<size_t>(length), 0.0f);
+    std::vector<int64_t> offsets;
+    for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
+    std::vector<float> in, out;
+    for (size_t first = 0; first < offsets.size(); first += batch_) {
+      const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
+      auto start = Clock::now();
+      in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
+      for (int b = 0; b < n; ++b) {
+        const int64_t p = offsets[first + b];
+        const int64_t chunk = std::min(length - p, segment);
+        const int64_t delta = segment - chunk;
+        for (int c = 0; c < channels; ++c)
+          line_.read(c, view_offset + p - delta / 2, segment, in.data() + (static_cast<size_t>(b) * channels + c) * segment);
+      }
+      stats_.overlap_add_seconds += seconds_since(start);
+
+      start = Clock::now();
+      model_.run(in, n, out);
+      stats_.model_seconds += seconds_since(start);
+      ++stats_.model_calls;
+      const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
+      if (out.size() != expected)
+        throw std::runtime_error(fmt::format("segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
+
+      start = Clock::now();
+      for (int b = 0; b < n; ++b) {
+        const int64_t p = offsets[first + b];
+        const int64_t chunk = std::min(length - p, segment);
+        const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
+        for (int s = 0; s < stems; ++s) {
+          for (int c = 0; c < channels; ++c) {
+            const float* src = out.data() + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+            float* dst = result.sum.data() + (static_cast<size_t>(s) * channels + c) * length + p;
+            for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
+          }
+        }
+        for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
+      }
+      stats_.overlap_add_seconds += seconds_since(start);
+      stats_.segments += n;
+      after_call_();
+    }
+    return result;
+  }
+
+ private:
+  SegmentModel& model_;
+  const PaddedLine& line_;
+  const std::vector<float>& weight_;
+  int batch_;
+  int64_t stride_;
+  SegmentStats& stats_;
+  const std::function<void()>& after_call_;
+};
+
+}  // namespace
+
+std::vector<float> transition_weight(int64_t segment) {
+  // torch.cat([arange(1, segment // 2 + 1), arange(segment - segment // 2, 0, -1)]) / max
+  std::vector<float> w(static_cast<size_t>(segment));
+  const int64_t half = segment / 2;
+  for (int64_t i = 0; i < half; ++i) w[i] = static_cast<float>(i + 1);
+  for (int64_t i = half; i < segment; ++i) w[i] = static_cast<float>(segment - i);
+  const float max = *std::max_element(w.begin(), w.end());
+  for (auto& x : w) x /= max;
+  return w;
+}
+
+std::vector<int64_t> shift_offsets(int shifts, int64_t max_shift, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int64_t> dist(0, max_shift);  // random.randint(0, max_shift): inclusive
+  std::vector<int64_t> offsets(static_cast<size_t>(std::max(shifts, 0)));
+  for (auto& o : offsets) o = dist(rng);
+  return offsets;
+}
+
+std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix, const SegmentOptions& options,
+                                           SegmentStats* stats_out, const SegmentProgress& progress) {
+  const int64_t segment = model.segment_length();
+  const int channels = model.channels(), stems = model.stems();
+  if (segment <= 0) throw std::invalid_argument(fmt::format("segment length {} must be > 0", segment));
+  if (mix.channels != channels)
+    throw std::invalid_argument(fmt::format("the mix has {} channels, the model takes {}", mix.channels, channels));
+  if (!(options.overlap >= 0 && options.overlap < 1))
+    throw std::invalid_argument(fmt::format("overlap {} must be in [0, 1)", options.overlap));
+  if (options.shifts < 0) throw std::invalid_argument(fmt::format("shifts {} must be >= 0", options.shifts));
+  if (options.batch < 1) throw std::invalid_argument(fmt::format("batch {} must be >= 1", options.batch));
+  const auto stride = static_cast<int64_t>((1.0 - options.overlap) * static_cast<double>(segment));
+  if (stride < 1) throw std::invalid_argument(fmt::format("overlap {} leaves no stride for segment {}", options.overlap, segment));
+  const int batch = std::max(1, std::min(options.batch, model.max_batch()));
+
+  std::vector<float> weight = transition_weight(segment);
+  if (options.transition_power != 1.0)
+    for (auto& w : weight) w = std::pow(w, static_cast<float>(options.transition_power));
+
+  std::vector<AudioBuffer> result(stems, AudioBuffer(mix.sample_rate, channels, mix.frames));
+  SegmentStats stats;
+  if (mix.frames == 0) {
+    if (stats_out) *stats_out = stats;
+    return result;
+  }
+  const int64_t n = mix.frames;
+  const int64_t max_shift = static_cast<int64_t>(options.max_shift_seconds * mix.sample_rate);
+  const std::vector<int64_t> shifts = shift_offsets(options.shifts, max_shift, options.seed);
+
+  int64_t total = 0;
+  if (shifts.empty()) total = segment_count(n, stride);
+  for (int64_t o : shifts) total += segment_count(n + max_shift - o, stride);
+  const std::function<void()> after_call = [&] {
+    if (progress) progress(stats.segments, total);
+  };
+
+  // out[s][c][t] = sum / weight at line position t + skip of a pass result, times scale.
+  auto accumulate = [&](const PassResult& pass, int64_t length, int64_t skip, float scale) {
+    const auto start = Clock::now();
+    for (int s = 0; s < stems; ++s) {
+      for (int c = 0; c < channels; ++c) {
+        const float* sum = pass.sum.data() + (static_cast<size_t>(s) * channels + c) * length + skip;
+        float* dst = result[s].channel(c);
+        for (int64_t t = 0; t < n; ++t) dst[t] += scale * sum[t] / pass.weight[skip + t];
+      }
+    }
+    stats.overlap_add_seconds += seconds_since(start);
+  };
+
+  if (shifts.empty()) {
+    const PaddedLine line{mix, 0, n};
+    SplitPass pass(model, line, weight, batch, stride, stats, after_call);
+    accumulate(pass.run(0, n), n, 0, 1.0f);
+  } else {
+    // demucs: padded_mix = mix padded to n + 2 max_shift; shifted = chunk(padded_mix, offset,
+    // n + max_shift - offset); out += apply(shifted)[..., max_shift - offset:]; out /= shifts.
+    const PaddedLine line{mix, max_shift, n + 2 * max_shift};
+    SplitPass pass(model, line, weight, batch, stride, stats, after_call);
+    for (int64_t offset : shifts) {
+      const int64_t length = n + max_shift - offset;
+      accumulate(pass.run(offset, length), length, max_shift - offset, 1.0f / static_cast<float>(shifts.size()));
+    }
+  }
+  if (stats_out) *stats_out = stats;
+  return result;
+}
+
+}  // namespace onda::audio

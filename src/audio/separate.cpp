@@ -1,0 +1,181 @@
+#include "audio/separate.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "audio/resample.h"
+
+namespace onda::audio {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+
+// x -> (x - offset) * scale before the model; outputs -> y / scale + offset after it.
+struct Affine {
+  double offset = 0, scale = 1;
+};
+
+Affine normalisation(const AudioBuffer& mix, Normalization kind) {
+  if (kind == Normalization::none || mix.frames == 0) return {};
+  const int64_t n = mix.frames;
+  std::vector<double> mono(static_cast<size_t>(n), 0.0);
+  for (int c = 0; c < mix.channels; ++c)
+    for (int64_t t = 0; t < n; ++t) mono[t] += mix.channel(c)[t] / static_cast<double>(mix.channels);
+  if (kind == Normalization::mean_std) {  // demucs separate.py: ref = wav.mean(0); (wav - ref.mean()) / ref.std()
+    double mean = 0;
+    for (double v : mono) mean += v;
+    mean /= static_cast<double>(n);
+    double var = 0;
+    for (double v : mono) var += (v - mean) * (v - mean);
+    const double std = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0.0;  // torch.std: unbiased
+    return {mean, std > 1e-8 ? 1.0 / std : 1.0};  // digital silence: no scaling instead of 0/0
+  }
+  // MP-SENet inference: norm_factor = sqrt(len / sum(wav^2)) of the mono signal.
+  double energy = 0;
+  for (double v : mono) energy += v * v;
+  return {0.0, energy > 0 ? std::sqrt(static_cast<double>(n) / energy) : 1.0};
+}
+
+void apply(AudioBuffer& audio, const Affine& a, bool inverse) {
+  if (a.offset == 0 && a.scale == 1) return;
+  for (float& x : audio.samples)
+    x = static_cast<float>(inverse ? x / a.scale + a.offset : (x - a.offset) * a.scale);
+}
+
+ModelDescription load_description(const SeparateOptions& options) {
+  if (!options.description) return load_model_description(options.model);
+  std::ifstream file(*options.description);
+  if (!file) throw DescriptionError(fmt::format("cannot read model description '{}'", options.description->string()));
+  std::stringstream text;
+  text << file.rdbuf();
+  return parse_model_description(text.str(), fmt::format("'{}'", options.description->string()));
+}
+
+}  // namespace
+
+void check_writable_folder(const fs::path& folder) {
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec || !fs::is_directory(folder))
+    throw AudioError(fmt::format("output folder '{}' cannot be created: {}", folder.string(), ec ? ec.message() : "not a folder"));
+  if (::access(folder.c_str(), W_OK | X_OK) != 0)
+    throw AudioError(fmt::format("output folder '{}' is not writable", folder.string()));
+}
+
+Separator::Separator(const SeparateOptions& options) : options_(options), description_(load_description(options)) {
+  if (!options.two_stems.empty()) {
+    bool found = false;
+    for (const auto& stem : description_.stems) found = found || stem == options.two_stems;
+    if (!found) {
+      std::string names;
+      for (const auto& stem : description_.stems) names += fmt::format("{}{}", names.empty() ? "" : ", ", stem);
+      throw std::invalid_argument(fmt::format("--two-stems {}: the model's stems are {}", options.two_stems, names));
+    }
+  }
+  if (options.segment_seconds < 0) throw std::invalid_argument(fmt::format("segment {} s must be > 0", options.segment_seconds));
+  RunnerOptions runner;
+  runner.session = options.session;
+  runner.batch = options.segments.batch;
+  runner.segment = static_cast<int64_t>(std::llround(options.segment_seconds * description_.sample_rate));
+  model_ = std::make_unique<SessionSegmentModel>(options.model, description_, runner);
+}
+
+Separator::~Separator() = default;
+
+std::string Separator::adapter_name() const { return model_->adapter_name(); }
+
+std::vector<Stem> Separator::separate(const AudioBuffer& input, SeparateTimings* timings, const SegmentProgress& progress) {
+  SeparateTimings t;
+  t.audio_seconds = input.seconds();
+  auto start = Clock::now();
+  AudioBuffer mix = resample(convert_channels(input, description_.channels), description_.sample_rate);
+  t.resample = seconds_since(start);
+
+  start = Clock::now();
+  const Affine affine = normalisation(mix, description_.normalization);
+  apply(mix, affine, false);
+  t.normalise = seconds_since(start);
+
+  SegmentStats stats;
+  std::vector<AudioBuffer> outputs = separate_segments(*model_, mix, options_.segments, &stats, progress);
+  t.model = stats.model_seconds;
+  t.overlap_add = stats.overlap_add_seconds;
+  t.segments = stats.segments;
+  t.model_calls = stats.model_calls;
+  t.peak_gpu_bytes = model_->peak_gpu_bytes();
+
+  start = Clock::now();
+  for (auto& out : outputs) apply(out, affine, true);
+  std::vector<Stem> stems;
+  if (options_.two_stems.empty()) {
+    for (size_t s = 0; s < outputs.size(); ++s) stems.push_back({description_.stems[s], std::move(outputs[s])});
+  } else {  // demucs --two-stems: the stem and the sum of every other stem
+    Stem chosen{options_.two_stems, {}}, rest{fmt::format("no_{}", options_.two_stems), AudioBuffer(mix.sample_rate, mix.channels, mix.frames)};
+    for (size_t s = 0; s < outputs.size(); ++s) {
+      if (description_.stems[s] == options_.two_stems) {
+        chosen.audio = std::move(outputs[s]);
+      } else {
+        for (size_t i = 0; i < rest.audio.samples.size(); ++i) rest.audio.samples[i] += outputs[s].samples[i];
+      }
+    }
+    stems.push_back(std::move(chosen));
+    stems.push_back(std::move(rest));
+  }
+  t.normalise += seconds_since(start);
+  if (timings) *timings = t;
+  return stems;
+}
+
+std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::path& output_dir, SeparateTimings* timings,
+                                               const SegmentProgress& progress) {
+  const auto total_start = Clock::now();
+  const fs::path track_dir = output_dir / input.stem();
+  check_writable_folder(track_dir);
+  auto start = Clock::now();
+  const AudioBuffer mix = read_audio(input);
+  const double decode = seconds_since(start);
+
+  SeparateTimings t;
+  std::vector<Stem> stems = separate(mix, &t, progress);
+  t.decode = decode;
+  start = Clock::now();
+  std::vector<fs::path> written;
+  for (const auto& stem : stems) {
+    const fs::path path = track_dir / fmt::format("{}.{}", stem.name, container_extension(options_.format.container));
+    write_audio(path, stem.audio, options_.format);
+    written.push_back(path);
+  }
+  t.encode = seconds_since(start);
+  t.total = seconds_since(total_start);
+  if (timings) *timings = t;
+  return written;
+}
+
+void Separator::enhance_file(const fs::path& input, const fs::path& output, SeparateTimings* timings, const SegmentProgress& progress) {
+  if (description_.stems.size() != 1)
+    throw std::invalid_argument(fmt::format("enhance needs a model with one output stem; this one has {} (use separate)",
+                                            description_.stems.size()));
+  const auto total_start = Clock::now();
+  check_writable_folder(output.has_parent_path() ? output.parent_path() : fs::path("."));
+  auto start = Clock::now();
+  const AudioBuffer mix = read_audio(input);
+  const double decode = seconds_since(start);
+  SeparateTimings t;
+  std::vector<Stem> stems = separate(mix, &t, progress);
+  t.decode = decode;
+  start = Clock::now();
+  write_audio(output, stems[0].audio, options_.format);
+  t.encode = seconds_since(start);
+  t.total = seconds_since(total_start);
+  if (timings) *timings = t;
+}
+
+}  // namespace onda::audio

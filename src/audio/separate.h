@@ -1,0 +1,75 @@
+// From audio file to stems: decode, convert to the model's rate and channels, normalise, run the
+// model segment by segment with overlap-add (segmenter.h), undo the normalisation, encode. What
+// `onda separate` and `onda enhance` call.
+//
+//   onda::audio::SeparateOptions options;
+//   options.model = "htdemucs6.onnx";
+//   onda::audio::Separator separator(options);
+//   auto files = separator.separate_file("song.wav", "stems");   // stems/song/<stem>.wav
+#pragma once
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "audio/audio_file.h"
+#include "audio/model_description.h"
+#include "audio/model_runner.h"
+#include "audio/segmenter.h"
+
+namespace onda::audio {
+
+struct SeparateOptions {
+  std::filesystem::path model;
+  std::optional<std::filesystem::path> description;  // a JSON file; default: next to the model / metadata
+  SessionOptions session;
+  double segment_seconds = 0;  // 0: the model's segment
+  SegmentOptions segments;     // overlap, batch, shifts, seed
+  std::string two_stems;       // "": every stem; NAME: NAME and no_NAME (the sum of the others)
+  AudioFormat format;          // of the written files
+};
+
+// Where the time of one file went, in seconds.
+struct SeparateTimings {
+  double decode = 0, resample = 0, normalise = 0, model = 0, overlap_add = 0, encode = 0, total = 0;
+  int64_t segments = 0, model_calls = 0;
+  double audio_seconds = 0;  // length of the input
+  uint64_t peak_gpu_bytes = 0;
+};
+
+struct Stem {
+  std::string name;
+  AudioBuffer audio;
+};
+
+class Separator {
+ public:
+  // Loads the description and opens the model; throws DescriptionError / ModelError / GpuError.
+  explicit Separator(const SeparateOptions& options);
+  ~Separator();
+
+  const ModelDescription& description() const { return description_; }
+  std::string adapter_name() const;
+
+  // In memory: `mix` at any rate and channel count in, the stems at the model's rate and channels out.
+  std::vector<Stem> separate(const AudioBuffer& mix, SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
+
+  // Writes <output_dir>/<input file stem>/<stem>.<ext>; returns the paths written. Checks that the
+  // output folder is writable before running the model.
+  std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input, const std::filesystem::path& output_dir,
+                                                   SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
+
+  // A one-stem (enhancement) model: writes its output to `output` (a file name).
+  void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output, SeparateTimings* timings = nullptr,
+                    const SegmentProgress& progress = {});
+
+ private:
+  SeparateOptions options_;
+  ModelDescription description_;
+  std::unique_ptr<SessionSegmentModel> model_;
+};
+
+// Throws AudioError when `folder` cannot be created or written to.
+void check_writable_folder(const std::filesystem::path& folder);
+
+}  // namespace onda::audio
