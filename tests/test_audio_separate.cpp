@@ -157,6 +157,8 @@ TEST(AudioSeparate, ClearErrors) {
   TemporaryFolder folder;
   const fs::path model = write_gain_model(folder.path(), 1, 2);
   audio::SeparateOptions options;
+  options.model = folder.path() / "absent.onnx";
+  EXPECT_THROW(audio::Separator{options}, std::invalid_argument);
   options.model = model;
   try {  // no description
     audio::Separator separator(options);

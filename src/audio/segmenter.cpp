@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <random>
 
 namespace onda::audio {
@@ -52,45 +53,63 @@ class SplitPass {
     result.weight.assign(static_cast<size_t>(length), 0.0f);
     std::vector<int64_t> offsets;
     for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
-    std::vector<float> in, out;
-    for (size_t first = 0; first < offsets.size(); first += batch_) {
-      const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
-      auto start = Clock::now();
-      in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
-      for (int b = 0; b < n; ++b) {
-        const int64_t p = offsets[first + b];
-        const int64_t chunk = std::min(length - p, segment);
-        const int64_t delta = segment - chunk;
-        for (int c = 0; c < channels; ++c)
-          line_.read(c, view_offset + p - delta / 2, segment, in.data() + (static_cast<size_t>(b) * channels + c) * segment);
-      }
+    // The overlap-add of one batch runs on a worker thread while the model runs the next batch
+    // (double-buffered outputs); the main thread only waits for it before starting another.
+    std::vector<float> in, outs[2];
+    std::future<void> pending;
+    auto wait_pending = [&] {
+      if (!pending.valid()) return;
+      const auto start = Clock::now();
+      pending.get();
       stats_.overlap_add_seconds += seconds_since(start);
-
-      start = Clock::now();
-      model_.run(in, n, out);
-      stats_.model_seconds += seconds_since(start);
-      ++stats_.model_calls;
-      const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
-      if (out.size() != expected)
-        throw std::runtime_error(fmt::format("segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
-
-      start = Clock::now();
-      for (int b = 0; b < n; ++b) {
-        const int64_t p = offsets[first + b];
-        const int64_t chunk = std::min(length - p, segment);
-        const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
-        for (int s = 0; s < stems; ++s) {
-          for (int c = 0; c < channels; ++c) {
-            const float* src = out.data() + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
-            float* dst = result.sum.data() + (static_cast<size_t>(s) * channels + c) * length + p;
-            for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
-          }
+    };
+    try {
+      for (size_t first = 0, call = 0; first < offsets.size(); first += batch_, ++call) {
+        const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
+        auto start = Clock::now();
+        in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
+        for (int b = 0; b < n; ++b) {
+          const int64_t p = offsets[first + b];
+          const int64_t chunk = std::min(length - p, segment);
+          const int64_t delta = segment - chunk;
+          for (int c = 0; c < channels; ++c)
+            line_.read(c, view_offset + p - delta / 2, segment, in.data() + (static_cast<size_t>(b) * channels + c) * segment);
         }
-        for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
+        stats_.overlap_add_seconds += seconds_since(start);
+
+        std::vector<float>& out = outs[call % 2];
+        start = Clock::now();
+        model_.run(in, n, out);
+        stats_.model_seconds += seconds_since(start);
+        ++stats_.model_calls;
+        const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
+        if (out.size() != expected)
+          throw std::runtime_error(fmt::format("segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
+
+        wait_pending();
+        const float* batch_out = out.data();
+        pending = std::async(std::launch::async, [&, batch_out, first, n, length] {
+          for (int b = 0; b < n; ++b) {
+            const int64_t p = offsets[first + b];
+            const int64_t chunk = std::min(length - p, segment);
+            const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
+            for (int s = 0; s < stems; ++s) {
+              for (int c = 0; c < channels; ++c) {
+                const float* src = batch_out + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+                float* dst = result.sum.data() + (static_cast<size_t>(s) * channels + c) * length + p;
+                for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
+              }
+            }
+            for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
+          }
+        });
+        stats_.segments += n;
+        after_call_();
       }
-      stats_.overlap_add_seconds += seconds_since(start);
-      stats_.segments += n;
-      after_call_();
+      wait_pending();
+    } catch (...) {
+      if (pending.valid()) pending.wait();  // never leave the worker writing into a dying result
+      throw;
     }
     return result;
   }
@@ -165,13 +184,19 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
   // out[s][c][t] = sum / weight at line position t + skip of a pass result, times scale.
   auto accumulate = [&](const PassResult& pass, int64_t length, int64_t skip, float scale) {
     const auto start = Clock::now();
+    std::vector<float> factor(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t) factor[t] = scale / pass.weight[skip + t];
+    std::vector<std::future<void>> planes;  // one stem channel per task: memory-bound, parallel
     for (int s = 0; s < stems; ++s) {
       for (int c = 0; c < channels; ++c) {
-        const float* sum = pass.sum.data() + (static_cast<size_t>(s) * channels + c) * length + skip;
-        float* dst = result[s].channel(c);
-        for (int64_t t = 0; t < n; ++t) dst[t] += scale * sum[t] / pass.weight[skip + t];
+        planes.push_back(std::async(std::launch::async, [&, s, c] {
+          const float* sum = pass.sum.data() + (static_cast<size_t>(s) * channels + c) * length + skip;
+          float* dst = result[s].channel(c);
+          for (int64_t t = 0; t < n; ++t) dst[t] += sum[t] * factor[t];
+        }));
       }
     }
+    for (auto& plane : planes) plane.get();
     stats.overlap_add_seconds += seconds_since(start);
   };
 

@@ -8,7 +8,8 @@
 // [0, max_shift] (shift-equivariance averaging, Défossez et al. 2019); the N results are averaged.
 //
 // Only one batch of segments is in flight at a time: the model sees batch * channels * segment
-// samples per call, whatever the audio length. The host keeps the input and the stem sums.
+// samples per call, whatever the audio length. The host keeps the input and the stem sums. The
+// overlap-add of one batch runs on a worker thread while the model runs the next.
 #pragma once
 #include <chrono>
 #include <cstdint>
@@ -47,7 +48,7 @@ struct SegmentStats {
   int64_t segments = 0;
   int64_t model_calls = 0;
   double model_seconds = 0;    // inside SegmentModel::run
-  double overlap_add_seconds = 0;  // cutting segments out and adding results back
+  double overlap_add_seconds = 0;  // cutting segments out, waiting for the overlap-add worker, normalising the sums
 };
 
 // Called after each model call: segments done so far, segments in total.

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
+#include <future>
 #include <sstream>
 
 #include "audio/resample.h"
@@ -51,6 +52,8 @@ void apply(AudioBuffer& audio, const Affine& a, bool inverse) {
 }
 
 ModelDescription load_description(const SeparateOptions& options) {
+  std::error_code ec;
+  if (!fs::is_regular_file(options.model, ec)) throw std::invalid_argument(fmt::format("no model file '{}'", options.model.string()));
   if (!options.description) return load_model_description(options.model);
   std::ifstream file(*options.description);
   if (!file) throw DescriptionError(fmt::format("cannot read model description '{}'", options.description->string()));
@@ -148,11 +151,13 @@ std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::
   t.decode = decode;
   start = Clock::now();
   std::vector<fs::path> written;
+  std::vector<std::future<void>> encoders;  // one thread per stem: FLAC encoding is CPU-bound
   for (const auto& stem : stems) {
-    const fs::path path = track_dir / fmt::format("{}.{}", stem.name, container_extension(options_.format.container));
-    write_audio(path, stem.audio, options_.format);
-    written.push_back(path);
+    written.push_back(track_dir / fmt::format("{}.{}", stem.name, container_extension(options_.format.container)));
+    encoders.push_back(std::async(std::launch::async, [this, audio = &stem.audio, path = written.back()] { write_audio(path, *audio, options_.format); }));
   }
+  for (auto& encoder : encoders) encoder.wait();
+  for (auto& encoder : encoders) encoder.get();  // the first error, after every thread is done
   t.encode = seconds_since(start);
   t.total = seconds_since(total_start);
   if (timings) *timings = t;
