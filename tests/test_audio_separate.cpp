@@ -43,8 +43,14 @@ void add_ints(onnx::GraphProto* graph, const std::string& name, const std::vecto
 
 // mix [batch, channels, kSegment] -> sources [batch, 3, channels, kSegment] = gain_s * mix.
 // batch < 0: a dynamic batch dim.
-fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channels, const std::string& name = "gains") {
+fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channels, const std::string& name = "gains",
+                          const std::string& metadata = "") {
   onnx::ModelProto model = empty_model();
+  if (!metadata.empty()) {
+    auto* entry = model.add_metadata_props();
+    entry->set_key("onda");
+    entry->set_value(metadata);
+  }
   auto* graph = model.mutable_graph();
   auto* input = add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {batch, channels, kSegment});
   if (batch < 0) input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
@@ -151,6 +157,20 @@ TEST(AudioSeparate, DynamicBatchResampleNormaliseAndTwoStems) {
   std::vector<double> ref(mix.samples.size());
   for (size_t i = 0; i < ref.size(); ++i) ref[i] = (kGains[0] + kGains[2]) * (mix.samples[i] - mean) + 2 * mean;
   EXPECT_LE(rel_l2(pair[1].audio.samples, ref), 1e-5);
+}
+
+TEST(AudioSeparate, DescriptionFromOnnxMetadata) {
+  TemporaryFolder folder;
+  audio::SeparateOptions options;
+  options.model = write_gain_model(folder.path(), 1, 2, "described", gain_description(2));
+  audio::Separator separator(options);
+  EXPECT_EQ(separator.description().stems, kStems);
+  const AudioBuffer mix = sines(kRate, 2, 3000);
+  const auto stems = separator.separate(mix);
+  for (size_t s = 0; s < 3; ++s) EXPECT_LE(stem_error(stems[s].audio, mix, kGains[s]), 1e-5) << kStems[s];
+  // A sidecar wins over the metadata.
+  write_text(folder.path() / "described.onda.json", "{\"sample_rate\": 8000, \"channels\": 2, \"stems\": [\"a\", \"b\", \"c\"]}");
+  EXPECT_EQ(audio::Separator(options).description().stems, (std::vector<std::string>{"a", "b", "c"}));
 }
 
 TEST(AudioSeparate, ClearErrors) {
