@@ -26,7 +26,8 @@ AudioBuffer random_audio(int rate, int channels, int64_t frames, uint64_t seed) 
 
 double max_abs_error(const AudioBuffer& a, const AudioBuffer& b) {
   double worst = 0;
-  for (size_t i = 0; i < a.samples.size(); ++i) worst = std::max(worst, std::abs(static_cast<double>(a.samples[i]) - b.samples[i]));
+  for (size_t i = 0; i < a.samples.size(); ++i)
+    worst = std::max(worst, std::abs(static_cast<double>(a.samples[i]) - b.samples[i]));
   return worst;
 }
 
@@ -38,11 +39,12 @@ TEST(AudioFiles, RoundTripsWavAndFlac) {
     audio::SampleEncoding encoding;
     double tolerance;  // libsndfile writes x * (2^(b-1) - 1) rounded and reads n / 2^(b-1)
   };
-  for (const Case& c : {Case{audio::Container::wav, audio::SampleEncoding::pcm16, 0.5 / 32767 + 1.0 / 32768},
-                        Case{audio::Container::wav, audio::SampleEncoding::pcm24, 0.5 / 8388607 + 1.0 / 8388608},
-                        Case{audio::Container::wav, audio::SampleEncoding::float32, 0.0},
-                        Case{audio::Container::flac, audio::SampleEncoding::pcm16, 0.5 / 32767 + 1.0 / 32768},
-                        Case{audio::Container::flac, audio::SampleEncoding::pcm24, 0.5 / 8388607 + 1.0 / 8388608}}) {
+  for (const Case& c :
+       {Case{audio::Container::wav, audio::SampleEncoding::pcm16, 0.5 / 32767 + 1.0 / 32768},
+        Case{audio::Container::wav, audio::SampleEncoding::pcm24, 0.5 / 8388607 + 1.0 / 8388608},
+        Case{audio::Container::wav, audio::SampleEncoding::float32, 0.0},
+        Case{audio::Container::flac, audio::SampleEncoding::pcm16, 0.5 / 32767 + 1.0 / 32768},
+        Case{audio::Container::flac, audio::SampleEncoding::pcm24, 0.5 / 8388607 + 1.0 / 8388608}}) {
     const auto path = folder.path() / ("x." + audio::container_extension(c.container));
     audio::write_audio(path, original, {c.container, c.encoding});
     const AudioBuffer back = audio::read_audio(path);
@@ -51,12 +53,14 @@ TEST(AudioFiles, RoundTripsWavAndFlac) {
     ASSERT_EQ(back.frames, original.frames);
     const double e = max_abs_error(back, original);
     EXPECT_LE(e, c.tolerance) << path;
-    std::printf("%s encoding %d: max abs error %.3e (bound %.3e)\n", path.filename().c_str(), static_cast<int>(c.encoding), e, c.tolerance);
+    std::printf("%s encoding %d: max abs error %.3e (bound %.3e)\n", path.filename().c_str(),
+                static_cast<int>(c.encoding), e, c.tolerance);
     const auto info = audio::probe_audio(path);
     EXPECT_EQ(info.frames, original.frames);
     // No temporary file is left behind.
     int files = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(folder.path())) files += entry.path().extension() == ".partial";
+    for (const auto& entry : std::filesystem::directory_iterator(folder.path()))
+      files += entry.path().extension() == ".partial";
     EXPECT_EQ(files, 0);
   }
 }
@@ -64,7 +68,8 @@ TEST(AudioFiles, RoundTripsWavAndFlac) {
 TEST(AudioFiles, OggVorbisIsReadable) {
   TemporaryFolder folder;
   AudioBuffer tone(48000, 1, 48000);
-  for (int64_t t = 0; t < tone.frames; ++t) tone.samples[t] = static_cast<float>(0.5 * std::sin(2 * M_PI * 440.0 * t / 48000.0));
+  for (int64_t t = 0; t < tone.frames; ++t)
+    tone.samples[t] = static_cast<float>(0.5 * std::sin(2 * M_PI * 440.0 * t / 48000.0));
   const auto path = folder.path() / "tone.ogg";
   audio::write_audio(path, tone, {audio::Container::ogg, audio::SampleEncoding::float32});
   const AudioBuffer back = audio::read_audio(path);
@@ -89,7 +94,8 @@ TEST(AudioFiles, ClearErrors) {
   }
   const AudioBuffer a = random_audio(16000, 1, 100, 1);
   EXPECT_THROW(audio::write_audio(folder.path() / "no" / "such" / "x.wav", a, {}), audio::AudioError);
-  EXPECT_THROW(audio::write_audio(folder.path() / "x.flac", a, {audio::Container::flac, audio::SampleEncoding::float32}),
+  EXPECT_THROW(audio::write_audio(folder.path() / "x.flac", a,
+                                  {audio::Container::flac, audio::SampleEncoding::float32}),
                audio::AudioError);
   EXPECT_THROW(audio::write_audio(folder.path() / "x.wav", AudioBuffer(), {}), audio::AudioError);
   if (::geteuid() != 0) {  // root writes anywhere
@@ -104,7 +110,8 @@ TEST(AudioFiles, ClearErrors) {
 // Amplitude and phase of the component at `frequency` (least squares on sin/cos over whole periods).
 std::complex<double> tone_component(const float* x, int64_t n, double rate, double frequency) {
   std::complex<double> sum = 0;
-  for (int64_t t = 0; t < n; ++t) sum += static_cast<double>(x[t]) * std::polar(1.0, -2 * M_PI * frequency * t / rate);
+  for (int64_t t = 0; t < n; ++t)
+    sum += static_cast<double>(x[t]) * std::polar(1.0, -2 * M_PI * frequency * t / rate);
   return 2.0 * sum / static_cast<double>(n);
 }
 
@@ -113,7 +120,8 @@ TEST(AudioResample, SineKeepsFrequencyAndAmplitude) {
   const int64_t frames = 48000;  // 1 s: whole periods of 1 kHz at both rates
   AudioBuffer tone(from, 2, frames);
   for (int c = 0; c < 2; ++c)
-    for (int64_t t = 0; t < frames; ++t) tone.channel(c)[t] = static_cast<float>((c ? 0.3 : 0.6) * std::sin(2 * M_PI * 1000.0 * t / from));
+    for (int64_t t = 0; t < frames; ++t)
+      tone.channel(c)[t] = static_cast<float>((c ? 0.3 : 0.6) * std::sin(2 * M_PI * 1000.0 * t / from));
   const AudioBuffer out = audio::resample(tone, to);
   ASSERT_EQ(out.sample_rate, to);
   ASSERT_EQ(out.frames, 44100);

@@ -36,7 +36,8 @@ class FunctionModel : public audio::SegmentModel {
           for (int64_t k = 0; k < segment_; ++k) {
             const double x = in[(static_cast<size_t>(b) * channels_ + c) * segment_ + k];
             const double y = in[(static_cast<size_t>(b) * channels_ + (channels_ - 1 - c)) * segment_ + k];
-            out[((static_cast<size_t>(b) * stems_ + s) * channels_ + c) * segment_ + k] = static_cast<float>(f_(s, c, k, segment_, x, y));
+            out[((static_cast<size_t>(b) * stems_ + s) * channels_ + c) * segment_ + k] =
+                static_cast<float>(f_(s, c, k, segment_, x, y));
           }
   }
   std::vector<int> batches;
@@ -47,7 +48,9 @@ class FunctionModel : public audio::SegmentModel {
   Function f_;
 };
 
-double identity(int, int, int64_t, int64_t, double x, double) { return x; }
+double identity(int, int, int64_t, int64_t, double x, double) {
+  return x;
+}
 
 // Position-dependent and channel-mixing: a misaligned segment or trim changes the result.
 double positional(int s, int, int64_t k, int64_t segment, double x, double other) {
@@ -60,7 +63,8 @@ AudioBuffer sines(int rate, int channels, int64_t frames) {
   for (int c = 0; c < channels; ++c)
     for (int64_t t = 0; t < frames; ++t) {
       const double time = static_cast<double>(t) / rate;
-      a.channel(c)[t] = static_cast<float>(0.5 * std::sin(2 * M_PI * 13.0 * time + c) + 0.25 * std::sin(2 * M_PI * 170.0 * time));
+      a.channel(c)[t] = static_cast<float>(0.5 * std::sin(2 * M_PI * 13.0 * time + c) +
+                                           0.25 * std::sin(2 * M_PI * 170.0 * time));
     }
   return a;
 }
@@ -69,8 +73,8 @@ AudioBuffer sines(int rate, int channels, int64_t frames) {
 // per segment; line[c] holds the underlying tensor that TensorChunk.padded reads.
 using Planes = std::vector<std::vector<double>>;  // [channel][time]
 
-std::vector<Planes> reference_split(const Planes& line, int64_t view_offset, int64_t length, int64_t segment, double overlap,
-                                    int stems, FunctionModel::Function f) {
+std::vector<Planes> reference_split(const Planes& line, int64_t view_offset, int64_t length, int64_t segment,
+                                    double overlap, int stems, FunctionModel::Function f) {
   const int channels = static_cast<int>(line.size());
   const int64_t total = static_cast<int64_t>(line[0].size());
   std::vector<Planes> out(stems, Planes(channels, std::vector<double>(length, 0.0)));
@@ -81,7 +85,7 @@ std::vector<Planes> reference_split(const Planes& line, int64_t view_offset, int
   const auto stride = static_cast<int64_t>((1 - overlap) * static_cast<double>(segment));
   for (int64_t offset = 0; offset < length; offset += stride) {
     const int64_t chunk_length = std::min(length - offset, segment);  // TensorChunk(mix, offset, segment)
-    const int64_t delta = segment - chunk_length;                      // .padded(segment)
+    const int64_t delta = segment - chunk_length;                     // .padded(segment)
     const int64_t start = view_offset + offset - delta / 2;
     Planes padded(channels, std::vector<double>(segment, 0.0));
     for (int c = 0; c < channels; ++c)
@@ -91,7 +95,8 @@ std::vector<Planes> reference_split(const Planes& line, int64_t view_offset, int
       for (int c = 0; c < channels; ++c)
         for (int64_t k = 0; k < chunk_length; ++k) {  // center_trim(model(padded), chunk_length)
           const int64_t j = k + delta / 2;
-          const double y = f(s, c, j, segment, static_cast<float>(padded[c][j]), static_cast<float>(padded[channels - 1 - c][j]));
+          const double y = f(s, c, j, segment, static_cast<float>(padded[c][j]),
+                             static_cast<float>(padded[channels - 1 - c][j]));
           out[s][c][offset + k] += weight[k] * y;
         }
     for (int64_t k = 0; k < chunk_length; ++k) sum_weight[offset + k] += weight[k];
@@ -103,7 +108,8 @@ std::vector<Planes> reference_split(const Planes& line, int64_t view_offset, int
 }
 
 std::vector<Planes> reference_apply(const AudioBuffer& mix, int64_t segment, double overlap, int stems,
-                                    FunctionModel::Function f, const std::vector<int64_t>& shifts, int64_t max_shift) {
+                                    FunctionModel::Function f, const std::vector<int64_t>& shifts,
+                                    int64_t max_shift) {
   const int64_t n = mix.frames;
   Planes line(mix.channels);
   if (shifts.empty()) {
@@ -119,7 +125,8 @@ std::vector<Planes> reference_apply(const AudioBuffer& mix, int64_t segment, dou
     const auto shifted = reference_split(line, offset, n + max_shift - offset, segment, overlap, stems, f);
     for (int s = 0; s < stems; ++s)
       for (int c = 0; c < mix.channels; ++c)
-        for (int64_t t = 0; t < n; ++t) out[s][c][t] += shifted[s][c][t + max_shift - offset] / static_cast<double>(shifts.size());
+        for (int64_t t = 0; t < n; ++t)
+          out[s][c][t] += shifted[s][c][t + max_shift - offset] / static_cast<double>(shifts.size());
   }
   return out;
 }
@@ -132,9 +139,9 @@ struct Case {
 
 const int kRate = 2000;  // max shift 0.5 s = 1000 samples
 const int64_t kSegment = 1000;
-const std::vector<Case> kCases = {{300, 0.25, 1, 0},   {1000, 0.25, 1, 0}, {1001, 0.25, 2, 0}, {25000, 0.25, 3, 0},
-                                  {25000, 0.5, 4, 0},  {7777, 0.0, 1, 0},  {300, 0.25, 1, 2},  {1000, 0.25, 2, 1},
-                                  {25000, 0.25, 3, 3}, {5, 0.25, 1, 2}};
+const std::vector<Case> kCases = {
+    {300, 0.25, 1, 0}, {1000, 0.25, 1, 0}, {1001, 0.25, 2, 0}, {25000, 0.25, 3, 0}, {25000, 0.5, 4, 0},
+    {7777, 0.0, 1, 0}, {300, 0.25, 1, 2},  {1000, 0.25, 2, 1}, {25000, 0.25, 3, 3}, {5, 0.25, 1, 2}};
 
 TEST(AudioSegmenter, IdentityModelReconstructsInput) {
   for (const auto& c : kCases) {
@@ -147,10 +154,11 @@ TEST(AudioSegmenter, IdentityModelReconstructsInput) {
     options.seed = test_seed();
     audio::SegmentStats stats;
     int64_t last_done = 0, last_total = 0;
-    const auto stems = audio::separate_segments(model, mix, options, &stats, [&](int64_t done, int64_t total) {
-      EXPECT_GT(done, last_done);
-      last_done = done, last_total = total;
-    });
+    const auto stems =
+        audio::separate_segments(model, mix, options, &stats, [&](int64_t done, int64_t total) {
+          EXPECT_GT(done, last_done);
+          last_done = done, last_total = total;
+        });
     ASSERT_EQ(stems.size(), 2u);
     std::vector<double> ref(mix.samples.begin(), mix.samples.end());
     double worst = 0;
@@ -164,7 +172,8 @@ TEST(AudioSegmenter, IdentityModelReconstructsInput) {
     EXPECT_EQ(stats.segments, last_total);
     for (int b : model.batches) EXPECT_LE(b, c.batch);
     std::printf("identity %6lld frames overlap %.2f batch %d shifts %d: %lld segments, rel L2 %.2e\n",
-                static_cast<long long>(c.frames), c.overlap, c.batch, c.shifts, static_cast<long long>(stats.segments), worst);
+                static_cast<long long>(c.frames), c.overlap, c.batch, c.shifts,
+                static_cast<long long>(stats.segments), worst);
   }
 }
 
@@ -178,15 +187,16 @@ TEST(AudioSegmenter, PositionalModelMatchesDemucsApplyModel) {
     options.shifts = c.shifts;
     options.seed = test_seed();
     const auto stems = audio::separate_segments(model, mix, options);
-    const auto ref = reference_apply(mix, kSegment, c.overlap, 2, positional, audio::shift_offsets(c.shifts, kRate / 2, options.seed),
-                                     kRate / 2);
+    const auto ref = reference_apply(mix, kSegment, c.overlap, 2, positional,
+                                     audio::shift_offsets(c.shifts, kRate / 2, options.seed), kRate / 2);
     for (int s = 0; s < 2; ++s) {
       std::vector<double> flat;
       for (const auto& channel : ref[s]) flat.insert(flat.end(), channel.begin(), channel.end());
       const double e = rel_l2(stems[s].samples, flat);
-      EXPECT_LE(e, 1e-5) << "stem " << s << ", " << c.frames << " frames, overlap " << c.overlap << ", shifts " << c.shifts;
-      std::printf("positional stem %d %6lld frames overlap %.2f shifts %d: rel L2 %.2e\n", s, static_cast<long long>(c.frames),
-                  c.overlap, c.shifts, e);
+      EXPECT_LE(e, 1e-5) << "stem " << s << ", " << c.frames << " frames, overlap " << c.overlap
+                         << ", shifts " << c.shifts;
+      std::printf("positional stem %d %6lld frames overlap %.2f shifts %d: rel L2 %.2e\n", s,
+                  static_cast<long long>(c.frames), c.overlap, c.shifts, e);
     }
   }
 }
@@ -202,7 +212,8 @@ TEST(AudioSegmenter, TransitionWeightIsDemucsTriangle) {
 }
 
 TEST(AudioSegmenter, ShiftsAreSeededAndBounded) {
-  const auto a = audio::shift_offsets(50, 22050, 7), b = audio::shift_offsets(50, 22050, 7), c = audio::shift_offsets(50, 22050, 8);
+  const auto a = audio::shift_offsets(50, 22050, 7), b = audio::shift_offsets(50, 22050, 7),
+             c = audio::shift_offsets(50, 22050, 8);
   EXPECT_EQ(a, b);
   EXPECT_NE(a, c);
   for (int64_t o : a) {

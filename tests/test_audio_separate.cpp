@@ -25,7 +25,8 @@ const int64_t kSegment = 2000;
 const std::vector<double> kGains = {1.0, -0.5, 0.25};
 const std::vector<std::string> kStems = {"drums", "bass", "vocals"};
 
-void add_floats(onnx::GraphProto* graph, const std::string& name, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+void add_floats(onnx::GraphProto* graph, const std::string& name, const std::vector<int64_t>& dims,
+                const std::vector<double>& v) {
   auto* t = graph->add_initializer();
   t->set_name(name);
   t->set_data_type(onnx::TensorProto::FLOAT);
@@ -43,8 +44,8 @@ void add_ints(onnx::GraphProto* graph, const std::string& name, const std::vecto
 
 // mix [batch, channels, kSegment] -> sources [batch, 3, channels, kSegment] = gain_s * mix.
 // batch < 0: a dynamic batch dim.
-fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channels, const std::string& name = "gains",
-                          const std::string& metadata = "") {
+fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channels,
+                          const std::string& name = "gains", const std::string& metadata = "") {
   onnx::ModelProto model = empty_model();
   if (!metadata.empty()) {
     auto* entry = model.add_metadata_props();
@@ -52,8 +53,10 @@ fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channel
     entry->set_value(metadata);
   }
   auto* graph = model.mutable_graph();
-  auto* input = add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {batch, channels, kSegment});
-  if (batch < 0) input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
+  auto* input =
+      add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {batch, channels, kSegment});
+  if (batch < 0)
+    input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
   auto* output = graph->add_output();
   output->set_name("sources");
   output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -66,12 +69,15 @@ fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channel
   return path;
 }
 
-void write_text(const fs::path& path, const std::string& text) { write_file(path, text); }
+void write_text(const fs::path& path, const std::string& text) {
+  write_file(path, text);
+}
 
 std::string gain_description(int channels, const std::string& normalize = "none") {
   return "{\"sample_rate\": 8000, \"channels\": " + std::to_string(channels) +
-         ", \"stems\": [\"drums\", \"bass\", \"vocals\"], \"input\": \"mix\", \"output\": \"sources\", \"normalize\": \"" + normalize +
-         "\"}";
+         ", \"stems\": [\"drums\", \"bass\", \"vocals\"], \"input\": \"mix\", \"output\": \"sources\", "
+         "\"normalize\": \"" +
+         normalize + "\"}";
 }
 
 // Sines in three bands, different per channel, plus a DC offset (exercises mean_std).
@@ -80,7 +86,8 @@ AudioBuffer sines(int rate, int channels, int64_t frames) {
   for (int c = 0; c < channels; ++c)
     for (int64_t t = 0; t < frames; ++t) {
       const double time = static_cast<double>(t) / rate;
-      a.channel(c)[t] = static_cast<float>(0.4 * std::sin(2 * M_PI * 55.0 * time + c) + 0.2 * std::sin(2 * M_PI * 440.0 * time) +
+      a.channel(c)[t] = static_cast<float>(0.4 * std::sin(2 * M_PI * 55.0 * time + c) +
+                                           0.2 * std::sin(2 * M_PI * 440.0 * time) +
                                            0.1 * std::sin(2 * M_PI * 2500.0 * time + 0.3 * c) + 0.05);
     }
   return a;
@@ -103,7 +110,8 @@ TEST(AudioSeparate, GainModelReconstructsStems) {
     int64_t frames;
     int shifts;
   };
-  for (const Case& c : {Case{700, 0}, Case{kSegment, 0}, Case{30000, 0}, Case{700, 1}, Case{kSegment, 2}, Case{30000, 2}}) {
+  for (const Case& c :
+       {Case{700, 0}, Case{kSegment, 0}, Case{30000, 0}, Case{700, 1}, Case{kSegment, 2}, Case{30000, 2}}) {
     options.segments.shifts = c.shifts;
     options.segments.seed = test_seed();
     audio::Separator separator(options);
@@ -115,8 +123,8 @@ TEST(AudioSeparate, GainModelReconstructsStems) {
       EXPECT_EQ(stems[s].name, kStems[s]);
       const double e = stem_error(stems[s].audio, mix, kGains[s]);
       EXPECT_LE(e, 1e-5) << kStems[s] << ", " << c.frames << " frames, shifts " << c.shifts;
-      std::printf("%-6s %6lld frames shifts %d (%lld segments): rel L2 %.2e\n", kStems[s].c_str(), static_cast<long long>(c.frames),
-                  c.shifts, static_cast<long long>(timings.segments), e);
+      std::printf("%-6s %6lld frames shifts %d (%lld segments): rel L2 %.2e\n", kStems[s].c_str(),
+                  static_cast<long long>(c.frames), c.shifts, static_cast<long long>(timings.segments), e);
     }
   }
 }
@@ -133,7 +141,8 @@ TEST(AudioSeparate, DynamicBatchResampleNormaliseAndTwoStems) {
   const AudioBuffer input = sines(16000, 1, 24000);
   const AudioBuffer mix = audio::resample(audio::convert_channels(input, 2), kRate);
   double mean = 0;
-  for (int64_t t = 0; t < mix.frames; ++t) mean += mix.channel(0)[t];  // mono-made-stereo: both channels equal
+  for (int64_t t = 0; t < mix.frames; ++t)
+    mean += mix.channel(0)[t];  // mono-made-stereo: both channels equal
   mean /= static_cast<double>(mix.frames);
   audio::SeparateTimings timings;
   const auto stems = separator.separate(input, &timings);
@@ -155,7 +164,8 @@ TEST(AudioSeparate, DynamicBatchResampleNormaliseAndTwoStems) {
   EXPECT_LE(stem_error(pair[0].audio, mix, kGains[1], mean), 1e-5);
   // no_bass = drums + vocals = (g0 + g2)(x - m) + 2m
   std::vector<double> ref(mix.samples.size());
-  for (size_t i = 0; i < ref.size(); ++i) ref[i] = (kGains[0] + kGains[2]) * (mix.samples[i] - mean) + 2 * mean;
+  for (size_t i = 0; i < ref.size(); ++i)
+    ref[i] = (kGains[0] + kGains[2]) * (mix.samples[i] - mean) + 2 * mean;
   EXPECT_LE(rel_l2(pair[1].audio.samples, ref), 1e-5);
 }
 
@@ -169,7 +179,8 @@ TEST(AudioSeparate, DescriptionFromOnnxMetadata) {
   const auto stems = separator.separate(mix);
   for (size_t s = 0; s < 3; ++s) EXPECT_LE(stem_error(stems[s].audio, mix, kGains[s]), 1e-5) << kStems[s];
   // A sidecar wins over the metadata.
-  write_text(folder.path() / "described.onda.json", "{\"sample_rate\": 8000, \"channels\": 2, \"stems\": [\"a\", \"b\", \"c\"]}");
+  write_text(folder.path() / "described.onda.json",
+             "{\"sample_rate\": 8000, \"channels\": 2, \"stems\": [\"a\", \"b\", \"c\"]}");
   EXPECT_EQ(audio::Separator(options).description().stems, (std::vector<std::string>{"a", "b", "c"}));
 }
 
@@ -206,8 +217,10 @@ TEST(AudioSeparate, ClearErrors) {
     EXPECT_THROW(separator3.separate(sines(kRate, 2, 100)), audio::AudioError);
     EXPECT_EQ(separator3.separate(sines(kRate, 1, 100)).size(), 3u);
   }
-  EXPECT_THROW(separator.separate_file(folder.path() / "missing.wav", folder.path() / "out"), audio::AudioError);
-  EXPECT_THROW(separator.enhance_file(folder.path() / "x.wav", folder.path() / "y.wav"), std::invalid_argument);  // 3 stems
+  EXPECT_THROW(separator.separate_file(folder.path() / "missing.wav", folder.path() / "out"),
+               audio::AudioError);
+  EXPECT_THROW(separator.enhance_file(folder.path() / "x.wav", folder.path() / "y.wav"),
+               std::invalid_argument);  // 3 stems
   if (::geteuid() != 0) {
     const fs::path locked = folder.path() / "locked";
     fs::create_directories(locked);
@@ -226,10 +239,12 @@ TEST(AudioSeparate, CommandLine) {
   const fs::path model = write_gain_model(folder.path(), 1, 2);
   write_text(folder.path() / "gains.onda.json", gain_description(2));
   const AudioBuffer mix = sines(kRate, 2, 9000);
-  audio::write_audio(folder.path() / "song.wav", mix, {audio::Container::wav, audio::SampleEncoding::float32});
+  audio::write_audio(folder.path() / "song.wav", mix,
+                     {audio::Container::wav, audio::SampleEncoding::float32});
   const fs::path out = folder.path() / "stems", log = folder.path() / "log.txt";
-  const std::string command = onda.string() + " separate " + (folder.path() / "song.wav").string() + " -m " + model.string() + " -o " +
-                              out.string() + " --float32 --shifts 1 --timings > " + log.string() + " 2>&1";
+  const std::string command = onda.string() + " separate " + (folder.path() / "song.wav").string() + " -m " +
+                              model.string() + " -o " + out.string() + " --float32 --shifts 1 --timings > " +
+                              log.string() + " 2>&1";
   ASSERT_EQ(std::system(command.c_str()), 0) << read_file_bytes(log);
   const std::string printed = read_file_bytes(log);
   EXPECT_NE(printed.find("real time"), std::string::npos) << printed;
@@ -240,13 +255,15 @@ TEST(AudioSeparate, CommandLine) {
     std::printf("onda separate: %s.wav rel L2 %.2e\n", kStems[s].c_str(), e);
   }
   // Errors: non-zero exit and a message naming the problem.
-  const std::string missing = onda.string() + " separate " + (folder.path() / "nothing.wav").string() + " -m " + model.string() +
-                              " -o " + out.string() + " > " + log.string() + " 2>&1";
+  const std::string missing = onda.string() + " separate " + (folder.path() / "nothing.wav").string() +
+                              " -m " + model.string() + " -o " + out.string() + " > " + log.string() +
+                              " 2>&1";
   EXPECT_NE(std::system(missing.c_str()), 0);
   EXPECT_NE(read_file_bytes(log).find("nothing.wav"), std::string::npos) << read_file_bytes(log);
   fs::remove(folder.path() / "gains.onda.json");
-  const std::string undescribed = onda.string() + " separate " + (folder.path() / "song.wav").string() + " -m " + model.string() +
-                                  " -o " + out.string() + " > " + log.string() + " 2>&1";
+  const std::string undescribed = onda.string() + " separate " + (folder.path() / "song.wav").string() +
+                                  " -m " + model.string() + " -o " + out.string() + " > " + log.string() +
+                                  " 2>&1";
   EXPECT_NE(std::system(undescribed.c_str()), 0);
   EXPECT_NE(read_file_bytes(log).find("no description"), std::string::npos) << read_file_bytes(log);
 }
@@ -271,9 +288,12 @@ fs::path write_spectral_model(const fs::path& folder, int64_t bins, int64_t fram
   const fs::path path = folder / "spectral.onnx";
   write_file(path, model.SerializeAsString());
   write_file(folder / "spectral.onda.json",
-             "{\"sample_rate\": 8000, \"channels\": 1, \"segment\": 1024, \"stems\": [\"clean\"], \"kind\": \"spectrogram\","
-             " \"normalize\": \"rms\", \"spectrogram\": {\"n_fft\": 64, \"hop\": 16, \"window\": \"hann\", \"compression\": 0.3,"
-             " \"magnitude_input\": \"noisy_mag\", \"phase_input\": \"noisy_pha\", \"magnitude_output\": \"denoised_mag\","
+             "{\"sample_rate\": 8000, \"channels\": 1, \"segment\": 1024, \"stems\": [\"clean\"], \"kind\": "
+             "\"spectrogram\","
+             " \"normalize\": \"rms\", \"spectrogram\": {\"n_fft\": 64, \"hop\": 16, \"window\": \"hann\", "
+             "\"compression\": 0.3,"
+             " \"magnitude_input\": \"noisy_mag\", \"phase_input\": \"noisy_pha\", \"magnitude_output\": "
+             "\"denoised_mag\","
              " \"phase_output\": \"denoised_pha\"}}");
   return path;
 }
@@ -298,9 +318,11 @@ TEST(AudioSeparate, SpectrogramModelThroughGpuStftAndIstft) {
   const fs::path onda = fs::path(ONDA_BINARY_DIR) / "onda";
   if (fs::exists(onda)) {
     const AudioBuffer mix = sines(kRate, 1, 3000);
-    audio::write_audio(folder.path() / "noisy.wav", mix, {audio::Container::wav, audio::SampleEncoding::float32});
-    const std::string command = onda.string() + " enhance " + (folder.path() / "noisy.wav").string() + " -m " + model.string() +
-                                " -o " + (folder.path() / "clean.wav").string() + " --float32 -q";
+    audio::write_audio(folder.path() / "noisy.wav", mix,
+                       {audio::Container::wav, audio::SampleEncoding::float32});
+    const std::string command = onda.string() + " enhance " + (folder.path() / "noisy.wav").string() +
+                                " -m " + model.string() + " -o " + (folder.path() / "clean.wav").string() +
+                                " --float32 -q";
     ASSERT_EQ(std::system(command.c_str()), 0);
     const double e = stem_error(audio::read_audio(folder.path() / "clean.wav"), mix, gain);
     EXPECT_LE(e, 1e-5);

@@ -18,13 +18,15 @@ namespace {
 
 using cd = std::complex<double>;
 
-std::unique_ptr<Session> open_bytes(const std::string& bytes, TemporaryFolder& folder, const std::string& name) {
+std::unique_ptr<Session> open_bytes(const std::string& bytes, TemporaryFolder& folder,
+                                    const std::string& name) {
   const auto path = folder.path() / (name + ".onnx");
   write_file(path, bytes);
   return Session::open(path);
 }
 
-audio::SpectrogramProcessing processing(int64_t n_fft, int64_t hop, const std::string& window, double compression) {
+audio::SpectrogramProcessing processing(int64_t n_fft, int64_t hop, const std::string& window,
+                                        double compression) {
   audio::SpectrogramProcessing p;
   p.n_fft = n_fft, p.hop = hop, p.window = window, p.compression = compression;
   return p;
@@ -33,7 +35,8 @@ audio::SpectrogramProcessing processing(int64_t n_fft, int64_t hop, const std::s
 // e^(sign 2 pi i m / n) for m in [0, n): the references' twiddles, computed once.
 std::vector<cd> twiddles(int64_t n, double sign) {
   std::vector<cd> t(static_cast<size_t>(n));
-  for (int64_t m = 0; m < n; ++m) t[m] = std::polar(1.0, sign * 2 * M_PI * static_cast<double>(m) / static_cast<double>(n));
+  for (int64_t m = 0; m < n; ++m)
+    t[m] = std::polar(1.0, sign * 2 * M_PI * static_cast<double>(m) / static_cast<double>(n));
   return t;
 }
 
@@ -43,7 +46,8 @@ struct Case {
   double compression;
   int64_t batch;
 };
-const std::vector<Case> kCases = {{400, 100, 1600, "hann", 0.3, 1}, {64, 16, 1024, "hann", 1.0, 3}, {30, 10, 500, "rectangular", 0.5, 2}};
+const std::vector<Case> kCases = {
+    {400, 100, 1600, "hann", 0.3, 1}, {64, 16, 1024, "hann", 1.0, 3}, {30, 10, 500, "rectangular", 0.5, 2}};
 
 TEST(AudioSpectral, StftMatchesMpSenetMagnitudeAndPhase) {
   Random rng(test_seed());
@@ -91,9 +95,10 @@ TEST(AudioSpectral, StftMatchesMpSenetMagnitudeAndPhase) {
     double worst_range = 0;
     for (double v : phase) worst_range = std::max(worst_range, std::abs(v));
     EXPECT_LE(worst_range, M_PI + 1e-6);  // atan2's range
-    std::printf("STFT n_fft %3lld hop %3lld %-11s c %.1f batch %lld: magnitude rel L2 %.2e, phase (weighted) %.2e\n",
-                static_cast<long long>(c.n_fft), static_cast<long long>(c.hop), c.window, c.compression,
-                static_cast<long long>(c.batch), e_magnitude, e_phase);
+    std::printf(
+        "STFT n_fft %3lld hop %3lld %-11s c %.1f batch %lld: magnitude rel L2 %.2e, phase (weighted) %.2e\n",
+        static_cast<long long>(c.n_fft), static_cast<long long>(c.hop), c.window, c.compression,
+        static_cast<long long>(c.batch), e_magnitude, e_phase);
   }
 }
 
@@ -118,7 +123,8 @@ TEST(AudioSpectral, IstftMatchesTorchIstft) {
         std::vector<cd> full(c.n_fft);  // Hermitian extension (numpy irfft drops DC/Nyquist imaginary parts)
         for (int64_t k = 0; k < bins; ++k) {
           const size_t i = static_cast<size_t>((b * bins + k) * frames + f);
-          full[k] = std::polar(std::pow(static_cast<double>(magnitude[i]), 1.0 / c.compression), static_cast<double>(phase[i]));
+          full[k] = std::polar(std::pow(static_cast<double>(magnitude[i]), 1.0 / c.compression),
+                               static_cast<double>(phase[i]));
         }
         full[0] = full[0].real();
         if (c.n_fft % 2 == 0) full[c.n_fft / 2] = full[c.n_fft / 2].real();
@@ -136,8 +142,9 @@ TEST(AudioSpectral, IstftMatchesTorchIstft) {
     const std::vector<float> got(got_d.begin(), got_d.end());
     const double e = rel_l2(got, ref);
     EXPECT_LE(e, 1e-5) << "n_fft " << c.n_fft;
-    std::printf("iSTFT n_fft %3lld hop %3lld %-11s c %.1f batch %lld: rel L2 %.2e\n", static_cast<long long>(c.n_fft),
-                static_cast<long long>(c.hop), c.window, c.compression, static_cast<long long>(c.batch), e);
+    std::printf("iSTFT n_fft %3lld hop %3lld %-11s c %.1f batch %lld: rel L2 %.2e\n",
+                static_cast<long long>(c.n_fft), static_cast<long long>(c.hop), c.window, c.compression,
+                static_cast<long long>(c.batch), e);
   }
 }
 

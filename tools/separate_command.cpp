@@ -29,7 +29,10 @@ struct AudioArguments {
 class ProgressLine {
  public:
   ProgressLine(std::string label, double audio_seconds, bool enabled)
-      : label_(std::move(label)), audio_seconds_(audio_seconds), enabled_(enabled), start_(std::chrono::steady_clock::now()) {}
+      : label_(std::move(label)),
+        audio_seconds_(audio_seconds),
+        enabled_(enabled),
+        start_(std::chrono::steady_clock::now()) {}
   ~ProgressLine() {
     if (drawn_) fmt::print(stderr, "\n");
   }
@@ -67,15 +70,19 @@ audio::SeparateOptions separate_options(const AudioArguments& a) {
   o.segments.seed = a.seed;
   o.two_stems = a.two_stems;
   o.format.container = a.flac ? audio::Container::flac : audio::Container::wav;
-  o.format.encoding = a.float32 ? audio::SampleEncoding::float32 : a.int24 ? audio::SampleEncoding::pcm24 : audio::SampleEncoding::pcm16;
+  o.format.encoding = a.float32 ? audio::SampleEncoding::float32
+                      : a.int24 ? audio::SampleEncoding::pcm24
+                                : audio::SampleEncoding::pcm16;
   return o;
 }
 
 void print_timings(const std::string& input, const audio::SeparateTimings& t) {
   const double outside = t.total - t.model;
-  fmt::print("{}: {:.2f} s of audio in {:.3f} s = {:.1f}x real time ({} segments in {} model calls, peak GPU {:.1f} MiB)\n",
-             input, t.audio_seconds, t.total, t.total > 0 ? t.audio_seconds / t.total : 0.0, t.segments, t.model_calls,
-             static_cast<double>(t.peak_gpu_bytes) / (1 << 20));
+  fmt::print(
+      "{}: {:.2f} s of audio in {:.3f} s = {:.1f}x real time ({} segments in {} model calls, peak GPU {:.1f} "
+      "MiB)\n",
+      input, t.audio_seconds, t.total, t.total > 0 ? t.audio_seconds / t.total : 0.0, t.segments,
+      t.model_calls, static_cast<double>(t.peak_gpu_bytes) / (1 << 20));
   auto line = [&](const char* what, double seconds) {
     fmt::print("  {:<12} {:>9.3f} s {:>6.1f}%\n", what, seconds, t.total > 0 ? 100 * seconds / t.total : 0.0);
   };
@@ -85,16 +92,22 @@ void print_timings(const std::string& input, const audio::SeparateTimings& t) {
   line("model (GPU)", t.model);
   line("overlap-add", t.overlap_add);
   line("encode", t.encode);
-  fmt::print("  outside the model: {:.3f} s ({:.1f}%)\n", outside, t.total > 0 ? 100 * outside / t.total : 0.0);
+  fmt::print("  outside the model: {:.3f} s ({:.1f}%)\n", outside,
+             t.total > 0 ? 100 * outside / t.total : 0.0);
 }
 
 void add_common_options(CLI::App* command, AudioArguments& a) {
-  command->add_option("-m,--model", a.model, "The .onnx model (its description: MODEL.onda.json or metadata)")->required();
+  command->add_option("-m,--model", a.model, "The .onnx model (its description: MODEL.onda.json or metadata)")
+      ->required();
   command->add_option("--description", a.description, "The model description JSON (instead of the sidecar)");
-  command->add_option("--segment", a.segment, "Segment length in seconds (models with a dynamic length only)");
-  command->add_option("--overlap", a.overlap, "Overlap between segments, fraction of a segment")->capture_default_str();
-  command->add_option("--batch", a.batch, "Segments per model call (models with a dynamic batch dim)")->capture_default_str();
-  command->add_option("--shifts", a.shifts, "Random time shifts (up to 0.5 s) to average; 0: none")->capture_default_str();
+  command->add_option("--segment", a.segment,
+                      "Segment length in seconds (models with a dynamic length only)");
+  command->add_option("--overlap", a.overlap, "Overlap between segments, fraction of a segment")
+      ->capture_default_str();
+  command->add_option("--batch", a.batch, "Segments per model call (models with a dynamic batch dim)")
+      ->capture_default_str();
+  command->add_option("--shifts", a.shifts, "Random time shifts (up to 0.5 s) to average; 0: none")
+      ->capture_default_str();
   command->add_option("--seed", a.seed, "Seed of the shift offsets")->capture_default_str();
   command->add_flag("--float32", a.float32, "Write 32-bit float samples");
   command->add_flag("--int24", a.int24, "Write 24-bit integer samples");
@@ -112,7 +125,8 @@ void separate(const AudioArguments& a) {
     std::vector<std::filesystem::path> written;
     {
       ProgressLine progress(std::filesystem::path(input).filename().string(), info.seconds(), tty);
-      written = separator.separate_file(input, a.output, &timings, [&](int64_t done, int64_t total) { progress.update(done, total); });
+      written = separator.separate_file(input, a.output, &timings,
+                                        [&](int64_t done, int64_t total) { progress.update(done, total); });
     }
     if (!a.quiet) {
       for (const auto& path : written) fmt::print("wrote {}\n", path.string());
@@ -128,7 +142,8 @@ void enhance(const AudioArguments& a) {
   audio::SeparateTimings timings;
   {
     ProgressLine progress(std::filesystem::path(a.inputs[0]).filename().string(), info.seconds(), tty);
-    separator.enhance_file(a.inputs[0], a.output, &timings, [&](int64_t done, int64_t total) { progress.update(done, total); });
+    separator.enhance_file(a.inputs[0], a.output, &timings,
+                           [&](int64_t done, int64_t total) { progress.update(done, total); });
   }
   if (!a.quiet) fmt::print("wrote {}\n", a.output);
   if (a.timings) print_timings(a.inputs[0], timings);
@@ -142,14 +157,16 @@ void add_separate_command(CLI::App& app) {
   a->output = "separated";
   command->add_option("inputs", a->inputs, "Audio files (WAV, FLAC, OGG, ...)")->required();
   command->add_option("-o,--out", a->output, "Output folder")->capture_default_str();
-  command->add_option("--two-stems", a->two_stems, "Write only NAME and no_NAME (the sum of the other stems)");
+  command->add_option("--two-stems", a->two_stems,
+                      "Write only NAME and no_NAME (the sum of the other stems)");
   command->add_flag("--flac", a->flac, "Write FLAC instead of WAV");
   add_common_options(command, *a);
   command->callback([a] { separate(*a); });
 }
 
 void add_enhance_command(CLI::App& app) {
-  auto* command = app.add_subcommand("enhance", "Clean a recording with a one-output model (speech enhancement)");
+  auto* command =
+      app.add_subcommand("enhance", "Clean a recording with a one-output model (speech enhancement)");
   auto a = std::make_shared<AudioArguments>();
   command->add_option("input", a->inputs, "The audio file")->required()->expected(1);
   command->add_option("-o,--out", a->output, "The output file (.wav, or .flac with --flac)")->required();

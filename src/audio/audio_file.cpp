@@ -23,19 +23,26 @@ int sndfile_format(const AudioFormat& format) {
   switch (format.container) {
     case Container::wav:
       switch (format.encoding) {
-        case SampleEncoding::pcm16: return SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-        case SampleEncoding::pcm24: return SF_FORMAT_WAV | SF_FORMAT_PCM_24;
-        case SampleEncoding::float32: return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+        case SampleEncoding::pcm16:
+          return SF_FORMAT_WAV | SF_FORMAT_PCM_16;
+        case SampleEncoding::pcm24:
+          return SF_FORMAT_WAV | SF_FORMAT_PCM_24;
+        case SampleEncoding::float32:
+          return SF_FORMAT_WAV | SF_FORMAT_FLOAT;
       }
       break;
     case Container::flac:
       switch (format.encoding) {
-        case SampleEncoding::pcm16: return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
-        case SampleEncoding::pcm24: return SF_FORMAT_FLAC | SF_FORMAT_PCM_24;
-        case SampleEncoding::float32: throw AudioError("FLAC stores integer samples only: use 16 or 24 bits, not float32");
+        case SampleEncoding::pcm16:
+          return SF_FORMAT_FLAC | SF_FORMAT_PCM_16;
+        case SampleEncoding::pcm24:
+          return SF_FORMAT_FLAC | SF_FORMAT_PCM_24;
+        case SampleEncoding::float32:
+          throw AudioError("FLAC stores integer samples only: use 16 or 24 bits, not float32");
       }
       break;
-    case Container::ogg: return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+    case Container::ogg:
+      return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
   }
   throw AudioError("unknown audio format");
 }
@@ -44,22 +51,28 @@ int sndfile_format(const AudioFormat& format) {
 
 std::string container_extension(Container container) {
   switch (container) {
-    case Container::wav: return "wav";
-    case Container::flac: return "flac";
-    case Container::ogg: return "ogg";
+    case Container::wav:
+      return "wav";
+    case Container::flac:
+      return "flac";
+    case Container::ogg:
+      return "ogg";
   }
   return "wav";
 }
 
 static SndfileHandle open_for_reading(const fs::path& path, SF_INFO& info) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw AudioError(fmt::format("cannot read audio '{}': no such file", path.string()));
-  if (fs::is_directory(path, ec)) throw AudioError(fmt::format("cannot read audio '{}': it is a folder", path.string()));
+  if (!fs::exists(path, ec))
+    throw AudioError(fmt::format("cannot read audio '{}': no such file", path.string()));
+  if (fs::is_directory(path, ec))
+    throw AudioError(fmt::format("cannot read audio '{}': it is a folder", path.string()));
   info = SF_INFO{};
   SndfileHandle file(sf_open(path.c_str(), SFM_READ, &info));
   if (!file) throw AudioError(fmt::format("cannot read audio '{}': {}", path.string(), sf_strerror(nullptr)));
   if (info.channels <= 0 || info.samplerate <= 0)
-    throw AudioError(fmt::format("cannot read audio '{}': {} channels at {} Hz", path.string(), info.channels, info.samplerate));
+    throw AudioError(fmt::format("cannot read audio '{}': {} channels at {} Hz", path.string(), info.channels,
+                                 info.samplerate));
   return file;
 }
 
@@ -85,24 +98,26 @@ AudioBuffer read_audio(const fs::path& path) {
     done += got;
   }
   if (done != info.frames)
-    throw AudioError(fmt::format("cannot read audio '{}': truncated after {} of {} frames ({})", path.string(), done,
-                                 info.frames, sf_strerror(file.get())));
+    throw AudioError(fmt::format("cannot read audio '{}': truncated after {} of {} frames ({})",
+                                 path.string(), done, info.frames, sf_strerror(file.get())));
   return audio;
 }
 
 void write_audio(const fs::path& path, const AudioBuffer& audio, const AudioFormat& format) {
   if (audio.channels <= 0 || audio.sample_rate <= 0)
-    throw AudioError(fmt::format("cannot write '{}': {} channels at {} Hz", path.string(), audio.channels, audio.sample_rate));
+    throw AudioError(fmt::format("cannot write '{}': {} channels at {} Hz", path.string(), audio.channels,
+                                 audio.sample_rate));
   SF_INFO info{};
   info.samplerate = audio.sample_rate;
   info.channels = audio.channels;
   info.format = sndfile_format(format);
   if (!sf_format_check(&info))
-    throw AudioError(fmt::format("cannot write '{}': libsndfile rejects {} channels at {} Hz in this format", path.string(),
-                                 audio.channels, audio.sample_rate));
+    throw AudioError(fmt::format("cannot write '{}': libsndfile rejects {} channels at {} Hz in this format",
+                                 path.string(), audio.channels, audio.sample_rate));
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
-  if (!fs::is_directory(folder, ec)) throw AudioError(fmt::format("cannot write '{}': no folder '{}'", path.string(), folder.string()));
+  if (!fs::is_directory(folder, ec))
+    throw AudioError(fmt::format("cannot write '{}': no folder '{}'", path.string(), folder.string()));
   // The temporary name starts with a dot and ends in .partial: never mistaken for a finished file.
   const fs::path temporary = folder / fmt::format(".{}.{}.partial", path.filename().string(), ::getpid());
   {

@@ -25,7 +25,10 @@ struct AudioBuffer {
 
   AudioBuffer() = default;
   AudioBuffer(int sample_rate, int channels, int64_t frames)
-      : sample_rate(sample_rate), channels(channels), frames(frames), samples(static_cast<size_t>(channels * frames)) {}
+      : sample_rate(sample_rate),
+        channels(channels),
+        frames(frames),
+        samples(static_cast<size_t>(channels * frames)) {}
   float* channel(int c) { return samples.data() + static_cast<size_t>(c) * frames; }
   const float* channel(int c) const { return samples.data() + static_cast<size_t>(c) * frames; }
   double seconds() const { return sample_rate > 0 ? static_cast<double>(frames) / sample_rate : 0.0; }

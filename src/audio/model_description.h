@@ -20,7 +20,8 @@ class DescriptionError : public std::runtime_error {
 };
 
 enum class ProcessingKind {
-  waveform,     // input [batch, channels, samples] (or [batch, samples] for mono) -> [batch, stems, channels, samples]
+  waveform,     // input [batch, channels, samples] (or [batch, samples] for mono) -> [batch, stems, channels,
+                // samples]
   spectrogram,  // waveform -> STFT -> (magnitude^compression, phase) -> model -> (magnitude, phase) -> iSTFT
 };
 
@@ -34,9 +35,9 @@ enum class Normalization {
 struct SpectrogramProcessing {
   int64_t n_fft = 0;
   int64_t hop = 0;
-  std::string window = "hann";  // "hann" (periodic, torch.hann_window) or "rectangular"
-  double compression = 1.0;     // the model sees magnitude^compression and returns it compressed
-  std::string magnitude_input, phase_input;    // model input names
+  std::string window = "hann";               // "hann" (periodic, torch.hann_window) or "rectangular"
+  double compression = 1.0;                  // the model sees magnitude^compression and returns it compressed
+  std::string magnitude_input, phase_input;  // model input names
   std::string magnitude_output, phase_output;  // model output names
 };
 
@@ -47,8 +48,8 @@ struct ModelDescription {
   std::vector<std::string> stems;
   ProcessingKind kind = ProcessingKind::waveform;
   Normalization normalization = Normalization::none;
-  std::string input;   // waveform: the model's input name ("" = its only input)
-  std::string output;  // waveform: the model's output name ("" = its only/first output)
+  std::string input;                  // waveform: the model's input name ("" = its only input)
+  std::string output;                 // waveform: the model's output name ("" = its only/first output)
   SpectrogramProcessing spectrogram;  // kind == spectrogram only
 };
 

@@ -22,7 +22,8 @@ class SessionSegmentModel : public SegmentModel {
  public:
   // Opens the model (and the spectral sessions); throws DescriptionError when the model's inputs
   // and outputs do not fit the description.
-  SessionSegmentModel(const std::filesystem::path& model, const ModelDescription& description, const RunnerOptions& options);
+  SessionSegmentModel(const std::filesystem::path& model, const ModelDescription& description,
+                      const RunnerOptions& options);
   ~SessionSegmentModel() override;
 
   int64_t segment_length() const override { return segment_; }
@@ -41,10 +42,10 @@ class SessionSegmentModel : public SegmentModel {
   ModelDescription description_;
   std::unique_ptr<Session> session_;
   std::string input_name_, output_name_;
-  Shape input_shape_;          // with the batch dim set per call
+  Shape input_shape_;  // with the batch dim set per call
   int64_t segment_ = 0;
   int max_batch_ = 1;
-  bool fixed_batch_ = false;   // the model's batch dim is static: every call feeds exactly max_batch_
+  bool fixed_batch_ = false;  // the model's batch dim is static: every call feeds exactly max_batch_
   uint64_t peak_gpu_bytes_ = 0;
   struct Spectral;
   std::unique_ptr<Spectral> spectral_;

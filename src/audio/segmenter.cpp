@@ -12,7 +12,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // The mix placed at `pad` in a line of `total` samples, zeros elsewhere: demucs' padded_mix, read
 // through TensorChunk.padded, which takes real neighbouring samples where the line has them.
@@ -36,14 +38,22 @@ struct PassResult {
   std::vector<float> weight;  // [length]: summed weights
 };
 
-int64_t segment_count(int64_t length, int64_t stride) { return (length + stride - 1) / stride; }
+int64_t segment_count(int64_t length, int64_t stride) {
+  return (length + stride - 1) / stride;
+}
 
 // One apply_model(split=True) over the view [view_offset, view_offset + length) of the line.
 class SplitPass {
  public:
-  SplitPass(SegmentModel& model, const PaddedLine& line, const std::vector<float>& weight, int batch, int64_t stride,
-            SegmentStats& stats, const std::function<void()>& after_call)
-      : model_(model), line_(line), weight_(weight), batch_(batch), stride_(stride), stats_(stats), after_call_(after_call) {}
+  SplitPass(SegmentModel& model, const PaddedLine& line, const std::vector<float>& weight, int batch,
+            int64_t stride, SegmentStats& stats, const std::function<void()>& after_call)
+      : model_(model),
+        line_(line),
+        weight_(weight),
+        batch_(batch),
+        stride_(stride),
+        stats_(stats),
+        after_call_(after_call) {}
 
   PassResult run(int64_t view_offset, int64_t length) {
     const int64_t segment = model_.segment_length();
@@ -73,7 +83,8 @@ class SplitPass {
           const int64_t chunk = std::min(length - p, segment);
           const int64_t delta = segment - chunk;
           for (int c = 0; c < channels; ++c)
-            line_.read(c, view_offset + p - delta / 2, segment, in.data() + (static_cast<size_t>(b) * channels + c) * segment);
+            line_.read(c, view_offset + p - delta / 2, segment,
+                       in.data() + (static_cast<size_t>(b) * channels + c) * segment);
         }
         stats_.overlap_add_seconds += seconds_since(start);
 
@@ -84,7 +95,8 @@ class SplitPass {
         ++stats_.model_calls;
         const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
         if (out.size() != expected)
-          throw std::runtime_error(fmt::format("segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
+          throw std::runtime_error(fmt::format(
+              "segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
 
         wait_pending();
         const float* batch_out = out.data();
@@ -95,7 +107,8 @@ class SplitPass {
             const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
             for (int s = 0; s < stems; ++s) {
               for (int c = 0; c < channels; ++c) {
-                const float* src = batch_out + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+                const float* src =
+                    batch_out + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
                 float* dst = result.sum.data() + (static_cast<size_t>(s) * channels + c) * length + p;
                 for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
               }
@@ -145,19 +158,23 @@ std::vector<int64_t> shift_offsets(int shifts, int64_t max_shift, uint64_t seed)
   return offsets;
 }
 
-std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix, const SegmentOptions& options,
-                                           SegmentStats* stats_out, const SegmentProgress& progress) {
+std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix,
+                                           const SegmentOptions& options, SegmentStats* stats_out,
+                                           const SegmentProgress& progress) {
   const int64_t segment = model.segment_length();
   const int channels = model.channels(), stems = model.stems();
   if (segment <= 0) throw std::invalid_argument(fmt::format("segment length {} must be > 0", segment));
   if (mix.channels != channels)
-    throw std::invalid_argument(fmt::format("the mix has {} channels, the model takes {}", mix.channels, channels));
+    throw std::invalid_argument(
+        fmt::format("the mix has {} channels, the model takes {}", mix.channels, channels));
   if (!(options.overlap >= 0 && options.overlap < 1))
     throw std::invalid_argument(fmt::format("overlap {} must be in [0, 1)", options.overlap));
   if (options.shifts < 0) throw std::invalid_argument(fmt::format("shifts {} must be >= 0", options.shifts));
   if (options.batch < 1) throw std::invalid_argument(fmt::format("batch {} must be >= 1", options.batch));
   const auto stride = static_cast<int64_t>((1.0 - options.overlap) * static_cast<double>(segment));
-  if (stride < 1) throw std::invalid_argument(fmt::format("overlap {} leaves no stride for segment {}", options.overlap, segment));
+  if (stride < 1)
+    throw std::invalid_argument(
+        fmt::format("overlap {} leaves no stride for segment {}", options.overlap, segment));
   const int batch = std::max(1, std::min(options.batch, model.max_batch()));
 
   std::vector<float> weight = transition_weight(segment);
@@ -211,7 +228,8 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
     SplitPass pass(model, line, weight, batch, stride, stats, after_call);
     for (int64_t offset : shifts) {
       const int64_t length = n + max_shift - offset;
-      accumulate(pass.run(offset, length), length, max_shift - offset, 1.0f / static_cast<float>(shifts.size()));
+      accumulate(pass.run(offset, length), length, max_shift - offset,
+                 1.0f / static_cast<float>(shifts.size()));
     }
   }
   if (stats_out) *stats_out = stats;

@@ -47,16 +47,18 @@ struct SegmentOptions {
 struct SegmentStats {
   int64_t segments = 0;
   int64_t model_calls = 0;
-  double model_seconds = 0;    // inside SegmentModel::run
-  double overlap_add_seconds = 0;  // cutting segments out, waiting for the overlap-add worker, normalising the sums
+  double model_seconds = 0;  // inside SegmentModel::run
+  double overlap_add_seconds =
+      0;  // cutting segments out, waiting for the overlap-add worker, normalising the sums
 };
 
 // Called after each model call: segments done so far, segments in total.
 using SegmentProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Separates `mix` (channels must equal the model's) into model.stems() buffers of mix's length.
-std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix, const SegmentOptions& options,
-                                           SegmentStats* stats = nullptr, const SegmentProgress& progress = {});
+std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix,
+                                           const SegmentOptions& options, SegmentStats* stats = nullptr,
+                                           const SegmentProgress& progress = {});
 
 // The shift offsets separate_segments uses for `shifts` and `seed`: deterministic per seed.
 std::vector<int64_t> shift_offsets(int shifts, int64_t max_shift, uint64_t seed);

@@ -17,7 +17,9 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
 
 // x -> (x - offset) * scale before the model; outputs -> y / scale + offset after it.
 struct Affine {
@@ -30,7 +32,8 @@ Affine normalisation(const AudioBuffer& mix, Normalization kind) {
   std::vector<double> mono(static_cast<size_t>(n), 0.0);
   for (int c = 0; c < mix.channels; ++c)
     for (int64_t t = 0; t < n; ++t) mono[t] += mix.channel(c)[t] / static_cast<double>(mix.channels);
-  if (kind == Normalization::mean_std) {  // demucs separate.py: ref = wav.mean(0); (wav - ref.mean()) / ref.std()
+  if (kind ==
+      Normalization::mean_std) {  // demucs separate.py: ref = wav.mean(0); (wav - ref.mean()) / ref.std()
     double mean = 0;
     for (double v : mono) mean += v;
     mean /= static_cast<double>(n);
@@ -53,10 +56,12 @@ void apply(AudioBuffer& audio, const Affine& a, bool inverse) {
 
 ModelDescription load_description(const SeparateOptions& options) {
   std::error_code ec;
-  if (!fs::is_regular_file(options.model, ec)) throw std::invalid_argument(fmt::format("no model file '{}'", options.model.string()));
+  if (!fs::is_regular_file(options.model, ec))
+    throw std::invalid_argument(fmt::format("no model file '{}'", options.model.string()));
   if (!options.description) return load_model_description(options.model);
   std::ifstream file(*options.description);
-  if (!file) throw DescriptionError(fmt::format("cannot read model description '{}'", options.description->string()));
+  if (!file)
+    throw DescriptionError(fmt::format("cannot read model description '{}'", options.description->string()));
   std::stringstream text;
   text << file.rdbuf();
   return parse_model_description(text.str(), fmt::format("'{}'", options.description->string()));
@@ -68,22 +73,27 @@ void check_writable_folder(const fs::path& folder) {
   std::error_code ec;
   fs::create_directories(folder, ec);
   if (ec || !fs::is_directory(folder))
-    throw AudioError(fmt::format("output folder '{}' cannot be created: {}", folder.string(), ec ? ec.message() : "not a folder"));
+    throw AudioError(fmt::format("output folder '{}' cannot be created: {}", folder.string(),
+                                 ec ? ec.message() : "not a folder"));
   if (::access(folder.c_str(), W_OK | X_OK) != 0)
     throw AudioError(fmt::format("output folder '{}' is not writable", folder.string()));
 }
 
-Separator::Separator(const SeparateOptions& options) : options_(options), description_(load_description(options)) {
+Separator::Separator(const SeparateOptions& options)
+    : options_(options), description_(load_description(options)) {
   if (!options.two_stems.empty()) {
     bool found = false;
     for (const auto& stem : description_.stems) found = found || stem == options.two_stems;
     if (!found) {
       std::string names;
-      for (const auto& stem : description_.stems) names += fmt::format("{}{}", names.empty() ? "" : ", ", stem);
-      throw std::invalid_argument(fmt::format("--two-stems {}: the model's stems are {}", options.two_stems, names));
+      for (const auto& stem : description_.stems)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", stem);
+      throw std::invalid_argument(
+          fmt::format("--two-stems {}: the model's stems are {}", options.two_stems, names));
     }
   }
-  if (options.segment_seconds < 0) throw std::invalid_argument(fmt::format("segment {} s must be > 0", options.segment_seconds));
+  if (options.segment_seconds < 0)
+    throw std::invalid_argument(fmt::format("segment {} s must be > 0", options.segment_seconds));
   RunnerOptions runner;
   runner.session = options.session;
   runner.batch = options.segments.batch;
@@ -93,9 +103,12 @@ Separator::Separator(const SeparateOptions& options) : options_(options), descri
 
 Separator::~Separator() = default;
 
-std::string Separator::adapter_name() const { return model_->adapter_name(); }
+std::string Separator::adapter_name() const {
+  return model_->adapter_name();
+}
 
-std::vector<Stem> Separator::separate(const AudioBuffer& input, SeparateTimings* timings, const SegmentProgress& progress) {
+std::vector<Stem> Separator::separate(const AudioBuffer& input, SeparateTimings* timings,
+                                      const SegmentProgress& progress) {
   SeparateTimings t;
   t.audio_seconds = input.seconds();
   auto start = Clock::now();
@@ -119,9 +132,11 @@ std::vector<Stem> Separator::separate(const AudioBuffer& input, SeparateTimings*
   for (auto& out : outputs) apply(out, affine, true);
   std::vector<Stem> stems;
   if (options_.two_stems.empty()) {
-    for (size_t s = 0; s < outputs.size(); ++s) stems.push_back({description_.stems[s], std::move(outputs[s])});
+    for (size_t s = 0; s < outputs.size(); ++s)
+      stems.push_back({description_.stems[s], std::move(outputs[s])});
   } else {  // demucs --two-stems: the stem and the sum of every other stem
-    Stem chosen{options_.two_stems, {}}, rest{fmt::format("no_{}", options_.two_stems), AudioBuffer(mix.sample_rate, mix.channels, mix.frames)};
+    Stem chosen{options_.two_stems, {}}, rest{fmt::format("no_{}", options_.two_stems),
+                                              AudioBuffer(mix.sample_rate, mix.channels, mix.frames)};
     for (size_t s = 0; s < outputs.size(); ++s) {
       if (description_.stems[s] == options_.two_stems) {
         chosen.audio = std::move(outputs[s]);
@@ -137,8 +152,8 @@ std::vector<Stem> Separator::separate(const AudioBuffer& input, SeparateTimings*
   return stems;
 }
 
-std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::path& output_dir, SeparateTimings* timings,
-                                               const SegmentProgress& progress) {
+std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::path& output_dir,
+                                               SeparateTimings* timings, const SegmentProgress& progress) {
   const auto total_start = Clock::now();
   const fs::path track_dir = output_dir / input.stem();
   check_writable_folder(track_dir);
@@ -153,8 +168,11 @@ std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::
   std::vector<fs::path> written;
   std::vector<std::future<void>> encoders;  // one thread per stem: FLAC encoding is CPU-bound
   for (const auto& stem : stems) {
-    written.push_back(track_dir / fmt::format("{}.{}", stem.name, container_extension(options_.format.container)));
-    encoders.push_back(std::async(std::launch::async, [this, audio = &stem.audio, path = written.back()] { write_audio(path, *audio, options_.format); }));
+    written.push_back(track_dir /
+                      fmt::format("{}.{}", stem.name, container_extension(options_.format.container)));
+    encoders.push_back(std::async(std::launch::async, [this, audio = &stem.audio, path = written.back()] {
+      write_audio(path, *audio, options_.format);
+    }));
   }
   for (auto& encoder : encoders) encoder.wait();
   for (auto& encoder : encoders) encoder.get();  // the first error, after every thread is done
@@ -164,10 +182,12 @@ std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::
   return written;
 }
 
-void Separator::enhance_file(const fs::path& input, const fs::path& output, SeparateTimings* timings, const SegmentProgress& progress) {
+void Separator::enhance_file(const fs::path& input, const fs::path& output, SeparateTimings* timings,
+                             const SegmentProgress& progress) {
   if (description_.stems.size() != 1)
-    throw std::invalid_argument(fmt::format("enhance needs a model with one output stem; this one has {} (use separate)",
-                                            description_.stems.size()));
+    throw std::invalid_argument(
+        fmt::format("enhance needs a model with one output stem; this one has {} (use separate)",
+                    description_.stems.size()));
   const auto total_start = Clock::now();
   check_writable_folder(output.has_parent_path() ? output.parent_path() : fs::path("."));
   auto start = Clock::now();

@@ -52,16 +52,19 @@ class Separator {
   std::string adapter_name() const;
 
   // In memory: `mix` at any rate and channel count in, the stems at the model's rate and channels out.
-  std::vector<Stem> separate(const AudioBuffer& mix, SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
+  std::vector<Stem> separate(const AudioBuffer& mix, SeparateTimings* timings = nullptr,
+                             const SegmentProgress& progress = {});
 
   // Writes <output_dir>/<input file stem>/<stem>.<ext>; returns the paths written. Checks that the
   // output folder is writable before running the model.
-  std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input, const std::filesystem::path& output_dir,
-                                                   SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
+  std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input,
+                                                   const std::filesystem::path& output_dir,
+                                                   SeparateTimings* timings = nullptr,
+                                                   const SegmentProgress& progress = {});
 
   // A one-stem (enhancement) model: writes its output to `output` (a file name).
-  void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output, SeparateTimings* timings = nullptr,
-                    const SegmentProgress& progress = {});
+  void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
+                    SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
 
  private:
   SeparateOptions options_;

@@ -27,8 +27,10 @@ class GraphBuilder {
     type->set_elem_type(onnx::TensorProto::FLOAT);
     for (int64_t d : dims) {
       auto* dim = type->mutable_shape()->add_dim();
-      if (d < 0) dim->set_dim_param("batch");
-      else dim->set_dim_value(d);
+      if (d < 0)
+        dim->set_dim_param("batch");
+      else
+        dim->set_dim_value(d);
     }
   }
   void output(const std::string& name) {
@@ -36,7 +38,8 @@ class GraphBuilder {
     value->set_name(name);
     value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
   }
-  std::string floats(const std::string& name, const std::vector<int64_t>& dims, const std::vector<double>& values) {
+  std::string floats(const std::string& name, const std::vector<int64_t>& dims,
+                     const std::vector<double>& values) {
     auto* t = graph_->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::FLOAT);
@@ -45,7 +48,8 @@ class GraphBuilder {
     return name;
   }
   std::string scalar(const std::string& name, double value) { return floats(name, {}, {value}); }
-  std::string ints(const std::string& name, const std::vector<int64_t>& dims, const std::vector<int64_t>& values) {
+  std::string ints(const std::string& name, const std::vector<int64_t>& dims,
+                   const std::vector<int64_t>& values) {
     auto* t = graph_->add_initializer();
     t->set_name(name);
     t->set_data_type(onnx::TensorProto::INT64);
@@ -53,7 +57,8 @@ class GraphBuilder {
     for (int64_t v : values) t->add_int64_data(v);
     return name;
   }
-  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs, const std::string& output) {
+  onnx::NodeProto* node(const std::string& op, const std::vector<std::string>& inputs,
+                        const std::string& output) {
     auto* n = graph_->add_node();
     n->set_op_type(op);
     n->set_name(output);
@@ -91,7 +96,9 @@ class GraphBuilder {
 std::vector<double> spectral_window(const std::string& name, int64_t n_fft) {
   std::vector<double> w(static_cast<size_t>(n_fft), 1.0);
   if (name == "hann") {  // periodic: torch.hann_window(n) = 0.5 - 0.5 cos(2 pi k / n)
-    for (int64_t k = 0; k < n_fft; ++k) w[k] = 0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n_fft));
+    for (int64_t k = 0; k < n_fft; ++k)
+      w[k] =
+          0.5 - 0.5 * std::cos(2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n_fft));
   }
   return w;
 }
@@ -103,15 +110,20 @@ std::string stft_model_bytes(const SpectrogramProcessing& p, int64_t segment) {
   g.output("magnitude");
   g.output("phase");
   g.node("Unsqueeze", {"wave", g.ints("axis2", {1}, {2})}, "wave3");
-  GraphBuilder::attribute(g.node("Pad", {"wave3", g.ints("center_pads", {6}, {0, half, 0, 0, half, 0})}, "padded"), "mode",
-                          std::string("reflect"));
-  auto* stft = g.node("STFT", {"padded", g.ints("hop", {}, {p.hop}), g.floats("window", {p.n_fft}, spectral_window(p.window, p.n_fft)),
-                               g.ints("n_fft", {}, {p.n_fft})},
-                      "spectrum");
+  GraphBuilder::attribute(
+      g.node("Pad", {"wave3", g.ints("center_pads", {6}, {0, half, 0, 0, half, 0})}, "padded"), "mode",
+      std::string("reflect"));
+  auto* stft = g.node(
+      "STFT",
+      {"padded", g.ints("hop", {}, {p.hop}),
+       g.floats("window", {p.n_fft}, spectral_window(p.window, p.n_fft)), g.ints("n_fft", {}, {p.n_fft})},
+      "spectrum");
   GraphBuilder::attribute(stft, "onesided", int64_t{1});
   // [B, frames, bins, 2] -> real and imaginary parts as [B, bins, frames]
-  GraphBuilder::attribute(g.node("Gather", {"spectrum", g.ints("zero", {}, {0})}, "re_fk"), "axis", int64_t{3});
-  GraphBuilder::attribute(g.node("Gather", {"spectrum", g.ints("one", {}, {1})}, "im_fk"), "axis", int64_t{3});
+  GraphBuilder::attribute(g.node("Gather", {"spectrum", g.ints("zero", {}, {0})}, "re_fk"), "axis",
+                          int64_t{3});
+  GraphBuilder::attribute(g.node("Gather", {"spectrum", g.ints("one", {}, {1})}, "im_fk"), "axis",
+                          int64_t{3});
   GraphBuilder::attribute(g.node("Transpose", {"re_fk"}, "re"), "perm", std::vector<int64_t>{0, 2, 1});
   GraphBuilder::attribute(g.node("Transpose", {"im_fk"}, "im"), "perm", std::vector<int64_t>{0, 2, 1});
   g.node("Mul", {"re", "re"}, "re2");
@@ -130,7 +142,8 @@ std::string stft_model_bytes(const SpectrogramProcessing& p, int64_t segment) {
   g.node("Div", {"y", "x"}, "y_over_x");
   g.node("Atan", {"y_over_x"}, "half_plane_angle");
   g.node("GreaterOrEqual", {"y", g.scalar("zero_f", 0.0)}, "upper");
-  g.node("Where", {"upper", g.scalar("pi", std::numbers::pi), g.scalar("minus_pi", -std::numbers::pi)}, "turn");
+  g.node("Where", {"upper", g.scalar("pi", std::numbers::pi), g.scalar("minus_pi", -std::numbers::pi)},
+         "turn");
   g.node("Add", {"half_plane_angle", "turn"}, "turned_angle");
   g.node("Less", {"x", "zero_f"}, "left");
   g.node("Where", {"left", "turned_angle", "half_plane_angle"}, "phase");
@@ -166,9 +179,13 @@ std::string istft_model_bytes(const SpectrogramProcessing& p, int64_t segment) {
   const auto window = spectral_window(p.window, p.n_fft);
   std::vector<double> identity(static_cast<size_t>(p.n_fft * p.n_fft), 0.0);
   for (int64_t k = 0; k < p.n_fft; ++k) identity[k * p.n_fft + k] = window[k];
-  auto* ola = g.node("ConvTranspose", {"frames", g.floats("windowed_identity", {p.n_fft, 1, p.n_fft}, identity)}, "overlapped");
+  auto* ola =
+      g.node("ConvTranspose", {"frames", g.floats("windowed_identity", {p.n_fft, 1, p.n_fft}, identity)},
+             "overlapped");
   GraphBuilder::attribute(ola, "strides", std::vector<int64_t>{p.hop});
-  g.node("Slice", {"overlapped", g.ints("starts", {1}, {half}), g.ints("ends", {1}, {half + segment}), g.ints("axes", {1}, {2})},
+  g.node("Slice",
+         {"overlapped", g.ints("starts", {1}, {half}), g.ints("ends", {1}, {half + segment}),
+          g.ints("axes", {1}, {2})},
          "centred");
   // torch.istft divides by the summed squared windows (the NOLA envelope).
   const int64_t padded_length = (frames - 1) * p.hop + p.n_fft;
