@@ -92,6 +92,7 @@ void print_timings(const std::string& input, const audio::SeparateTimings& t) {
   line("model (GPU)", t.model);
   line("overlap-add", t.overlap_add);
   line("encode", t.encode);
+  line("other", t.total - (t.decode + t.resample + t.normalise + t.model + t.overlap_add + t.encode));
   fmt::print("  outside the model: {:.3f} s ({:.1f}%)\n", outside,
              t.total > 0 ? 100 * outside / t.total : 0.0);
 }

@@ -7,10 +7,10 @@
 
 namespace onda::audio {
 
-AudioBuffer resample(const AudioBuffer& audio, int target_rate) {
+AudioBuffer resample(AudioBuffer audio, int target_rate) {
   if (target_rate <= 0) throw AudioError(fmt::format("cannot resample to {} Hz", target_rate));
   if (audio.sample_rate <= 0) throw AudioError("cannot resample audio without a sample rate");
-  if (audio.sample_rate == target_rate) return audio;
+  if (audio.sample_rate == target_rate) return audio;  // moved out (a by-value parameter)
   const double ratio = static_cast<double>(target_rate) / audio.sample_rate;
   const auto out_frames = static_cast<int64_t>(std::llround(static_cast<double>(audio.frames) * ratio));
   AudioBuffer out(target_rate, audio.channels, out_frames);
@@ -39,7 +39,7 @@ AudioBuffer resample(const AudioBuffer& audio, int target_rate) {
   return out;
 }
 
-AudioBuffer convert_channels(const AudioBuffer& audio, int target_channels) {
+AudioBuffer convert_channels(AudioBuffer audio, int target_channels) {
   if (target_channels <= 0)
     throw AudioError(fmt::format("cannot convert audio to {} channels", target_channels));
   if (audio.channels <= 0) throw AudioError("cannot convert audio without channels");

@@ -34,8 +34,8 @@ struct PaddedLine {
 };
 
 struct PassResult {
-  std::vector<float> sum;     // [stems][channels][length]: weighted sums
-  std::vector<float> weight;  // [length]: summed weights
+  std::vector<AudioBuffer> sum;  // per stem, [channels][length]: weighted sums
+  std::vector<float> weight;     // [length]: summed weights
 };
 
 int64_t segment_count(int64_t length, int64_t stride) {
@@ -59,7 +59,7 @@ class SplitPass {
     const int64_t segment = model_.segment_length();
     const int channels = model_.channels(), stems = model_.stems();
     PassResult result;
-    result.sum.assign(static_cast<size_t>(stems) * channels * length, 0.0f);
+    result.sum.assign(stems, AudioBuffer(line_.mix.sample_rate, channels, length));
     result.weight.assign(static_cast<size_t>(length), 0.0f);
     std::vector<int64_t> offsets;
     for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
@@ -109,7 +109,7 @@ class SplitPass {
               for (int c = 0; c < channels; ++c) {
                 const float* src =
                     batch_out + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
-                float* dst = result.sum.data() + (static_cast<size_t>(s) * channels + c) * length + p;
+                float* dst = result.sum[s].channel(c) + p;
                 for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
               }
             }
@@ -181,11 +181,10 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
   if (options.transition_power != 1.0)
     for (auto& w : weight) w = std::pow(w, static_cast<float>(options.transition_power));
 
-  std::vector<AudioBuffer> result(stems, AudioBuffer(mix.sample_rate, channels, mix.frames));
   SegmentStats stats;
   if (mix.frames == 0) {
     if (stats_out) *stats_out = stats;
-    return result;
+    return std::vector<AudioBuffer>(stems, AudioBuffer(mix.sample_rate, channels, 0));
   }
   const int64_t n = mix.frames;
   const int64_t max_shift = static_cast<int64_t>(options.max_shift_seconds * mix.sample_rate);
@@ -198,18 +197,25 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
     if (progress) progress(stats.segments, total);
   };
 
-  // out[s][c][t] = sum / weight at line position t + skip of a pass result, times scale.
-  auto accumulate = [&](const PassResult& pass, int64_t length, int64_t skip, float scale) {
+  // Each stem channel of a pass, divided by the summed weights and scaled: in place when the pass
+  // is the result (no shifts), else added to `result` from line position `skip` on. One task per
+  // plane: the work is memory-bound and the planes are independent.
+  std::vector<AudioBuffer> result;
+  auto normalise = [&](PassResult& pass, int64_t skip, float scale, bool in_place) {
     const auto start = Clock::now();
     std::vector<float> factor(static_cast<size_t>(n));
     for (int64_t t = 0; t < n; ++t) factor[t] = scale / pass.weight[skip + t];
-    std::vector<std::future<void>> planes;  // one stem channel per task: memory-bound, parallel
+    std::vector<std::future<void>> planes;
     for (int s = 0; s < stems; ++s) {
       for (int c = 0; c < channels; ++c) {
         planes.push_back(std::async(std::launch::async, [&, s, c] {
-          const float* sum = pass.sum.data() + (static_cast<size_t>(s) * channels + c) * length + skip;
-          float* dst = result[s].channel(c);
-          for (int64_t t = 0; t < n; ++t) dst[t] += sum[t] * factor[t];
+          float* sum = pass.sum[s].channel(c) + skip;
+          if (in_place) {
+            for (int64_t t = 0; t < n; ++t) sum[t] *= factor[t];
+          } else {
+            float* dst = result[s].channel(c);
+            for (int64_t t = 0; t < n; ++t) dst[t] += sum[t] * factor[t];
+          }
         }));
       }
     }
@@ -220,16 +226,18 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
   if (shifts.empty()) {
     const PaddedLine line{mix, 0, n};
     SplitPass pass(model, line, weight, batch, stride, stats, after_call);
-    accumulate(pass.run(0, n), n, 0, 1.0f);
+    PassResult whole = pass.run(0, n);
+    normalise(whole, 0, 1.0f, true);
+    result = std::move(whole.sum);
   } else {
     // demucs: padded_mix = mix padded to n + 2 max_shift; shifted = chunk(padded_mix, offset,
     // n + max_shift - offset); out += apply(shifted)[..., max_shift - offset:]; out /= shifts.
+    result.assign(stems, AudioBuffer(mix.sample_rate, channels, n));
     const PaddedLine line{mix, max_shift, n + 2 * max_shift};
     SplitPass pass(model, line, weight, batch, stride, stats, after_call);
     for (int64_t offset : shifts) {
-      const int64_t length = n + max_shift - offset;
-      accumulate(pass.run(offset, length), length, max_shift - offset,
-                 1.0f / static_cast<float>(shifts.size()));
+      PassResult shifted = pass.run(offset, n + max_shift - offset);
+      normalise(shifted, max_shift - offset, 1.0f / static_cast<float>(shifts.size()), false);
     }
   }
   if (stats_out) *stats_out = stats;

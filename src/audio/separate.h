@@ -52,7 +52,7 @@ class Separator {
   std::string adapter_name() const;
 
   // In memory: `mix` at any rate and channel count in, the stems at the model's rate and channels out.
-  std::vector<Stem> separate(const AudioBuffer& mix, SeparateTimings* timings = nullptr,
+  std::vector<Stem> separate(AudioBuffer mix, SeparateTimings* timings = nullptr,
                              const SegmentProgress& progress = {});
 
   // Writes <output_dir>/<input file stem>/<stem>.<ext>; returns the paths written. Checks that the
