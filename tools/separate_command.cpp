@@ -137,7 +137,15 @@ void separate(const AudioArguments& a) {
 }
 
 void enhance(const AudioArguments& a) {
-  audio::Separator separator(separate_options(a));
+  audio::SeparateOptions options = separate_options(a);
+  // The container follows the output's extension (clean.flac, clean.ogg) unless --flac says so.
+  const std::string extension = std::filesystem::path(a.output).extension().string();
+  if (extension == ".flac") options.format.container = audio::Container::flac;
+  if (extension == ".ogg") options.format.container = audio::Container::ogg;
+  if (options.format.container == audio::Container::flac &&
+      options.format.encoding == audio::SampleEncoding::float32)
+    throw std::invalid_argument("FLAC stores 16 or 24-bit integers: drop --float32");
+  audio::Separator separator(options);
   const bool tty = !a.quiet && ::isatty(STDERR_FILENO);
   const audio::AudioInfo info = audio::probe_audio(a.inputs[0]);
   audio::SeparateTimings timings;
@@ -170,7 +178,8 @@ void add_enhance_command(CLI::App& app) {
       app.add_subcommand("enhance", "Clean a recording with a one-output model (speech enhancement)");
   auto a = std::make_shared<AudioArguments>();
   command->add_option("input", a->inputs, "The audio file")->required()->expected(1);
-  command->add_option("-o,--out", a->output, "The output file (.wav, or .flac with --flac)")->required();
+  command->add_option("-o,--out", a->output, "The output file (.wav, .flac or .ogg by its extension)")
+      ->required();
   command->add_flag("--flac", a->flac, "Write FLAC instead of WAV");
   add_common_options(command, *a);
   command->callback([a] { enhance(*a); });
