@@ -201,6 +201,9 @@ TEST(AudioSeparate, ClearErrors) {
   EXPECT_THROW(audio::Separator{options}, audio::DescriptionError);
   write_text(folder.path() / "gains.onda.json", "{\"sample_rate\": 8000, \"channels\": 2}");  // no stems
   EXPECT_THROW(audio::Separator{options}, audio::DescriptionError);
+  write_text(folder.path() / "gains.onda.json",
+             "{\"sample_rate\": 8000, \"channels\": 2, \"stems\": [\"a\", \"b\", \"c\"], \"overlap\": 1.5}");
+  EXPECT_THROW(audio::Separator{options}, audio::DescriptionError);
   write_text(folder.path() / "gains.onda.json", "{not json");
   EXPECT_THROW(audio::Separator{options}, audio::DescriptionError);
   write_text(folder.path() / "gains.onda.json", gain_description(2));

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "onda/audio.h"
@@ -17,7 +18,8 @@ namespace {
 struct AudioArguments {
   std::vector<std::string> inputs;
   std::string model, description, output;
-  double segment = 0, overlap = 0.25;
+  double segment = 0;
+  std::optional<double> overlap;
   int batch = 1, shifts = 0;
   uint64_t seed = 0;
   std::string two_stems;
@@ -64,7 +66,7 @@ audio::SeparateOptions separate_options(const AudioArguments& a) {
   if (!a.description.empty()) o.description = a.description;
   o.session.adapter = a.adapter;
   o.segment_seconds = a.segment;
-  o.segments.overlap = a.overlap;
+  o.overlap = a.overlap;
   o.segments.batch = a.batch;
   o.segments.shifts = a.shifts;
   o.segments.seed = a.seed;
@@ -103,8 +105,9 @@ void add_common_options(CLI::App* command, AudioArguments& a) {
   command->add_option("--description", a.description, "The model description JSON (instead of the sidecar)");
   command->add_option("--segment", a.segment,
                       "Segment length in seconds (models with a dynamic length only)");
-  command->add_option("--overlap", a.overlap, "Overlap between segments, fraction of a segment")
-      ->capture_default_str();
+  command->add_option(
+      "--overlap", a.overlap,
+      "Overlap between segments, fraction of a segment (default: the description's, else 0.25)");
   command->add_option("--batch", a.batch, "Segments per model call (models with a dynamic batch dim)")
       ->capture_default_str();
   command->add_option("--shifts", a.shifts, "Random time shifts (up to 0.5 s) to average; 0: none")

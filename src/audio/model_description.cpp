@@ -55,6 +55,7 @@ ModelDescription parse_model_description(const std::string& json_text, const std
   d.sample_rate = required<int>(j, "sample_rate", origin);
   d.channels = required<int>(j, "channels", origin);
   d.segment = optional<int64_t>(j, "segment", 0, origin);
+  d.overlap = optional<double>(j, "overlap", 0.25, origin);
   d.stems = required<std::vector<std::string>>(j, "stems", origin);
   d.input = optional<std::string>(j, "input", "", origin);
   d.output = optional<std::string>(j, "output", "", origin);
@@ -65,6 +66,9 @@ ModelDescription parse_model_description(const std::string& json_text, const std
     throw DescriptionError(fmt::format("model description {}: channels {} must be > 0", origin, d.channels));
   if (d.segment < 0)
     throw DescriptionError(fmt::format("model description {}: segment {} must be >= 0", origin, d.segment));
+  if (!(d.overlap >= 0 && d.overlap < 1))
+    throw DescriptionError(
+        fmt::format("model description {}: overlap {} must be in [0, 1)", origin, d.overlap));
   if (d.stems.empty())
     throw DescriptionError(fmt::format("model description {}: \"stems\" is empty", origin));
   for (const auto& stem : d.stems) {

@@ -44,7 +44,8 @@ struct SpectrogramProcessing {
 struct ModelDescription {
   int sample_rate = 0;
   int channels = 0;
-  int64_t segment = 0;  // samples per model call (0: the model input's static length)
+  int64_t segment = 0;    // samples per model call (0: the model input's static length)
+  double overlap = 0.25;  // default overlap between segments (the model's own inference code's)
   std::vector<std::string> stems;
   ProcessingKind kind = ProcessingKind::waveform;
   Normalization normalization = Normalization::none;

@@ -94,6 +94,7 @@ Separator::Separator(const SeparateOptions& options)
   }
   if (options.segment_seconds < 0)
     throw std::invalid_argument(fmt::format("segment {} s must be > 0", options.segment_seconds));
+  options_.segments.overlap = options.overlap.value_or(description_.overlap);
   RunnerOptions runner;
   runner.session = options.session;
   runner.batch = options.segments.batch;

@@ -23,10 +23,11 @@ struct SeparateOptions {
   std::filesystem::path model;
   std::optional<std::filesystem::path> description;  // a JSON file; default: next to the model / metadata
   SessionOptions session;
-  double segment_seconds = 0;  // 0: the model's segment
-  SegmentOptions segments;     // overlap, batch, shifts, seed
-  std::string two_stems;       // "": every stem; NAME: NAME and no_NAME (the sum of the others)
-  AudioFormat format;          // of the written files
+  double segment_seconds = 0;     // 0: the model's segment
+  SegmentOptions segments;        // batch, shifts, seed (its overlap is ignored: see below)
+  std::optional<double> overlap;  // unset: the description's "overlap" (0.25 if it has none)
+  std::string two_stems;          // "": every stem; NAME: NAME and no_NAME (the sum of the others)
+  AudioFormat format;             // of the written files
 };
 
 // Where the time of one file went, in seconds.
