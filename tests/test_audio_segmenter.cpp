@@ -25,11 +25,13 @@ class FunctionModel : public audio::SegmentModel {
   int channels() const override { return channels_; }
   int stems() const override { return stems_; }
   int max_batch() const override { return max_batch_; }
-  void run(const std::vector<float>& in, int batch, std::vector<float>& out) override {
+  audio::SegmentOutput run(const std::vector<float>& in, int batch) override {
     EXPECT_LE(batch, max_batch_);
     EXPECT_EQ(in.size(), static_cast<size_t>(batch) * channels_ * segment_);
     batches.push_back(batch);
-    out.assign(static_cast<size_t>(batch) * stems_ * channels_ * segment_, 0.0f);
+    auto values = std::make_shared<std::vector<float>>(
+        static_cast<size_t>(batch) * stems_ * channels_ * segment_, 0.0f);
+    std::vector<float>& out = *values;
     for (int b = 0; b < batch; ++b)
       for (int s = 0; s < stems_; ++s)
         for (int c = 0; c < channels_; ++c)
@@ -39,6 +41,7 @@ class FunctionModel : public audio::SegmentModel {
             out[((static_cast<size_t>(b) * stems_ + s) * channels_ + c) * segment_ + k] =
                 static_cast<float>(f_(s, c, k, segment_, x, y));
           }
+    return {values, values->data(), values->size()};
   }
   std::vector<int> batches;
 

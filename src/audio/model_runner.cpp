@@ -36,14 +36,16 @@ HostTensor float_tensor(Shape shape, const float* data) {
   return HostTensor::copy_of(DType::f32, std::move(shape), data, bytes);
 }
 
-std::span<const float> float_values(const std::map<std::string, HostTensor>& outputs,
-                                    const std::string& name) {
+// An output's floats, and a handle that keeps them alive (HostTensor bytes are shared).
+std::pair<std::shared_ptr<const void>, std::span<const float>> float_values(
+    const std::map<std::string, HostTensor>& outputs, const std::string& name) {
   auto it = outputs.find(name);
   if (it == outputs.end()) throw std::runtime_error(fmt::format("the model returned no output '{}'", name));
   if (it->second.dtype() != DType::f32)
     throw std::runtime_error(
         fmt::format("model output '{}' is {}, not float32", name, dtype_name(it->second.dtype())));
-  return it->second.values<float>();
+  auto owner = std::make_shared<const HostTensor>(it->second);
+  return {owner, owner->values<float>()};
 }
 
 // Opens a generated model through a file that is removed once the session has read it.
@@ -171,16 +173,13 @@ std::string SessionSegmentModel::adapter_name() const {
   return session_->adapter_name();
 }
 
-void SessionSegmentModel::run(const std::vector<float>& in, int batch, std::vector<float>& out) {
+SegmentOutput SessionSegmentModel::run(const std::vector<float>& in, int batch) {
   if (batch < 1 || batch > max_batch_)
     throw std::invalid_argument(fmt::format("batch {} outside 1..{}", batch, max_batch_));
-  if (description_.kind == ProcessingKind::waveform)
-    run_waveform(in, batch, out);
-  else
-    run_spectrogram(in, batch, out);
+  return description_.kind == ProcessingKind::waveform ? run_waveform(in, batch) : run_spectrogram(in, batch);
 }
 
-void SessionSegmentModel::run_waveform(const std::vector<float>& in, int batch, std::vector<float>& out) {
+SegmentOutput SessionSegmentModel::run_waveform(const std::vector<float>& in, int batch) {
   const int fed = fixed_batch_ ? max_batch_ : batch;  // a static batch dim: zero segments fill the rest
   const size_t item = static_cast<size_t>(channels()) * segment_;
   std::vector<float> padded;
@@ -194,15 +193,15 @@ void SessionSegmentModel::run_waveform(const std::vector<float>& in, int batch, 
   shape[0] = fed;
   const auto outputs = session_->run({{input_name_, float_tensor(shape, data)}});
   peak_gpu_bytes_ = std::max(peak_gpu_bytes_, session_->last_run().peak_gpu_bytes);
-  const auto values = float_values(outputs, output_name_);
+  const auto [owner, values] = float_values(outputs, output_name_);
   const size_t out_item = static_cast<size_t>(stems()) * item;
   if (values.size() != fed * out_item)
     throw std::runtime_error(fmt::format("model output '{}' has {} values for a batch of {}: expected {}",
                                          output_name_, values.size(), fed, fed * out_item));
-  out.assign(values.begin(), values.begin() + batch * out_item);
+  return {owner, values.data(), batch * out_item};  // the first `batch` items: the rest padded a static batch
 }
 
-void SessionSegmentModel::run_spectrogram(const std::vector<float>& in, int batch, std::vector<float>& out) {
+SegmentOutput SessionSegmentModel::run_spectrogram(const std::vector<float>& in, int batch) {
   const auto& p = description_.spectrogram;
   const int fed = fixed_batch_ ? max_batch_ : batch;
   std::vector<float> wave(static_cast<size_t>(fed) * segment_, 0.0f);
@@ -219,8 +218,8 @@ void SessionSegmentModel::run_spectrogram(const std::vector<float>& in, int batc
                                          shape_to_string(phase.shape()), shape_to_string(spectrogram)));
   auto synthesised = spectral_->istft->run(
       {{"magnitude", magnitude.reshaped(spectrogram)}, {"phase", phase.reshaped(spectrogram)}});
-  const auto values = float_values(synthesised, "wave");
-  out.assign(values.begin(), values.begin() + static_cast<size_t>(batch) * segment_);
+  const auto [owner, values] = float_values(synthesised, "wave");
+  return {owner, values.data(), static_cast<size_t>(batch) * segment_};
 }
 
 }  // namespace onda::audio

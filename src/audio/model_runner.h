@@ -30,14 +30,14 @@ class SessionSegmentModel : public SegmentModel {
   int channels() const override { return description_.channels; }
   int stems() const override { return static_cast<int>(description_.stems.size()); }
   int max_batch() const override { return max_batch_; }
-  void run(const std::vector<float>& in, int batch, std::vector<float>& out) override;
+  SegmentOutput run(const std::vector<float>& in, int batch) override;
 
   std::string adapter_name() const;
   uint64_t peak_gpu_bytes() const { return peak_gpu_bytes_; }
 
  private:
-  void run_waveform(const std::vector<float>& in, int batch, std::vector<float>& out);
-  void run_spectrogram(const std::vector<float>& in, int batch, std::vector<float>& out);
+  SegmentOutput run_waveform(const std::vector<float>& in, int batch);
+  SegmentOutput run_spectrogram(const std::vector<float>& in, int batch);
 
   ModelDescription description_;
   std::unique_ptr<Session> session_;

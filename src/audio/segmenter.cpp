@@ -64,8 +64,8 @@ class SplitPass {
     std::vector<int64_t> offsets;
     for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
     // The overlap-add of one batch runs on a worker thread while the model runs the next batch
-    // (double-buffered outputs); the main thread only waits for it before starting another.
-    std::vector<float> in, outs[2];
+    // (the worker holds that batch's output); the main thread only waits for it before starting another.
+    std::vector<float> in;
     std::future<void> pending;
     auto wait_pending = [&] {
       if (!pending.valid()) return;
@@ -74,7 +74,7 @@ class SplitPass {
       stats_.overlap_add_seconds += seconds_since(start);
     };
     try {
-      for (size_t first = 0, call = 0; first < offsets.size(); first += batch_, ++call) {
+      for (size_t first = 0; first < offsets.size(); first += batch_) {
         const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
         auto start = Clock::now();
         in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
@@ -88,19 +88,17 @@ class SplitPass {
         }
         stats_.overlap_add_seconds += seconds_since(start);
 
-        std::vector<float>& out = outs[call % 2];
         start = Clock::now();
-        model_.run(in, n, out);
+        const SegmentOutput out = model_.run(in, n);
         stats_.model_seconds += seconds_since(start);
         ++stats_.model_calls;
         const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
-        if (out.size() != expected)
+        if (out.size != expected || !out.data)
           throw std::runtime_error(fmt::format(
-              "segment model returned {} values for a batch of {} (expected {})", out.size(), n, expected));
+              "segment model returned {} values for a batch of {} (expected {})", out.size, n, expected));
 
         wait_pending();
-        const float* batch_out = out.data();
-        pending = std::async(std::launch::async, [&, batch_out, first, n, length] {
+        pending = std::async(std::launch::async, [&, out, first, n, length] {
           for (int b = 0; b < n; ++b) {
             const int64_t p = offsets[first + b];
             const int64_t chunk = std::min(length - p, segment);
@@ -108,7 +106,7 @@ class SplitPass {
             for (int s = 0; s < stems; ++s) {
               for (int c = 0; c < channels; ++c) {
                 const float* src =
-                    batch_out + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+                    out.data + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
                 float* dst = result.sum[s].channel(c) + p;
                 for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
               }

@@ -14,11 +14,20 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "audio/audio_file.h"
 
 namespace onda::audio {
+
+// One batch's model output, read in place: `size` floats at `data`, kept alive by `owner` (the
+// HostTensor a Session returned, say), so no copy is made.
+struct SegmentOutput {
+  std::shared_ptr<const void> owner;
+  const float* data = nullptr;
+  size_t size = 0;
+};
 
 // The model as the segmenter sees it: a batch of planar segments in, stems out.
 class SegmentModel {
@@ -29,9 +38,9 @@ class SegmentModel {
   virtual int stems() const = 0;
   // Largest batch one call takes (>= 1).
   virtual int max_batch() const = 0;
-  // in: batch * channels * segment floats ([b][c][t]); out: batch * stems * channels * segment
-  // ([b][s][c][t]), resized by the callee.
-  virtual void run(const std::vector<float>& in, int batch, std::vector<float>& out) = 0;
+  // in: batch * channels * segment floats ([b][c][t]); returns batch * stems * channels * segment
+  // floats ([b][s][c][t]).
+  virtual SegmentOutput run(const std::vector<float>& in, int batch) = 0;
 };
 
 struct SegmentOptions {
