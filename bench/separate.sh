@@ -13,8 +13,12 @@ shift
 minutes=10
 if [ $# -gt 0 ] && [[ $1 =~ ^[0-9.]+$ ]]; then minutes=$1; shift; fi
 runner=${ONDA_RUN-bash $root/scripts/gpu/run.sh}
-work=${OUT:-$root/out}/separate
-mkdir -p "$work"
+# The audio (about 100 MB per 10 minutes, 7x that with the stems) stays in a temporary folder; only
+# the timings go to $OUT (or out/).
+out=${OUT:-$root/out}
+mkdir -p "$out"
+work=$(mktemp -d "${TMPDIR:-/tmp}/onda-separate.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 
 description=()
 sidecar="${model%.onnx}.onda.json"
@@ -22,14 +26,14 @@ sidecar="${model%.onnx}.onda.json"
 
 seconds=$(python3 -c "print(float($minutes) * 60)")
 mix="$work/mix_${minutes}min.wav"
-[ -f "$mix" ] || python3 "$root/bench/make_test_audio.py" "$mix" --seconds "$seconds" --rate 44100 --channels 2
+python3 "$root/bench/make_test_audio.py" "$mix" --seconds "$seconds" --rate 44100 --channels 2
 
 start=$(date +%s.%N)
 $runner "$root/build/onda" separate "$mix" -m "$model" "${description[@]}" -o "$work/stems" --timings -q "$@" \
-  | tee "$work/timings.txt"
+  | tee "$out/separate_timings.txt"
 end=$(date +%s.%N)
 
-python3 - "$work/timings.txt" "$seconds" "$start" "$end" <<'PY'
+python3 - "$out/separate_timings.txt" "$seconds" "$start" "$end" <<'PY'
 import re, sys
 text = open(sys.argv[1]).read()
 audio = float(sys.argv[2])
