@@ -25,11 +25,13 @@ struct PaddedLine {
 
   // Copies line samples [start, start + n) of channel c into dst (zeros outside the mix).
   void read(int c, int64_t start, int64_t n, float* dst) const {
-    const float* src = mix.channel(c);
-    for (int64_t k = 0; k < n; ++k) {
-      const int64_t i = start + k - pad;
-      dst[k] = (i >= 0 && i < mix.frames && start + k < total) ? src[i] : 0.0f;
-    }
+    // Mix samples exist at line positions [pad, min(pad + frames, total)); zeros elsewhere.
+    const int64_t first = std::clamp(pad - start, int64_t{0}, n);
+    const int64_t end = std::clamp(std::min(pad + mix.frames, total) - start, first, n);
+    std::fill(dst, dst + first, 0.0f);
+    if (end > first)
+      std::copy(mix.channel(c) + (start + first - pad), mix.channel(c) + (start + end - pad), dst + first);
+    std::fill(dst + end, dst + n, 0.0f);
   }
 };
 
