@@ -169,6 +169,24 @@ TEST(AudioSeparate, DynamicBatchResampleNormaliseAndTwoStems) {
   EXPECT_LE(rel_l2(pair[1].audio.samples, ref), 1e-5);
 }
 
+// A static batch dim of 2: every call feeds two segments, zeros fill the last call's second.
+TEST(AudioSeparate, StaticBatchOfTwoPadsTheLastCall) {
+  TemporaryFolder folder;
+  audio::SeparateOptions options;
+  options.model = write_gain_model(folder.path(), 2, 2, "pairs", gain_description(2));
+  audio::Separator separator(options);
+  const AudioBuffer mix = sines(kRate, 2, 3500);  // 3 segments: calls of 2 and 1 (+1 zero segment)
+  audio::SeparateTimings timings;
+  const auto stems = separator.separate(mix, &timings);
+  EXPECT_EQ(timings.segments, 3);
+  EXPECT_EQ(timings.model_calls, 2);
+  for (size_t s = 0; s < 3; ++s) {
+    const double e = stem_error(stems[s].audio, mix, kGains[s]);
+    EXPECT_LE(e, 1e-5) << kStems[s];
+    std::printf("static batch 2, %s: rel L2 %.2e\n", kStems[s].c_str(), e);
+  }
+}
+
 TEST(AudioSeparate, DescriptionFromOnnxMetadata) {
   TemporaryFolder folder;
   audio::SeparateOptions options;

@@ -30,6 +30,7 @@ class SessionSegmentModel : public SegmentModel {
   int channels() const override { return description_.channels; }
   int stems() const override { return static_cast<int>(description_.stems.size()); }
   int max_batch() const override { return max_batch_; }
+  bool fixed_batch() const override { return fixed_batch_; }
   SegmentOutput run(const std::vector<float>& in, int batch) override;
 
   std::string adapter_name() const;

@@ -175,7 +175,8 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
   if (stride < 1)
     throw std::invalid_argument(
         fmt::format("overlap {} leaves no stride for segment {}", options.overlap, segment));
-  const int batch = std::max(1, std::min(options.batch, model.max_batch()));
+  const int batch =
+      model.fixed_batch() ? model.max_batch() : std::max(1, std::min(options.batch, model.max_batch()));
 
   std::vector<float> weight = transition_weight(segment);
   if (options.transition_power != 1.0)

@@ -38,6 +38,9 @@ class SegmentModel {
   virtual int stems() const = 0;
   // Largest batch one call takes (>= 1).
   virtual int max_batch() const = 0;
+  // True when every call costs a full max_batch() (a static batch dim): then the segmenter fills
+  // every call whatever SegmentOptions::batch says.
+  virtual bool fixed_batch() const { return false; }
   // in: batch * channels * segment floats ([b][c][t]); returns batch * stems * channels * segment
   // floats ([b][s][c][t]).
   virtual SegmentOutput run(const std::vector<float>& in, int batch) = 0;
@@ -45,7 +48,7 @@ class SegmentModel {
 
 struct SegmentOptions {
   double overlap = 0.25;  // fraction of a segment shared with the next, in [0, 1)
-  int batch = 1;          // segments per model call (clamped to the model's max_batch)
+  int batch = 1;          // segments per model call (clamped to the model's max_batch; a fixed batch wins)
   int shifts = 0;         // random time shifts to average (0: none)
   uint64_t seed = 0;      // for the shift offsets
   double max_shift_seconds = 0.5;
