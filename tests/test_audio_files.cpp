@@ -65,6 +65,33 @@ TEST(AudioFiles, RoundTripsWavAndFlac) {
   }
 }
 
+TEST(AudioFiles, WriterInBlocksAndAbandoned) {
+  TemporaryFolder folder;
+  const AudioBuffer original = random_audio(22050, 2, 70000, test_seed());
+  {
+    audio::AudioWriter writer(folder.path() / "blocks.wav", 22050, 2,
+                              {audio::Container::wav, audio::SampleEncoding::float32});
+    for (int64_t start = 0; start < original.frames; start += 30000) {  // blocks of 30000, 30000, 10000
+      AudioBuffer block(22050, 2, std::min<int64_t>(30000, original.frames - start));
+      for (int c = 0; c < 2; ++c)
+        std::copy(original.channel(c) + start, original.channel(c) + start + block.frames, block.channel(c));
+      writer.write(block);
+    }
+    EXPECT_FALSE(std::filesystem::exists(folder.path() / "blocks.wav"));  // not before commit
+    writer.commit();
+  }
+  EXPECT_EQ(audio::read_audio(folder.path() / "blocks.wav").samples, original.samples);
+  {
+    audio::AudioWriter abandoned(folder.path() / "abandoned.wav", 22050, 2, {});
+    abandoned.write(original);
+    EXPECT_THROW(abandoned.write(AudioBuffer(22050, 1, 10)), audio::AudioError);  // wrong channel count
+  }  // destroyed without commit: nothing left behind
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(folder.path()))
+    names.push_back(entry.path().filename());
+  EXPECT_EQ(names, std::vector<std::string>{"blocks.wav"});
+}
+
 TEST(AudioFiles, OggVorbisIsReadable) {
   TemporaryFolder folder;
   AudioBuffer tone(48000, 1, 48000);

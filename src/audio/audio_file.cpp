@@ -103,50 +103,80 @@ AudioBuffer read_audio(const fs::path& path) {
   return audio;
 }
 
-void write_audio(const fs::path& path, const AudioBuffer& audio, const AudioFormat& format) {
-  if (audio.channels <= 0 || audio.sample_rate <= 0)
-    throw AudioError(fmt::format("cannot write '{}': {} channels at {} Hz", path.string(), audio.channels,
-                                 audio.sample_rate));
+struct AudioWriter::File {
+  SndfileHandle handle;
+};
+
+AudioWriter::AudioWriter(const fs::path& path, int sample_rate, int channels, const AudioFormat& format)
+    : path_(path), channels_(channels) {
+  if (channels <= 0 || sample_rate <= 0)
+    throw AudioError(
+        fmt::format("cannot write '{}': {} channels at {} Hz", path.string(), channels, sample_rate));
   SF_INFO info{};
-  info.samplerate = audio.sample_rate;
-  info.channels = audio.channels;
+  info.samplerate = sample_rate;
+  info.channels = channels;
   info.format = sndfile_format(format);
   if (!sf_format_check(&info))
     throw AudioError(fmt::format("cannot write '{}': libsndfile rejects {} channels at {} Hz in this format",
-                                 path.string(), audio.channels, audio.sample_rate));
+                                 path.string(), channels, sample_rate));
   const fs::path folder = path.has_parent_path() ? path.parent_path() : fs::path(".");
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
     throw AudioError(fmt::format("cannot write '{}': no folder '{}'", path.string(), folder.string()));
   // The temporary name starts with a dot and ends in .partial: never mistaken for a finished file.
-  const fs::path temporary = folder / fmt::format(".{}.{}.partial", path.filename().string(), ::getpid());
-  {
-    SndfileHandle file(sf_open(temporary.c_str(), SFM_WRITE, &info));
-    if (!file) throw AudioError(fmt::format("cannot write '{}': {}", path.string(), sf_strerror(nullptr)));
-    const bool clip = format.encoding != SampleEncoding::float32 || format.container != Container::wav;
-    std::vector<float> block(static_cast<size_t>(kFramesPerBlock * audio.channels));
-    for (int64_t start = 0; start < audio.frames; start += kFramesPerBlock) {
-      const int64_t n = std::min<int64_t>(kFramesPerBlock, audio.frames - start);
-      for (int64_t t = 0; t < n; ++t) {
-        for (int c = 0; c < audio.channels; ++c) {
-          const float v = audio.channel(c)[start + t];
-          block[t * audio.channels + c] = clip ? std::clamp(v, -1.0f, 1.0f) : v;
-        }
-      }
-      if (sf_writef_float(file.get(), block.data(), n) != n) {
-        const std::string reason = sf_strerror(file.get());
-        file.reset();
-        fs::remove(temporary, ec);
-        throw AudioError(fmt::format("cannot write '{}': {}", path.string(), reason));
-      }
+  temporary_ = folder / fmt::format(".{}.{}.partial", path.filename().string(), ::getpid());
+  file_ = std::make_unique<File>();
+  file_->handle.reset(sf_open(temporary_.c_str(), SFM_WRITE, &info));
+  if (!file_->handle)
+    throw AudioError(fmt::format("cannot write '{}': {}", path.string(), sf_strerror(nullptr)));
+  clip_ = format.encoding != SampleEncoding::float32 || format.container != Container::wav;
+}
+
+AudioWriter::~AudioWriter() {
+  if (committed_) return;
+  if (file_) file_->handle.reset();
+  std::error_code ec;
+  if (!temporary_.empty()) fs::remove(temporary_, ec);
+}
+
+void AudioWriter::write(const AudioBuffer& block) {
+  if (committed_ || !file_)
+    throw AudioError(fmt::format("cannot write '{}': already closed", path_.string()));
+  if (block.channels != channels_)
+    throw AudioError(fmt::format("cannot write {} channels to '{}' opened with {}", block.channels,
+                                 path_.string(), channels_));
+  std::vector<float> interleaved(
+      static_cast<size_t>(std::min<int64_t>(kFramesPerBlock, block.frames) * channels_));
+  for (int64_t start = 0; start < block.frames; start += kFramesPerBlock) {
+    const int64_t n = std::min<int64_t>(kFramesPerBlock, block.frames - start);
+    for (int c = 0; c < channels_; ++c) {
+      const float* src = block.channel(c) + start;
+      for (int64_t t = 0; t < n; ++t)
+        interleaved[t * channels_ + c] = clip_ ? std::clamp(src[t], -1.0f, 1.0f) : src[t];
     }
-    file.reset();  // flushes and closes (FLAC/OGG encoders finish here)
+    if (sf_writef_float(file_->handle.get(), interleaved.data(), n) != n)
+      throw AudioError(
+          fmt::format("cannot write '{}': {}", path_.string(), sf_strerror(file_->handle.get())));
   }
-  fs::rename(temporary, path, ec);
-  if (ec) {
-    fs::remove(temporary, ec);
-    throw AudioError(fmt::format("cannot write '{}': rename failed", path.string()));
-  }
+}
+
+void AudioWriter::commit() {
+  if (committed_ || !file_)
+    throw AudioError(fmt::format("cannot write '{}': already closed", path_.string()));
+  const int error = sf_close(file_->handle.release());  // flushes (FLAC/OGG encoders finish here)
+  if (error != 0)
+    throw AudioError(fmt::format("cannot write '{}': {}", path_.string(), sf_error_number(error)));
+  std::error_code ec;
+  fs::rename(temporary_, path_, ec);
+  if (ec)
+    throw AudioError(fmt::format("cannot write '{}': rename failed ({})", path_.string(), ec.message()));
+  committed_ = true;
+}
+
+void write_audio(const fs::path& path, const AudioBuffer& audio, const AudioFormat& format) {
+  AudioWriter writer(path, audio.sample_rate, audio.channels, format);
+  writer.write(audio);
+  writer.commit();
 }
 
 }  // namespace onda::audio

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -55,8 +56,29 @@ AudioInfo probe_audio(const std::filesystem::path& path);
 // Throws AudioError naming the file and libsndfile's reason.
 AudioBuffer read_audio(const std::filesystem::path& path);
 
-// Writes `audio` (clipped to [-1, 1] for integer encodings) through a temporary file renamed to
-// `path`. FLAC supports pcm16/pcm24 only (float32 throws); OGG is Vorbis (encoding ignored).
+// An audio file written block by block: samples go to a hidden temporary file in the target folder
+// (`.NAME.PID.partial`), renamed to `path` by commit(); destroyed without commit() (an error, an
+// interrupted run), it removes the temporary file. Integer encodings clip to [-1, 1]. FLAC
+// supports pcm16/pcm24 only (float32 throws); OGG is Vorbis (encoding ignored).
+class AudioWriter {
+ public:
+  AudioWriter(const std::filesystem::path& path, int sample_rate, int channels, const AudioFormat& format);
+  ~AudioWriter();
+  AudioWriter(const AudioWriter&) = delete;
+  AudioWriter& operator=(const AudioWriter&) = delete;
+
+  void write(const AudioBuffer& block);  // block.channels must match
+  void commit();
+
+ private:
+  struct File;
+  std::filesystem::path path_, temporary_;
+  int channels_ = 0;
+  bool clip_ = true, committed_ = false;
+  std::unique_ptr<File> file_;
+};
+
+// The whole of `audio` through an AudioWriter.
 void write_audio(const std::filesystem::path& path, const AudioBuffer& audio, const AudioFormat& format);
 
 // The extension a container's files use ("wav", "flac", "ogg").
