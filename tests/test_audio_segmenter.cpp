@@ -204,6 +204,53 @@ TEST(AudioSegmenter, PositionalModelMatchesDemucsApplyModel) {
   }
 }
 
+// Streaming hands over contiguous blocks of bounded size whose concatenation is the in-memory result.
+TEST(AudioSegmenter, StreamingMatchesInMemory) {
+  for (const auto& c : kCases) {
+    FunctionModel model(kSegment, 2, 2, 4, positional);
+    const AudioBuffer mix = sines(kRate, 2, c.frames);
+    audio::SegmentOptions options;
+    options.overlap = c.overlap;
+    options.batch = c.batch;
+    options.shifts = c.shifts;
+    options.seed = test_seed();
+    const auto whole = audio::separate_segments(model, mix, options);
+    std::vector<AudioBuffer> streamed(2, AudioBuffer(kRate, 2, c.frames));
+    for (auto& stem : streamed) std::fill(stem.samples.begin(), stem.samples.end(), NAN);  // unwritten fails
+    int64_t next = 0, largest = 0, blocks = 0;
+    audio::stream_segments(model, mix, options, [&](int64_t start, const std::vector<AudioBuffer>& block) {
+      ASSERT_EQ(block.size(), 2u);
+      EXPECT_EQ(start, next);
+      for (int s = 0; s < 2; ++s) {
+        ASSERT_EQ(block[s].frames, block[0].frames);
+        ASSERT_EQ(block[s].channels, 2);
+        ASSERT_LE(start + block[s].frames, c.frames);
+        for (int ch = 0; ch < 2; ++ch)
+          std::copy(block[s].channel(ch), block[s].channel(ch) + block[s].frames,
+                    streamed[s].channel(ch) + start);
+      }
+      next += block[0].frames;
+      largest = std::max(largest, block[0].frames);
+      ++blocks;
+    });
+    EXPECT_EQ(next, c.frames);
+    const auto stride = static_cast<int64_t>((1 - c.overlap) * kSegment);
+    if (c.shifts == 0) {
+      EXPECT_LE(largest, kSegment + c.batch * stride) << "the window must stay bounded";
+    }
+    double worst = 0;
+    for (int s = 0; s < 2; ++s) {
+      const std::vector<double> ref(whole[s].samples.begin(), whole[s].samples.end());
+      worst = std::max(worst, rel_l2(streamed[s].samples, ref));
+    }
+    EXPECT_LE(worst, 1e-6) << c.frames << " frames, shifts " << c.shifts;
+    std::printf(
+        "streaming %6lld frames overlap %.2f batch %d shifts %d: %lld blocks, largest %lld, rel L2 %.2e\n",
+        static_cast<long long>(c.frames), c.overlap, c.batch, c.shifts, static_cast<long long>(blocks),
+        static_cast<long long>(largest), worst);
+  }
+}
+
 TEST(AudioSegmenter, TransitionWeightIsDemucsTriangle) {
   const auto w = audio::transition_weight(6);  // arange(1, 4) ++ arange(3, 0, -1), / 3
   const std::vector<float> expected = {1.f / 3, 2.f / 3, 1.f, 1.f, 2.f / 3, 1.f / 3};

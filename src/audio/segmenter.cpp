@@ -57,12 +57,36 @@ class SplitPass {
         stats_(stats),
         after_call_(after_call) {}
 
-  PassResult run(int64_t view_offset, int64_t length) {
+  // Without a sink: returns the weighted sums over the whole view. With a sink: keeps a window of
+  // segment + batch * stride samples and hands every finished stretch (positions before the next
+  // batch's first segment), divided by its summed weights, to the sink; returns nothing.
+  PassResult run(int64_t view_offset, int64_t length, const StemSink* sink = nullptr) {
     const int64_t segment = model_.segment_length();
     const int channels = model_.channels(), stems = model_.stems();
+    const int64_t capacity = sink ? std::min(length, segment + batch_ * stride_) : length;
+    int64_t base = 0;  // view position of the accumulators' first sample
     PassResult result;
-    result.sum.assign(stems, AudioBuffer(line_.mix.sample_rate, channels, length));
-    result.weight.assign(static_cast<size_t>(length), 0.0f);
+    result.sum.assign(stems, AudioBuffer(line_.mix.sample_rate, channels, capacity));
+    result.weight.assign(static_cast<size_t>(capacity), 0.0f);
+    // Hands [base, to) to the sink and slides the window by that much.
+    auto flush = [&](int64_t to) {
+      const int64_t m = to - base;
+      if (m <= 0) return;
+      std::vector<AudioBuffer> block(stems, AudioBuffer(line_.mix.sample_rate, channels, m));
+      for (int s = 0; s < stems; ++s) {
+        for (int c = 0; c < channels; ++c) {
+          float* plane = result.sum[s].channel(c);
+          float* dst = block[s].channel(c);
+          for (int64_t k = 0; k < m; ++k) dst[k] = plane[k] / result.weight[k];
+          std::copy(plane + m, plane + capacity, plane);
+          std::fill(plane + capacity - m, plane + capacity, 0.0f);
+        }
+      }
+      std::copy(result.weight.begin() + m, result.weight.end(), result.weight.begin());
+      std::fill(result.weight.end() - m, result.weight.end(), 0.0f);
+      (*sink)(base, block);
+      base = to;
+    };
     std::vector<int64_t> offsets;
     for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
     // The overlap-add of one batch runs on a worker thread while the model runs the next batch
@@ -102,8 +126,8 @@ class SplitPass {
         wait_pending();
         pending = std::async(std::launch::async, [&, out, first, n, length] {
           for (int b = 0; b < n; ++b) {
-            const int64_t p = offsets[first + b];
-            const int64_t chunk = std::min(length - p, segment);
+            const int64_t p = offsets[first + b] - base;
+            const int64_t chunk = std::min(length - offsets[first + b], segment);
             const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
             for (int s = 0; s < stems; ++s) {
               for (int c = 0; c < channels; ++c) {
@@ -115,6 +139,7 @@ class SplitPass {
             }
             for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
           }
+          if (sink) flush(first + n < offsets.size() ? offsets[first + n] : length);
         });
         stats_.segments += n;
         after_call_();
@@ -124,6 +149,7 @@ class SplitPass {
       if (pending.valid()) pending.wait();  // never leave the worker writing into a dying result
       throw;
     }
+    if (sink) return {};
     return result;
   }
 
@@ -158,9 +184,12 @@ std::vector<int64_t> shift_offsets(int shifts, int64_t max_shift, uint64_t seed)
   return offsets;
 }
 
-std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix,
-                                           const SegmentOptions& options, SegmentStats* stats_out,
-                                           const SegmentProgress& progress) {
+namespace {
+
+// separate_segments (sink == nullptr) and stream_segments (sink given) in one.
+std::vector<AudioBuffer> separate_or_stream(SegmentModel& model, const AudioBuffer& mix,
+                                            const SegmentOptions& options, SegmentStats* stats_out,
+                                            const SegmentProgress& progress, const StemSink* sink) {
   const int64_t segment = model.segment_length();
   const int channels = model.channels(), stems = model.stems();
   if (segment <= 0) throw std::invalid_argument(fmt::format("segment length {} must be > 0", segment));
@@ -185,7 +214,9 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
   SegmentStats stats;
   if (mix.frames == 0) {
     if (stats_out) *stats_out = stats;
-    return std::vector<AudioBuffer>(stems, AudioBuffer(mix.sample_rate, channels, 0));
+    std::vector<AudioBuffer> empty(stems, AudioBuffer(mix.sample_rate, channels, 0));
+    if (sink) (*sink)(0, empty);
+    return empty;
   }
   const int64_t n = mix.frames;
   const int64_t max_shift = static_cast<int64_t>(options.max_shift_seconds * mix.sample_rate);
@@ -224,7 +255,11 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
     stats.overlap_add_seconds += seconds_since(start);
   };
 
-  if (shifts.empty()) {
+  if (shifts.empty() && sink) {
+    const PaddedLine line{mix, 0, n};
+    SplitPass pass(model, line, weight, batch, stride, stats, after_call);
+    pass.run(0, n, sink);
+  } else if (shifts.empty()) {
     const PaddedLine line{mix, 0, n};
     SplitPass pass(model, line, weight, batch, stride, stats, after_call);
     PassResult whole = pass.run(0, n);
@@ -240,9 +275,23 @@ std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffe
       PassResult shifted = pass.run(offset, n + max_shift - offset);
       normalise(shifted, max_shift - offset, 1.0f / static_cast<float>(shifts.size()), false);
     }
+    if (sink) (*sink)(0, result);
   }
   if (stats_out) *stats_out = stats;
   return result;
+}
+
+}  // namespace
+
+std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix,
+                                           const SegmentOptions& options, SegmentStats* stats,
+                                           const SegmentProgress& progress) {
+  return separate_or_stream(model, mix, options, stats, progress, nullptr);
+}
+
+void stream_segments(SegmentModel& model, const AudioBuffer& mix, const SegmentOptions& options,
+                     const StemSink& sink, SegmentStats* stats, const SegmentProgress& progress) {
+  separate_or_stream(model, mix, options, stats, progress, &sink);
 }
 
 }  // namespace onda::audio

@@ -67,10 +67,21 @@ struct SegmentStats {
 // Called after each model call: segments done so far, segments in total.
 using SegmentProgress = std::function<void(int64_t done, int64_t total)>;
 
+// Receives finished output in order: block[s] holds every channel of stem s for frames
+// [start, start + block[s].frames). Called from a worker thread, one call at a time.
+using StemSink = std::function<void(int64_t start, const std::vector<AudioBuffer>& block)>;
+
 // Separates `mix` (channels must equal the model's) into model.stems() buffers of mix's length.
 std::vector<AudioBuffer> separate_segments(SegmentModel& model, const AudioBuffer& mix,
                                            const SegmentOptions& options, SegmentStats* stats = nullptr,
                                            const SegmentProgress& progress = {});
+
+// Like separate_segments, but streams: finished samples go to `sink` as the segments advance, so
+// the host holds about segment + batch * stride output samples per stem instead of the whole
+// length. With shifts the passes are averaged in memory and handed over as one block.
+void stream_segments(SegmentModel& model, const AudioBuffer& mix, const SegmentOptions& options,
+                     const StemSink& sink, SegmentStats* stats = nullptr,
+                     const SegmentProgress& progress = {});
 
 // The shift offsets separate_segments uses for `shifts` and `seed`: deterministic per seed.
 std::vector<int64_t> shift_offsets(int shifts, int64_t max_shift, uint64_t seed);
