@@ -275,6 +275,16 @@ TEST(AudioSeparate, CommandLine) {
     EXPECT_LE(e, 1e-5) << kStems[s];
     std::printf("onda separate: %s.wav rel L2 %.2e\n", kStems[s].c_str(), e);
   }
+  // Streamed without shifts, --two-stems, 24-bit FLAC: bass = -0.5 x, no_bass = (1 + 0.25) x.
+  const std::string two = onda.string() + " separate " + (folder.path() / "song.wav").string() + " -m " +
+                          model.string() + " -o " + out.string() + " --two-stems bass --flac --int24 -q > " +
+                          log.string() + " 2>&1";
+  ASSERT_EQ(std::system(two.c_str()), 0) << read_file_bytes(log);
+  const double e_bass = stem_error(audio::read_audio(out / "song" / "bass.flac"), mix, kGains[1]);
+  const double e_rest = stem_error(audio::read_audio(out / "song" / "no_bass.flac"), mix, kGains[0] + kGains[2]);
+  EXPECT_LE(e_bass, 1e-5);  // 24-bit quantisation: about 1e-7 of full scale
+  EXPECT_LE(e_rest, 1e-5);
+  std::printf("onda separate --two-stems bass --flac --int24: rel L2 %.2e, %.2e\n", e_bass, e_rest);
   // Errors: non-zero exit and a message naming the problem.
   const std::string missing = onda.string() + " separate " + (folder.path() / "nothing.wav").string() +
                               " -m " + model.string() + " -o " + out.string() + " > " + log.string() +

@@ -93,8 +93,13 @@ void print_timings(const std::string& input, const audio::SeparateTimings& t) {
   line("normalise", t.normalise);
   line("model (GPU)", t.model);
   line("overlap-add", t.overlap_add);
-  line("encode", t.encode);
+  line(t.streamed ? "close files" : "encode", t.encode);
   line("other", t.total - (t.decode + t.resample + t.normalise + t.model + t.overlap_add + t.encode));
+  if (t.streamed)
+    fmt::print(
+        "  (un-normalising and encoding the streamed stems took {:.3f} s on the overlap-add worker, "
+        "overlapping the model runs; only its waits count above)\n",
+        t.worker);
   fmt::print("  outside the model: {:.3f} s ({:.1f}%)\n", outside,
              t.total > 0 ? 100 * outside / t.total : 0.0);
 }

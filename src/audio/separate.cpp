@@ -108,30 +108,23 @@ std::string Separator::adapter_name() const {
   return model_->adapter_name();
 }
 
-std::vector<Stem> Separator::separate(AudioBuffer input, SeparateTimings* timings,
-                                      const SegmentProgress& progress) {
-  SeparateTimings t;
+AudioBuffer Separator::prepare(AudioBuffer input, SeparateTimings& t, double& offset, double& scale) const {
   t.audio_seconds = input.seconds();
   auto start = Clock::now();
   AudioBuffer mix =
       resample(convert_channels(std::move(input), description_.channels), description_.sample_rate);
   t.resample = seconds_since(start);
-
   start = Clock::now();
   const Affine affine = normalisation(mix, description_.normalization);
   apply(mix, affine, false);
+  offset = affine.offset;
+  scale = affine.scale;
   t.normalise = seconds_since(start);
+  return mix;
+}
 
-  SegmentStats stats;
-  start = Clock::now();
-  std::vector<AudioBuffer> outputs = separate_segments(*model_, mix, options_.segments, &stats, progress);
-  t.model = stats.model_seconds;
-  t.overlap_add = seconds_since(start) - stats.model_seconds;  // all segmenter work outside model calls
-  t.segments = stats.segments;
-  t.model_calls = stats.model_calls;
-  t.peak_gpu_bytes = model_->peak_gpu_bytes();
-
-  start = Clock::now();
+std::vector<Stem> Separator::finish(std::vector<AudioBuffer> outputs, double offset, double scale) const {
+  const Affine affine{offset, scale};
   std::vector<std::future<void>> restores;  // one task per stem: memory-bound, independent
   for (auto& out : outputs)
     restores.push_back(std::async(std::launch::async, [&out, &affine] { apply(out, affine, true); }));
@@ -140,52 +133,100 @@ std::vector<Stem> Separator::separate(AudioBuffer input, SeparateTimings* timing
   if (options_.two_stems.empty()) {
     for (size_t s = 0; s < outputs.size(); ++s)
       stems.push_back({description_.stems[s], std::move(outputs[s])});
-  } else {  // demucs --two-stems: the stem and the sum of every other stem
-    Stem chosen{options_.two_stems, {}}, rest{fmt::format("no_{}", options_.two_stems),
-                                              AudioBuffer(mix.sample_rate, mix.channels, mix.frames)};
-    for (size_t s = 0; s < outputs.size(); ++s) {
-      if (description_.stems[s] == options_.two_stems) {
-        chosen.audio = std::move(outputs[s]);
-      } else {
-        for (size_t i = 0; i < rest.audio.samples.size(); ++i) rest.audio.samples[i] += outputs[s].samples[i];
-      }
-    }
-    stems.push_back(std::move(chosen));
-    stems.push_back(std::move(rest));
+    return stems;
   }
+  // demucs --two-stems: the stem and the sum of every other stem
+  const AudioBuffer& shape = outputs.front();
+  Stem chosen{options_.two_stems, {}}, rest{fmt::format("no_{}", options_.two_stems),
+                                            AudioBuffer(shape.sample_rate, shape.channels, shape.frames)};
+  for (size_t s = 0; s < outputs.size(); ++s) {
+    if (description_.stems[s] == options_.two_stems) {
+      chosen.audio = std::move(outputs[s]);
+    } else {
+      for (size_t i = 0; i < rest.audio.samples.size(); ++i) rest.audio.samples[i] += outputs[s].samples[i];
+    }
+  }
+  stems.push_back(std::move(chosen));
+  stems.push_back(std::move(rest));
+  return stems;
+}
+
+std::vector<std::string> Separator::output_names() const {
+  if (options_.two_stems.empty()) return description_.stems;
+  return {options_.two_stems, fmt::format("no_{}", options_.two_stems)};
+}
+
+std::vector<Stem> Separator::separate(AudioBuffer input, SeparateTimings* timings,
+                                      const SegmentProgress& progress) {
+  SeparateTimings t;
+  double offset = 0, scale = 1;
+  const AudioBuffer mix = prepare(std::move(input), t, offset, scale);
+  SegmentStats stats;
+  auto start = Clock::now();
+  std::vector<AudioBuffer> outputs = separate_segments(*model_, mix, options_.segments, &stats, progress);
+  t.model = stats.model_seconds;
+  t.overlap_add = seconds_since(start) - stats.model_seconds;  // all segmenter work outside model calls
+  t.segments = stats.segments;
+  t.model_calls = stats.model_calls;
+  t.peak_gpu_bytes = model_->peak_gpu_bytes();
+  start = Clock::now();
+  std::vector<Stem> stems = finish(std::move(outputs), offset, scale);
   t.normalise += seconds_since(start);
   if (timings) *timings = t;
   return stems;
 }
 
-std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::path& output_dir,
-                                               SeparateTimings* timings, const SegmentProgress& progress) {
+void Separator::stream_to_files(const fs::path& input, const std::vector<fs::path>& paths,
+                                SeparateTimings* timings, const SegmentProgress& progress) {
   const auto total_start = Clock::now();
-  const fs::path track_dir = output_dir / input.stem();
-  check_writable_folder(track_dir);
-  auto start = Clock::now();
-  AudioBuffer mix = read_audio(input);
-  const double decode = seconds_since(start);
-
   SeparateTimings t;
-  std::vector<Stem> stems = separate(std::move(mix), &t, progress);
-  t.decode = decode;
+  auto start = Clock::now();
+  AudioBuffer decoded = read_audio(input);
+  t.decode = seconds_since(start);
+  double offset = 0, scale = 1;
+  const AudioBuffer mix = prepare(std::move(decoded), t, offset, scale);
+
+  // One writer per output; each streamed block is un-normalised, combined (--two-stems) and
+  // appended on the overlap-add worker, one thread per file, while the model runs the next batch.
+  std::vector<std::unique_ptr<AudioWriter>> writers;
+  for (const auto& path : paths)
+    writers.push_back(std::make_unique<AudioWriter>(path, mix.sample_rate, mix.channels, options_.format));
+  const StemSink sink = [&](int64_t, const std::vector<AudioBuffer>& block) {
+    const auto worker_start = Clock::now();
+    std::vector<Stem> stems = finish(block, offset, scale);
+    std::vector<std::future<void>> encoders;
+    for (size_t i = 0; i < stems.size(); ++i)
+      encoders.push_back(std::async(std::launch::async, [&, i] { writers[i]->write(stems[i].audio); }));
+    for (auto& encoder : encoders) encoder.wait();
+    for (auto& encoder : encoders) encoder.get();  // the first error, after every thread is done
+    t.worker += seconds_since(worker_start);
+  };
+  SegmentStats stats;
   start = Clock::now();
-  std::vector<fs::path> written;
-  std::vector<std::future<void>> encoders;  // one thread per stem: FLAC encoding is CPU-bound
-  for (const auto& stem : stems) {
-    written.push_back(track_dir /
-                      fmt::format("{}.{}", stem.name, container_extension(options_.format.container)));
-    encoders.push_back(std::async(std::launch::async, [this, audio = &stem.audio, path = written.back()] {
-      write_audio(path, *audio, options_.format);
-    }));
-  }
-  for (auto& encoder : encoders) encoder.wait();
-  for (auto& encoder : encoders) encoder.get();  // the first error, after every thread is done
+  stream_segments(*model_, mix, options_.segments, sink, &stats, progress);
+  t.model = stats.model_seconds;
+  t.overlap_add = seconds_since(start) - stats.model_seconds;
+  t.segments = stats.segments;
+  t.model_calls = stats.model_calls;
+  t.peak_gpu_bytes = model_->peak_gpu_bytes();
+
+  start = Clock::now();
+  for (auto& writer : writers) writer->commit();  // only now do the files get their names
   t.encode = seconds_since(start);
+  t.streamed = true;
   t.total = seconds_since(total_start);
   if (timings) *timings = t;
-  return written;
+}
+
+std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::path& output_dir,
+                                               SeparateTimings* timings, const SegmentProgress& progress) {
+  const fs::path track_dir = output_dir / input.stem();
+  check_writable_folder(track_dir);
+  std::vector<fs::path> paths;
+  for (const auto& name : output_names())
+    paths.push_back(track_dir / fmt::format("{}.{}", name, container_extension(options_.format.container)));
+  stream_to_files(input, paths, timings, progress);
+  return paths;
 }
 
 void Separator::enhance_file(const fs::path& input, const fs::path& output, SeparateTimings* timings,
@@ -194,19 +235,8 @@ void Separator::enhance_file(const fs::path& input, const fs::path& output, Sepa
     throw std::invalid_argument(
         fmt::format("enhance needs a model with one output stem; this one has {} (use separate)",
                     description_.stems.size()));
-  const auto total_start = Clock::now();
   check_writable_folder(output.has_parent_path() ? output.parent_path() : fs::path("."));
-  auto start = Clock::now();
-  AudioBuffer mix = read_audio(input);
-  const double decode = seconds_since(start);
-  SeparateTimings t;
-  std::vector<Stem> stems = separate(std::move(mix), &t, progress);
-  t.decode = decode;
-  start = Clock::now();
-  write_audio(output, stems[0].audio, options_.format);
-  t.encode = seconds_since(start);
-  t.total = seconds_since(total_start);
-  if (timings) *timings = t;
+  stream_to_files(input, {output}, timings, progress);
 }
 
 }  // namespace onda::audio

@@ -33,6 +33,11 @@ struct SeparateOptions {
 // Where the time of one file went, in seconds.
 struct SeparateTimings {
   double decode = 0, resample = 0, normalise = 0, model = 0, overlap_add = 0, encode = 0, total = 0;
+  // Files (streamed): un-normalising and encoding each block runs on the overlap-add worker, partly
+  // hidden behind the model runs, so it is inside overlap_add as far as it was waited for; `worker`
+  // is its own time, `encode` only the closing and renaming of the files.
+  bool streamed = false;
+  double worker = 0;
   int64_t segments = 0, model_calls = 0;
   double audio_seconds = 0;  // length of the input
   uint64_t peak_gpu_bytes = 0;
@@ -57,17 +62,27 @@ class Separator {
                              const SegmentProgress& progress = {});
 
   // Writes <output_dir>/<input file stem>/<stem>.<ext>; returns the paths written. Checks that the
-  // output folder is writable before running the model.
+  // output folder is writable before running the model. Streams: the stems are written block by
+  // block as the segments advance (to temporary names, renamed at the end), so the host holds the
+  // input and a window of about segment + batch * stride samples per stem, not the whole stems.
   std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input,
                                                    const std::filesystem::path& output_dir,
                                                    SeparateTimings* timings = nullptr,
                                                    const SegmentProgress& progress = {});
 
-  // A one-stem (enhancement) model: writes its output to `output` (a file name).
+  // A one-stem (enhancement) model: writes its output to `output` (a file name), streamed likewise.
   void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
                     SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
 
  private:
+  // Channel and rate conversion and normalisation of the input; the affine to undo comes back.
+  AudioBuffer prepare(AudioBuffer input, SeparateTimings& t, double& offset, double& scale) const;
+  // Undoes the normalisation and applies --two-stems: model outputs (whole or one block) to stems.
+  std::vector<Stem> finish(std::vector<AudioBuffer> outputs, double offset, double scale) const;
+  std::vector<std::string> output_names() const;
+  void stream_to_files(const std::filesystem::path& input, const std::vector<std::filesystem::path>& paths,
+                       SeparateTimings* timings, const SegmentProgress& progress);
+
   SeparateOptions options_;
   ModelDescription description_;
   std::unique_ptr<SessionSegmentModel> model_;
