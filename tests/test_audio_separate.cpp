@@ -187,6 +187,29 @@ TEST(AudioSeparate, StaticBatchOfTwoPadsTheLastCall) {
   }
 }
 
+// A model that fails on its first run (its output has one stem, the description says three): the
+// command fails and leaves no file behind, not even a temporary one.
+TEST(AudioSeparate, FailedRunLeavesNoFiles) {
+  TemporaryFolder folder;
+  onnx::ModelProto model = empty_model();
+  auto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {1, 2, kSegment});
+  auto* output = graph->add_output();
+  output->set_name("sources");
+  output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+  add_node(graph, "Identity", {"mix"}, {"sources"});
+  write_file(folder.path() / "short.onnx", model.SerializeAsString());
+  write_text(folder.path() / "short.onda.json", gain_description(2));
+  audio::SeparateOptions options;
+  options.model = folder.path() / "short.onnx";
+  audio::Separator separator(options);
+  audio::write_audio(folder.path() / "song.wav", sines(kRate, 2, 5000), {});
+  EXPECT_THROW(separator.separate_file(folder.path() / "song.wav", folder.path() / "stems"),
+               std::runtime_error);
+  ASSERT_TRUE(fs::is_directory(folder.path() / "stems" / "song"));
+  EXPECT_TRUE(fs::is_empty(folder.path() / "stems" / "song"));
+}
+
 TEST(AudioSeparate, DescriptionFromOnnxMetadata) {
   TemporaryFolder folder;
   audio::SeparateOptions options;
@@ -281,7 +304,8 @@ TEST(AudioSeparate, CommandLine) {
                           log.string() + " 2>&1";
   ASSERT_EQ(std::system(two.c_str()), 0) << read_file_bytes(log);
   const double e_bass = stem_error(audio::read_audio(out / "song" / "bass.flac"), mix, kGains[1]);
-  const double e_rest = stem_error(audio::read_audio(out / "song" / "no_bass.flac"), mix, kGains[0] + kGains[2]);
+  const double e_rest =
+      stem_error(audio::read_audio(out / "song" / "no_bass.flac"), mix, kGains[0] + kGains[2]);
   EXPECT_LE(e_bass, 1e-5);  // 24-bit quantisation: about 1e-7 of full scale
   EXPECT_LE(e_rest, 1e-5);
   std::printf("onda separate --two-stems bass --flac --int24: rel L2 %.2e, %.2e\n", e_bass, e_rest);
