@@ -24,6 +24,8 @@ if [ -d .models-small ]; then
   models=/tmp/onda-models
   mkdir -p "$models" && cp .models-small/* "$models"/
   (cd "$models" && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done)
+  # onda separate end to end: 10 minutes of stereo through HTDemucs (real-time factor, time outside the GPU).
+  [ "${ONDA_BENCH_SEPARATE:-1}" = 0 ] || OUT="$out" bash bench/separate.sh "$models/htdemucs6.onnx" 10 2>&1 | tail -3
   PYTHONUNBUFFERED=1 run python3 bench/models.py --models-dir "$models" --out "$out/models" --runs "${ONDA_MODEL_RUNS:-20}" \
     --ort-runs "${ONDA_ORT_RUNS:-3}" 2>&1 | tee "$out/models.txt" | tail -60
 fi

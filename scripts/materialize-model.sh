@@ -18,4 +18,6 @@ if [ ! -f "$root/models/$name.weights.bin" ]; then
   "$python" -c "import numpy" 2>/dev/null || python=/usr/bin/python3
   (cd "$root/models" && "$python" materialize.py "$name.recipe.json")
 fi
+# The model's description for `onda separate` / `onda enhance` (docs/audio.md), if there is one.
+[ ! -f "$root/tools/descriptions/$name.onda.json" ] || cp "$root/tools/descriptions/$name.onda.json" "$root/models/"
 echo "$root/models/$name.onnx"

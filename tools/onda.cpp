@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
   onda::cli::add_info_command(app);
   onda::cli::add_run_command(app);
   onda::cli::add_ops_command(app);
+  onda::cli::add_separate_command(app);
+  onda::cli::add_enhance_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
