@@ -6,8 +6,11 @@ set -uo pipefail
 out=${OUT:-out}
 mkdir -p "$out"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-models=/tmp/onda-models; mkdir -p $models && cp .models-small/* $models/
-(cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done)
+models=/tmp/onda-models
+if [ ! -f $models/.materialized ]; then
+  mkdir -p $models && cp .models-small/* $models/
+  (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
+fi
 PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out "$out/models" \
   --runs "${RUNS:-5}" --ort-runs "${ORT_RUNS:-1}" ${ORT_WEBGPU:+--ort-webgpu "$ORT_WEBGPU"} > "$out/models.txt" 2>&1
 rm -f "$out"/models/*/*.npy
