@@ -20,6 +20,7 @@ corpus=$build/corpus
 seeds=$build/seeds
 mkdir -p "$corpus" "$seeds" "$build/findings"
 "$build/fuzz/make_seed_models" "$seeds" >/dev/null
+cp fuzz/regressions/* "$seeds/"  # past findings, replayed under the sanitizers
 testdata=${ONDA_ONNX_TESTDATA:-/usr/share/libonnx-testdata/data/node}
 if [ -d "$testdata" ]; then
   # The node tests' models are small (a few hundred bytes) and cover every op's attributes.
