@@ -55,6 +55,14 @@ HostTensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) 
   return HostTensor::from_int64(dtype, shape, v);
 }
 
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+
+void print_memory(const RunStats& stats) {
+  fmt::print("peak GPU memory: {:.1f} MiB = activations {:.1f} MiB at peak + weights {:.1f} MiB ({} new buffers)\n",
+             mib(stats.peak_gpu_bytes), mib(stats.peak_activation_bytes), mib(stats.weight_bytes),
+             stats.buffers_allocated);
+}
+
 void run(const RunArguments& a) {
   const auto load_start = std::chrono::steady_clock::now();
   SessionOptions options;
@@ -96,8 +104,9 @@ void run(const RunArguments& a) {
 
   auto outputs = session->run(inputs);
   const RunStats first = session->last_run();
-  fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms), peak GPU memory {:.1f} MiB\n", first.wall_ms,
-             first.dispatches, first.record_ms, static_cast<double>(first.peak_gpu_bytes) / (1 << 20));
+  fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms)\n", first.wall_ms, first.dispatches,
+             first.record_ms);
+  print_memory(first);
   if (a.bench > 0) {
     std::vector<double> times;
     for (int i = 0; i < a.bench; ++i) {
@@ -107,6 +116,8 @@ void run(const RunArguments& a) {
     std::sort(times.begin(), times.end());
     fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), times[times.size() / 2],
                times.back());
+    fmt::print("last run ");
+    print_memory(session->last_run());
   }
   if (a.profile) {
     const auto& profile = session->last_run().profile;

@@ -3,6 +3,7 @@
 // differences (attributes that became inputs) are resolved here; the kernels take plain values.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -16,6 +17,7 @@
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
 #include "ops/op_inputs.h"
+#include "ops/outer_slices.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -60,6 +62,52 @@ std::vector<Value> slice(const Node& node, OpContext& context, const std::vector
   return {y};
 }
 
+// Concat whose output exceeds one storage binding (a 190 MB Concat of the UVR model on lavapipe's
+// 128 MiB bindings): the dims before `axis` collapse into one outer dim (a free view). With more than
+// one outer row, each run of outer rows is an independent Concat of the inputs' rows along axis 1;
+// with one, Concat is a copy of each input into consecutive rows of the output, done in row slices.
+// Returns false when the output fits one binding (or cannot be sliced: f16 slabs that would start
+// inside a packed word), leaving the op to the one-binding path.
+bool record_concat_in_slices(OpContext& context, const std::vector<Tensor>& tensors, int64_t axis, const Tensor& y) {
+  const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+  if (y.device_bytes() <= limit || y.numel() == 0) return false;
+  const Shape& shape = y.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const uint64_t element_bytes = device_element_size(y.dtype());
+  auto collapsed = [&](const Tensor& t) { return outer > 1 ? t.reshape({outer, t.shape()[axis], inner}) : t.reshape({t.shape()[axis], inner}); };
+  if (outer > 1) {
+    const uint64_t row_bytes = static_cast<uint64_t>(y.numel() / outer) * element_bytes;
+    const int64_t rows = outer_slice_rows(context, outer, row_bytes);
+    if (rows == 0) return false;
+    const Tensor output = collapsed(y);
+    for (int64_t begin = 0; begin < outer; begin += rows) {
+      const int64_t end = std::min(outer, begin + rows);
+      std::vector<Tensor> slices;
+      for (const Tensor& t : tensors) slices.push_back(collapsed(t).slice_outer(begin, end));
+      kernels::record_concat(context.kernels, context.recorder, slices, 1, output.slice_outer(begin, end));
+    }
+    return true;
+  }
+  const int64_t rows = std::max<int64_t>(1, outer_slice_rows(context, shape[axis], inner * element_bytes));
+  if (y.dtype() == DType::f16 && (inner % 2 != 0 || rows % 2 != 0)) return false;
+  const Tensor output = collapsed(y);
+  int64_t offset = 0;
+  for (const Tensor& t : tensors) {
+    const int64_t length = t.shape()[axis];
+    const Tensor input = collapsed(t);
+    for (int64_t begin = 0; begin < length; begin += rows) {
+      const int64_t end = std::min(length, begin + rows);
+      const Tensor slice = input.slice_outer(begin, end);
+      kernels::record_concat(context.kernels, context.recorder, std::span<const Tensor>(&slice, 1), 0,
+                             output.slice_outer(offset + begin, offset + end));
+    }
+    offset += length;
+  }
+  return true;
+}
+
 std::vector<Value> concat(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (inputs.empty()) throw ModelError(node.describe() + ": needs inputs");
   const int64_t rank = static_cast<int64_t>(inputs[0].shape().size());
@@ -73,7 +121,10 @@ std::vector<Value> concat(const Node& node, OpContext& context, const std::vecto
     tensors.push_back(context.to_device(v));
   }
   Value y = device_output(context, inputs[0].dtype(), out);
-  rethrow_naming_node(node, [&] { kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device); });
+  rethrow_naming_node(node, [&] {
+    if (!record_concat_in_slices(context, tensors, axis, y.device))
+      kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device);
+  });
   return {y};
 }
 
