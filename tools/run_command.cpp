@@ -55,11 +55,14 @@ HostTensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) 
   return HostTensor::from_int64(dtype, shape, v);
 }
 
-double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1 << 20); }
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+}
 
 void print_memory(const RunStats& stats) {
-  fmt::print("peak GPU memory: {:.1f} MiB = activations {:.1f} MiB at peak + weights {:.1f} MiB ({} new buffers)\n",
-             mib(stats.peak_gpu_bytes), mib(stats.peak_activation_bytes), mib(stats.weight_bytes),
+  fmt::print("peak GPU memory: {} = activations {} at peak + weights {} ({} buffers created)\n",
+             bytes_text(stats.peak_gpu_bytes), bytes_text(stats.peak_activation_bytes), bytes_text(stats.weight_bytes),
              stats.buffers_allocated);
 }
 
