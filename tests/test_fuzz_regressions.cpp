@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <string>
 
 #include "../fuzz/load_and_plan.h"
 #include "graph/model_error.h"
@@ -28,21 +29,38 @@ TEST(FuzzRegressions, EveryFindingLoadsOrIsAModelError) {
   EXPECT_GT(replayed, 0);
 }
 
-// Found by the fuzzer: a Shape node without outputs indexed its missing first output while folding.
+std::string load_and_plan_error(const onnx::ModelProto& model) {
+  try {
+    fuzz::load_and_plan(model.SerializeAsString());
+  } catch (const ModelError& error) {
+    return error.what();
+  }
+  ADD_FAILURE() << "no ModelError";
+  return "";
+}
+
+// Found by the fuzzer: a Shape node whose only output is omitted indexed it while folding.
 TEST(FuzzRegressions, ShapeWithoutOutputIsNamed) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
   add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
-  add_node(graph, "Shape", {"x"}, {}, "lost_shape");
+  add_node(graph, "Shape", {"x"}, {""}, "lost_shape");
   add_node(graph, "Relu", {"x"}, {"y"}, "relu");
   add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
-  try {
-    fuzz::load_and_plan(model.SerializeAsString());
-    ADD_FAILURE() << "no ModelError";
-  } catch (const ModelError& error) {
-    EXPECT_NE(std::string(error.what()).find("Shape 'lost_shape' must have one output"), std::string::npos)
-        << error.what();
-  }
+  const std::string message = load_and_plan_error(model);
+  EXPECT_NE(message.find("Shape 'lost_shape' must have one output"), std::string::npos) << message;
+}
+
+// Found by the fuzzer: shape rules wrote output 0 of a node that has no outputs at all.
+TEST(FuzzRegressions, NodeWithoutOutputsIsNamed) {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {2, 3});
+  add_node(graph, "Clip", {"x"}, {}, "silent_clip");
+  add_node(graph, "Relu", {"x"}, {"y"}, "relu");
+  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {2, 3});
+  const std::string message = load_and_plan_error(model);
+  EXPECT_NE(message.find("Clip 'silent_clip' has no outputs"), std::string::npos) << message;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Concat whose output is larger than one storage binding (lavapipe: 128 MiB; the UVR model has a
-// 190 MB Concat): recorded in slices of the collapsed outer dims, or, with one outer row, as
-// row-sliced copies of each input. Exact copies, so the result must equal the inputs bit for bit.
+// Concat whose output, and Split whose input, is larger than one storage binding (lavapipe: 128 MiB;
+// the UVR model has a 190 MB Concat): recorded in slices of the collapsed outer dims, or, with one
+// outer row, as row-sliced copies of each part. Exact copies, so the Concat must equal its inputs
+// bit for bit, and Split must give them back.
 #include <gtest/gtest.h>
 
 #include "harness.h"
@@ -15,11 +16,15 @@ onnx::ModelProto concat_model(const Shape& a, const Shape& b, int64_t axis) {
   add_tensor_value(graph->mutable_input(), "a", onnx::TensorProto::FLOAT, a);
   add_tensor_value(graph->mutable_input(), "b", onnx::TensorProto::FLOAT, b);
   add_int_attribute(add_node(graph, "Concat", {"a", "b"}, {"y"}, "big_concat"), "axis", axis);
+  add_int64_initializer(graph, "sizes", {2}, {a[axis], b[axis]});
+  add_int_attribute(add_node(graph, "Split", {"y", "sizes"}, {"a_again", "b_again"}, "big_split"), "axis", axis);
   add_float_output(graph, "y");
+  add_float_output(graph, "a_again");
+  add_float_output(graph, "b_again");
   return model;
 }
 
-TEST(RuntimeLargeConcat, OutputsBeyondOneBindingRunInSlices) {
+TEST(RuntimeLargeConcat, ConcatAndSplitBeyondOneBindingRunInSlices) {
   Random random(test_seed());
   TemporaryFolder folder;
   struct Case {
@@ -49,7 +54,12 @@ TEST(RuntimeLargeConcat, OutputsBeyondOneBindingRunInSlices) {
       for (int64_t i = 0; i < slab_a; ++i) mismatches += row[i] != a[o * slab_a + i];
       for (int64_t i = 0; i < slab_b; ++i) mismatches += row[slab_a + i] != b[o * slab_b + i];
     }
-    std::printf("Concat %s + %s -> %s (%.0f MB): %lld mismatches\n", shape_to_string(c.a).c_str(),
+    for (const auto& [name, original] : {std::pair<const char*, const std::vector<float>*>{"a_again", &a}, {"b_again", &b}}) {
+      const auto part = outputs.at(name).values<float>();
+      ASSERT_EQ(part.size(), original->size());
+      for (size_t i = 0; i < part.size(); ++i) mismatches += part[i] != (*original)[i];
+    }
+    std::printf("Concat %s + %s -> %s (%.0f MB) -> Split: %lld mismatches\n", shape_to_string(c.a).c_str(),
                 shape_to_string(c.b).c_str(), shape_to_string(y.shape()).c_str(), y.byte_size() / 1e6,
                 static_cast<long long>(mismatches));
     EXPECT_EQ(mismatches, 0);
