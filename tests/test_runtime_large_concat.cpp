@@ -1,8 +1,11 @@
 // Concat whose output, and Split whose input, is larger than one storage binding (lavapipe: 128 MiB;
 // the UVR model has a 190 MB Concat): recorded in slices of the collapsed outer dims, or, with one
 // outer row, as row-sliced copies of each part. Exact copies, so the Concat must equal its inputs
-// bit for bit, and Split must give them back.
+// bit for bit, and Split must give them back. An elementwise op on the result slices along the first
+// dim above 1 (the second case's leading dim is 1, as in [1, C, F, T] activations).
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "harness.h"
 #include "test_session_support.h"
@@ -18,7 +21,9 @@ onnx::ModelProto concat_model(const Shape& a, const Shape& b, int64_t axis) {
   add_int_attribute(add_node(graph, "Concat", {"a", "b"}, {"y"}, "big_concat"), "axis", axis);
   add_int64_initializer(graph, "sizes", {2}, {a[axis], b[axis]});
   add_int_attribute(add_node(graph, "Split", {"y", "sizes"}, {"a_again", "b_again"}, "big_split"), "axis", axis);
+  add_node(graph, "Relu", {"y"}, {"relu_y"}, "big_relu");  // elementwise: slices after leading 1s
   add_float_output(graph, "y");
+  add_float_output(graph, "relu_y");
   add_float_output(graph, "a_again");
   add_float_output(graph, "b_again");
   return model;
@@ -59,7 +64,10 @@ TEST(RuntimeLargeConcat, ConcatAndSplitBeyondOneBindingRunInSlices) {
       ASSERT_EQ(part.size(), original->size());
       for (size_t i = 0; i < part.size(); ++i) mismatches += part[i] != (*original)[i];
     }
-    std::printf("Concat %s + %s -> %s (%.0f MB) -> Split: %lld mismatches\n", shape_to_string(c.a).c_str(),
+    const auto relu = outputs.at("relu_y").values<float>();
+    ASSERT_EQ(relu.size(), values.size());
+    for (size_t i = 0; i < relu.size(); ++i) mismatches += relu[i] != std::max(values[i], 0.0f);
+    std::printf("Concat %s + %s -> %s (%.0f MB) -> Split, Relu: %lld mismatches\n", shape_to_string(c.a).c_str(),
                 shape_to_string(c.b).c_str(), shape_to_string(y.shape()).c_str(), y.byte_size() / 1e6,
                 static_cast<long long>(mismatches));
     EXPECT_EQ(mismatches, 0);
