@@ -19,6 +19,7 @@
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "gpu/context.h"
+#include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
 #include "graph/host_ops.h"
@@ -40,6 +41,19 @@ double ms_since(std::chrono::steady_clock::time_point start) {
 constexpr int64_t kMaxHostElements = 1 << 16;
 // Inputs up to this many elements also keep a host copy.
 constexpr int64_t kTinyInput = 64;
+
+// Device limits and allocation failures come from the GPU layer, which knows the kernel but not the
+// node: the message gets the node (type and name) in front, the exception keeps its type.
+std::vector<ops::Value> record_naming_node(const ops::OpEntry& entry, const Node& node, ops::OpContext& context,
+                                           const std::vector<ops::Value>& args) {
+  try {
+    return entry.record(node, context, args);
+  } catch (const gpu::DeviceLimitError& error) {
+    throw gpu::DeviceLimitError(fmt::format("{}: {}", node.describe(), error.what()));
+  } catch (const gpu::OutOfMemoryError& error) {
+    throw gpu::OutOfMemoryError(fmt::format("{}: {}", node.describe(), error.what()));
+  }
+}
 
 }  // namespace
 
@@ -224,7 +238,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
       if (profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
-      results = entry->record(node, op_context, args);
+      results = record_naming_node(*entry, node, op_context, args);
     }
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
