@@ -35,7 +35,7 @@ fi
 echo "fuzzing the model loader for ${seconds} s ($(ls "$seeds" | wc -l) seeds)"
 status=0
 "$build/fuzz/fuzz_model_loader" "$corpus" "$seeds" \
-  -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
+  -dict=fuzz/onnx.dict -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=65536 \
   -artifact_prefix="$build/findings/" -print_final_stats=1 >"$build/fuzz.log" 2>&1 || status=$?
 tail -n 30 "$build/fuzz.log"
 if [ "$status" -ne 0 ]; then
