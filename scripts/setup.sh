@@ -27,7 +27,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   protobuf-compiler libprotobuf-dev libonnx-dev libonnx-testdata
   libcli11-dev libfmt-dev nlohmann-json3-dev libsndfile1-dev libsoxr-dev
-  libvulkan1 python3 python3-numpy clang
+  libvulkan1 python3 python3-numpy clang libclang-rt-14-dev
 )
 
 if [ "$do_apt" = 1 ]; then

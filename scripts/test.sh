@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (the README's test command): sets up and builds first if needed.
+# Then fuzzes the model loader for 60 s (scripts/fuzz.sh).
 # On a machine without a GPU the tests run on Mesa's lavapipe; pick another adapter with ONDA_ADAPTER.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -10,3 +11,9 @@ fi
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure "$@"
+# Then the model loader's fuzz target for a bounded time (its own clang build in build-fuzz/);
+# a finding fails the run. ONDA_FUZZ_SECONDS=0 skips it.
+fuzz_seconds=${ONDA_FUZZ_SECONDS:-60}
+if [ "$fuzz_seconds" -gt 0 ]; then
+  scripts/fuzz.sh "$fuzz_seconds"
+fi

@@ -55,6 +55,17 @@ HostTensor random_tensor(DType dtype, const Shape& shape, std::mt19937_64& rng) 
   return HostTensor::from_int64(dtype, shape, v);
 }
 
+std::string bytes_text(uint64_t bytes) {
+  if (bytes >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(bytes) / (1 << 20));
+  return fmt::format("{:.1f} KiB", static_cast<double>(bytes) / (1 << 10));
+}
+
+void print_memory(const RunStats& stats) {
+  fmt::print("peak GPU memory: {} = activations {} at peak + weights {} ({} buffers created)\n",
+             bytes_text(stats.peak_gpu_bytes), bytes_text(stats.peak_activation_bytes), bytes_text(stats.weight_bytes),
+             stats.buffers_allocated);
+}
+
 void run(const RunArguments& a) {
   const auto load_start = std::chrono::steady_clock::now();
   SessionOptions options;
@@ -96,8 +107,9 @@ void run(const RunArguments& a) {
 
   auto outputs = session->run(inputs);
   const RunStats first = session->last_run();
-  fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms), peak GPU memory {:.1f} MiB\n", first.wall_ms,
-             first.dispatches, first.record_ms, static_cast<double>(first.peak_gpu_bytes) / (1 << 20));
+  fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms)\n", first.wall_ms, first.dispatches,
+             first.record_ms);
+  print_memory(first);
   if (a.bench > 0) {
     session->set_profiling(false);
     std::vector<double> times, records, waits;
@@ -114,6 +126,8 @@ void run(const RunArguments& a) {
     std::sort(times.begin(), times.end());
     fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), times[times.size() / 2],
                times.back());
+    fmt::print("last run ");
+    print_memory(session->last_run());
     const double wall = median(times), record = median(records);
     fmt::print("median run: recording {:.3f} ms ({:.0f}% of wall), submit to GPU done {:.3f} ms, {} dispatches\n", record,
                wall > 0 ? 100 * record / wall : 0.0, median(waits), session->last_run().dispatches);

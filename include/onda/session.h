@@ -41,7 +41,12 @@ struct RunStats {
   double record_ms = 0;      // CPU time planning and recording dispatches
   double gpu_wait_ms = 0;    // from the submit until the GPU finished
   uint64_t dispatches = 0;
-  uint64_t peak_gpu_bytes = 0;  // pooled buffers on loan at the peak (weights included)
+  // GPU memory, as buffer capacities (the pool's size classes). Values are released after their last
+  // reader, so the activation peak follows the widest point of the graph, not the sum of all values.
+  uint64_t peak_gpu_bytes = 0;         // peak_activation_bytes + weight_bytes
+  uint64_t peak_activation_bytes = 0;  // inputs, intermediates and outputs of this run on loan at the peak
+  uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
+  uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
   std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
   std::map<std::string, double> record_ms_by_op;  // CPU time recording each op type (host ops: "host")
 };

@@ -81,6 +81,9 @@ bool simplify_node(Graph& graph, const Node& node, const SimplifyOptions& option
   // Shape and Size of a statically shaped value are constants even when the value is not.
   if (options.fold_constants && default_domain && (node.op_type == "Shape" || node.op_type == "Size") &&
       input_types.size() == 1 && input_types[0]) {
+    if (node.outputs.size() != 1 || node.outputs[0].empty())  // found by fuzz/fuzz_model_loader
+      throw ModelError("node " + node.describe() + " must have one output, it has " +
+                       std::to_string(node.outputs.size()) + (node.outputs.empty() ? "" : " (or an empty name)"));
     graph.set_initializer(node.outputs[0],
                           node.op_type == "Shape"
                               ? shape_op_result(node, input_types[0]->shape)
@@ -115,24 +118,67 @@ bool simplify_node(Graph& graph, const Node& node, const SimplifyOptions& option
   return false;
 }
 
+// Renames values in a subgraph and every subgraph nested in it (names are unique across scopes in
+// ONNX, so no inner definition can shadow a renamed one).
+Graph with_renamed_values(const Graph& source, const std::map<std::string, std::string>& renamed) {
+  auto rename = [&](const std::string& name) {
+    auto found = renamed.find(name);
+    return found == renamed.end() ? name : found->second;
+  };
+  Graph graph = source;
+  graph.initializers.clear();
+  for (const auto& [name, tensor] : source.initializers) graph.initializers.emplace(rename(name), tensor);
+  graph.values.clear();
+  for (const auto& [name, info] : source.values) {
+    ValueInfo copy = info;
+    copy.name = rename(name);
+    graph.values.emplace(copy.name, std::move(copy));
+  }
+  for (std::string& name : graph.inputs) name = rename(name);
+  for (std::string& name : graph.outputs) name = rename(name);
+  for (Node& node : graph.nodes) {
+    for (std::string& name : node.inputs) name = rename(name);
+    for (std::string& name : node.outputs) name = rename(name);
+    for (Attribute& attribute : node.attributes)
+      if (attribute.type() == AttributeType::graph)
+        attribute.value = std::make_shared<const Graph>(
+            with_renamed_values(*std::get<std::shared_ptr<const Graph>>(attribute.value), renamed));
+  }
+  return graph;
+}
+
 // An If whose condition folded to a constant is replaced by the taken branch: its initializers
-// join the graph, its nodes run in the If's place, and Identity nodes carry its outputs to the
-// If's output names. (ONNX names are unique across a model's subgraphs, so nothing is renamed;
-// on a clash the If is kept.) Exported code such as "pad when length % hop != 0" becomes
-// branch-free once the input shapes are known.
+// join the graph, its nodes run in the If's place (reading outer-scope values by their names), and
+// Identity nodes carry its outputs to the If's output names. A branch-local name that the enclosing
+// graph already knows (two Ifs inlining branches with the same local names, or a name reused
+// across scopes) is renamed "<If output>/<name>" first. Exported code such as "pad when length %
+// hop != 0" or a sample-rate switch becomes branch-free once the input shapes are known.
 std::optional<std::vector<Node>> taken_branch_of_constant_if(Graph& graph, const Node& node) {
   if (node.op_type != "If" || !canonical_domain(node.domain).empty() || node.inputs.empty())
     return std::nullopt;
   const HostTensor* condition = graph.find_initializer(node.inputs[0]);
-  if (!condition || condition->numel() != 1) return std::nullopt;
-  const Graph& branch = node.attribute_graph(condition->to_int64()[0] ? "then_branch" : "else_branch");
-  if (branch.outputs.size() < node.outputs.size())
-    throw ModelError("node " + node.describe() + ": the branch has fewer outputs than the If");
-  for (const auto& [name, tensor] : branch.initializers)
-    if (graph.find_value(name)) return std::nullopt;
-  for (const Node& inner : branch.nodes)
-    for (const std::string& output : inner.outputs)
-      if (!output.empty() && graph.find_value(output)) return std::nullopt;
+  if (!condition) return std::nullopt;
+  if (condition->numel() != 1)
+    throw ModelError("node " + node.describe() + ": the condition '" + node.inputs[0] + "' has " +
+                     std::to_string(condition->numel()) + " elements, an If needs a single one");
+  const char* taken = condition->to_int64()[0] ? "then_branch" : "else_branch";
+  const Graph& declared = node.attribute_graph(taken);
+  if (declared.outputs.size() != node.outputs.size())
+    throw ModelError("node " + node.describe() + ": its " + taken + " has " +
+                     std::to_string(declared.outputs.size()) + " outputs, the If has " +
+                     std::to_string(node.outputs.size()));
+  std::map<std::string, std::string> renamed;
+  auto rename_if_known = [&](const std::string& name) {
+    if (name.empty() || !graph.find_value(name) || renamed.count(name)) return;
+    const std::string base = (node.outputs.empty() || node.outputs[0].empty() ? node.name : node.outputs[0]) + "/" + name;
+    std::string fresh = base;
+    for (int suffix = 1; graph.find_value(fresh); ++suffix) fresh = base + "." + std::to_string(suffix);
+    renamed[name] = fresh;
+  };
+  for (const auto& [name, tensor] : declared.initializers) rename_if_known(name);
+  for (const Node& inner : declared.nodes)
+    for (const std::string& output : inner.outputs) rename_if_known(output);
+  const Graph branch = renamed.empty() ? declared : with_renamed_values(declared, renamed);
 
   for (const auto& [name, tensor] : branch.initializers) graph.set_initializer(name, tensor);
   for (const auto& [name, info] : branch.values)

@@ -244,6 +244,9 @@ Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context,
     node.inputs.assign(node_proto.input().begin(), node_proto.input().end());
     node.outputs.assign(node_proto.output().begin(), node_proto.output().end());
     if (node.op_type.empty()) throw ModelError("a node without an op type (" + node_text + ")");
+    // Every ONNX operator has at least one output (optional ones are given as empty names).
+    if (node.outputs.empty() && canonical_domain(node.domain).empty())
+      throw ModelError("node " + node_text + " has no outputs");
     for (onnx::AttributeProto& attribute : *node_proto.mutable_attribute())
       node.attributes.push_back(attribute_from_proto(attribute, node_text, context, scope));
     for (const std::string& output : node.outputs)

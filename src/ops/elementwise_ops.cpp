@@ -34,25 +34,37 @@ Value run_kernel(const Node& node, OpContext& context, const std::string& kernel
     const Shape out_shape = kernels::broadcast_shape(shapes);
     out.device = context.allocate(out_dtype, out_shape);
     // Larger than one binding: slices of the leading dim (inputs without it are broadcast whole).
-    uint64_t row_bytes = out.device.device_bytes() / std::max<int64_t>(out_shape.empty() ? 1 : out_shape[0], 1);
+    // Leading dims of 1 ([1, C, H, W] activations) are dropped first, from the output and from the
+    // inputs of full rank (lower-rank inputs broadcast from the right, unaffected), so the slices
+    // run along the first dim that has more than one row.
+    Tensor out_view = out.device;
+    const uint64_t binding_limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+    while (out_view.device_bytes() > binding_limit && out_view.rank() > 1 && out_view.shape()[0] == 1) {
+      const Shape inner(out_view.shape().begin() + 1, out_view.shape().end());
+      for (auto& t : tensors)
+        if (t.rank() == out_view.rank()) t = t.reshape(Shape(t.shape().begin() + 1, t.shape().end()));
+      out_view = out_view.reshape(inner);
+    }
+    const Shape& sliced_shape = out_view.shape();
+    uint64_t row_bytes = out_view.device_bytes() / std::max<int64_t>(sliced_shape.empty() ? 1 : sliced_shape[0], 1);
     for (const auto& t : tensors) {
-      if (t.rank() == static_cast<int64_t>(out_shape.size()) && !out_shape.empty() && t.shape()[0] == out_shape[0]) {
-        row_bytes = std::max<uint64_t>(row_bytes, t.device_bytes() / std::max<int64_t>(out_shape[0], 1));
+      if (t.rank() == static_cast<int64_t>(sliced_shape.size()) && !sliced_shape.empty() && t.shape()[0] == sliced_shape[0]) {
+        row_bytes = std::max<uint64_t>(row_bytes, t.device_bytes() / std::max<int64_t>(sliced_shape[0], 1));
       }
     }
-    const int64_t rows = out_shape.empty() ? 0 : outer_slice_rows(context, out_shape[0], row_bytes);
+    const int64_t rows = sliced_shape.empty() ? 0 : outer_slice_rows(context, sliced_shape[0], row_bytes);
     if (rows == 0) {
-      kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out.device, attributes);
+      kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out_view, attributes);
       return out;
     }
-    for (int64_t begin = 0; begin < out_shape[0]; begin += rows) {
-      const int64_t end = std::min(out_shape[0], begin + rows);
+    for (int64_t begin = 0; begin < sliced_shape[0]; begin += rows) {
+      const int64_t end = std::min(sliced_shape[0], begin + rows);
       std::vector<Tensor> slices;
       for (const auto& t : tensors) {
-        const bool sliced = t.rank() == static_cast<int64_t>(out_shape.size()) && t.shape()[0] == out_shape[0];
+        const bool sliced = t.rank() == static_cast<int64_t>(sliced_shape.size()) && t.shape()[0] == sliced_shape[0];
         slices.push_back(sliced ? t.slice_outer(begin, end) : t);
       }
-      kernels::record_elementwise(context.kernels, context.recorder, *op, slices, out.device.slice_outer(begin, end),
+      kernels::record_elementwise(context.kernels, context.recorder, *op, slices, out_view.slice_outer(begin, end),
                                   attributes);
     }
     return out;

@@ -3,8 +3,11 @@
 // differences (attributes that became inputs) are resolved here; the kernels take plain values.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
+#include <span>
 
 #include "graph/model_error.h"
 #include "kernels/layout/expand_tile.h"
@@ -16,6 +19,7 @@
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
 #include "ops/op_inputs.h"
+#include "ops/outer_slices.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -60,6 +64,57 @@ std::vector<Value> slice(const Node& node, OpContext& context, const std::vector
   return {y};
 }
 
+// Concat and Split whose whole tensor (Concat's output, Split's input) exceeds one storage binding
+// (a 190 MB Concat of the UVR model on lavapipe's 128 MiB bindings). The dims before `axis`
+// collapse into one outer dim (a free view). With more than one outer row, each run of outer rows
+// is an independent Concat/Split of the parts' rows along axis 1; with one, each part is a run of
+// consecutive rows of the whole, copied in row slices. `record(whole, parts, axis)` records one
+// piece. Returns false when the whole fits one binding (or cannot be sliced: f16 pieces that would
+// start inside a packed word), leaving the op to the one-binding path.
+using RecordSlabs = std::function<void(const Tensor& whole, std::span<const Tensor> parts, int64_t axis)>;
+
+bool record_slabs_in_slices(OpContext& context, const Tensor& whole, const std::vector<Tensor>& parts, int64_t axis,
+                            const RecordSlabs& record) {
+  const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+  if (whole.device_bytes() <= limit || whole.numel() == 0) return false;
+  const Shape& shape = whole.shape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= shape[d];
+  for (size_t d = axis + 1; d < shape.size(); ++d) inner *= shape[d];
+  const uint64_t element_bytes = device_element_size(whole.dtype());
+  auto collapsed = [&](const Tensor& t) {
+    return outer > 1 ? t.reshape({outer, t.shape()[axis], inner}) : t.reshape({t.shape()[axis], inner});
+  };
+  if (outer > 1) {
+    const uint64_t row_bytes = static_cast<uint64_t>(whole.numel() / outer) * element_bytes;
+    const int64_t rows = outer_slice_rows(context, outer, row_bytes);
+    if (rows == 0) return false;
+    const Tensor all = collapsed(whole);
+    for (int64_t begin = 0; begin < outer; begin += rows) {
+      const int64_t end = std::min(outer, begin + rows);
+      std::vector<Tensor> slices;
+      for (const Tensor& part : parts) slices.push_back(collapsed(part).slice_outer(begin, end));
+      record(all.slice_outer(begin, end), slices, 1);
+    }
+    return true;
+  }
+  const int64_t rows = std::max<int64_t>(1, outer_slice_rows(context, shape[axis], inner * element_bytes));
+  if (whole.dtype() == DType::f16 && (inner % 2 != 0 || rows % 2 != 0)) return false;
+  const Tensor all = collapsed(whole);
+  int64_t offset = 0;
+  for (const Tensor& part : parts) {
+    const int64_t length = part.shape()[axis];
+    const Tensor rows_of_part = collapsed(part);
+    for (int64_t begin = 0; begin < length; begin += rows) {
+      const int64_t end = std::min(length, begin + rows);
+      const Tensor slice = rows_of_part.slice_outer(begin, end);
+      record(all.slice_outer(offset + begin, offset + end), std::span<const Tensor>(&slice, 1), 0);
+    }
+    offset += length;
+  }
+  return true;
+}
+
 std::vector<Value> concat(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (inputs.empty()) throw ModelError(node.describe() + ": needs inputs");
   const int64_t rank = static_cast<int64_t>(inputs[0].shape().size());
@@ -73,7 +128,12 @@ std::vector<Value> concat(const Node& node, OpContext& context, const std::vecto
     tensors.push_back(context.to_device(v));
   }
   Value y = device_output(context, inputs[0].dtype(), out);
-  rethrow_naming_node(node, [&] { kernels::record_concat(context.kernels, context.recorder, tensors, axis, y.device); });
+  rethrow_naming_node(node, [&] {
+    auto record = [&](const Tensor& whole, std::span<const Tensor> parts, int64_t along) {
+      kernels::record_concat(context.kernels, context.recorder, parts, along, whole);
+    };
+    if (!record_slabs_in_slices(context, y.device, tensors, axis, record)) record(y.device, tensors, axis);
+  });
   return {y};
 }
 
@@ -107,7 +167,13 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
     results.push_back(device_output(context, x.dtype(), shape));
     tensors.push_back(results.back().device);
   }
-  rethrow_naming_node(node, [&] { kernels::record_split(context.kernels, context.recorder, context.to_device(x), axis, tensors); });
+  rethrow_naming_node(node, [&] {
+    auto record = [&](const Tensor& whole, std::span<const Tensor> parts, int64_t along) {
+      kernels::record_split(context.kernels, context.recorder, whole, along, parts);
+    };
+    const Tensor input = context.to_device(x);
+    if (!record_slabs_in_slices(context, input, tensors, axis, record)) record(input, tensors, axis);
+  });
   return results;
 }
 

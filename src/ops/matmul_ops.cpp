@@ -25,7 +25,7 @@ const gemm::PackedB* packed_constant_b(OpContext& context, const Value& b, bool 
   auto& state = *context.node_state;
   if (!state) {
     auto s = std::make_shared<MatmulState>();
-    s->packed_b = gemm::prepack_b(context.kernels.gpu, context.pool, context.kernels.pipelines, context.recorder,
+    s->packed_b = gemm::prepack_b(context.kernels.gpu, context.pool_for_weights(), context.kernels.pipelines, context.recorder,
                                   context.to_device(b), transpose_b);
     state = s;
   }

@@ -27,6 +27,12 @@ struct OpContext {
   // State the op keeps for this node across runs (e.g. prepacked constant weights); starts empty.
   std::shared_ptr<void>* node_state = nullptr;
 
+  // Where an op puts what it derives once from constant weights and keeps in node_state (prepacked
+  // B): the session's weights pool, so peak memory reports weights apart from activations. nullptr:
+  // `pool`.
+  gpu::BufferPool* weights_pool = nullptr;
+
+  gpu::BufferPool& pool_for_weights() { return weights_pool ? *weights_pool : pool; }
   Tensor allocate(DType dtype, const Shape& shape) { return Tensor::empty(pool, dtype, shape); }
 };
 

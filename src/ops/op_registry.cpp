@@ -14,6 +14,7 @@ const std::vector<OpEntry>& all_ops() {
     register_conv_ops(list);
     register_rnn_ops(list);
     register_spectral_ops(list);
+    register_control_flow_ops(list);
     return list;
   }();
   return ops;

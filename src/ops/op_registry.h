@@ -36,5 +36,6 @@ void register_matmul_ops(std::vector<OpEntry>& ops);
 void register_conv_ops(std::vector<OpEntry>& ops);
 void register_rnn_ops(std::vector<OpEntry>& ops);
 void register_spectral_ops(std::vector<OpEntry>& ops);
+void register_control_flow_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

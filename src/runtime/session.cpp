@@ -1,7 +1,12 @@
 // Session: load -> check op coverage -> per run: bind inputs, walk the nodes in order (host
 // evaluation where all inputs are host values and the op has a host implementation; GPU kernels
-// otherwise), release each GPU value after its last use so the pool reuses its buffer, one submit,
-// read the outputs back.
+// otherwise), release each GPU value after its last use (graph/liveness.h) so the pool reuses its
+// buffer, one submit, read the outputs back.
+//
+// Memory: three pools, so a run's peak is reported exactly and weights apart from activations.
+// `pool` holds what lives within one run (inputs, intermediates, outputs): its peak is the run's
+// activation peak. `weights_pool` holds initializers uploaded once and what ops derive from them
+// (prepacked B); `persistent_pool` holds per-node tables (FFT twiddles, RNN weights) kept across runs.
 #include "onda/session.h"
 
 #include <fmt/format.h>
@@ -14,9 +19,11 @@
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "gpu/context.h"
+#include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
 #include "graph/host_ops.h"
+#include "graph/liveness.h"
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
 #include "graph/fuse_activations.h"
@@ -36,6 +43,19 @@ constexpr int64_t kMaxHostElements = 1 << 16;
 // Inputs up to this many elements also keep a host copy.
 constexpr int64_t kTinyInput = 64;
 
+// Device limits and allocation failures come from the GPU layer, which knows the kernel but not the
+// node: the message gets the node (type and name) in front, the exception keeps its type.
+std::vector<ops::Value> record_naming_node(const ops::OpEntry& entry, const Node& node, ops::OpContext& context,
+                                           const std::vector<ops::Value>& args) {
+  try {
+    return entry.record(node, context, args);
+  } catch (const gpu::DeviceLimitError& error) {
+    throw gpu::DeviceLimitError(fmt::format("{}: {}", node.describe(), error.what()));
+  } catch (const gpu::OutOfMemoryError& error) {
+    throw gpu::OutOfMemoryError(fmt::format("{}: {}", node.describe(), error.what()));
+  }
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -44,6 +64,7 @@ struct Session::Impl {
   gpu::Context context;
   gpu::BufferPool pool{context};
   gpu::BufferPool persistent_pool{context};
+  gpu::BufferPool weights_pool{context};
   gpu::PipelineCache pipelines{context};
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
@@ -162,21 +183,17 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     uploaded_constants.clear();
   }
   const Graph& graph = *plan;
-  // Remaining uses of each value: a GPU value is dropped (its buffer back to the pool) after the last.
-  std::unordered_map<std::string, int> uses;
-  for (const auto& node : graph.nodes) {
-    for (const auto& name : node.inputs) {
-      if (!name.empty()) ++uses[name];
-    }
-  }
-  for (const auto& name : graph.outputs) ++uses[name];
+  // The memory plan: each value is dropped (its buffer back to the pool, for the next node's outputs)
+  // right after the last node that reads it, or right after its producer when nothing reads it.
+  const std::vector<std::vector<std::string>> released_after = values_released_after(graph);
 
-
-  pool.reset_peak();
+  pool.reset_peak();  // the inputs uploaded above are on loan: they count
+  const uint64_t allocations_before = pool.stats().allocations;
   // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
   gpu::CommandRecorder recorder(context, active_profiler);
   ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
+  op_context.weights_pool = &weights_pool;
   // Uploads while recording go through the recorder, in order with the dispatches (see
   // CommandRecorder::upload): a pooled buffer may be reused within the run.
   auto upload_in_run = [&](const HostTensor& host) {
@@ -208,7 +225,10 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       // Large initializers (weights) go to the GPU once and stay there.
       if (init->numel() > kMaxHostElements) {
         auto cached = uploaded.find(name);
-        if (cached == uploaded.end()) cached = uploaded.emplace(name, upload_in_run(*init)).first;
+        if (cached == uploaded.end()) {
+          Tensor weight = Tensor::upload(recorder, weights_pool, init->dtype(), init->shape(), init->data());
+          cached = uploaded.emplace(name, std::move(weight)).first;
+        }
         v.device = cached->second;
         v.host = HostTensor();
       }
@@ -218,7 +238,8 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   };
 
   std::map<std::string, double> record_by_op;
-  for (const auto& node : graph.nodes) {
+  for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
+    const Node& node = graph.nodes[node_index];
     const auto node_start = std::chrono::steady_clock::now();
     std::vector<ops::Value> args;
     bool all_host = true;
@@ -246,15 +267,13 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
       if (active_profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
-      results = entry->record(node, op_context, args);
+      results = record_naming_node(*entry, node, op_context, args);
     }
     record_by_op[on_host ? std::string("host") : node.op_type] += ms_since(node_start);
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
     }
-    for (const auto& name : node.inputs) {
-      if (!name.empty() && --uses[name] == 0) values.erase(name);
-    }
+    for (const std::string& name : released_after[node_index]) values.erase(name);
   }
   stats = {};
   stats.record_ms = ms_since(start);
@@ -263,7 +282,10 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   const auto submitted = std::chrono::steady_clock::now();
   recorder.submit_and_wait();
   stats.gpu_wait_ms = ms_since(submitted);
-  stats.peak_gpu_bytes = pool.stats().peak_bytes_in_use + persistent_pool.stats().bytes_in_use;
+  stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
+  stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
+  stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
+  stats.buffers_allocated = pool.stats().allocations - allocations_before;
 
   std::map<std::string, HostTensor> outputs;
   for (const auto& name : graph.outputs) {

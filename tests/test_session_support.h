@@ -1,0 +1,64 @@
+// Helpers for runtime tests that build a small ONNX model in memory, open it as a Session and run it.
+#pragma once
+#include <onnx/onnx_pb.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onda/session.h"
+#include "test_onnx_support.h"
+
+namespace onda::test {
+
+// Writes `model` into `folder` and opens it (each Session owns its own GPU context).
+inline std::unique_ptr<Session> open_session(const onnx::ModelProto& model, const TemporaryFolder& folder,
+                                             const std::string& file_name = "model.onnx") {
+  const auto path = folder.path() / file_name;
+  write_file(path, model.SerializeAsString());
+  return Session::open(path);
+}
+
+inline void add_float_initializer(onnx::GraphProto* graph, const std::string& name, const std::vector<int64_t>& dims,
+                                  const std::vector<float>& values) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t dim : dims) tensor->add_dims(dim);
+  tensor->set_raw_data(values.data(), values.size() * sizeof(float));
+}
+
+inline void add_int64_initializer(onnx::GraphProto* graph, const std::string& name, const std::vector<int64_t>& dims,
+                                  const std::vector<int64_t>& values) {
+  onnx::TensorProto* tensor = graph->add_initializer();
+  tensor->set_name(name);
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  for (int64_t dim : dims) tensor->add_dims(dim);
+  for (int64_t value : values) tensor->add_int64_data(value);
+}
+
+inline onnx::AttributeProto* add_int_attribute(onnx::NodeProto* node, const std::string& name, int64_t value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INT);
+  attribute->set_i(value);
+  return attribute;
+}
+
+inline onnx::AttributeProto* add_ints_attribute(onnx::NodeProto* node, const std::string& name,
+                                                const std::vector<int64_t>& values) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::INTS);
+  for (int64_t value : values) attribute->add_ints(value);
+  return attribute;
+}
+
+// A float output whose shape is left to inference.
+inline void add_float_output(onnx::GraphProto* graph, const std::string& name) {
+  onnx::ValueInfoProto* value = graph->add_output();
+  value->set_name(name);
+  value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+}  // namespace onda::test
