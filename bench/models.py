@@ -83,13 +83,15 @@ for model in args.models.split(","):
         got = np.load(os.path.join(folder, re.sub(r"[^A-Za-z0-9_.-]", "_", o.name) + ".npy"))
         errors.append(float(np.linalg.norm(got.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30)))
     load = re.search(r"loaded in ([0-9.]+) ms", log)
-    first = re.search(r"first run: ([0-9.]+) ms \((\d+) dispatches, recording ([0-9.]+) ms\), peak GPU memory ([0-9.]+) MiB", log)
+    first = re.search(r"first run: ([0-9.]+) ms \((\d+) dispatches, recording ([0-9.]+) ms\)", log)
+    peak = re.search(r"peak GPU memory: ([0-9.]+) (GiB|MiB|KiB)", log)
+    peak_mib = float(peak.group(1)) * {"GiB": 1024, "MiB": 1, "KiB": 1 / 1024}[peak.group(2)] if peak else None
     runs = re.search(r"min ([0-9.]+) ms\s+median ([0-9.]+) ms\s+max ([0-9.]+) ms", log)
     record = re.search(r"median run: recording ([0-9.]+) ms", log)
     kernels = re.search(r"GPU time per op type \(last run, ([0-9.]+) ms of kernels\)", log)
     num = lambda m, g: float(m.group(g)) if m else None
     results.append({"model": model, "load_ms": num(load, 1), "first_ms": num(first, 1),
-                    "dispatches": int(first.group(2)) if first else None, "peak_mib": num(first, 4),
+                    "dispatches": int(first.group(2)) if first else None, "peak_mib": peak_mib,
                     "median_ms": num(runs, 2), "min_ms": num(runs, 1), "max_ms": num(runs, 3),
                     "record_ms": num(record, 1), "kernel_ms": num(kernels, 1), "ort_cpu_ms": ort_ms,
                     "rel_l2": errors})

@@ -14,4 +14,4 @@ fi
 PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out "$out/models" \
   --runs "${RUNS:-5}" --ort-runs "${ORT_RUNS:-1}" ${ORT_WEBGPU:+--ort-webgpu "$ORT_WEBGPU"} > "$out/models.txt" 2>&1
 rm -f "$out"/models/*/*.npy
-grep -E "=====|first run|runs:|median run|CPU recording|kernels\)" "$out/models.txt"; tail -8 "$out/models.txt"
+grep -E "=====|first run|runs:|median run|CPU recording|kernels\)|peak GPU" "$out/models.txt"; tail -8 "$out/models.txt"
