@@ -24,6 +24,10 @@ names=("$@")
 [ ${#names[@]} -gt 0 ] || names=(mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong)
 for m in "${names[@]}"; do
   NODE_PATH=$tools/node_modules timeout 300 "$tools/node" "$root/bench/ort_time.js" "$models/$m.onnx" webgpu "$runs" \
-    2> "$out/ort_webgpu_$m.err" | tee -a "$out/ort_webgpu.jsonl"
-  [ "${PIPESTATUS[0]}" = 0 ] || { echo "{\"model\": \"$m\", \"provider\": \"webgpu\", \"error\": \"exit ${PIPESTATUS[0]}\"}"; tail -5 "$out/ort_webgpu_$m.err"; }
+    2> "/tmp/ort_webgpu_$m.err" | tee -a "$out/ort_webgpu.jsonl"
+  rc=${PIPESTATUS[0]}
+  if [ "$rc" != 0 ]; then
+    echo "{\"model\": \"$m.onnx\", \"provider\": \"webgpu\", \"error\": \"exit $rc\"}" | tee -a "$out/ort_webgpu.jsonl"
+    tail -5 "/tmp/ort_webgpu_$m.err"
+  fi
 done

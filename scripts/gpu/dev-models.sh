@@ -11,7 +11,7 @@ if [ ! -f $models/.materialized ]; then
   mkdir -p $models && cp .models-small/* $models/
   (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
 fi
-PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out "$out/models" \
+PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out /tmp/onda-bench-models \
   --runs "${RUNS:-5}" --ort-runs "${ORT_RUNS:-1}" ${ORT_WEBGPU:+--ort-webgpu "$ORT_WEBGPU"} > "$out/models.txt" 2>&1
-rm -f "$out"/models/*/*.npy
+cp /tmp/onda-bench-models/results.json "$out/" 2>/dev/null
 grep -E "=====|first run|runs:|median run|CPU recording|kernels\)|peak GPU" "$out/models.txt"; tail -8 "$out/models.txt"
