@@ -17,6 +17,7 @@ PYTHONUNBUFFERED=1 python3 bench/torch_matmul.py 2>&1 | tee "$out/torch_matmul.t
 [ "${ONDA_BENCH_LAYOUT:-1}" = 0 ] || ONDA_LAYOUT_BENCH_MIB=512 run build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*' 2>&1 | grep -v "^\[" | tee "$out/bench_layout.txt"
 run build/bench_fft --repeats 20 --path both 2>&1 | tee "$out/bench_fft.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_fft.py 2>&1 | tee "$out/torch_fft.txt"
+OUT="$out" bash bench/rnn.sh  # recurrent layers vs cuDNN, dispatch floor: bench_rnn.txt, torch_rnn.txt
 # End-to-end models (carry .models-small: the .onnx files, recipes and materialize.py).
 if [ -d .models-small ]; then
   models=/tmp/onda-models

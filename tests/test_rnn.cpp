@@ -32,17 +32,21 @@ struct Case {
   std::optional<float> clip;
   bool random_activations = false;
   uint64_t max_projection_bytes = 0;
+  std::optional<kernels::rnn::StepTiling> tiling;  // unset: choose_step_tiling
   bool want_y = true, want_yh = true, want_yc = true;
 };
 
 std::string describe(const Case& c) {
   const char* cells[] = {"LSTM", "GRU", "RNN"};
   const char* dirs[] = {"forward", "reverse", "bidirectional"};
-  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
+  const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
+                                                    c.tiling->batch_tile, c.tiling->k_chunk)
+                                      : "";
+  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
                      c.layout, c.seq, c.batch, c.input, c.hidden, dtype_name(c.dtype), c.bias ? " bias" : "",
                      c.lens ? " lens" : "", c.h0 ? " h0" : "", c.c0 ? " c0" : "", c.peepholes ? " P" : "",
                      c.input_forget ? " input_forget" : "", c.linear_before_reset ? " lbr" : "",
-                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "");
+                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "", tiling);
 }
 
 std::vector<ActivationSpec> random_activations(CellType cell, int dirs, Random& rng) {
@@ -111,6 +115,7 @@ double run_case(const Case& c, Random& rng) {
   kernels::KernelContext k{g.context, g.pipelines};
   kernels::rnn::RnnOptions options;
   options.max_projection_bytes = c.max_projection_bytes;
+  options.step_tiling = c.tiling;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
 
@@ -303,6 +308,35 @@ TEST(RnnKernel, ChunkedProjection) {
   lstm16.h0 = lstm16.c0 = lstm16.lens = true;
   lstm16.max_projection_bytes = 2 * lstm16.batch * 2 * 4 * lstm16.hidden * 4;
   cases.push_back(lstm16);
+  run_all(cases);
+}
+
+// Every shape of step tile, forced: narrow tiles with many K slices (small batch, large hidden),
+// wide ones, batch tiles that do not divide B, K chunks that do not divide H, with every cell and
+// the attributes that change the gate code (lens, peepholes, clip, layout 1, reverse).
+TEST(RnnKernel, EveryStepTiling) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 1);
+  const kernels::rnn::StepTiling tilings[] = {{4, 64, 1, 64},  {8, 32, 3, 128}, {16, 8, 4, 64},
+                                              {32, 8, 2, 256}, {64, 1, 1, 64},  {8, 4, 5, 64}};
+  int i = 0;
+  for (const auto& t : tilings) {
+    Case c;
+    c.cell = static_cast<CellType>(i % 3);
+    c.linear_before_reset = (i / 3) % 2 == 0;
+    c.direction = static_cast<Direction>((i + 2) % 3);
+    c.layout = i % 2;
+    c.seq = 3 + i % 3;
+    c.batch = 1 + pick.integer(0, 6);
+    c.input = 7;
+    c.hidden = 9 + pick.integer(0, 80);  // partial unit tiles and K chunks
+    c.lens = c.h0 = i % 2 == 0;
+    c.c0 = c.peepholes = c.cell == CellType::lstm;
+    if (i % 4 == 1) c.clip = 0.8f;
+    c.tiling = t;
+    cases.push_back(c);
+    ++i;
+  }
   run_all(cases);
 }
 

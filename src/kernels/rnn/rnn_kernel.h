@@ -3,7 +3,8 @@
 //   1. The input projection X W^T of every timestep and both directions is one GEMM
 //      (kernels/gemm, W prepacked as a PackedB, float32 result).
 //   2. Each timestep is one dispatch (rnn_step.wgsl) for both directions and all batch rows: a
-//      workgroup multiplies H_prev by its 64-column tile of R^T (H_prev staged in workgroup memory)
+//      workgroup multiplies H_prev by its tile of R^T columns (rnn_step_tiling.h; H_prev staged in
+//      workgroup memory)
 //      and applies the gates, clip, peepholes, sequence_lens masking and the state update, writing
 //      Y / Y_h / Y_c. GRU with linear_before_reset=0 needs (r (.) H_prev) R_h^T, which depends on
 //      every r of the row, so it takes two dispatches per step (z and r, then h).
@@ -13,12 +14,14 @@
 // into the caller's command buffer: no host synchronisation per step.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "kernels/gemm/packed_b.h"
 #include "kernels/kernel_context.h"
 #include "kernels/rnn/rnn_spec.h"
+#include "kernels/rnn/rnn_step_tiling.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::rnn {
@@ -60,6 +63,9 @@ struct RnnOptions {
   // Projection buffer bytes above which the chunked projection is used; 0: the device's
   // maxStorageBufferBindingSize. (Tests lower it to exercise the chunked path.)
   uint64_t max_projection_bytes = 0;
+  // The step kernel's tiling; unset: choose_step_tiling. (Benchmarks compare tilings; tests force
+  // every shape of tile.) std::invalid_argument when it exceeds the device's workgroup limits.
+  std::optional<StepTiling> step_tiling;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their

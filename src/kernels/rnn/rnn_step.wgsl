@@ -1,13 +1,14 @@
 // One timestep of an ONNX LSTM / GRU / RNN for all directions and batch rows (rnn_kernel.h).
-// Workgroup (x: 64 hidden units j times KS slices of K, y: BT batch rows, z: direction). Each
-// (j, slice) accumulates
-// the G recurrent products sum_k src[b][k] * R^T[d][k][col0 + g*H + j] for its BT rows, with the
-// source vector staged through workgroup memory 64 entries at a time and R^T read coalesced along
-// j; then it applies the cell equations of the ONNX spec to its (b, j) and writes the state and
-// the outputs. Rendered with
+// Workgroup (x: JT hidden units j times KS slices of K, y: BT batch rows, z: direction); the tile
+// sizes come from rnn_step_tiling.h (wide tiles for large batches, narrow ones with many K slices
+// when few workgroups would otherwise run). Each (j, slice) accumulates the G recurrent products
+// sum_k src[b][k] * R^T[d][k][col0 + g*H + j] for its BT rows, with the source vector staged
+// through workgroup memory KC entries at a time and R^T read coalesced along j; the slices' partial
+// sums meet in workgroup memory, then slice 0 applies the cell equations of the ONNX spec to its
+// (b, j) and writes the state and the outputs. Rendered with
 //   CELL_LSTM / CELL_GRU / CELL_RNN, PHASE_FUSED / PHASE_ZR / PHASE_H (GRU linear_before_reset=0:
-//   z and r first, then h), G (gates multiplied in this dispatch), BT, and tensor_access for
-//   y (binding 4), yh (5), yc (6) prepended.
+//   z and r first, then h), G (gates multiplied in this dispatch), JT, KS, KC, BT, and
+//   tensor_access for y (binding 4), yh (5), yc (6) prepended.
 #include "rnn/rnn_activation.wgsl"
 
 @group(0) @binding(0) var<storage, read> xw: array<f32>;       // input projection X W^T
@@ -42,7 +43,9 @@ const BT: u32 = {{BT}}u;
 const G: u32 = {{G}}u;
 const GT: u32 = {{GATES_TOTAL}}u;  // gates per direction in R and the projection
 
+const JT: u32 = {{JT}}u;            // hidden units per workgroup
 const KS: u32 = {{KS}}u;            // invocations sharing one hidden unit's dot products
+const KC: u32 = {{KC}}u;            // source entries staged per chunk
 
 var<workgroup> hs: array<f32, {{HS_SIZE}}>;
 #if K_SPLIT
@@ -70,9 +73,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let B = p.dims.z;
   let H = p.dims.w;
   let d = wg.z;
-  let jl = lid.x % 64u;
-  let ks = lid.x / 64u;  // K slice: invocations ks, ks + KS, ... of each staged chunk
-  let j = wg.x * 64u + jl;
+  let jl = lid.x % JT;
+  let ks = lid.x / JT;  // K slice: entries ks, ks + KS, ... of each staged chunk
+  let j = wg.x * JT + jl;
   let b0 = wg.y * BT;
   let row_stride = GT * H;
 
@@ -81,11 +84,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     acc[i] = 0.0;
   }
   let src_base = p.st.w + d * B * H;
-  for (var k0 = 0u; k0 < H; k0 += 64u) {
+  for (var k0 = 0u; k0 < H; k0 += KC) {
     workgroupBarrier();
-    for (var i = lid.x; i < BT * 64u; i += 64u * KS) {
-      let b = b0 + i / 64u;
-      let k = k0 + i % 64u;
+    for (var i = lid.x; i < BT * KC; i += JT * KS) {
+      let b = b0 + i / KC;
+      let k = k0 + i % KC;
       var v = 0.0;
       if (b < B && k < H) {
         v = state[src_base + b * H + k];
@@ -94,13 +97,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
     workgroupBarrier();
     if (j < H) {
-      let kn = min(64u, H - k0);
+      let kn = min(KC, H - k0);
       var w_index = (d * H + k0 + ks) * row_stride + p.wts.w + j;
       for (var kk = ks; kk < kn; kk += KS) {
         for (var g = 0u; g < G; g++) {
           let w = weights[w_index + g * H];
           for (var bb = 0u; bb < BT; bb++) {
-            acc[g * BT + bb] += w * hs[bb * 64u + kk];
+            acc[g * BT + bb] += w * hs[bb * KC + kk];
           }
         }
         w_index += KS * row_stride;
@@ -112,7 +115,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   workgroupBarrier();
   if (ks > 0u) {
     for (var i = 0u; i < G * BT; i++) {
-      red[((ks - 1u) * G * BT + i) * 64u + jl] = acc[i];
+      red[((ks - 1u) * G * BT + i) * JT + jl] = acc[i];
     }
   }
   workgroupBarrier();
@@ -121,7 +124,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   }
   for (var i = 0u; i < G * BT; i++) {
     for (var s = 1u; s < KS; s++) {
-      acc[i] += red[((s - 1u) * G * BT + i) * 64u + jl];
+      acc[i] += red[((s - 1u) * G * BT + i) * JT + jl];
     }
   }
 #endif

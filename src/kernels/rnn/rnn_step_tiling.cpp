@@ -1,0 +1,38 @@
+#include "kernels/rnn/rnn_step_tiling.h"
+
+#include <algorithm>
+
+namespace onda::kernels::rnn {
+namespace {
+
+constexpr uint32_t kInvocations = 256;
+
+uint32_t next_pow2(int64_t v) {
+  uint32_t p = 1;
+  while (p < v && p < (1u << 30)) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                              uint64_t max_workgroup_bytes, uint32_t max_invocations, int64_t target_workgroups) {
+  StepTiling t;
+  t.batch_tile = static_cast<uint32_t>(std::min<int64_t>(batch, 4));
+  const int64_t batch_tiles = (batch + t.batch_tile - 1) / t.batch_tile;
+  // Widest tile (64, 32, ..., 4 units, no wider than the hidden size) that still gives the target.
+  t.units = std::min<uint32_t>(64, std::max<uint32_t>(4, next_pow2(hidden)));
+  while (t.units > 4 && ((hidden + t.units - 1) / t.units) * batch_tiles * directions < target_workgroups) t.units /= 2;
+  const uint32_t invocations = std::min<uint32_t>(kInvocations, std::max<uint32_t>(64, max_invocations));
+  // K slices fill the workgroup, but each keeps at least 2 entries of K (a slice of one entry
+  // spends more on the reduction than on the products).
+  t.k_split = std::max<uint32_t>(1, std::min<uint32_t>(invocations / t.units, next_pow2(hidden) / 2));
+  t.k_chunk = std::max<uint32_t>(64, std::min<uint32_t>(256, next_pow2(hidden)));
+  while (t.workgroup_bytes(gates) > max_workgroup_bytes && (t.k_split > 1 || t.k_chunk > 64)) {
+    if (t.k_chunk > 64) t.k_chunk /= 2;
+    else t.k_split /= 2;
+  }
+  return t;
+}
+
+}  // namespace onda::kernels::rnn

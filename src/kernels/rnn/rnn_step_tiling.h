@@ -1,0 +1,40 @@
+// How rnn_step.wgsl splits one timestep over workgroups. A workgroup computes JT hidden units (all
+// gates of the product) for BT batch rows of one direction, with KS invocations per unit splitting
+// the K = hidden_size dot products; grid (ceil(H / JT), ceil(B / BT), D).
+//
+// Each step is one short dependent dispatch, so its time is the latency of one workgroup's serial
+// work (K / KS multiply-adds per gate and row) unless there are too few workgroups to fill the GPU.
+// Large batches get wide tiles (JT = 64: R^T read once per 4 batch rows); small batches with a large
+// hidden size (LSTM H512 B1: 8 workgroups with JT = 64) get narrow tiles and more K slices, so that
+// the 4H x H weights of the step are read by ~128+ workgroups in parallel, each looping over H / KS
+// entries only.
+#pragma once
+#include <cstdint>
+
+namespace onda::kernels::rnn {
+
+struct StepTiling {
+  uint32_t units = 64;      // JT: hidden units per workgroup
+  uint32_t k_split = 4;     // KS: invocations per hidden unit (workgroup size JT * KS)
+  uint32_t batch_tile = 4;  // BT: batch rows per workgroup
+  uint32_t k_chunk = 64;    // KC: source entries staged in workgroup memory at a time
+
+  uint32_t workgroup_size() const { return units * k_split; }
+  // Workgroup memory of rnn_step.wgsl: the staged source rows and the partial sums of slices 1..KS-1.
+  uint64_t workgroup_bytes(uint32_t gates) const {
+    return 4ull * (uint64_t{batch_tile} * k_chunk + uint64_t{k_split - 1} * gates * batch_tile * units);
+  }
+};
+
+// Workgroups a step should have on a GPU (the H200 has 132 multiprocessors). A CPU adapter runs
+// workgroups on a few cores, where narrow tiles only add reduction work: target 1 there.
+constexpr int64_t kGpuTargetWorkgroups = 128;
+
+// `gates`: gates multiplied in the dispatch (LSTM 4, GRU 3 / 2 / 1, RNN 1). Unit tiles narrow
+// (64 down to 4) until the grid has `target_workgroups`. The tiling fits `max_workgroup_bytes` and
+// `max_invocations` (at least 64 each way is assumed: WebGPU's minimum limits are 16 KiB and 256).
+StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                              uint64_t max_workgroup_bytes, uint32_t max_invocations,
+                              int64_t target_workgroups = kGpuTargetWorkgroups);
+
+}  // namespace onda::kernels::rnn
