@@ -8,11 +8,13 @@
 // encoding. Then per shape, the median of R runs of the whole layer (projection GEMM + T steps):
 //   gpu ms      GPU time of the layer recorded as onda records it (one pass, GpuSpan)
 //   wall ms     host time to record, submit and wait for the layer
+//   disp/step   dispatches of the steps / T (1 per step; 1/T when the whole sequence is one dispatch)
 //   us/step     gpu ms / T
 //   floor/step  the floor x dispatches per step: what the steps would cost if they did no work
 //   kernel us   mean GPU time of one step dispatch alone (gpu::Profiler: each dispatch its own pass)
 //   proj ms     GPU time of the projection GEMM(s) (gpu::Profiler)
-//   wide ms     gpu ms with the step tiling used before rnn_step_tiling.h (JT 64, KS 4, BT 4, KC 64)
+//   before ms   gpu ms of the code before this benchmark existed: one dispatch per step (per_step) with
+//               its fixed tiling (JT 64, KS 4, BT 4, KC 64)
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
 // --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
@@ -92,7 +94,7 @@ std::vector<float> random_floats(size_t n, float bound, std::mt19937& rng) {
 
 struct LayerTimes {
   double gpu_ms, wall_ms, step_kernel_us, projection_ms;
-  size_t dispatches;
+  size_t dispatches, projection_dispatches;
 };
 
 LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
@@ -153,11 +155,15 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
     recorder.submit_and_wait();
     double step_ms = 0, step_count = 0;
     for (const auto& e : profiler.entries()) {
-      if (e.name.rfind("rnn_step", 0) == 0) {
+      if (e.name.rfind("rnn_step", 0) == 0) {  // per step: the first 2048 dispatches are timed
         step_ms += e.total_ms;
         step_count = std::max(step_count, static_cast<double>(e.count));
+      } else if (e.name == "rnn_sequence") {  // one dispatch for all steps
+        step_ms += e.total_ms;
+        step_count = static_cast<double>(c.seq);
       } else {
         t.projection_ms += e.total_ms;
+        t.projection_dispatches += e.count;
       }
     }
     t.step_kernel_us = step_count > 0 ? step_ms * 1e3 / step_count : 0;
@@ -170,6 +176,13 @@ void sweep_tilings(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
                    int repeats) {
   const wgpu::Limits& limits = context.limits();
   const uint32_t gates = c.lstm ? 4 : c.linear_before_reset ? 3 : 2;
+  for (auto mode : {kernels::rnn::StepMode::per_step, kernels::rnn::StepMode::whole_sequence}) {
+    kernels::rnn::RnnOptions options;
+    options.step_mode = mode;
+    const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, options, false);
+    fmt::print("    sweep {} (automatic tiling): {:.3f} ms\n",
+               mode == kernels::rnn::StepMode::per_step ? "per_step" : "whole_sequence", r.gpu_ms);
+  }
   for (uint32_t bt : {1u, 2u, 4u, 8u}) {
     if (bt > 1 && bt / 2 >= c.batch) continue;
     for (uint32_t kc : {64u, 256u}) {
@@ -181,6 +194,7 @@ void sweep_tilings(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
           const kernels::rnn::StepTiling t{jt, ks, bt, kc};
           if (t.workgroup_bytes(gates) > limits.maxComputeWorkgroupStorageSize) continue;
           kernels::rnn::RnnOptions options;
+          options.step_mode = kernels::rnn::StepMode::per_step;
           options.step_tiling = t;
           const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, options, false);
           line += fmt::format(" {}x{}:{:.3f}", jt, ks, r.gpu_ms);
@@ -225,21 +239,19 @@ int main(int argc, char** argv) {
   fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",
              floor.gpu_us, floor.wall_us, floor_steps);
 
-  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>5} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
-             "I", "H", "disp", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "wide ms", "cuDNN ms", "x cuDNN");
+  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
+             "I", "H", "disp/step", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
   for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     try {
       const LayerTimes t = time_layer(context, pool, pipelines, c, repeats, {}, true);
       kernels::rnn::RnnOptions wide;
+      wide.step_mode = kernels::rnn::StepMode::per_step;
       wide.step_tiling = kernels::rnn::StepTiling{64, c.hidden >= 64 ? 4u : 1u,
                                                   static_cast<uint32_t>(std::min<int64_t>(c.batch, 4)), 64};
       const LayerTimes w = time_layer(context, pool, pipelines, c, repeats, wide, false);
-      kernels::rnn::RnnSpec spec;
-      spec.cell = c.lstm ? kernels::rnn::CellType::lstm : kernels::rnn::CellType::gru;
-      spec.linear_before_reset = c.linear_before_reset;
-      const int per_step = kernels::rnn::rnn_dispatches_per_step(spec);
-      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>5} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
+      const double per_step = static_cast<double>(t.dispatches - t.projection_dispatches) / static_cast<double>(c.seq);
+      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
                  c.name, c.seq, c.batch, c.input, c.hidden, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
                  floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
                  c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",

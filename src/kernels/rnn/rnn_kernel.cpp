@@ -129,7 +129,8 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   return d;
 }
 
-std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const StepTiling& t, DType out) {
+std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const StepTiling& t, bool whole_sequence,
+                        DType out) {
   const int acts = activations_per_direction(spec.cell);
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   TemplateValues v{
@@ -139,6 +140,7 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
       {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
       {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
       {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+      {"WHOLE_SEQUENCE", whole_sequence ? "1" : "0"},
       {"G", std::to_string(g)},
       {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
       {"BT", std::to_string(t.batch_tile)},
@@ -316,6 +318,12 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     gpu::WorkgroupCount groups;
   };
   const DType out_dtype = in.x.dtype();
+  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
+  const bool whole_sequence =
+      !two_phase && !chunked &&
+      (options.step_mode == StepMode::whole_sequence ||
+       (options.step_mode == StepMode::automatic &&
+        static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
   const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
     const wgpu::Limits& limits = k.gpu.limits();
     const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
@@ -323,7 +331,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                              : choose_step_tiling(d.batch, d.hidden, d.dirs,
                                                                   static_cast<uint32_t>(gates_in_product),
                                                                   limits.maxComputeWorkgroupStorageSize, max_invocations,
-                                                                  k.gpu.adapter_description().type == "CPU"
+                                                                  // whole_sequence: the widest tile
+                                                                  whole_sequence || k.gpu.adapter_description().type == "CPU"
                                                                       ? 1
                                                                       : kGpuTargetWorkgroups);
     if (t.units == 0 || t.k_split == 0 || t.batch_tile == 0 || t.k_chunk == 0 || t.workgroup_size() > max_invocations ||
@@ -332,18 +341,17 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                               t.units, t.k_split, t.batch_tile, t.k_chunk));
     }
     StepPipeline sp;
-    sp.pipeline = &k.pipelines.get(step_shader(spec, phase, gates_in_product, t, out_dtype), {}, label);
-    sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
+    sp.pipeline = &k.pipelines.get(step_shader(spec, phase, gates_in_product, t, whole_sequence, out_dtype), {}, label);
+    sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
                  u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
     return sp;
   };
-  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
   StepPipeline fused, zr, hp;
   if (two_phase) {
     zr = step_pipeline("zr", 2, "rnn_step_zr");
     hp = step_pipeline("h", 1, "rnn_step_h");
   } else {
-    fused = step_pipeline("fused", static_cast<int>(d.gates), "rnn_step");
+    fused = step_pipeline("fused", static_cast<int>(d.gates), whole_sequence ? "rnn_sequence" : "rnn_step");
   }
   const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
                                                          state.binding(k.gpu), lens.binding(k.gpu),
@@ -378,6 +386,17 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   };
 
+  if (whole_sequence) {  // h ping-pongs between the first two state vectors inside the kernel
+    project(0);
+    u.dims[0] = 0;
+    u.st[0] = st0;
+    u.st[1] = st0 + static_cast<uint32_t>(dbh);
+    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+    u.st[3] = st0;
+    u.wts[3] = 0;
+    recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
+    return;
+  }
   for (int64_t step = 0; step < d.seq; ++step) {
     if (step % chunk == 0) project(step / chunk);
     const uint32_t h_in = st0 + static_cast<uint32_t>((step % 2) * dbh);

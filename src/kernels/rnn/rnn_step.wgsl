@@ -67,26 +67,26 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
   return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
 }
 
-@compute @workgroup_size({{WG_SIZE}})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+// Unit tile `tile` of batch tile `btile` and direction d at step `step`: the product of the source
+// vector (at `src`) with R^T, the slices' reduction, the gates, the state and the outputs.
+fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_out: u32, src: u32) {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
-  let d = wg.z;
-  let jl = lid.x % JT;
-  let ks = lid.x / JT;  // K slice: entries ks, ks + KS, ... of each staged chunk
-  let j = wg.x * JT + jl;
-  let b0 = wg.y * BT;
+  let jl = lidx % JT;
+  let ks = lidx / JT;  // K slice: entries ks, ks + KS, ... of each staged chunk
+  let j = tile * JT + jl;
+  let b0 = btile * BT;
   let row_stride = GT * H;
 
   var acc: array<f32, {{ACC}}>;
   for (var i = 0u; i < G * BT; i++) {
     acc[i] = 0.0;
   }
-  let src_base = p.st.w + d * B * H;
+  let src_base = src + d * B * H;
   for (var k0 = 0u; k0 < H; k0 += KC) {
     workgroupBarrier();
-    for (var i = lid.x; i < BT * KC; i += JT * KS) {
+    for (var i = lidx; i < BT * KC; i += JT * KS) {
       let b = b0 + i / KC;
       let k = k0 + i % KC;
       var v = 0.0;
@@ -119,21 +119,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
   }
   workgroupBarrier();
-  if (ks > 0u) {
-    return;
-  }
-  for (var i = 0u; i < G * BT; i++) {
-    for (var s = 1u; s < KS; s++) {
-      acc[i] += red[((s - 1u) * G * BT + i) * JT + jl];
+  if (ks == 0u) {
+    for (var i = 0u; i < G * BT; i++) {
+      for (var s = 1u; s < KS; s++) {
+        acc[i] += red[((s - 1u) * G * BT + i) * JT + jl];
+      }
     }
   }
 #endif
-  if (j >= H) {
-    return;
+  // Slice 0 finishes its units.
+  if (ks == 0u && j < H) {
+    finish_units(step, btile, d, j, h_in, h_out, &acc);
   }
+}
 
+
+// The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's).
+fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>) {
+  let S = p.dims.y;
+  let B = p.dims.z;
+  let H = p.dims.w;
+  let b0 = btile * BT;
+  let row_stride = GT * H;
   let reverse = (p.misc.y & (F_REVERSE0 << d)) != 0u;
-  let t = select(p.dims.x, S - 1u - p.dims.x, reverse);
+  let t = select(step, S - 1u - step, reverse);
   let D = p.misc.x;
   let bias = p.wts.x + d * 2u * row_stride;
   for (var bb = 0u; bb < BT; bb++) {
@@ -146,7 +155,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
       valid = i32(t) < seq_lens[p.wts.z + b];
     }
     let sidx = (d * B + b) * H + j;
-    let h_prev = state[p.st.x + sidx];
+    let h_prev = state[h_in + sidx];
     var xrow = b * S + t;
     if (has(F_TIME_MAJOR_XW)) {
       xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * B + b;
@@ -158,10 +167,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     var c_new = c_prev;
     if (valid) {
       // ONNX LSTM, gates i, o, f, c.
-      var pre_i = xw[xb] + acc[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
-      var pre_o = xw[xb + H] + acc[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
-      var pre_f = xw[xb + 2u * H] + acc[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
-      let pre_c = xw[xb + 3u * H] + acc[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
+      var pre_i = xw[xb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
+      var pre_o = xw[xb + H] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
+      var pre_f = xw[xb + 2u * H] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
+      let pre_c = xw[xb + 3u * H] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
       let peep = p.wts.y + d * 3u * H;
       if (has(F_PEEPHOLE)) {
         pre_i += weights[peep + j] * c_prev;
@@ -184,8 +193,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #if PHASE_ZR
     // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
     if (valid) {
-      let z = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + acc[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let z = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, xw[xb + H] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
       state[p.outs.w + sidx] = r * h_prev;
       state[p.outs.w + D * B * H + sidx] = z;
     }
@@ -194,16 +203,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
     if (valid) {
       let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, xw[xb + 2u * H] + acc[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
+      let hh = act(d, 1u, xw[xb + 2u * H] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #if PHASE_FUSED
     // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
     if (valid) {
-      let z = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + acc[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
-      let lin = acc[2u * BT + bb] + weights[bias + 5u * H + j];
+      let z = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, xw[xb + H] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let lin = (*acc)[2u * BT + bb] + weights[bias + 5u * H + j];
       let hh = act(d, 1u, xw[xb + 2u * H] + r * lin + weights[bias + 2u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
@@ -211,12 +220,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endif
 #if CELL_RNN
     if (valid) {
-      h_new = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + H + j]);
+      h_new = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
     }
 #endif
 #if PHASE_ZR
 #else
-    state[p.st.y + sidx] = h_new;
+    state[h_out + sidx] = h_new;
     if (has(F_Y)) {
       var yi = ((t * D + d) * B + b) * H + j;
       if (has(F_LAYOUT1)) {
@@ -238,6 +247,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endif
 #endif
   }
+}
+
+@compute @workgroup_size({{WG_SIZE}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+#if WHOLE_SEQUENCE
+  // Every step of the sequence in this one dispatch: the workgroup owns all hidden units of its
+  // rows and direction, so a step needs only a workgroup barrier (not a new dispatch) before the
+  // next one reads the new state. Chosen when R is small (rnn_kernel.cpp: it stays in cache).
+  for (var step = 0u; step < p.dims.y; step++) {
+    let odd = (step & 1u) == 1u;
+    let h_in = select(p.st.x, p.st.y, odd);
+    let h_out = select(p.st.y, p.st.x, odd);
+    for (var tile = 0u; tile * JT < p.dims.w; tile++) {
+      step_tile(step, tile, wg.y, wg.z, lid.x, h_in, h_out, h_in);
+    }
+    storageBarrier();
+  }
+#else
+  step_tile(p.dims.x, wg.x, wg.y, wg.z, lid.x, p.st.x, p.st.y, p.st.w);
+#endif
   if (p.dims.x == 0xffffffffu) {
     // Never taken: keeps every binding in the automatic layout, which all variants share.
     store_y(0u, 0.0);
