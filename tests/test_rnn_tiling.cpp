@@ -18,7 +18,7 @@ int64_t workgroups(const StepTiling& t, int64_t batch, int64_t hidden, int64_t d
 
 TEST(RnnStepTiling, FitsTheLimits) {
   for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
-    for (uint32_t invocations : {256u, 1024u}) {
+    for (uint32_t invocations : {256u, 1024u, 300u}) {
       for (int64_t batch : {1, 2, 3, 64, 201}) {
         for (int64_t hidden : {1, 5, 32, 64, 100, 128, 512, 1024}) {
           for (uint32_t gates : {1u, 2u, 3u, 4u}) {
@@ -27,6 +27,7 @@ TEST(RnnStepTiling, FitsTheLimits) {
             EXPECT_LE(t.workgroup_size(), invocations);
             EXPECT_GE(t.units, 4u);
             EXPECT_GE(t.k_split, 1u);
+            EXPECT_EQ(t.k_split & (t.k_split - 1), 0u) << "KS must be a power of two";
             EXPECT_GE(t.k_chunk, 64u);
             EXPECT_LE(t.batch_tile, 4u);
             EXPECT_LE(int64_t{t.batch_tile}, batch);

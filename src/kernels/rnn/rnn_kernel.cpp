@@ -152,7 +152,7 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
       {"KS", std::to_string(t.k_split)},
       {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
       {"WG_SIZE", std::to_string(t.workgroup_size())},
-      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, (t.k_split - 1) * g * t.batch_tile * t.units))},
+      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
   };
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
@@ -335,7 +335,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                                                   whole_sequence || k.gpu.adapter_description().type == "CPU"
                                                                       ? 1
                                                                       : kGpuTargetWorkgroups);
-    if (t.units == 0 || t.k_split == 0 || t.batch_tile == 0 || t.k_chunk == 0 || t.workgroup_size() > max_invocations ||
+    if (t.units == 0 || t.k_split == 0 || (t.k_split & (t.k_split - 1)) != 0 || t.batch_tile == 0 || t.k_chunk == 0 ||
+        t.workgroup_size() > max_invocations ||
         t.workgroup_bytes(static_cast<uint32_t>(gates_in_product)) > limits.maxComputeWorkgroupStorageSize) {
       throw std::invalid_argument(fmt::format("RNN step tiling JT={} KS={} BT={} KC={} does not fit the device",
                                               t.units, t.k_split, t.batch_tile, t.k_chunk));

@@ -111,19 +111,25 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
     }
   }
 #if K_SPLIT
-  // Slices 1.. hand their partial sums to slice 0 through workgroup memory.
+  // The slices' partial sums meet in workgroup memory in log2(KS) halving rounds (KS is a power
+  // of two); a serial sum by slice 0 would take (KS - 1) * G * BT dependent reads (252 at KS = 64).
   workgroupBarrier();
-  if (ks > 0u) {
-    for (var i = 0u; i < G * BT; i++) {
-      red[((ks - 1u) * G * BT + i) * JT + jl] = acc[i];
+  for (var i = 0u; i < G * BT; i++) {
+    red[(ks * G * BT + i) * JT + jl] = acc[i];
+  }
+  for (var half = KS / 2u; half > 0u; half /= 2u) {
+    workgroupBarrier();
+    if (ks < half) {
+      for (var i = 0u; i < G * BT; i++) {
+        let mine = (ks * G * BT + i) * JT + jl;
+        red[mine] += red[((ks + half) * G * BT + i) * JT + jl];
+      }
     }
   }
   workgroupBarrier();
   if (ks == 0u) {
     for (var i = 0u; i < G * BT; i++) {
-      for (var s = 1u; s < KS; s++) {
-        acc[i] += red[((s - 1u) * G * BT + i) * JT + jl];
-      }
+      acc[i] = red[i * JT + jl];
     }
   }
 #endif

@@ -23,7 +23,8 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
   // Widest tile (64, 32, ..., 4 units, no wider than the hidden size) that still gives the target.
   t.units = std::min<uint32_t>(64, std::max<uint32_t>(4, next_pow2(hidden)));
   while (t.units > 4 && ((hidden + t.units - 1) / t.units) * batch_tiles * directions < target_workgroups) t.units /= 2;
-  const uint32_t invocations = std::min<uint32_t>(kInvocations, std::max<uint32_t>(64, max_invocations));
+  uint32_t invocations = kInvocations;  // a power of two, like KS and JT
+  while (invocations > 64 && invocations > max_invocations) invocations /= 2;
   // K slices fill the workgroup, but each keeps at least 2 entries of K (a slice of one entry
   // spends more on the reduction than on the products).
   t.k_split = std::max<uint32_t>(1, std::min<uint32_t>(invocations / t.units, next_pow2(hidden) / 2));

@@ -15,14 +15,15 @@ namespace onda::kernels::rnn {
 
 struct StepTiling {
   uint32_t units = 64;      // JT: hidden units per workgroup
-  uint32_t k_split = 4;     // KS: invocations per hidden unit (workgroup size JT * KS)
+  uint32_t k_split = 4;     // KS: invocations per hidden unit (workgroup size JT * KS), a power of two
   uint32_t batch_tile = 4;  // BT: batch rows per workgroup
   uint32_t k_chunk = 64;    // KC: source entries staged in workgroup memory at a time
 
   uint32_t workgroup_size() const { return units * k_split; }
-  // Workgroup memory of rnn_step.wgsl: the staged source rows and the partial sums of slices 1..KS-1.
+  // Workgroup memory of rnn_step.wgsl: the staged source rows and the partial sums of the slices.
   uint64_t workgroup_bytes(uint32_t gates) const {
-    return 4ull * (uint64_t{batch_tile} * k_chunk + uint64_t{k_split - 1} * gates * batch_tile * units);
+    const uint64_t partials = k_split > 1 ? uint64_t{k_split} * gates * batch_tile * units : 0;
+    return 4ull * (uint64_t{batch_tile} * k_chunk + partials);
   }
 };
 
