@@ -51,7 +51,7 @@ TEST(RnnStepTiling, SpreadsSmallBatches) {
                 (long long)groups);
     EXPECT_GE(groups, 64);
   }
-  // A large batch keeps the widest tile: R^T is read once per 4 rows.
+  // A large batch keeps the widest tile.
   EXPECT_EQ(choose_step_tiling(201, 128, 2, 3, 32768, 256).units, 64u);
   // H512 B1: the 8 workgroups of 64-unit tiles become at least 64.
   EXPECT_LE(choose_step_tiling(1, 512, 1, 4, 32768, 256).units, 8u);

@@ -63,6 +63,15 @@ fn gate_clip(x: f32) -> f32 {
   return x;
 }
 
+// Index of gate 0 of unit j in the projection X W^T for row b at time t of direction d.
+fn xw_index(t: u32, d: u32, b: u32, j: u32) -> u32 {
+  var xrow = b * p.dims.y + t;
+  if (has(F_TIME_MAJOR_XW)) {
+    xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * p.dims.z + b;
+  }
+  return p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
+}
+
 fn act(d: u32, slot: u32, x: f32) -> f32 {
   return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
 }
@@ -83,6 +92,20 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
   for (var i = 0u; i < G * BT; i++) {
     acc[i] = 0.0;
   }
+  // Slice 0 loads its units' projections now: their (DRAM) latency overlaps the product below
+  // instead of following it. A step is one chain of dependent memory latencies, not bandwidth.
+  var xp: array<f32, GT * BT>;
+  if (ks == 0u && j < H) {
+    let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    for (var bb = 0u; bb < BT; bb++) {
+      if (b0 + bb < B) {
+        let xb = xw_index(t, d, b0 + bb, j);
+        for (var g = 0u; g < GT; g++) {
+          xp[g * BT + bb] = xw[xb + g * H];
+        }
+      }
+    }
+  }
   let src_base = src + d * B * H;
   for (var k0 = 0u; k0 < H; k0 += KC) {
     workgroupBarrier();
@@ -99,7 +122,26 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
     if (j < H) {
       let kn = min(KC, H - k0);
       var w_index = (d * H + k0 + ks) * row_stride + p.wts.w + j;
-      for (var kk = ks; kk < kn; kk += KS) {
+      var kk = ks;
+      // Four entries of K per trip with all their weights loaded before the first multiply: four
+      // times the loads in flight per invocation (a trip of the plain loop waits on its loads).
+      for (; kk + 3u * KS < kn; kk += 4u * KS) {
+        var w4: array<f32, G * 4u>;
+        for (var u = 0u; u < 4u; u++) {
+          for (var g = 0u; g < G; g++) {
+            w4[u * G + g] = weights[w_index + u * KS * row_stride + g * H];
+          }
+        }
+        for (var u = 0u; u < 4u; u++) {
+          for (var g = 0u; g < G; g++) {
+            for (var bb = 0u; bb < BT; bb++) {
+              acc[g * BT + bb] += w4[u * G + g] * hs[bb * KC + kk + u * KS];
+            }
+          }
+        }
+        w_index += 4u * KS * row_stride;
+      }
+      for (; kk < kn; kk += KS) {
         for (var g = 0u; g < G; g++) {
           let w = weights[w_index + g * H];
           for (var bb = 0u; bb < BT; bb++) {
@@ -135,13 +177,14 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
 #endif
   // Slice 0 finishes its units.
   if (ks == 0u && j < H) {
-    finish_units(step, btile, d, j, h_in, h_out, &acc);
+    finish_units(step, btile, d, j, h_in, h_out, &acc, &xp);
   }
 }
 
 
 // The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's).
-fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>) {
+fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>,
+                xp: ptr<function, array<f32, GT * BT>>) {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
@@ -162,21 +205,16 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     }
     let sidx = (d * B + b) * H + j;
     let h_prev = state[h_in + sidx];
-    var xrow = b * S + t;
-    if (has(F_TIME_MAJOR_XW)) {
-      xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * B + b;
-    }
-    let xb = p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
     var h_new = h_prev;
 #if CELL_LSTM
     let c_prev = state[p.st.z + sidx];
     var c_new = c_prev;
     if (valid) {
       // ONNX LSTM, gates i, o, f, c.
-      var pre_i = xw[xb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
-      var pre_o = xw[xb + H] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
-      var pre_f = xw[xb + 2u * H] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
-      let pre_c = xw[xb + 3u * H] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
+      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
+      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
+      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
+      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
       let peep = p.wts.y + d * 3u * H;
       if (has(F_PEEPHOLE)) {
         pre_i += weights[peep + j] * c_prev;
@@ -199,8 +237,8 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
 #if PHASE_ZR
     // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
     if (valid) {
-      let z = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
       state[p.outs.w + sidx] = r * h_prev;
       state[p.outs.w + D * B * H + sidx] = z;
     }
@@ -209,24 +247,24 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
     if (valid) {
       let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, xw[xb + 2u * H] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #if PHASE_FUSED
     // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
     if (valid) {
-      let z = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
       let lin = (*acc)[2u * BT + bb] + weights[bias + 5u * H + j];
-      let hh = act(d, 1u, xw[xb + 2u * H] + r * lin + weights[bias + 2u * H + j]);
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + weights[bias + 2u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #endif
 #if CELL_RNN
     if (valid) {
-      h_new = act(d, 0u, xw[xb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
+      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
     }
 #endif
 #if PHASE_ZR
