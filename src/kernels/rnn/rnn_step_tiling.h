@@ -3,10 +3,10 @@
 // the K = hidden_size dot products; grid (ceil(H / JT), ceil(B / BT), D).
 //
 // Each step is one short dependent dispatch whose time is a chain of memory latencies (H200: 12-25
-// us per step kernel against ~5 us of dispatch floor), so the tiling aims at many workgroups in
-// flight: one or two batch rows per workgroup, and unit tiles narrowed (64 down to 4, with more K
-// slices) until the grid has ~512 workgroups: LSTM H512 B1 gets 128 workgroups of 4 units x 64 K
-// slices instead of 8 of 64 units.
+// us per step kernel against ~5 us of dispatch floor), so the tiling wants many workgroups in
+// flight: 64-unit tiles of 4 rows where they give ~128 workgroups, else one row per workgroup and
+// unit tiles narrowed (64 down to 4, with more K slices) until the grid has ~512 workgroups:
+// LSTM H512 B1 gets 128 workgroups of 4 units x 64 K slices instead of 8 of 64 units.
 #pragma once
 #include <cstdint>
 
