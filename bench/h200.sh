@@ -19,6 +19,7 @@ run build/bench_fft --repeats 20 --path both 2>&1 | tee "$out/bench_fft.txt"
 PYTHONUNBUFFERED=1 python3 bench/torch_fft.py 2>&1 | tee "$out/torch_fft.txt"
 # Conv / ConvTranspose next to cuDNN (HTDemucs iSTFT overlap-add, decoder/encoder shapes).
 [ "${ONDA_BENCH_CONV:-1}" = 0 ] || OUT="$out" bash bench/conv.sh --repeats 20
+OUT="$out" bash bench/rnn.sh  # recurrent layers vs cuDNN, dispatch floor: bench_rnn.txt, torch_rnn.txt
 # End-to-end models (carry .models-small: the .onnx files, recipes and materialize.py).
 if [ -d .models-small ]; then
   models=/tmp/onda-models

@@ -32,17 +32,23 @@ struct Case {
   std::optional<float> clip;
   bool random_activations = false;
   uint64_t max_projection_bytes = 0;
+  std::optional<kernels::rnn::StepTiling> tiling;  // unset: choose_step_tiling
+  kernels::rnn::StepMode mode = kernels::rnn::StepMode::automatic;
   bool want_y = true, want_yh = true, want_yc = true;
 };
 
 std::string describe(const Case& c) {
   const char* cells[] = {"LSTM", "GRU", "RNN"};
   const char* dirs[] = {"forward", "reverse", "bidirectional"};
-  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
+  const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
+                                                    c.tiling->batch_tile, c.tiling->k_chunk)
+                                      : "";
+  const char* modes[] = {"", " per_step", " whole_sequence"};
+  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
                      c.layout, c.seq, c.batch, c.input, c.hidden, dtype_name(c.dtype), c.bias ? " bias" : "",
                      c.lens ? " lens" : "", c.h0 ? " h0" : "", c.c0 ? " c0" : "", c.peepholes ? " P" : "",
                      c.input_forget ? " input_forget" : "", c.linear_before_reset ? " lbr" : "",
-                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "");
+                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "", tiling, modes[int(c.mode)]);
 }
 
 std::vector<ActivationSpec> random_activations(CellType cell, int dirs, Random& rng) {
@@ -111,6 +117,8 @@ double run_case(const Case& c, Random& rng) {
   kernels::KernelContext k{g.context, g.pipelines};
   kernels::rnn::RnnOptions options;
   options.max_projection_bytes = c.max_projection_bytes;
+  options.step_tiling = c.tiling;
+  options.step_mode = c.mode;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
 
@@ -131,11 +139,18 @@ double run_case(const Case& c, Random& rng) {
 
 double tolerance(DType dtype) { return dtype == DType::f16 ? 1e-3 : 1e-6; }
 
-void run_all(const std::vector<Case>& cases) {
+// also_per_step: small hidden sizes run as one whole-sequence dispatch by default; run each case
+// once more one dispatch per step, so both step kernels see every attribute.
+void run_all(const std::vector<Case>& cases, bool also_per_step = false) {
   const uint64_t seed = test_seed();
   Random rng(seed);
   for (const Case& c : cases) {
     EXPECT_LE(run_case(c, rng), tolerance(c.dtype)) << describe(c) << " seed " << seed;
+    if (also_per_step && c.mode == kernels::rnn::StepMode::automatic) {
+      Case per_step = c;
+      per_step.mode = kernels::rnn::StepMode::per_step;
+      EXPECT_LE(run_case(per_step, rng), tolerance(c.dtype)) << describe(per_step) << " seed " << seed;
+    }
   }
 }
 
@@ -162,7 +177,7 @@ TEST(RnnKernel, LstmAttributes) {
   acts.direction = Direction::bidirectional;
   acts.bias = false;
   cases.push_back(acts);
-  run_all(cases);
+  run_all(cases, true);
 }
 
 TEST(RnnKernel, GruAttributes) {
@@ -186,7 +201,7 @@ TEST(RnnKernel, GruAttributes) {
   clip.direction = Direction::bidirectional;
   clip.layout = 1;
   cases.push_back(clip);
-  run_all(cases);
+  run_all(cases, true);
 }
 
 TEST(RnnKernel, PlainRnn) {
@@ -247,7 +262,7 @@ TEST(RnnKernel, Float16) {
   odd.batch = 1;
   odd.hidden = 5;
   cases.push_back(odd);
-  run_all(cases);
+  run_all(cases, true);
 }
 
 // Hidden sizes over one 64-wide tile (several K chunks), batch over one 4-row tile, omitted outputs.
@@ -306,6 +321,75 @@ TEST(RnnKernel, ChunkedProjection) {
   run_all(cases);
 }
 
+// Every shape of step tile, forced: narrow tiles with many K slices (small batch, large hidden),
+// wide ones, batch tiles that do not divide B, K chunks that do not divide H, with every cell and
+// the attributes that change the gate code (lens, peepholes, clip, layout 1, reverse).
+TEST(RnnKernel, EveryStepTiling) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 1);
+  const kernels::rnn::StepTiling tilings[] = {{4, 64, 1, 64},  {8, 32, 3, 128}, {16, 8, 4, 64},
+                                              {32, 8, 2, 256}, {64, 1, 1, 64},  {8, 4, 5, 64}};
+  int i = 0;
+  for (const auto& t : tilings) {
+    Case c;
+    c.cell = static_cast<CellType>(i % 3);
+    c.linear_before_reset = (i / 3) % 2 == 0;
+    c.direction = static_cast<Direction>((i + 2) % 3);
+    c.layout = i % 2;
+    c.seq = 3 + i % 3;
+    c.batch = 1 + pick.integer(0, 6);
+    c.input = 7;
+    c.hidden = 9 + pick.integer(0, 80);  // partial unit tiles and K chunks
+    c.lens = c.h0 = i % 2 == 0;
+    c.c0 = c.peepholes = c.cell == CellType::lstm;
+    if (i % 4 == 1) c.clip = 0.8f;
+    c.tiling = t;
+    c.mode = kernels::rnn::StepMode::per_step;
+    cases.push_back(c);
+    ++i;
+  }
+  run_all(cases);
+}
+
+// All timesteps in one dispatch (StepMode::whole_sequence): several unit tiles per workgroup
+// (H > JT), partial batch tiles, every cell, both directions and layouts, ragged lengths, clip,
+// peepholes, random activations; and the fallbacks where it does not apply (GRU lbr=0, chunked).
+TEST(RnnKernel, WholeSequence) {
+  std::vector<Case> cases;
+  const kernels::rnn::StepTiling tilings[] = {{8, 4, 2, 64}, {16, 16, 3, 64}, {64, 4, 4, 64}};
+  int i = 0;
+  for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
+    for (Direction dir : {Direction::bidirectional, Direction::reverse}) {
+      Case c;
+      c.cell = cell;
+      c.linear_before_reset = true;
+      c.direction = dir;
+      c.layout = i % 2;
+      c.seq = 6;
+      c.batch = 5;
+      c.hidden = i % 2 ? 37 : 20;
+      c.lens = c.h0 = true;
+      c.c0 = c.peepholes = cell == CellType::lstm && i % 2 == 0;
+      if (i == 1) c.clip = 0.6f;
+      if (i == 3) c.random_activations = true;
+      c.mode = kernels::rnn::StepMode::whole_sequence;
+      if (i < 3) c.tiling = tilings[i];
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  Case lbr0;  // two dispatches per step: per_step instead
+  lbr0.cell = CellType::gru;
+  lbr0.direction = Direction::bidirectional;
+  lbr0.mode = kernels::rnn::StepMode::whole_sequence;
+  cases.push_back(lbr0);
+  Case chunked;  // projection per chunk: per_step instead
+  chunked.mode = kernels::rnn::StepMode::whole_sequence;
+  chunked.max_projection_bytes = 1;
+  cases.push_back(chunked);
+  run_all(cases);
+}
+
 TEST(RnnKernel, DispatchesPerStep) {
   auto& g = gpu();
   RnnSpec spec;
@@ -323,13 +407,20 @@ TEST(RnnKernel, DispatchesPerStep) {
   gpu::CommandRecorder prep(g.context);
   const auto weights = kernels::rnn::prepare_rnn_weights(k, prep, g.pool, spec, in.w, in.r, {}, {});
   prep.submit_and_wait();
-  gpu::CommandRecorder recorder(g.context);
-  kernels::rnn::record_rnn(k, recorder, g.pool, spec, weights, in, out);
-  const size_t dispatches = recorder.dispatch_count();
-  recorder.submit_and_wait();
-  std::printf("  bidirectional LSTM, %lld steps: %zu dispatches\n", static_cast<long long>(S), dispatches);
-  // initial h and c are clears (no dispatch); the projection is one GEMM dispatch.
-  EXPECT_EQ(dispatches, static_cast<size_t>(S) + 1);
+  for (auto mode : {kernels::rnn::StepMode::per_step, kernels::rnn::StepMode::automatic}) {
+    gpu::CommandRecorder recorder(g.context);
+    kernels::rnn::RnnOptions options;
+    options.step_mode = mode;
+    kernels::rnn::record_rnn(k, recorder, g.pool, spec, weights, in, out, options);
+    const size_t dispatches = recorder.dispatch_count();
+    recorder.submit_and_wait();
+    const bool per_step = mode == kernels::rnn::StepMode::per_step;
+    std::printf("  bidirectional LSTM H=8, %lld steps, %s: %zu dispatches\n", static_cast<long long>(S),
+                per_step ? "per step" : "automatic (whole sequence: R is 2 KiB)", dispatches);
+    // initial h and c are clears (no dispatch); the projection is one GEMM dispatch; then one
+    // dispatch per step, or one for the whole sequence.
+    EXPECT_EQ(dispatches, per_step ? static_cast<size_t>(S) + 1 : 2u);
+  }
 }
 
 TEST(RnnKernel, RejectsBadShapes) {

@@ -8,17 +8,11 @@
 
 #include "kernels/common/tensor_access.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/rnn/rnn_step_tiling.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::rnn {
 namespace {
-
-constexpr uint32_t kStepWorkgroup = 64;  // hidden units per workgroup (rnn_step.wgsl)
-constexpr uint32_t kMaxBatchTile = 4;    // batch rows per workgroup
-// K slices per hidden unit once H reaches a full tile: 4x the invocations (and 1/4 the serial
-// loop) for the small-batch steps, which are latency-bound. Partial sums meet in workgroup memory:
-// 3 * G * BT * 64 floats <= 12 KiB.
-constexpr uint32_t kKSplit = 4;
 
 // Mirrors StepParams in rnn_step.wgsl.
 struct StepUniforms {
@@ -135,9 +129,10 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   return d;
 }
 
-std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, uint32_t batch_tile,
-                        uint32_t k_split, DType out) {
+std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const StepTiling& t, bool whole_sequence,
+                        DType out) {
   const int acts = activations_per_direction(spec.cell);
+  const uint32_t g = static_cast<uint32_t>(gates_in_product);
   TemplateValues v{
       {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
       {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
@@ -145,16 +140,19 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
       {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
       {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
       {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
-      {"G", std::to_string(gates_in_product)},
+      {"WHOLE_SEQUENCE", whole_sequence ? "1" : "0"},
+      {"G", std::to_string(g)},
       {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
-      {"BT", std::to_string(batch_tile)},
-      {"HS_SIZE", std::to_string(batch_tile * kStepWorkgroup)},
-      {"ACC", std::to_string(batch_tile * gates_in_product)},
+      {"BT", std::to_string(t.batch_tile)},
+      {"JT", std::to_string(t.units)},
+      {"KC", std::to_string(t.k_chunk)},
+      {"HS_SIZE", std::to_string(t.batch_tile * t.k_chunk)},
+      {"ACC", std::to_string(t.batch_tile * g)},
       {"ACTS", std::to_string(acts)},
-      {"KS", std::to_string(k_split)},
-      {"K_SPLIT", k_split > 1 ? "1" : "0"},
-      {"WG_SIZE", std::to_string(kStepWorkgroup * k_split)},
-      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, (k_split - 1) * gates_in_product * batch_tile * kStepWorkgroup))},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"WG_SIZE", std::to_string(t.workgroup_size())},
+      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
   };
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
@@ -314,20 +312,47 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.act[i][2] = acts[i].beta;
   }
 
-  const uint32_t batch_tile = static_cast<uint32_t>(std::min<int64_t>(d.batch, kMaxBatchTile));
-  const uint32_t k_split = d.hidden >= kStepWorkgroup ? kKSplit : 1;
-  const gpu::WorkgroupCount groups{u32((d.hidden + kStepWorkgroup - 1) / kStepWorkgroup, "hidden tiles"),
-                                   u32((d.batch + batch_tile - 1) / batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
-  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
+  // One pipeline (and grid) per phase: the tiling depends on the gates in the product.
+  struct StepPipeline {
+    const wgpu::ComputePipeline* pipeline = nullptr;
+    gpu::WorkgroupCount groups;
+  };
   const DType out_dtype = in.x.dtype();
-  const wgpu::ComputePipeline* fused = nullptr;
-  const wgpu::ComputePipeline* zr = nullptr;
-  const wgpu::ComputePipeline* hp = nullptr;
+  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
+  const bool whole_sequence =
+      !two_phase && !chunked &&
+      (options.step_mode == StepMode::whole_sequence ||
+       (options.step_mode == StepMode::automatic &&
+        static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
+  const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
+    const wgpu::Limits& limits = k.gpu.limits();
+    const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+    const StepTiling t = options.step_tiling ? *options.step_tiling
+                                             : choose_step_tiling(d.batch, d.hidden, d.dirs,
+                                                                  static_cast<uint32_t>(gates_in_product),
+                                                                  limits.maxComputeWorkgroupStorageSize, max_invocations,
+                                                                  // whole_sequence: the widest tile
+                                                                  whole_sequence || k.gpu.adapter_description().type == "CPU"
+                                                                      ? 1
+                                                                      : kGpuTargetWorkgroups);
+    if (t.units == 0 || t.k_split == 0 || (t.k_split & (t.k_split - 1)) != 0 || t.batch_tile == 0 || t.k_chunk == 0 ||
+        t.workgroup_size() > max_invocations ||
+        t.workgroup_bytes(static_cast<uint32_t>(gates_in_product)) > limits.maxComputeWorkgroupStorageSize) {
+      throw std::invalid_argument(fmt::format("RNN step tiling JT={} KS={} BT={} KC={} does not fit the device",
+                                              t.units, t.k_split, t.batch_tile, t.k_chunk));
+    }
+    StepPipeline sp;
+    sp.pipeline = &k.pipelines.get(step_shader(spec, phase, gates_in_product, t, whole_sequence, out_dtype), {}, label);
+    sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
+                 u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
+    return sp;
+  };
+  StepPipeline fused, zr, hp;
   if (two_phase) {
-    zr = &k.pipelines.get(step_shader(spec, "zr", 2, batch_tile, k_split, out_dtype), {}, "rnn_step_zr");
-    hp = &k.pipelines.get(step_shader(spec, "h", 1, batch_tile, k_split, out_dtype), {}, "rnn_step_h");
+    zr = step_pipeline("zr", 2, "rnn_step_zr");
+    hp = step_pipeline("h", 1, "rnn_step_h");
   } else {
-    fused = &k.pipelines.get(step_shader(spec, "fused", d.gates, batch_tile, k_split, out_dtype), {}, "rnn_step");
+    fused = step_pipeline("fused", static_cast<int>(d.gates), whole_sequence ? "rnn_sequence" : "rnn_step");
   }
   const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
                                                          state.binding(k.gpu), lens.binding(k.gpu),
@@ -362,6 +387,17 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   };
 
+  if (whole_sequence) {  // h ping-pongs between the first two state vectors inside the kernel
+    project(0);
+    u.dims[0] = 0;
+    u.st[0] = st0;
+    u.st[1] = st0 + static_cast<uint32_t>(dbh);
+    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+    u.st[3] = st0;
+    u.wts[3] = 0;
+    recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
+    return;
+  }
   for (int64_t step = 0; step < d.seq; ++step) {
     if (step % chunk == 0) project(step / chunk);
     const uint32_t h_in = st0 + static_cast<uint32_t>((step % 2) * dbh);
@@ -373,14 +409,14 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     if (two_phase) {
       u.st[3] = h_in;
       u.wts[3] = 0;
-      recorder.dispatch(*zr, binding_list, &u, sizeof u, groups, "rnn_step_zr");
+      recorder.dispatch(*zr.pipeline, binding_list, &u, sizeof u, zr.groups, "rnn_step_zr");
       u.st[3] = u.outs[3];
       u.wts[3] = u32(2 * d.hidden, "column");
-      recorder.dispatch(*hp, binding_list, &u, sizeof u, groups, "rnn_step_h");
+      recorder.dispatch(*hp.pipeline, binding_list, &u, sizeof u, hp.groups, "rnn_step_h");
     } else {
       u.st[3] = h_in;
       u.wts[3] = 0;
-      recorder.dispatch(*fused, binding_list, &u, sizeof u, groups, "rnn_step");
+      recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_step");
     }
   }
 }

@@ -3,22 +3,26 @@
 //   1. The input projection X W^T of every timestep and both directions is one GEMM
 //      (kernels/gemm, W prepacked as a PackedB, float32 result).
 //   2. Each timestep is one dispatch (rnn_step.wgsl) for both directions and all batch rows: a
-//      workgroup multiplies H_prev by its 64-column tile of R^T (H_prev staged in workgroup memory)
+//      workgroup multiplies H_prev by its tile of R^T columns (rnn_step_tiling.h; H_prev staged in
+//      workgroup memory)
 //      and applies the gates, clip, peepholes, sequence_lens masking and the state update, writing
 //      Y / Y_h / Y_c. GRU with linear_before_reset=0 needs (r (.) H_prev) R_h^T, which depends on
 //      every r of the row, so it takes two dispatches per step (z and r, then h).
+//      When R is small, all timesteps run in one dispatch instead (StepMode::whole_sequence).
 //   3. When the projection of all steps would not fit one storage binding, it is computed per
 //      chunk of timesteps (per direction) just before those steps.
 // The recurrent state is float32 whatever the tensors' dtype (f32 or f16). All steps are recorded
 // into the caller's command buffer: no host synchronisation per step.
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "kernels/gemm/packed_b.h"
 #include "kernels/kernel_context.h"
 #include "kernels/rnn/rnn_spec.h"
+#include "kernels/rnn/rnn_step_tiling.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::rnn {
@@ -56,10 +60,22 @@ struct RnnWeights {
   uint32_t peephole_offset = 0;  // elements into params
 };
 
+// per_step: one dispatch per timestep (two for GRU with linear_before_reset=0). whole_sequence:
+// one dispatch for all timesteps, a workgroup per (batch tile, direction) looping over the steps
+// with workgroup barriers; only where the step is one fused kernel and the projection is not
+// chunked (else per_step). automatic: whole_sequence when R of a direction is at most
+// kWholeSequenceMaxWeightBytes (it stays in the multiprocessor's cache: UVR's H32 / H64 LSTMs).
+enum class StepMode { automatic, per_step, whole_sequence };
+constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
+
 struct RnnOptions {
   // Projection buffer bytes above which the chunked projection is used; 0: the device's
   // maxStorageBufferBindingSize. (Tests lower it to exercise the chunked path.)
   uint64_t max_projection_bytes = 0;
+  // The step kernel's tiling; unset: choose_step_tiling. (Benchmarks compare tilings; tests force
+  // every shape of tile.) std::invalid_argument when it exceeds the device's workgroup limits.
+  std::optional<StepTiling> step_tiling;
+  StepMode step_mode = StepMode::automatic;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their
@@ -77,7 +93,7 @@ void record_rnn(const KernelContext& kernels, gpu::CommandRecorder& recorder, gp
 void record_rnn(const KernelContext& kernels, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
                 const RnnInputs& inputs, const RnnOutputs& outputs, const RnnOptions& options = {});
 
-// Dispatches per timestep for a spec (1, or 2 for GRU with linear_before_reset = 0).
+// Dispatches per timestep of the per-step mode (1, or 2 for GRU with linear_before_reset = 0).
 int rnn_dispatches_per_step(const RnnSpec& spec);
 
 }  // namespace onda::kernels::rnn

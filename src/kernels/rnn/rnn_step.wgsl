@@ -1,13 +1,14 @@
 // One timestep of an ONNX LSTM / GRU / RNN for all directions and batch rows (rnn_kernel.h).
-// Workgroup (x: 64 hidden units j times KS slices of K, y: BT batch rows, z: direction). Each
-// (j, slice) accumulates
-// the G recurrent products sum_k src[b][k] * R^T[d][k][col0 + g*H + j] for its BT rows, with the
-// source vector staged through workgroup memory 64 entries at a time and R^T read coalesced along
-// j; then it applies the cell equations of the ONNX spec to its (b, j) and writes the state and
-// the outputs. Rendered with
+// Workgroup (x: JT hidden units j times KS slices of K, y: BT batch rows, z: direction); the tile
+// sizes come from rnn_step_tiling.h (wide tiles for large batches, narrow ones with many K slices
+// when few workgroups would otherwise run). Each (j, slice) accumulates the G recurrent products
+// sum_k src[b][k] * R^T[d][k][col0 + g*H + j] for its BT rows, with the source vector staged
+// through workgroup memory KC entries at a time and R^T read coalesced along j; the slices' partial
+// sums meet in workgroup memory, then slice 0 applies the cell equations of the ONNX spec to its
+// (b, j) and writes the state and the outputs. Rendered with
 //   CELL_LSTM / CELL_GRU / CELL_RNN, PHASE_FUSED / PHASE_ZR / PHASE_H (GRU linear_before_reset=0:
-//   z and r first, then h), G (gates multiplied in this dispatch), BT, and tensor_access for
-//   y (binding 4), yh (5), yc (6) prepended.
+//   z and r first, then h), G (gates multiplied in this dispatch), JT, KS, KC, BT, and
+//   tensor_access for y (binding 4), yh (5), yc (6) prepended.
 #include "rnn/rnn_activation.wgsl"
 
 @group(0) @binding(0) var<storage, read> xw: array<f32>;       // input projection X W^T
@@ -42,7 +43,9 @@ const BT: u32 = {{BT}}u;
 const G: u32 = {{G}}u;
 const GT: u32 = {{GATES_TOTAL}}u;  // gates per direction in R and the projection
 
+const JT: u32 = {{JT}}u;            // hidden units per workgroup
 const KS: u32 = {{KS}}u;            // invocations sharing one hidden unit's dot products
+const KC: u32 = {{KC}}u;            // source entries staged per chunk
 
 var<workgroup> hs: array<f32, {{HS_SIZE}}>;
 #if K_SPLIT
@@ -60,32 +63,55 @@ fn gate_clip(x: f32) -> f32 {
   return x;
 }
 
+// Index of gate 0 of unit j in the projection X W^T for row b at time t of direction d.
+fn xw_index(t: u32, d: u32, b: u32, j: u32) -> u32 {
+  var xrow = b * p.dims.y + t;
+  if (has(F_TIME_MAJOR_XW)) {
+    xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * p.dims.z + b;
+  }
+  return p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
+}
+
 fn act(d: u32, slot: u32, x: f32) -> f32 {
   return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
 }
 
-@compute @workgroup_size({{WG_SIZE}})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+// Unit tile `tile` of batch tile `btile` and direction d at step `step`: the product of the source
+// vector (at `src`) with R^T, the slices' reduction, the gates, the state and the outputs.
+fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_out: u32, src: u32) {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
-  let d = wg.z;
-  let jl = lid.x % 64u;
-  let ks = lid.x / 64u;  // K slice: invocations ks, ks + KS, ... of each staged chunk
-  let j = wg.x * 64u + jl;
-  let b0 = wg.y * BT;
+  let jl = lidx % JT;
+  let ks = lidx / JT;  // K slice: entries ks, ks + KS, ... of each staged chunk
+  let j = tile * JT + jl;
+  let b0 = btile * BT;
   let row_stride = GT * H;
 
   var acc: array<f32, {{ACC}}>;
   for (var i = 0u; i < G * BT; i++) {
     acc[i] = 0.0;
   }
-  let src_base = p.st.w + d * B * H;
-  for (var k0 = 0u; k0 < H; k0 += 64u) {
+  // Slice 0 loads its units' projections now: their (DRAM) latency overlaps the product below
+  // instead of following it. A step is one chain of dependent memory latencies, not bandwidth.
+  var xp: array<f32, GT * BT>;
+  if (ks == 0u && j < H) {
+    let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    for (var bb = 0u; bb < BT; bb++) {
+      if (b0 + bb < B) {
+        let xb = xw_index(t, d, b0 + bb, j);
+        for (var g = 0u; g < GT; g++) {
+          xp[g * BT + bb] = xw[xb + g * H];
+        }
+      }
+    }
+  }
+  let src_base = src + d * B * H;
+  for (var k0 = 0u; k0 < H; k0 += KC) {
     workgroupBarrier();
-    for (var i = lid.x; i < BT * 64u; i += 64u * KS) {
-      let b = b0 + i / 64u;
-      let k = k0 + i % 64u;
+    for (var i = lidx; i < BT * KC; i += JT * KS) {
+      let b = b0 + i / KC;
+      let k = k0 + i % KC;
       var v = 0.0;
       if (b < B && k < H) {
         v = state[src_base + b * H + k];
@@ -94,13 +120,32 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
     workgroupBarrier();
     if (j < H) {
-      let kn = min(64u, H - k0);
+      let kn = min(KC, H - k0);
       var w_index = (d * H + k0 + ks) * row_stride + p.wts.w + j;
-      for (var kk = ks; kk < kn; kk += KS) {
+      var kk = ks;
+      // Four entries of K per trip with all their weights loaded before the first multiply: four
+      // times the loads in flight per invocation (a trip of the plain loop waits on its loads).
+      for (; kk + 3u * KS < kn; kk += 4u * KS) {
+        var w4: array<f32, G * 4u>;
+        for (var u = 0u; u < 4u; u++) {
+          for (var g = 0u; g < G; g++) {
+            w4[u * G + g] = weights[w_index + u * KS * row_stride + g * H];
+          }
+        }
+        for (var u = 0u; u < 4u; u++) {
+          for (var g = 0u; g < G; g++) {
+            for (var bb = 0u; bb < BT; bb++) {
+              acc[g * BT + bb] += w4[u * G + g] * hs[bb * KC + kk + u * KS];
+            }
+          }
+        }
+        w_index += 4u * KS * row_stride;
+      }
+      for (; kk < kn; kk += KS) {
         for (var g = 0u; g < G; g++) {
           let w = weights[w_index + g * H];
           for (var bb = 0u; bb < BT; bb++) {
-            acc[g * BT + bb] += w * hs[bb * 64u + kk];
+            acc[g * BT + bb] += w * hs[bb * KC + kk];
           }
         }
         w_index += KS * row_stride;
@@ -108,29 +153,45 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     }
   }
 #if K_SPLIT
-  // Slices 1.. hand their partial sums to slice 0 through workgroup memory.
+  // The slices' partial sums meet in workgroup memory in log2(KS) halving rounds (KS is a power
+  // of two); a serial sum by slice 0 would take (KS - 1) * G * BT dependent reads (252 at KS = 64).
   workgroupBarrier();
-  if (ks > 0u) {
-    for (var i = 0u; i < G * BT; i++) {
-      red[((ks - 1u) * G * BT + i) * 64u + jl] = acc[i];
+  for (var i = 0u; i < G * BT; i++) {
+    red[(ks * G * BT + i) * JT + jl] = acc[i];
+  }
+  for (var half = KS / 2u; half > 0u; half /= 2u) {
+    workgroupBarrier();
+    if (ks < half) {
+      for (var i = 0u; i < G * BT; i++) {
+        let mine = (ks * G * BT + i) * JT + jl;
+        red[mine] += red[((ks + half) * G * BT + i) * JT + jl];
+      }
     }
   }
   workgroupBarrier();
-  if (ks > 0u) {
-    return;
-  }
-  for (var i = 0u; i < G * BT; i++) {
-    for (var s = 1u; s < KS; s++) {
-      acc[i] += red[((s - 1u) * G * BT + i) * 64u + jl];
+  if (ks == 0u) {
+    for (var i = 0u; i < G * BT; i++) {
+      acc[i] = red[i * JT + jl];
     }
   }
 #endif
-  if (j >= H) {
-    return;
+  // Slice 0 finishes its units.
+  if (ks == 0u && j < H) {
+    finish_units(step, btile, d, j, h_in, h_out, &acc, &xp);
   }
+}
 
+
+// The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's).
+fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>,
+                xp: ptr<function, array<f32, GT * BT>>) {
+  let S = p.dims.y;
+  let B = p.dims.z;
+  let H = p.dims.w;
+  let b0 = btile * BT;
+  let row_stride = GT * H;
   let reverse = (p.misc.y & (F_REVERSE0 << d)) != 0u;
-  let t = select(p.dims.x, S - 1u - p.dims.x, reverse);
+  let t = select(step, S - 1u - step, reverse);
   let D = p.misc.x;
   let bias = p.wts.x + d * 2u * row_stride;
   for (var bb = 0u; bb < BT; bb++) {
@@ -143,22 +204,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
       valid = i32(t) < seq_lens[p.wts.z + b];
     }
     let sidx = (d * B + b) * H + j;
-    let h_prev = state[p.st.x + sidx];
-    var xrow = b * S + t;
-    if (has(F_TIME_MAJOR_XW)) {
-      xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * B + b;
-    }
-    let xb = p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
+    let h_prev = state[h_in + sidx];
     var h_new = h_prev;
 #if CELL_LSTM
     let c_prev = state[p.st.z + sidx];
     var c_new = c_prev;
     if (valid) {
       // ONNX LSTM, gates i, o, f, c.
-      var pre_i = xw[xb] + acc[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
-      var pre_o = xw[xb + H] + acc[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
-      var pre_f = xw[xb + 2u * H] + acc[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
-      let pre_c = xw[xb + 3u * H] + acc[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
+      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
+      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
+      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
+      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
       let peep = p.wts.y + d * 3u * H;
       if (has(F_PEEPHOLE)) {
         pre_i += weights[peep + j] * c_prev;
@@ -181,8 +237,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #if PHASE_ZR
     // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
     if (valid) {
-      let z = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + acc[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
       state[p.outs.w + sidx] = r * h_prev;
       state[p.outs.w + D * B * H + sidx] = z;
     }
@@ -191,29 +247,29 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
     if (valid) {
       let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, xw[xb + 2u * H] + acc[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #if PHASE_FUSED
     // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
     if (valid) {
-      let z = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, xw[xb + H] + acc[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
-      let lin = acc[2u * BT + bb] + weights[bias + 5u * H + j];
-      let hh = act(d, 1u, xw[xb + 2u * H] + r * lin + weights[bias + 2u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let lin = (*acc)[2u * BT + bb] + weights[bias + 5u * H + j];
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + weights[bias + 2u * H + j]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #endif
 #if CELL_RNN
     if (valid) {
-      h_new = act(d, 0u, xw[xb] + acc[bb] + weights[bias + j] + weights[bias + H + j]);
+      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
     }
 #endif
 #if PHASE_ZR
 #else
-    state[p.st.y + sidx] = h_new;
+    state[h_out + sidx] = h_new;
     if (has(F_Y)) {
       var yi = ((t * D + d) * B + b) * H + j;
       if (has(F_LAYOUT1)) {
@@ -235,6 +291,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endif
 #endif
   }
+}
+
+@compute @workgroup_size({{WG_SIZE}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {
+#if WHOLE_SEQUENCE
+  // Every step of the sequence in this one dispatch: the workgroup owns all hidden units of its
+  // rows and direction, so a step needs only a workgroup barrier (not a new dispatch) before the
+  // next one reads the new state. Chosen when R is small (rnn_kernel.cpp: it stays in cache).
+  for (var step = 0u; step < p.dims.y; step++) {
+    let odd = (step & 1u) == 1u;
+    let h_in = select(p.st.x, p.st.y, odd);
+    let h_out = select(p.st.y, p.st.x, odd);
+    for (var tile = 0u; tile * JT < p.dims.w; tile++) {
+      step_tile(step, tile, wg.y, wg.z, lid.x, h_in, h_out, h_in);
+    }
+    storageBarrier();
+  }
+#else
+  step_tile(p.dims.x, wg.x, wg.y, wg.z, lid.x, p.st.x, p.st.y, p.st.w);
+#endif
   if (p.dims.x == 0xffffffffu) {
     // Never taken: keeps every binding in the automatic layout, which all variants share.
     store_y(0u, 0.0);

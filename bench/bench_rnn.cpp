@@ -1,0 +1,275 @@
+// Recurrent layers (ONNX LSTM / GRU, float32) against cuDNN: bench/torch_rnn.py runs the same shapes
+// (bench/rnn_cases.h) through torch.nn.LSTM / GRU in the same GPU-machine call (bench/rnn.sh).
+//
+//   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep]
+//
+// First the dispatch floor: N dependent trivial dispatches (one workgroup reads and writes the same
+// word) in one compute pass, GPU time per dispatch (GpuSpan, bench/gpu_span.h) and wall time with
+// encoding. Then per shape, the median of R runs of the whole layer (projection GEMM + T steps):
+//   gpu ms      GPU time of the layer recorded as onda records it (one pass, GpuSpan)
+//   wall ms     host time to record, submit and wait for the layer
+//   disp/step   dispatches of the steps / T (1 per step; 1/T when the whole sequence is one dispatch)
+//   us/step     gpu ms / T
+//   floor/step  the floor x dispatches per step: what the steps would cost if they did no work
+//   kernel us   mean GPU time of one step dispatch alone (gpu::Profiler: each dispatch its own pass)
+//   proj ms     GPU time of the projection GEMM(s) (gpu::Profiler)
+//   before ms   gpu ms of the code before this benchmark existed: one dispatch per step (per_step) with
+//               its fixed tiling (JT 64, KS 4, BT 4, KC 64)
+// --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
+// choose_step_tiling.
+// --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "gpu/pipeline_cache.h"
+#include "gpu/profiler.h"
+#include "gpu_span.h"
+#include "kernels/kernel_context.h"
+#include "kernels/rnn/rnn_kernel.h"
+#include "rnn_cases.h"
+
+using namespace onda;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+// Each dispatch reads the word the previous one wrote, so WebGPU must order them (a barrier each).
+constexpr const char* kFloorWgsl = R"(
+@group(0) @binding(0) var<storage, read_write> word: array<u32>;
+@compute @workgroup_size(64)
+fn main(@builtin(local_invocation_index) i: u32) {
+  if (i == 0u) {
+    word[0] = word[0] + 1u;
+  }
+}
+)";
+
+struct Floor {
+  double gpu_us, wall_us;
+};
+
+Floor measure_floor(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines, int steps,
+                    int repeats) {
+  const auto& pipeline = pipelines.get(kFloorWgsl, {}, "dispatch_floor");
+  const Tensor word = Tensor::empty(pool, DType::i32, {1});
+  bench::GpuSpan span(context);
+  std::vector<double> gpu_us, wall_us;
+  for (int r = 0; r <= repeats; ++r) {
+    gpu::CommandRecorder recorder(context);
+    const auto start = std::chrono::steady_clock::now();
+    const double ms = span.measure([&] {
+      for (int s = 0; s < steps; ++s) recorder.dispatch(pipeline, {word.binding(context)}, nullptr, 0, {1, 1, 1}, "floor");
+      recorder.submit();
+    });
+    const double wall = ms_since(start);
+    if (r == 0) continue;  // warm-up
+    gpu_us.push_back(ms * 1e3 / steps);
+    wall_us.push_back(wall * 1e3 / steps);
+  }
+  return {median(gpu_us), median(wall_us)};
+}
+
+std::vector<float> random_floats(size_t n, float bound, std::mt19937& rng) {
+  std::uniform_real_distribution<float> dist(-bound, bound);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+struct LayerTimes {
+  double gpu_ms, wall_ms, step_kernel_us, projection_ms;
+  size_t dispatches, projection_dispatches;
+};
+
+LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
+                      const bench::RnnCase& c, int repeats, const kernels::rnn::RnnOptions& options, bool profile) {
+  using namespace kernels::rnn;
+  RnnSpec spec;
+  spec.cell = c.lstm ? CellType::lstm : CellType::gru;
+  spec.linear_before_reset = c.linear_before_reset;
+  spec.direction = c.bidirectional ? Direction::bidirectional : Direction::forward;
+  spec.hidden_size = c.hidden;
+  const int64_t D = spec.num_directions(), G = gate_count(spec.cell), H = c.hidden;
+  std::mt19937 rng(1234);
+  const float bound = 1.0f / std::sqrt(static_cast<float>(H));  // PyTorch's initialisation
+  RnnInputs in;
+  in.x = Tensor::upload(context, pool, DType::f32, {c.seq, c.batch, c.input},
+                        random_floats(c.seq * c.batch * c.input, 1.0f, rng).data());
+  const Tensor w = Tensor::upload(context, pool, DType::f32, {D, G * H, c.input},
+                                  random_floats(D * G * H * c.input, bound, rng).data());
+  const Tensor r = Tensor::upload(context, pool, DType::f32, {D, G * H, H}, random_floats(D * G * H * H, bound, rng).data());
+  const Tensor b = Tensor::upload(context, pool, DType::f32, {D, 2 * G * H}, random_floats(D * 2 * G * H, bound, rng).data());
+  RnnOutputs out;
+  out.y = Tensor::empty(pool, DType::f32, rnn_y_shape(spec, in.x.shape()));
+  out.y_h = Tensor::empty(pool, DType::f32, rnn_state_shape(spec, in.x.shape()));
+  if (c.lstm) out.y_c = Tensor::empty(pool, DType::f32, rnn_state_shape(spec, in.x.shape()));
+  const kernels::KernelContext k{context, pipelines};
+  RnnWeights weights;
+  {
+    gpu::CommandRecorder prep(context);
+    weights = prepare_rnn_weights(k, prep, pool, spec, w, r, b, {});
+    prep.submit_and_wait();
+  }
+
+  LayerTimes t{};
+  bench::GpuSpan span(context);
+  std::vector<double> gpu_ms, wall_ms;
+  for (int rep = 0; rep <= repeats; ++rep) {
+    gpu::CommandRecorder recorder(context);
+    const auto start = std::chrono::steady_clock::now();
+    const double ms = span.measure([&] {
+      record_rnn(k, recorder, pool, spec, weights, in, out, options);
+      t.dispatches = recorder.dispatch_count();
+      recorder.submit();
+    });
+    const double wall = ms_since(start);
+    if (rep == 0) continue;  // warm-up (pipeline creation)
+    gpu_ms.push_back(ms);
+    wall_ms.push_back(wall);
+  }
+  t.gpu_ms = median(gpu_ms);
+  t.wall_ms = median(wall_ms);
+
+  // Per-kernel breakdown: every dispatch in its own timed pass (the first 2048 dispatches).
+  if (!profile) return t;
+  gpu::Profiler profiler(context, 2048);
+  if (profiler.available()) {
+    gpu::CommandRecorder recorder(context, &profiler);
+    record_rnn(k, recorder, pool, spec, weights, in, out, options);
+    recorder.submit_and_wait();
+    double step_ms = 0, step_count = 0;
+    for (const auto& e : profiler.entries()) {
+      if (e.name.rfind("rnn_step", 0) == 0) {  // per step: the first 2048 dispatches are timed
+        step_ms += e.total_ms;
+        step_count = std::max(step_count, static_cast<double>(e.count));
+      } else if (e.name == "rnn_sequence") {  // one dispatch for all steps
+        step_ms += e.total_ms;
+        step_count = static_cast<double>(c.seq);
+      } else {
+        t.projection_ms += e.total_ms;
+        t.projection_dispatches += e.count;
+      }
+    }
+    t.step_kernel_us = step_count > 0 ? step_ms * 1e3 / step_count : 0;
+  }
+  return t;
+}
+
+// GPU ms of the layer for a grid of step tilings, one line per batch tile and chunk.
+void sweep_tilings(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines, const bench::RnnCase& c,
+                   int repeats) {
+  const wgpu::Limits& limits = context.limits();
+  const uint32_t gates = c.lstm ? 4 : c.linear_before_reset ? 3 : 2;
+  for (auto mode : {kernels::rnn::StepMode::per_step, kernels::rnn::StepMode::whole_sequence}) {
+    kernels::rnn::RnnOptions options;
+    options.step_mode = mode;
+    const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, options, false);
+    fmt::print("    sweep {} (automatic tiling): {:.3f} ms\n",
+               mode == kernels::rnn::StepMode::per_step ? "per_step" : "whole_sequence", r.gpu_ms);
+  }
+  for (uint32_t bt : {1u, 2u, 4u, 8u}) {
+    if (bt > 1 && bt / 2 >= c.batch) continue;
+    for (uint32_t kc : {64u, 256u}) {
+      if (kc == 256 && c.hidden <= 64) continue;
+      std::string line = fmt::format("    sweep BT={} KC={}:", bt, kc);
+      for (uint32_t jt : {64u, 32u, 16u, 8u, 4u}) {
+        for (uint32_t ks : {256u / jt, 128u / jt}) {
+          if (ks == 0 || jt * ks < 32) continue;
+          const kernels::rnn::StepTiling t{jt, ks, bt, kc};
+          if (t.workgroup_bytes(gates) > limits.maxComputeWorkgroupStorageSize) continue;
+          kernels::rnn::RnnOptions options;
+          options.step_mode = kernels::rnn::StepMode::per_step;
+          options.step_tiling = t;
+          const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, options, false);
+          line += fmt::format(" {}x{}:{:.3f}", jt, ks, r.gpu_ms);
+        }
+      }
+      fmt::print("{}\n", line);
+    }
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool quick = false, sweep = false;
+  int repeats = 10, floor_steps = 2000;
+  std::string only;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--quick") quick = true;
+    else if (a == "--sweep") sweep = true;
+    else if (a == "--repeats" && has_value) repeats = std::stoi(argv[++i]);
+    else if (a == "--floor-steps" && has_value) floor_steps = std::stoi(argv[++i]);
+    else if (a == "--only" && has_value) only = argv[++i];
+    else {
+      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep]\n");
+      return 2;
+    }
+  }
+  if (quick) {
+    repeats = std::min(repeats, 3);
+    floor_steps = std::min(floor_steps, 64);
+  }
+  gpu::Context context;
+  gpu::BufferPool pool(context);
+  gpu::PipelineCache pipelines(context);
+  fmt::print("adapter: {} ({}), repeats {}{}\n", context.adapter_description().name, context.adapter_description().backend,
+             repeats, quick ? ", --quick shapes" : "");
+  if (!context.has(gpu::Feature::TimestampQuery)) fmt::print("no timestamp queries: gpu columns are -1\n");
+  {  // Warm-up: a second of copies, so the GPU's clocks have ramped up (it idles at 345 MHz) before
+     // anything is timed; the steps alone are too light to raise them.
+    auto warm = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
+    auto sink = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
+    for (const auto start = std::chrono::steady_clock::now(); ms_since(start) < (quick ? 100.0 : 1000.0);) {
+      gpu::CommandRecorder recorder(context);
+      for (int i = 0; i < 20; ++i) recorder.copy(warm.buffer(), 0, sink.buffer(), 0, warm.device_bytes());
+      recorder.submit_and_wait();
+    }
+  }
+
+  const Floor floor = measure_floor(context, pool, pipelines, floor_steps, repeats);
+  fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",
+             floor.gpu_us, floor.wall_us, floor_steps);
+
+  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
+             "I", "H", "disp/step", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
+  for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
+    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    try {
+      const LayerTimes t = time_layer(context, pool, pipelines, c, repeats, {}, true);
+      kernels::rnn::RnnOptions wide;
+      wide.step_mode = kernels::rnn::StepMode::per_step;
+      wide.step_tiling = kernels::rnn::StepTiling{64, c.hidden >= 64 ? 4u : 1u,
+                                                  static_cast<uint32_t>(std::min<int64_t>(c.batch, 4)), 64};
+      const LayerTimes w = time_layer(context, pool, pipelines, c, repeats, wide, false);
+      const double per_step = static_cast<double>(t.dispatches - t.projection_dispatches) / static_cast<double>(c.seq);
+      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
+                 c.name, c.seq, c.batch, c.input, c.hidden, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
+                 floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
+                 c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
+                 c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
+      if (sweep) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
+    } catch (const std::exception& e) {
+      fmt::print("{:<26} failed: {}\n", c.name, e.what());
+    }
+  }
+  return 0;
+}

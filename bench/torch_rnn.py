@@ -1,0 +1,62 @@
+"""cuDNN twin of bench_rnn (the shapes of bench/rnn_cases.h through torch.nn.LSTM / GRU, float32,
+CUDA events, median of repeats), plus PyTorch's launch floor: a chain of dependent tiny kernels.
+
+    python3 bench/torch_rnn.py [--quick] [--repeats R]
+
+torch.nn.GRU is linear_before_reset=1 only, so the lbr=0 case is skipped here.
+"""
+import argparse
+import functools
+
+import torch
+
+from cuda_timing import median_ms
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--quick", action="store_true")
+parser.add_argument("--repeats", type=int, default=10)
+args = parser.parse_args()
+median_ms = functools.partial(median_ms, repeats=args.repeats)
+
+# name, lstm, linear_before_reset, bidirectional, T, B, I, H: keep in step with bench/rnn_cases.h.
+CASES = [
+    ("mpsenet-time biGRU", False, True, True, 321, 201, 64, 128),
+    ("mpsenet-freq biGRU", False, True, True, 201, 321, 64, 128),
+    ("mpsenet-time biGRU lbr=0", False, False, True, 321, 201, 64, 128),
+    ("biLSTM H128 T512 B64", True, False, True, 512, 64, 128, 128),
+    ("biLSTM H256 T1000 B2", True, False, True, 1000, 2, 256, 256),
+    ("LSTM H512 T4096 B1", True, False, False, 4096, 1, 512, 512),
+    ("scnet H256 freq biLSTM", True, False, True, 85, 864, 256, 256),
+    ("scnet H256 time biLSTM", True, False, True, 864, 85, 256, 256),
+    ("scnet H512 freq biLSTM", True, False, True, 85, 433, 512, 512),
+    ("scnet H512 time biLSTM", True, False, True, 433, 85, 512, 512),
+    ("uvr H64 I168 biLSTM", True, False, True, 256, 1, 168, 64),
+    ("uvr H32 I168 biLSTM", True, False, True, 256, 1, 168, 32),
+    ("uvr H64 I336 biLSTM", True, False, True, 256, 1, 336, 64),
+]
+
+torch.backends.cudnn.enabled = True
+print(f"torch {torch.__version__} cuDNN {torch.backends.cudnn.version()} on {torch.cuda.get_device_name()}")
+
+steps = 64 if args.quick else 2000
+word = torch.zeros(1, device="cuda")
+
+
+def chain():
+    for _ in range(steps):
+        word.add_(1)
+
+
+print(f"launch floor: {median_ms(chain) * 1e3 / steps:.2f} us per dependent kernel ({steps} in a row)\n")
+print(f"{'case':<26} {'T':>5} {'B':>4} {'I':>4} {'H':>4} {'ms':>9} {'us/step':>8}")
+with torch.no_grad():
+    for name, lstm, lbr, bidirectional, T, B, I, H in CASES:
+        if not lbr and not lstm:
+            continue
+        if args.quick:
+            T, B, I, H = min(T, 12), min(B, 5), min(I, 48), min(H, 72)
+        cls = torch.nn.LSTM if lstm else torch.nn.GRU
+        layer = cls(I, H, bidirectional=bidirectional).cuda().eval()
+        x = torch.randn(T, B, I, device="cuda")
+        ms = median_ms(lambda: layer(x))
+        print(f"{name:<26} {T:>5} {B:>4} {I:>4} {H:>4} {ms:>9.3f} {ms * 1e3 / T:>8.2f}")

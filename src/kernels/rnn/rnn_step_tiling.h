@@ -1,0 +1,41 @@
+// How rnn_step.wgsl splits one timestep over workgroups. A workgroup computes JT hidden units (all
+// gates of the product) for BT batch rows of one direction, with KS invocations per unit splitting
+// the K = hidden_size dot products; grid (ceil(H / JT), ceil(B / BT), D).
+//
+// Each step is one short dependent dispatch whose time is a chain of memory latencies (H200: 12-25
+// us per step kernel against ~5 us of dispatch floor), so the tiling wants many workgroups in
+// flight: 64-unit tiles of 4 rows where they give ~128 workgroups, else one row per workgroup and
+// unit tiles narrowed (64 down to 4, with more K slices) until the grid has ~512 workgroups:
+// LSTM H512 B1 gets 128 workgroups of 4 units x 64 K slices instead of 8 of 64 units.
+#pragma once
+#include <cstdint>
+
+namespace onda::kernels::rnn {
+
+struct StepTiling {
+  uint32_t units = 64;      // JT: hidden units per workgroup
+  uint32_t k_split = 4;     // KS: invocations per hidden unit (workgroup size JT * KS), a power of two
+  uint32_t batch_tile = 4;  // BT: batch rows per workgroup
+  uint32_t k_chunk = 64;    // KC: source entries staged in workgroup memory at a time
+
+  uint32_t workgroup_size() const { return units * k_split; }
+  // Workgroup memory of rnn_step.wgsl: the staged source rows and the partial sums of the slices.
+  uint64_t workgroup_bytes(uint32_t gates) const {
+    const uint64_t partials = k_split > 1 ? uint64_t{k_split} * gates * batch_tile * units : 0;
+    return 4ull * (uint64_t{batch_tile} * k_chunk + partials);
+  }
+};
+
+// Workgroups a step should have on a GPU (the H200 has 132 multiprocessors). A CPU adapter runs
+// workgroups on a few cores, where narrow tiles only add reduction work: target 1 there.
+// 512: the best of the H200 sweep for MP-SENet's GRU, the H128 B64 and the small-batch LSTMs.
+constexpr int64_t kGpuTargetWorkgroups = 512;
+
+// `gates`: gates multiplied in the dispatch (LSTM 4, GRU 3 / 2 / 1, RNN 1). Unit tiles narrow
+// (64 down to 4) until the grid has `target_workgroups`. The tiling fits `max_workgroup_bytes` and
+// `max_invocations` (at least 64 each way is assumed: WebGPU's minimum limits are 16 KiB and 256).
+StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                              uint64_t max_workgroup_bytes, uint32_t max_invocations,
+                              int64_t target_workgroups = kGpuTargetWorkgroups);
+
+}  // namespace onda::kernels::rnn

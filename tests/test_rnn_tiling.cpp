@@ -1,0 +1,61 @@
+// choose_step_tiling (rnn_step_tiling.h): every choice fits the workgroup limits it is given, small
+// batches with a large hidden size get enough workgroups, large batches keep wide tiles.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "kernels/rnn/rnn_step_tiling.h"
+
+namespace onda::test {
+namespace {
+
+using kernels::rnn::choose_step_tiling;
+using kernels::rnn::StepTiling;
+
+int64_t workgroups(const StepTiling& t, int64_t batch, int64_t hidden, int64_t dirs) {
+  return (hidden + t.units - 1) / t.units * ((batch + t.batch_tile - 1) / t.batch_tile) * dirs;
+}
+
+TEST(RnnStepTiling, FitsTheLimits) {
+  for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
+    for (uint32_t invocations : {256u, 1024u, 300u}) {
+      for (int64_t batch : {1, 2, 3, 64, 201}) {
+        for (int64_t hidden : {1, 5, 32, 64, 100, 128, 512, 1024}) {
+          for (uint32_t gates : {1u, 2u, 3u, 4u}) {
+            const StepTiling t = choose_step_tiling(batch, hidden, 2, gates, bytes, invocations);
+            EXPECT_LE(t.workgroup_bytes(gates), bytes) << batch << " " << hidden << " " << gates;
+            EXPECT_LE(t.workgroup_size(), invocations);
+            EXPECT_GE(t.units, 4u);
+            EXPECT_GE(t.k_split, 1u);
+            EXPECT_EQ(t.k_split & (t.k_split - 1), 0u) << "KS must be a power of two";
+            EXPECT_GE(t.k_chunk, 64u);
+            EXPECT_LE(t.batch_tile, 4u);
+            EXPECT_LE(int64_t{t.batch_tile}, batch);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(RnnStepTiling, SpreadsSmallBatches) {
+  struct Shape {
+    int64_t batch, hidden, dirs;
+    uint32_t gates;
+  };
+  for (const Shape s : {Shape{1, 512, 1, 4}, Shape{2, 256, 2, 4}, Shape{64, 128, 2, 4}, Shape{201, 128, 2, 3}}) {
+    const StepTiling t = choose_step_tiling(s.batch, s.hidden, s.dirs, s.gates, 32768, 256);
+    const int64_t groups = workgroups(t, s.batch, s.hidden, s.dirs);
+    std::printf("  B=%lld H=%lld D=%lld G=%u: JT=%u KS=%u BT=%u KC=%u, %lld workgroups\n", (long long)s.batch,
+                (long long)s.hidden, (long long)s.dirs, s.gates, t.units, t.k_split, t.batch_tile, t.k_chunk,
+                (long long)groups);
+    EXPECT_GE(groups, 64);
+  }
+  // A large batch keeps the widest tile.
+  EXPECT_EQ(choose_step_tiling(201, 128, 2, 3, 32768, 256).units, 64u);
+  // H512 B1: the 8 workgroups of 64-unit tiles become at least 64.
+  EXPECT_LE(choose_step_tiling(1, 512, 1, 4, 32768, 256).units, 8u);
+}
+
+}  // namespace
+}  // namespace onda::test
