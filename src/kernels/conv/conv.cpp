@@ -196,17 +196,17 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   check_common(g, x, bias, y);
   check_tensor(w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
-  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, false) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
-      !detail::conv_gemm_fits(g, y.dtype(), limit)) {
+      !detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
   }
   switch (path) {
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
       if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
-      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limit, options);
+      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limits, options);
     case ConvPath::overlap_add:
       throw std::invalid_argument("conv: overlap_add is a ConvTranspose path");
     default:
@@ -221,7 +221,7 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   check_common(g, x, bias, y);
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
-  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  const uint64_t limit = detail::chunk_limits(kc, options).columns;
   const bool has_diagonal = weights.diagonal.has_value() || weights.diagonal_device.defined() ||
                             (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
