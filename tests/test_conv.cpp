@@ -256,6 +256,46 @@ TEST(Conv, PointwiseGemmReadsInputDirectly) {
   EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
 }
 
+// X and Y larger than the binding limit (ConvOptions::max_binding_bytes lowered): bound in windows
+// of input channels (a band of input rows at the ends) and of output channels, the columns in
+// chunks of output positions. `channels_per_window` ~ whole input channels one binding holds
+// (0.3: not even one channel, the band of rows alone).
+TEST(Conv, GemmWindowedInputAndOutput) {
+  Random r(test_seed());
+  struct Windowed {
+    Shape x, w;
+    std::vector<int64_t> strides, dilations, pads;
+  };
+  const Windowed cases[] = {
+      {{1, 5, 37, 29}, {7, 5, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {{2, 5, 37, 29}, {7, 5, 3, 2}, {2, 1}, {2, 3}, {2, 0, 1, 3}},
+      {{2, 5, 701}, {7, 5, 5}, {2}, {3}, {4, 4}},
+      {{1, 3, 9, 11, 10}, {4, 3, 3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2, 1, 1, 1}},
+  };
+  for (const Windowed& wc : cases) {
+    ConvCase c;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    c.attributes.strides = wc.strides;
+    c.attributes.dilations = wc.dilations;
+    c.attributes.pads = wc.pads;
+    const int64_t in_positions = element_count(wc.x) / wc.x[0] / wc.x[1];
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (const double channels_per_window : {2.5, 0.3}) {
+        ConvOptions options{ConvPath::gemm, 0};
+        const double bytes = channels_per_window * in_positions * static_cast<double>(device_element_size(dtype));
+        options.max_binding_bytes = 272 + static_cast<uint64_t>(bytes);
+        ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
 ConvCase overlap_add_case(int64_t n_fft, int64_t hop, int64_t frames, int64_t pad) {
   ConvCase c;
   c.transpose = true;

@@ -72,9 +72,11 @@ ChunkLimits chunk_limits(const KernelContext& kc, const ConvOptions& options) {
   const uint64_t device = kc.gpu.limits().maxStorageBufferBindingSize;
   ChunkLimits limits;
   limits.binding = options.max_binding_bytes == 0 ? device : std::min(options.max_binding_bytes, device);
-  limits.columns = options.max_chunk_bytes == 0 ? std::min(limits.binding, kDefaultCap)
-                                                : std::min(options.max_chunk_bytes, limits.binding);
   limits.slack = kc.gpu.limits().minStorageBufferOffsetAlignment + 16;
+  // The GEMM keeps its operands `slack` below the binding limit (they may be views).
+  const uint64_t columns = limits.binding - std::min(limits.binding, limits.slack);
+  limits.columns = options.max_chunk_bytes == 0 ? std::min(columns, kDefaultCap)
+                                                : std::min(options.max_chunk_bytes, columns);
   return limits;
 }
 
