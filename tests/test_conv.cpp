@@ -296,6 +296,47 @@ TEST(Conv, GemmWindowedInputAndOutput) {
   }
 }
 
+// The direct paths (grouped / depthwise Conv and ConvTranspose) with X and Y larger than the binding
+// limit: slices of whole batches, else of whole groups of one batch.
+TEST(Conv, DirectSlicedByBatchesAndGroups) {
+  Random r(test_seed());
+  struct Sliced {
+    bool transpose;
+    Shape x, w;
+    int64_t group;
+  };
+  const Sliced cases[] = {
+      {false, {3, 6, 20, 17}, {6, 1, 3, 3}, 6},   // depthwise 2-D
+      {false, {2, 8, 301}, {12, 2, 5}, 4},        // grouped 1-D
+      {true, {2, 6, 40}, {6, 2, 4}, 3},           // grouped ConvTranspose 1-D
+  };
+  for (const Sliced& sc : cases) {
+    ConvCase c;
+    c.transpose = sc.transpose;
+    c.x_shape = sc.x;
+    c.w_shape = sc.w;
+    c.attributes.group = sc.group;
+    c.attributes.strides.assign(sc.x.size() - 2, sc.transpose ? 2 : 1);
+    c.attributes.pads.assign(2 * (sc.x.size() - 2), 1);
+    const ConvGeometry g = sc.transpose ? resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes)
+                                        : resolve_conv(c.x_shape, c.w_shape, c.attributes);
+    const int64_t batch_elements = std::max(element_count(sc.x), element_count(g.output_shape())) / sc.x[0];
+    for (DType dtype : {DType::f32, DType::f16}) {
+      // Bindings of about 1.5 batches (batch slices), then of about 2.5 groups of a batch.
+      for (const double batches : {1.5, 2.5 / static_cast<double>(sc.group)}) {
+        ConvOptions options{ConvPath::direct, 0};
+        options.max_binding_bytes =
+            272 + static_cast<uint64_t>(batches * batch_elements * static_cast<double>(device_element_size(dtype)));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
 ConvCase overlap_add_case(int64_t n_fft, int64_t hop, int64_t frames, int64_t pad) {
   ConvCase c;
   c.transpose = true;
