@@ -296,6 +296,42 @@ TEST(Conv, GemmWindowedInputAndOutput) {
   }
 }
 
+// ConvTranspose on the gemm path with X and Y larger than the binding limit: input rows gathered
+// per window of input channels, col2im and the in-place activation per window of Y.
+TEST(ConvTranspose, GemmWindowedInputAndOutput) {
+  Random r(test_seed());
+  struct Windowed {
+    Shape x, w;
+    int64_t stride, pad;
+  };
+  const Windowed cases[] = {{{1, 12, 23, 19}, {12, 7, 3, 3}, 2, 1}, {{2, 9, 301}, {9, 7, 4}, 2, 1}};
+  for (const Windowed& wc : cases) {
+    ConvCase c;
+    c.transpose = true;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    const int64_t rank = static_cast<int64_t>(wc.x.size()) - 2;
+    c.attributes.strides.assign(rank, wc.stride);
+    c.attributes.pads.assign(2 * rank, wc.pad);
+    const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (const auto activation : {kernels::gemm::Activation::none, kernels::gemm::Activation::tanh}) {
+        ConvOptions options{ConvPath::gemm, 0};
+        options.activation = activation;
+        // About 2.5 output channels of Y per binding (more than 2.5 input channels of X).
+        options.max_binding_bytes =
+            272 + static_cast<uint64_t>(2.5 * g.out_positions() * static_cast<double>(device_element_size(dtype)));
+        ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
 // The direct paths (grouped / depthwise Conv and ConvTranspose) with X and Y larger than the binding
 // limit: slices of whole batches, else of whole groups of one batch.
 TEST(Conv, DirectSlicedByBatchesAndGroups) {

@@ -291,12 +291,11 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
   const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
-  const uint64_t limit = limits.columns;
   const bool has_diagonal = weights.diagonal.has_value() || weights.diagonal_device.defined() ||
                             (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
-      !detail::conv_transpose_gemm_fits(g, limit)) {
+      !detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
   }
   if (path == ConvPath::overlap_add) {
@@ -316,7 +315,7 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
     if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
     if (x.numel() != 0)
       return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y,
-                                                limit, options);
+                                                limits, options);
   }
   record_direct_sliced(kc, recorder, pool, g, x, weights.w, bias, y, options, limits);
 }

@@ -78,10 +78,10 @@ bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const C
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
                       const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
-bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit);
+bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
 void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
                                 gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
                                 const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
-                                const Tensor& y, uint64_t limit, const ConvOptions& options);
+                                const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
 
 }  // namespace onda::kernels::conv::detail
