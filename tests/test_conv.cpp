@@ -296,6 +296,19 @@ TEST(Conv, GemmWindowedInputAndOutput) {
   }
 }
 
+// A real input over the device's binding limit (145 MiB > lavapipe's 128 MiB; skipped where bindings
+// are larger): the automatic path (few output channels, yet gemm: one batch is over the limit for
+// the direct path) runs im2col per window of input channels.
+TEST(Conv, InputOverDeviceBindingLimit) {
+  ConvCase c;
+  c.x_shape = {1, 17, 2048, 1040};
+  c.w_shape = {3, 17, 1, 1};
+  const uint64_t x_bytes = element_count(c.x_shape) * 4;
+  if (gpu().context.limits().maxStorageBufferBindingSize >= x_bytes) GTEST_SKIP() << "bindings hold X whole";
+  Random r(test_seed());
+  EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
+}
+
 // ConvTranspose on the gemm path with X and Y larger than the binding limit: input rows gathered
 // per window of input channels, col2im and the in-place activation per window of Y.
 TEST(ConvTranspose, GemmWindowedInputAndOutput) {

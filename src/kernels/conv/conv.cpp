@@ -141,6 +141,15 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
   }
 }
 
+// Whether the direct path can run `g` within the binding limit: its X, Y and W fit, or slices of
+// whole batches or of whole groups of one batch do.
+bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const detail::ChunkLimits& limits) {
+  const uint64_t room = limits.binding - std::min(limits.binding, limits.slack);
+  const uint64_t x_group = static_cast<uint64_t>(g.in_channels / g.group * g.in_positions()) * device_element_size(x_dtype);
+  const uint64_t y_group = static_cast<uint64_t>(g.out_channels / g.group * g.out_positions()) * device_element_size(y_dtype);
+  return std::max(x_group, y_group) <= room;
+}
+
 bool overlap_add_applies(const ConvGeometry& g) {
   return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
          g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
@@ -271,6 +280,11 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
       !detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
   }
+  // Few channels but one group of one batch over the binding limit: the gemm path windows X and Y.
+  if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
+      !direct_fits(g, x.dtype(), y.dtype(), limits) && detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
+    path = ConvPath::gemm;
+  }
   switch (path) {
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
@@ -297,6 +311,11 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
       !detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
+  }
+  if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
+      weights.w.defined() && !direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
+    path = ConvPath::gemm;
   }
   if (path == ConvPath::overlap_add) {
     if (!has_diagonal || !overlap_add_applies(g) ||
