@@ -1,8 +1,10 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
 // output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk
-// limit, overlap-add; 3-D on the direct path), fused activations, f32 and f16 storage, empty
-// spatial inputs, the attribute formulas and bad input. Every output is poisoned before the run.
+// limit, overlap-add; 3-D on the direct path), X and Y bound in windows / slices under a reduced
+// binding limit (and one real input over lavapipe's 128 MiB), fused activations, f32 and f16
+// storage, empty spatial inputs, the attribute formulas and bad input. Every output is poisoned before the
+// run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -283,11 +285,13 @@ TEST(Conv, GemmWindowedInputAndOutput) {
     for (DType dtype : {DType::f32, DType::f16}) {
       for (const double channels_per_window : {2.5, 0.3}) {
         ConvOptions options{ConvPath::gemm, 0};
-        const double bytes = channels_per_window * in_positions * static_cast<double>(device_element_size(dtype));
+        const double bytes =
+            channels_per_window * in_positions * static_cast<double>(device_element_size(dtype));
         options.max_binding_bytes = 272 + static_cast<uint64_t>(bytes);
         ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
         const double err = run_case(c, dtype, options, r);
-        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
         EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
@@ -333,10 +337,12 @@ TEST(ConvTranspose, GemmWindowedInputAndOutput) {
         options.activation = activation;
         // About 2.5 output channels of Y per binding (more than 2.5 input channels of X).
         options.max_binding_bytes =
-            272 + static_cast<uint64_t>(2.5 * g.out_positions() * static_cast<double>(device_element_size(dtype)));
+            272 +
+            static_cast<uint64_t>(2.5 * g.out_positions() * static_cast<double>(device_element_size(dtype)));
         ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
         const double err = run_case(c, dtype, options, r);
-        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
         EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
@@ -355,9 +361,9 @@ TEST(Conv, DirectSlicedByBatchesAndGroups) {
     int64_t group;
   };
   const Sliced cases[] = {
-      {false, {3, 6, 20, 17}, {6, 1, 3, 3}, 6},   // depthwise 2-D
-      {false, {2, 8, 301}, {12, 2, 5}, 4},        // grouped 1-D
-      {true, {2, 6, 40}, {6, 2, 4}, 3},           // grouped ConvTranspose 1-D
+      {false, {3, 6, 20, 17}, {6, 1, 3, 3}, 6},  // depthwise 2-D
+      {false, {2, 8, 301}, {12, 2, 5}, 4},       // grouped 1-D
+      {true, {2, 6, 40}, {6, 2, 4}, 3},          // grouped ConvTranspose 1-D
   };
   for (const Sliced& sc : cases) {
     ConvCase c;
@@ -375,9 +381,11 @@ TEST(Conv, DirectSlicedByBatchesAndGroups) {
       for (const double batches : {1.5, 2.5 / static_cast<double>(sc.group)}) {
         ConvOptions options{ConvPath::direct, 0};
         options.max_binding_bytes =
-            272 + static_cast<uint64_t>(batches * batch_elements * static_cast<double>(device_element_size(dtype)));
+            272 +
+            static_cast<uint64_t>(batches * batch_elements * static_cast<double>(device_element_size(dtype)));
         const double err = run_case(c, dtype, options, r);
-        std::printf("    binding limit %llu bytes\n", static_cast<unsigned long long>(options.max_binding_bytes));
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
         EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
@@ -474,7 +482,8 @@ TEST(ConvTranspose, WindowedIdentityOverlapAddTiled) {
     for (DType dtype : {DType::f32, DType::f16}) {
       auto wd = round_to_dtype(*w, dtype);
       const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
-      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << (w == &dense ? "dense fallback" : "identity");
+      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+          << (w == &dense ? "dense fallback" : "identity");
     }
   }
   ConvOptions options{ConvPath::overlap_add, 0};

@@ -8,7 +8,6 @@
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
-
 #include "kernels/common/tensor_access.h"
 #include "kernels/conv/conv_uniforms.h"
 #include "kernels/shader_template.h"
@@ -85,12 +84,14 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
   const uint64_t room = limits.binding - std::min(limits.binding, limits.slack);
   auto fits = [&](const Tensor& t) { return !t.defined() || t.numel() == 0 || t.device_bytes() <= room; };
   if (fits(x) && fits(y) && fits(w)) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
-  const int64_t x_batch = x.numel() / std::max<int64_t>(g.batch, 1), y_batch = y.numel() / std::max<int64_t>(g.batch, 1);
+  const int64_t x_batch = x.numel() / std::max<int64_t>(g.batch, 1),
+                y_batch = y.numel() / std::max<int64_t>(g.batch, 1);
   const auto x_size = static_cast<uint64_t>(device_element_size(x.dtype()));
   const auto y_size = static_cast<uint64_t>(device_element_size(y.dtype()));
   const int64_t nb = std::min<int64_t>(
       g.batch, static_cast<int64_t>(room / std::max<uint64_t>({x_batch * x_size, y_batch * y_size, 1})));
-  const bool f16_odd = (x.dtype() == DType::f16 && x_batch % 2 != 0) || (y.dtype() == DType::f16 && y_batch % 2 != 0);
+  const bool f16_odd =
+      (x.dtype() == DType::f16 && x_batch % 2 != 0) || (y.dtype() == DType::f16 && y_batch % 2 != 0);
   if (nb >= 1 && fits(w) && !(f16_odd && nb < g.batch)) {
     for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
       ConvGeometry part = g;
@@ -145,8 +146,10 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
 // whole batches or of whole groups of one batch do.
 bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const detail::ChunkLimits& limits) {
   const uint64_t room = limits.binding - std::min(limits.binding, limits.slack);
-  const uint64_t x_group = static_cast<uint64_t>(g.in_channels / g.group * g.in_positions()) * device_element_size(x_dtype);
-  const uint64_t y_group = static_cast<uint64_t>(g.out_channels / g.group * g.out_positions()) * device_element_size(y_dtype);
+  const uint64_t x_group =
+      static_cast<uint64_t>(g.in_channels / g.group * g.in_positions()) * device_element_size(x_dtype);
+  const uint64_t y_group =
+      static_cast<uint64_t>(g.out_channels / g.group * g.out_positions()) * device_element_size(y_dtype);
   return std::max(x_group, y_group) <= room;
 }
 
@@ -175,7 +178,8 @@ WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder
                        {}, "conv windowed identity check");
   const gpu::BufferBinding bindings[] = {w.binding(kc.gpu), check.diagonal.binding(kc.gpu),
                                          check.flag.binding(kc.gpu)};
-  detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16, "conv windowed identity check");
+  detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16,
+                   "conv windowed identity check");
   return check;
 }
 
@@ -201,7 +205,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   }
   if (diag.shape() != Shape{g.in_channels} || diag.dtype() != DType::f32) {
     throw std::invalid_argument(fmt::format("conv: the overlap-add diagonal must be f32 [{}], got {} {}",
-                                            g.in_channels, dtype_name(diag.dtype()), shape_string(diag.shape())));
+                                            g.in_channels, dtype_name(diag.dtype()),
+                                            shape_string(diag.shape())));
   }
   const bool checked = flag_tensor.defined();
   if (checked && !w.defined()) throw std::invalid_argument("conv: a checked overlap-add needs the weight W");
@@ -212,7 +217,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
   u.offsets[1] = 0;
-  if (diag.element_offset(kc.gpu) != 0) throw std::invalid_argument("conv: the overlap-add diagonal must not be a view");
+  if (diag.element_offset(kc.gpu) != 0)
+    throw std::invalid_argument("conv: the overlap-add diagonal must not be a view");
   int b = 2;
   if (checked) {
     bindings.push_back(flag_tensor.binding(kc.gpu));
@@ -282,7 +288,8 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   }
   // Few channels but one group of one batch over the binding limit: the gemm path windows X and Y.
   if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
-      !direct_fits(g, x.dtype(), y.dtype(), limits) && detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
+      !direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
   }
   switch (path) {

@@ -41,10 +41,12 @@ int64_t batches_per_chunk(const ConvGeometry& g, DType x_dtype, DType y_dtype, c
   const ConvGemmSizes s = sizes(g);
   const int64_t y_batch = g.out_channels * s.positions, x_batch = g.in_channels * g.in_positions();
   const int64_t views = static_cast<int64_t>(limits.binding - std::min(limits.binding, limits.slack));
-  int64_t nb = std::min<int64_t>(g.batch, static_cast<int64_t>(limits.columns) / std::max<int64_t>(s.batch_bytes, 1));
+  int64_t nb =
+      std::min<int64_t>(g.batch, static_cast<int64_t>(limits.columns) / std::max<int64_t>(s.batch_bytes, 1));
   nb = std::min(nb, views / std::max<int64_t>(y_batch * element_bytes(y_dtype), 1));
   nb = std::min(nb, views / std::max<int64_t>(x_batch * element_bytes(x_dtype), 1));
-  if (nb < g.batch && ((y_dtype == DType::f16 && y_batch % 2 != 0) || (x_dtype == DType::f16 && x_batch % 2 != 0)))
+  if (nb < g.batch &&
+      ((y_dtype == DType::f16 && y_batch % 2 != 0) || (x_dtype == DType::f16 && x_batch % 2 != 0)))
     return 0;
   return nb;
 }
@@ -112,8 +114,8 @@ bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const C
                           static_cast<int64_t>(limits.binding);
   const bool y_windowed = y_numel * element_bytes(y_dtype) + static_cast<int64_t>(limits.slack) >
                           static_cast<int64_t>(limits.binding);
-  return plan_positions(g, positions_per_chunk(g, limits.columns), x_windowed, limits.window_elements(x_dtype),
-                        y_windowed, limits.window_elements(y_dtype)) > 0;
+  return plan_positions(g, positions_per_chunk(g, limits.columns), x_windowed,
+                        limits.window_elements(x_dtype), y_windowed, limits.window_elements(y_dtype)) > 0;
 }
 
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
@@ -146,7 +148,8 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     return;
   }
   const int64_t nb = batches_per_chunk(g, x.dtype(), y.dtype(), limits);
-  const int64_t x_elements = limits.window_elements(x.dtype()), y_elements = limits.window_elements(y.dtype());
+  const int64_t x_elements = limits.window_elements(x.dtype()),
+                y_elements = limits.window_elements(y.dtype());
   const int64_t pc = nb > 0 ? s.positions
                             : plan_positions(g, positions_per_chunk(g, limits.columns), !x_whole, x_elements,
                                              !y_whole, y_elements);
@@ -226,9 +229,10 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
           y_whole ? g.out_channels : std::min(g.out_channels, 1 + (y_elements - count) / out_positions);
       for (int64_t o0 = 0; o0 < g.out_channels; o0 += per_y_window) {
         const int64_t o1 = std::min(g.out_channels, o0 + per_y_window);
-        const Window yw = y_whole ? Window{y, 0}
-                                  : window(kc, y, (n * g.out_channels + o0) * out_positions + p0,
-                                           (n * g.out_channels + o1 - 1) * out_positions + p0 + count, limits);
+        const Window yw = y_whole
+                              ? Window{y, 0}
+                              : window(kc, y, (n * g.out_channels + o0) * out_positions + p0,
+                                       (n * g.out_channels + o1 - 1) * out_positions + p0 + count, limits);
         ConvUniforms su = u;
         su.x_base = 0;
         su.first_row = u32(o0, "output channel");

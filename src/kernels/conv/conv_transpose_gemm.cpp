@@ -13,7 +13,6 @@
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
-
 #include "kernels/common/tensor_access.h"
 #include "kernels/conv/conv_uniforms.h"
 #include "kernels/gemm/gemm.h"
@@ -30,12 +29,15 @@ int64_t batches_per_chunk(const ConvGeometry& g, DType x_dtype, DType y_dtype, c
   // The column chunk and the X and Y views the GEMM and col2im bind all stay under the limits.
   const int64_t x_batch = g.in_positions() * g.in_channels, y_batch = g.out_positions() * g.out_channels;
   const int64_t views = static_cast<int64_t>(limits.binding - std::min(limits.binding, limits.slack));
-  int64_t nb = std::min<int64_t>(
-      g.batch, static_cast<int64_t>(limits.columns) / std::max<int64_t>(g.in_positions() * columns(g) * 4, 1));
-  nb = std::min(nb, views / std::max<int64_t>(x_batch * static_cast<int64_t>(device_element_size(x_dtype)), 1));
-  nb = std::min(nb, views / std::max<int64_t>(y_batch * static_cast<int64_t>(device_element_size(y_dtype)), 1));
+  int64_t nb = std::min<int64_t>(g.batch, static_cast<int64_t>(limits.columns) /
+                                              std::max<int64_t>(g.in_positions() * columns(g) * 4, 1));
+  nb = std::min(nb,
+                views / std::max<int64_t>(x_batch * static_cast<int64_t>(device_element_size(x_dtype)), 1));
+  nb = std::min(nb,
+                views / std::max<int64_t>(y_batch * static_cast<int64_t>(device_element_size(y_dtype)), 1));
   // A float16 X or Y cannot be viewed at an odd batch offset.
-  if (nb < g.batch && ((x_dtype == DType::f16 && x_batch % 2 != 0) || (y_dtype == DType::f16 && y_batch % 2 != 0)))
+  if (nb < g.batch &&
+      ((x_dtype == DType::f16 && x_batch % 2 != 0) || (y_dtype == DType::f16 && y_batch % 2 != 0)))
     return 0;
   return nb;
 }
@@ -55,7 +57,8 @@ int64_t rows_per_chunk(const ConvGeometry& g, DType x_dtype, DType y_dtype, cons
   const int64_t room = static_cast<int64_t>(limits.binding) - static_cast<int64_t>(limits.slack);
   if (g.batch * g.in_channels * g.in_positions() * static_cast<int64_t>(device_element_size(x_dtype)) > room)
     rows = std::min(rows, limits.window_elements(x_dtype) / inner * inner);
-  if (g.batch * g.out_channels * g.out_positions() * static_cast<int64_t>(device_element_size(y_dtype)) > room &&
+  if (g.batch * g.out_channels * g.out_positions() * static_cast<int64_t>(device_element_size(y_dtype)) >
+          room &&
       g.out_positions() > limits.window_elements(y_dtype))
     return 0;
   return rows;
@@ -63,8 +66,10 @@ int64_t rows_per_chunk(const ConvGeometry& g, DType x_dtype, DType y_dtype, cons
 
 }  // namespace
 
-bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits) {
-  return batches_per_chunk(g, x_dtype, y_dtype, limits) > 0 || rows_per_chunk(g, x_dtype, y_dtype, limits) > 0;
+bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype,
+                              const ChunkLimits& limits) {
+  return batches_per_chunk(g, x_dtype, y_dtype, limits) > 0 ||
+         rows_per_chunk(g, x_dtype, y_dtype, limits) > 0;
 }
 
 void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
@@ -86,7 +91,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   }
   const bool x_whole = x.device_bytes() + limits.slack <= limits.binding;
   const bool y_whole = y.device_bytes() + limits.slack <= limits.binding;
-  const int64_t x_elements = limits.window_elements(x.dtype()), y_elements = limits.window_elements(y.dtype());
+  const int64_t x_elements = limits.window_elements(x.dtype()),
+                y_elements = limits.window_elements(y.dtype());
   const Tensor col = Tensor::empty(pool, DType::f32, {nb > 0 ? nb * p_in * ck : rc * ck});
   recorder.retain(col.storage());
   Tensor slab;
@@ -100,7 +106,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   auto run_gemm = [&](const Tensor& a, const Tensor& out) {
     if (packed) {
       const gemm::GemmProblem p = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), true, *packed);
-      gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, Tensor(), packed, Tensor(), out}, gemm_options);
+      gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, Tensor(), packed, Tensor(), out},
+                        gemm_options);
       return;
     }
     const Tensor b = w.reshape({g.in_channels, ck});
@@ -156,8 +163,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       std::vector<gpu::BufferBinding> bindings = {chunk_col.binding(kc.gpu)};
       if (bias.defined() && !accumulate) bindings.push_back(bias.binding(kc.gpu));
       bindings.push_back(yw.view.binding(kc.gpu));
-      const int64_t invocations = whole ? static_cast<int64_t>(u.chunk[1]) * g.out_channels * positions
-                                        : (o1 - o0) * positions;
+      const int64_t invocations =
+          whole ? static_cast<int64_t>(u.chunk[1]) * g.out_channels * positions : (o1 - o0) * positions;
       dispatch(kc, recorder, gather_pipeline(accumulate, activate), bindings, gu, invocations,
                "conv transpose col2im");
     }
@@ -235,7 +242,8 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       const int64_t step = y_whole ? per_batch : y_elements;
       for (int64_t e0 = 0; e0 < per_batch; e0 += step) {
         const int64_t e1 = std::min(per_batch, e0 + step);
-        const Window yw = y_whole ? Window{y, 0} : window(kc, y, n * per_batch + e0, n * per_batch + e1, limits);
+        const Window yw =
+            y_whole ? Window{y, 0} : window(kc, y, n * per_batch + e0, n * per_batch + e1, limits);
         ConvUniforms au = u;
         au.chunk[0] = u32(n, "batch");
         au.first_row = u32(e0, "element");

@@ -87,7 +87,8 @@ int64_t ChunkLimits::window_elements(DType dtype) const {
   return std::max<int64_t>(elements, 0);
 }
 
-Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end, const ChunkLimits& limits) {
+Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end,
+              const ChunkLimits& limits) {
   const int64_t n = t.numel();
   begin = std::clamp<int64_t>(begin, 0, n);
   end = std::clamp<int64_t>(end, begin, n);

@@ -67,7 +67,8 @@ struct Window {
   Tensor view;
   int64_t base = 0;
 };
-Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end, const ChunkLimits& limits);
+Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end,
+              const ChunkLimits& limits);
 
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
