@@ -42,117 +42,6 @@ std::string flag(bool on) {
   return on ? "1" : "0";
 }
 
-// Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
-void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Tensor& y, const ConvOptions& options) {
-  ConvUniforms u = detail::make_uniforms(g);
-  u.activation_alpha = options.activation_alpha;
-  const bool empty_input = x.numel() == 0 || w.numel() == 0;
-  const Tensor xb = empty_input ? detail::placeholder(pool, recorder) : x;
-  const Tensor wb = empty_input ? detail::placeholder(pool, recorder) : w;
-  if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
-                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
-                      {"HAS_BIAS", flag(bias.defined())}};
-  detail::add_activation(v, options.activation);
-  std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
-  int b = 2;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
-  bindings.push_back(y.binding(kc.gpu));
-  v["PARAMS_BINDING"] = std::to_string(b);
-  u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
-  u.offsets[1] = empty_input ? 0 : w.element_offset(kc.gpu);
-  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
-  u.offsets[3] = y.element_offset(kc.gpu);
-  const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
-  const auto& pipeline =
-      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
-  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
-                   g.transpose ? "conv transpose direct" : "conv direct");
-}
-
-// The direct kernels on tensors larger than one binding: slices of whole batches, else of whole
-// groups of one batch (each a view of X, Y, W and the bias, run as its own smaller geometry: the
-// same arithmetic per output). Throws gpu::DeviceLimitError when one group of one batch does not
-// fit (a group-1 Conv then needs the gemm path, which windows X by input channels).
-void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                          const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                          const Tensor& y, const ConvOptions& options, const detail::ChunkLimits& limits) {
-  const uint64_t room = limits.binding - std::min(limits.binding, limits.slack);
-  auto fits = [&](const Tensor& t) { return !t.defined() || t.numel() == 0 || t.device_bytes() <= room; };
-  if (fits(x) && fits(y) && fits(w)) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
-  const int64_t x_batch = x.numel() / std::max<int64_t>(g.batch, 1),
-                y_batch = y.numel() / std::max<int64_t>(g.batch, 1);
-  const auto x_size = static_cast<uint64_t>(device_element_size(x.dtype()));
-  const auto y_size = static_cast<uint64_t>(device_element_size(y.dtype()));
-  const int64_t nb = std::min<int64_t>(
-      g.batch, static_cast<int64_t>(room / std::max<uint64_t>({x_batch * x_size, y_batch * y_size, 1})));
-  const bool f16_odd =
-      (x.dtype() == DType::f16 && x_batch % 2 != 0) || (y.dtype() == DType::f16 && y_batch % 2 != 0);
-  if (nb >= 1 && fits(w) && !(f16_odd && nb < g.batch)) {
-    for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
-      ConvGeometry part = g;
-      part.batch = std::min(nb, g.batch - n0);
-      record_direct(kc, recorder, pool, part, x.slice_outer(n0, n0 + part.batch), w, bias,
-                    y.slice_outer(n0, n0 + part.batch), options);
-    }
-    return;
-  }
-  // Groups of one batch: channels [k * per_group, (k + count) * per_group) of X and Y, the weight
-  // rows of those groups (Conv: output channels; ConvTranspose: input channels), their biases.
-  const int64_t in_per_group = g.in_channels / g.group, out_per_group = g.out_channels / g.group;
-  const int64_t w_rows = w.shape()[0] / g.group;
-  const uint64_t group_bytes = std::max<uint64_t>(
-      {in_per_group * g.in_positions() * x_size, out_per_group * g.out_positions() * y_size,
-       w_rows * (w.numel() / std::max<int64_t>(w.shape()[0], 1)) * device_element_size(w.dtype()), 1});
-  const int64_t gc = std::min<int64_t>(g.group, static_cast<int64_t>(room / group_bytes));
-  if (gc < 1) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "conv: one group of one batch ({} bytes of X, Y or W) exceeds the storage binding limit of {} bytes "
-        "on the direct path ({})",
-        group_bytes, limits.binding, g.describe()));
-  }
-  auto view = [](const Tensor& t, int64_t batch, int64_t per_batch_rows, int64_t r0, int64_t r1) {
-    const int64_t rows = t.shape()[1] * t.shape()[0];  // [N, C, ...] -> rows of channels
-    Tensor flat = t.reshape({rows, t.numel() / std::max<int64_t>(rows, 1)});
-    Tensor part = flat.slice_outer(batch * per_batch_rows + r0, batch * per_batch_rows + r1);
-    Shape shape = t.shape();
-    shape[0] = 1;
-    shape[1] = r1 - r0;
-    return part.reshape(shape);
-  };
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t g0 = 0; g0 < g.group; g0 += gc) {
-      const int64_t count = std::min(gc, g.group - g0);
-      ConvGeometry part = g;
-      part.batch = 1;
-      part.group = count;
-      part.in_channels = count * in_per_group;
-      part.out_channels = count * out_per_group;
-      const Tensor xs = view(x, n, g.in_channels, g0 * in_per_group, (g0 + count) * in_per_group);
-      const Tensor ys = view(y, n, g.out_channels, g0 * out_per_group, (g0 + count) * out_per_group);
-      const Tensor ws = w.slice_outer(g0 * w_rows, (g0 + count) * w_rows);
-      const Tensor bs =
-          bias.defined() ? bias.slice_outer(g0 * out_per_group, (g0 + count) * out_per_group) : Tensor();
-      record_direct(kc, recorder, pool, part, xs, ws, bs, ys, options);
-    }
-  }
-}
-
-// Whether the direct path can run `g` within the binding limit: its X, Y and W fit, or slices of
-// whole batches or of whole groups of one batch do.
-bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const detail::ChunkLimits& limits) {
-  const uint64_t room = limits.binding - std::min(limits.binding, limits.slack);
-  const uint64_t x_group =
-      static_cast<uint64_t>(g.in_channels / g.group * g.in_positions()) * device_element_size(x_dtype);
-  const uint64_t y_group =
-      static_cast<uint64_t>(g.out_channels / g.group * g.out_positions()) * device_element_size(y_dtype);
-  return std::max(x_group, y_group) <= room;
-}
-
 bool overlap_add_applies(const ConvGeometry& g) {
   return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
          g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
@@ -258,6 +147,42 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
 
 }  // namespace
 
+namespace detail {
+
+// Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
+void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options) {
+  ConvUniforms u = make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
+  const bool empty_input = x.numel() == 0 || w.numel() == 0;
+  const Tensor xb = empty_input ? placeholder(pool, recorder) : x;
+  const Tensor wb = empty_input ? placeholder(pool, recorder) : w;
+  if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
+                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
+                      {"HAS_BIAS", flag(bias.defined())}};
+  add_activation(v, options.activation);
+  std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
+  int b = 2;
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  bindings.push_back(y.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b);
+  u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
+  u.offsets[1] = empty_input ? 0 : w.element_offset(kc.gpu);
+  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = y.element_offset(kc.gpu);
+  const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
+  const auto& pipeline =
+      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
+  dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
+           g.transpose ? "conv transpose direct" : "conv direct");
+}
+
+}  // namespace detail
+
 ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
   if (g.in_positions() == 0 || g.out_positions() == 0 || g.batch == 0) return ConvPath::direct;
   const int64_t taps = g.kernel_elements();
@@ -288,19 +213,19 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   }
   // Few channels but one group of one batch over the binding limit: the gemm path windows X and Y.
   if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
-      !direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      !detail::direct_fits(g, x.dtype(), y.dtype(), limits) &&
       detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
   }
   switch (path) {
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
-      if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+      if (x.numel() == 0) return detail::record_direct(kc, recorder, pool, g, x, w, bias, y, options);
       return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limits, options);
     case ConvPath::overlap_add:
       throw std::invalid_argument("conv: overlap_add is a ConvTranspose path");
     default:
-      return record_direct_sliced(kc, recorder, pool, g, x, w, bias, y, options, limits);
+      return detail::record_direct_sliced(kc, recorder, pool, g, x, w, bias, y, options, limits);
   }
 }
 
@@ -320,7 +245,7 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
     path = ConvPath::direct;
   }
   if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
-      weights.w.defined() && !direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      weights.w.defined() && !detail::direct_fits(g, x.dtype(), y.dtype(), limits) &&
       detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
   }
@@ -343,7 +268,7 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
       return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y,
                                                 limits, options);
   }
-  record_direct_sliced(kc, recorder, pool, g, x, weights.w, bias, y, options, limits);
+  detail::record_direct_sliced(kc, recorder, pool, g, x, weights.w, bias, y, options, limits);
 }
 
 WindowedIdentityCheck record_windowed_identity_check(const KernelContext& kc, gpu::CommandRecorder& recorder,

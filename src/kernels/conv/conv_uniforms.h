@@ -73,6 +73,17 @@ Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t e
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
 
+// The direct kernels (conv.cpp) on tensors that fit the binding limit, and in slices of batches or
+// groups when they do not (conv_direct_slices.cpp; DeviceLimitError when one group of one batch does
+// not fit); direct_fits says whether such slices fit.
+void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options);
+void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                          const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                          const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
+bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
+
 // The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits `limit`
 // bytes, and the recording. Tensors are validated by the caller.
 bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
