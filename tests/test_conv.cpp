@@ -1,8 +1,10 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
 // output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk
-// limit, overlap-add; 3-D on the direct path), fused activations, f32 and f16 storage, empty
-// spatial inputs, the attribute formulas and bad input. Every output is poisoned before the run.
+// limit, overlap-add; 3-D on the direct path), X and Y bound in windows / slices under a reduced
+// binding limit (and one real input over lavapipe's 128 MiB), fused activations, f32 and f16
+// storage, empty spatial inputs, the attribute formulas and bad input. Every output is poisoned before the
+// run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -256,6 +258,142 @@ TEST(Conv, PointwiseGemmReadsInputDirectly) {
   EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
 }
 
+// X and Y larger than the binding limit (ConvOptions::max_binding_bytes lowered): bound in windows
+// of input channels (a band of input rows at the ends) and of output channels, the columns in
+// chunks of output positions. `channels_per_window` ~ whole input channels one binding holds
+// (0.3: not even one channel, the band of rows alone).
+TEST(Conv, GemmWindowedInputAndOutput) {
+  Random r(test_seed());
+  struct Windowed {
+    Shape x, w;
+    std::vector<int64_t> strides, dilations, pads;
+  };
+  const Windowed cases[] = {
+      {{1, 5, 37, 29}, {7, 5, 3, 3}, {1, 1}, {1, 1}, {1, 1, 1, 1}},
+      {{2, 5, 37, 29}, {7, 5, 3, 2}, {2, 1}, {2, 3}, {2, 0, 1, 3}},
+      {{2, 5, 701}, {7, 5, 5}, {2}, {3}, {4, 4}},
+      {{1, 3, 9, 11, 10}, {4, 3, 3, 2, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2, 1, 1, 1}},
+  };
+  for (const Windowed& wc : cases) {
+    ConvCase c;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    c.attributes.strides = wc.strides;
+    c.attributes.dilations = wc.dilations;
+    c.attributes.pads = wc.pads;
+    const int64_t in_positions = element_count(wc.x) / wc.x[0] / wc.x[1];
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (const double channels_per_window : {2.5, 0.3}) {
+        ConvOptions options{ConvPath::gemm, 0};
+        const double bytes =
+            channels_per_window * in_positions * static_cast<double>(device_element_size(dtype));
+        options.max_binding_bytes = 272 + static_cast<uint64_t>(bytes);
+        ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
+// A real input over the device's binding limit (145 MiB > lavapipe's 128 MiB; skipped where bindings
+// are larger): the automatic path (few output channels, yet gemm: one batch is over the limit for
+// the direct path) runs im2col per window of input channels.
+TEST(Conv, InputOverDeviceBindingLimit) {
+  ConvCase c;
+  c.x_shape = {1, 17, 2048, 1040};
+  c.w_shape = {3, 17, 1, 1};
+  const uint64_t x_bytes = element_count(c.x_shape) * 4;
+  if (gpu().context.limits().maxStorageBufferBindingSize >= x_bytes) GTEST_SKIP() << "bindings hold X whole";
+  Random r(test_seed());
+  EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
+}
+
+// ConvTranspose on the gemm path with X and Y larger than the binding limit: input rows gathered
+// per window of input channels, col2im and the in-place activation per window of Y.
+TEST(ConvTranspose, GemmWindowedInputAndOutput) {
+  Random r(test_seed());
+  struct Windowed {
+    Shape x, w;
+    int64_t stride, pad;
+  };
+  const Windowed cases[] = {{{1, 12, 23, 19}, {12, 7, 3, 3}, 2, 1}, {{2, 9, 301}, {9, 7, 4}, 2, 1}};
+  for (const Windowed& wc : cases) {
+    ConvCase c;
+    c.transpose = true;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    const int64_t rank = static_cast<int64_t>(wc.x.size()) - 2;
+    c.attributes.strides.assign(rank, wc.stride);
+    c.attributes.pads.assign(2 * rank, wc.pad);
+    const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
+    for (DType dtype : {DType::f32, DType::f16}) {
+      for (const auto activation : {kernels::gemm::Activation::none, kernels::gemm::Activation::tanh}) {
+        ConvOptions options{ConvPath::gemm, 0};
+        options.activation = activation;
+        // About 2.5 output channels of Y per binding (more than 2.5 input channels of X).
+        options.max_binding_bytes =
+            272 +
+            static_cast<uint64_t>(2.5 * g.out_positions() * static_cast<double>(device_element_size(dtype)));
+        ASSERT_LT(options.max_binding_bytes, element_count(wc.x) * device_element_size(dtype));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
+// The direct paths (grouped / depthwise Conv and ConvTranspose) with X and Y larger than the binding
+// limit: slices of whole batches, else of whole groups of one batch.
+TEST(Conv, DirectSlicedByBatchesAndGroups) {
+  Random r(test_seed());
+  struct Sliced {
+    bool transpose;
+    Shape x, w;
+    int64_t group;
+  };
+  const Sliced cases[] = {
+      {false, {3, 6, 20, 17}, {6, 1, 3, 3}, 6},  // depthwise 2-D
+      {false, {2, 8, 301}, {12, 2, 5}, 4},       // grouped 1-D
+      {true, {2, 6, 40}, {6, 2, 4}, 3},          // grouped ConvTranspose 1-D
+  };
+  for (const Sliced& sc : cases) {
+    ConvCase c;
+    c.transpose = sc.transpose;
+    c.x_shape = sc.x;
+    c.w_shape = sc.w;
+    c.attributes.group = sc.group;
+    c.attributes.strides.assign(sc.x.size() - 2, sc.transpose ? 2 : 1);
+    c.attributes.pads.assign(2 * (sc.x.size() - 2), 1);
+    const ConvGeometry g = sc.transpose ? resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes)
+                                        : resolve_conv(c.x_shape, c.w_shape, c.attributes);
+    const int64_t batch_elements = std::max(element_count(sc.x), element_count(g.output_shape())) / sc.x[0];
+    for (DType dtype : {DType::f32, DType::f16}) {
+      // Bindings of about 1.5 batches (batch slices), then of about 2.5 groups of a batch.
+      for (const double batches : {1.5, 2.5 / static_cast<double>(sc.group)}) {
+        ConvOptions options{ConvPath::direct, 0};
+        options.max_binding_bytes =
+            272 +
+            static_cast<uint64_t>(batches * batch_elements * static_cast<double>(device_element_size(dtype)));
+        const double err = run_case(c, dtype, options, r);
+        std::printf("    binding limit %llu bytes\n",
+                    static_cast<unsigned long long>(options.max_binding_bytes));
+        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+            << describe(c) << " binding limit " << options.max_binding_bytes;
+        c.bias = !c.bias;
+      }
+    }
+  }
+}
+
 ConvCase overlap_add_case(int64_t n_fft, int64_t hop, int64_t frames, int64_t pad) {
   ConvCase c;
   c.transpose = true;
@@ -344,7 +482,8 @@ TEST(ConvTranspose, WindowedIdentityOverlapAddTiled) {
     for (DType dtype : {DType::f32, DType::f16}) {
       auto wd = round_to_dtype(*w, dtype);
       const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
-      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << (w == &dense ? "dense fallback" : "identity");
+      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+          << (w == &dense ? "dense fallback" : "identity");
     }
   }
   ConvOptions options{ConvPath::overlap_add, 0};

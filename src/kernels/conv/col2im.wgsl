@@ -3,7 +3,8 @@
 // chunk's region, the taps whose source i (o + pad - k * d = i * s) lies in the chunk's input rows
 // [chunk.z, chunk.w). Each output is written once per chunk (no atomics): the first chunk of a batch
 // starts from the bias, later chunks (ACCUMULATE) add to what earlier ones wrote. ACTIVATE: the
-// chunk completes its outputs, apply the fused activation.
+// chunk completes its outputs, apply the fused activation. A one-batch dispatch may cover only the
+// output channels from first_row on, Y bound from its flat element y_base on (one window of Y).
 #include "conv/conv_common.wgsl"
 #include "gemm/activation.wgsl"
 @group(0) @binding(0) var<storage, read> col: array<f32>;
@@ -19,13 +20,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let c_out = params.out_size.w;
   let positions = params.region.y - params.region.x;
   let p = params.region.x + idx % positions;
-  let co = (idx / positions) % c_out;
+  let co = params.first_row + (idx / positions) % c_out;
   let nl = idx / (positions * c_out);  // batch within the chunk
   let n = params.chunk.x + nl;
   let o = unflatten(p, params.out_size.xyz);
   let taps = params.kernel.x * params.kernel.y * params.kernel.z;
   let rows = params.chunk.w - params.chunk.z;
-  let y_index = params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p;
+  let y_index = params.offsets.w + (n * c_out + co) * (params.out_size.x * params.out_size.y * params.out_size.z) + p - params.y_base;
 #if ACCUMULATE
   var acc = load_y(y_index);
 #else

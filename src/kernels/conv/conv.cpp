@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "gpu/gpu_error.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/conv/conv_uniforms.h"
 #include "kernels/shader_template.h"
@@ -40,38 +42,6 @@ std::string flag(bool on) {
   return on ? "1" : "0";
 }
 
-// Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
-void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Tensor& y, const ConvOptions& options) {
-  ConvUniforms u = detail::make_uniforms(g);
-  u.activation_alpha = options.activation_alpha;
-  const bool empty_input = x.numel() == 0 || w.numel() == 0;
-  const Tensor xb = empty_input ? detail::placeholder(pool, recorder) : x;
-  const Tensor wb = empty_input ? detail::placeholder(pool, recorder) : w;
-  if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
-                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
-                      {"HAS_BIAS", flag(bias.defined())}};
-  detail::add_activation(v, options.activation);
-  std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
-  int b = 2;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
-  bindings.push_back(y.binding(kc.gpu));
-  v["PARAMS_BINDING"] = std::to_string(b);
-  u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
-  u.offsets[1] = empty_input ? 0 : w.element_offset(kc.gpu);
-  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
-  u.offsets[3] = y.element_offset(kc.gpu);
-  const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
-  const auto& pipeline =
-      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
-  detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
-                   g.transpose ? "conv transpose direct" : "conv direct");
-}
-
 bool overlap_add_applies(const ConvGeometry& g) {
   return g.transpose && g.spatial_rank() == 1 && g.group == 1 && g.out_channels == 1 &&
          g.kernel[0] == g.in_channels && g.dilations[0] == 1 && g.in_positions() > 0;
@@ -97,7 +67,8 @@ WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder
                        {}, "conv windowed identity check");
   const gpu::BufferBinding bindings[] = {w.binding(kc.gpu), check.diagonal.binding(kc.gpu),
                                          check.flag.binding(kc.gpu)};
-  detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16, "conv windowed identity check");
+  detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16,
+                   "conv windowed identity check");
   return check;
 }
 
@@ -123,7 +94,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   }
   if (diag.shape() != Shape{g.in_channels} || diag.dtype() != DType::f32) {
     throw std::invalid_argument(fmt::format("conv: the overlap-add diagonal must be f32 [{}], got {} {}",
-                                            g.in_channels, dtype_name(diag.dtype()), shape_string(diag.shape())));
+                                            g.in_channels, dtype_name(diag.dtype()),
+                                            shape_string(diag.shape())));
   }
   const bool checked = flag_tensor.defined();
   if (checked && !w.defined()) throw std::invalid_argument("conv: a checked overlap-add needs the weight W");
@@ -134,7 +106,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   detail::add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), diag.binding(kc.gpu)};
   u.offsets[1] = 0;
-  if (diag.element_offset(kc.gpu) != 0) throw std::invalid_argument("conv: the overlap-add diagonal must not be a view");
+  if (diag.element_offset(kc.gpu) != 0)
+    throw std::invalid_argument("conv: the overlap-add diagonal must not be a view");
   int b = 2;
   if (checked) {
     bindings.push_back(flag_tensor.binding(kc.gpu));
@@ -174,6 +147,42 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
 
 }  // namespace
 
+namespace detail {
+
+// Direct Conv / ConvTranspose: bindings x, w, [bias], y, params.
+void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options) {
+  ConvUniforms u = make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
+  const bool empty_input = x.numel() == 0 || w.numel() == 0;
+  const Tensor xb = empty_input ? placeholder(pool, recorder) : x;
+  const Tensor wb = empty_input ? placeholder(pool, recorder) : w;
+  if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
+                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
+                      {"HAS_BIAS", flag(bias.defined())}};
+  add_activation(v, options.activation);
+  std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
+  int b = 2;
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  bindings.push_back(y.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b);
+  u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
+  u.offsets[1] = empty_input ? 0 : w.element_offset(kc.gpu);
+  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = y.element_offset(kc.gpu);
+  const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
+  const auto& pipeline =
+      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
+  dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
+           g.transpose ? "conv transpose direct" : "conv direct");
+}
+
+}  // namespace detail
+
 ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
   if (g.in_positions() == 0 || g.out_positions() == 0 || g.batch == 0) return ConvPath::direct;
   const int64_t taps = g.kernel_elements();
@@ -196,21 +205,27 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   check_common(g, x, bias, y);
   check_tensor(w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
-  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, false) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
-      !detail::conv_gemm_fits(g, y.dtype(), limit)) {
+      !detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
+  }
+  // Few channels but one group of one batch over the binding limit: the gemm path windows X and Y.
+  if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
+      !detail::direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
+    path = ConvPath::gemm;
   }
   switch (path) {
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
-      if (x.numel() == 0) return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
-      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limit, options);
+      if (x.numel() == 0) return detail::record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+      return detail::record_conv_gemm(kc, recorder, pool, g, x, w, bias, y, limits, options);
     case ConvPath::overlap_add:
       throw std::invalid_argument("conv: overlap_add is a ConvTranspose path");
     default:
-      return record_direct(kc, recorder, pool, g, x, w, bias, y, options);
+      return detail::record_direct_sliced(kc, recorder, pool, g, x, w, bias, y, options, limits);
   }
 }
 
@@ -221,13 +236,18 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   check_common(g, x, bias, y);
   if (weights.w.defined()) check_tensor(weights.w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
-  const uint64_t limit = detail::chunk_limit(kc, options.max_chunk_bytes);
+  const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
   const bool has_diagonal = weights.diagonal.has_value() || weights.diagonal_device.defined() ||
                             (weights.check_windowed_identity && weights.w.defined());
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
-      !detail::conv_transpose_gemm_fits(g, limit)) {
+      !detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::direct;
+  }
+  if (options.path == ConvPath::automatic && path == ConvPath::direct && g.group == 1 && x.numel() > 0 &&
+      weights.w.defined() && !detail::direct_fits(g, x.dtype(), y.dtype(), limits) &&
+      detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
+    path = ConvPath::gemm;
   }
   if (path == ConvPath::overlap_add) {
     if (!has_diagonal || !overlap_add_applies(g) ||
@@ -246,9 +266,9 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
     if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
     if (x.numel() != 0)
       return detail::record_conv_transpose_gemm(kc, recorder, pool, g, weights.w, weights.packed, x, bias, y,
-                                                limit, options);
+                                                limits, options);
   }
-  record_direct(kc, recorder, pool, g, x, weights.w, bias, y, options);
+  detail::record_direct_sliced(kc, recorder, pool, g, x, weights.w, bias, y, options, limits);
 }
 
 WindowedIdentityCheck record_windowed_identity_check(const KernelContext& kc, gpu::CommandRecorder& recorder,

@@ -30,6 +30,10 @@ struct ConvOptions {
   // Largest column-buffer chunk in bytes; 0 = min(maxStorageBufferBindingSize, 256 MiB). Tests
   // set it small to force chunked runs.
   uint64_t max_chunk_bytes = 0;
+  // Largest binding of X or Y (or a view of them) in bytes; 0 = maxStorageBufferBindingSize.
+  // Larger tensors are bound in windows (input channels / rows a chunk reads, output channels /
+  // positions it writes). Tests set it small to force windowed runs.
+  uint64_t max_binding_bytes = 0;
   // An activation applied to every output after the bias (a fused following Relu, Sigmoid, ...).
   gemm::Activation activation = gemm::Activation::none;
   float activation_alpha = 0.01f;  // leaky_relu's slope

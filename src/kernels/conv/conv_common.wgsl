@@ -13,9 +13,9 @@ struct ConvParams {
   region: vec4<u32>,     // x/y: flat output positions [begin, end) written, z: column buffer width
   tap_step: vec4<u32>,   // xyz: s / gcd(s, d), the distance between taps that reach one output
   activation_alpha: f32, // leaky_relu's slope (gemm/activation.wgsl reads params.activation_alpha)
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
+  x_base: u32,           // first flat element of X the X binding window starts at (im2col)
+  first_row: u32,        // im2col: first column row written; scatter: first output channel
+  y_base: u32,           // first flat element of Y the Y binding window starts at (scatter)
 }
 
 fn invocation(wg: vec3<u32>, nwg: vec3<u32>, lid: u32) -> u32 {

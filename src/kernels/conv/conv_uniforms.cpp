@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
 #include <stdexcept>
 #include <utility>
@@ -64,12 +65,44 @@ void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgp
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(groups, kc.gpu.limits()), name);
 }
 
-uint64_t chunk_limit(const KernelContext& kc, uint64_t requested) {
+ChunkLimits chunk_limits(const KernelContext& kc, const ConvOptions& options) {
   // By default at most 256 MiB of columns at a time even where bindings may be larger: beyond
   // that the GEMM is already saturated and the scratch memory would only grow.
   constexpr uint64_t kDefaultCap = uint64_t{256} << 20;
   const uint64_t device = kc.gpu.limits().maxStorageBufferBindingSize;
-  return requested == 0 ? std::min(device, kDefaultCap) : std::min(requested, device);
+  ChunkLimits limits;
+  limits.binding = options.max_binding_bytes == 0 ? device : std::min(options.max_binding_bytes, device);
+  limits.slack = kc.gpu.limits().minStorageBufferOffsetAlignment + 16;
+  // The GEMM keeps its operands `slack` below the binding limit (they may be views).
+  const uint64_t columns = limits.binding - std::min(limits.binding, limits.slack);
+  limits.columns = options.max_chunk_bytes == 0 ? std::min(columns, kDefaultCap)
+                                                : std::min(options.max_chunk_bytes, columns);
+  return limits;
+}
+
+int64_t ChunkLimits::window_elements(DType dtype) const {
+  if (binding <= slack) return 0;
+  // Two elements spare: a float16 window is widened to even bounds.
+  const int64_t elements = static_cast<int64_t>((binding - slack) / device_element_size(dtype)) - 2;
+  return std::max<int64_t>(elements, 0);
+}
+
+Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end,
+              const ChunkLimits& limits) {
+  const int64_t n = t.numel();
+  begin = std::clamp<int64_t>(begin, 0, n);
+  end = std::clamp<int64_t>(end, begin, n);
+  if (t.dtype() == DType::f16) {
+    begin &= ~int64_t{1};
+    end = std::min(n, (end + 1) & ~int64_t{1});
+  }
+  Window w{t.reshape({n}).slice_outer(begin, end), begin};
+  const uint64_t bytes = w.view.binding(kc.gpu).size;
+  if (bytes > limits.binding) {
+    throw std::logic_error(fmt::format("conv: a window of {} elements binds {} bytes, over the limit of {}",
+                                       end - begin, bytes, limits.binding));
+  }
+  return w;
 }
 
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder) {

@@ -28,7 +28,9 @@ struct ConvUniforms {
   uint32_t region[4];    // flat output positions [begin, end), column width
   uint32_t tap_step[4];  // s / gcd(s, d) per dimension
   float activation_alpha;
-  uint32_t pad_[3];
+  uint32_t x_base;     // first flat element of X (im2col) the X binding window starts at
+  uint32_t first_row;  // im2col: first column row written; scatter: first output channel
+  uint32_t y_base;     // scatter: first flat element of Y the Y binding window starts at
 };
 
 constexpr uint32_t kWorkgroupSize = 256;
@@ -47,22 +49,51 @@ void dispatch(const KernelContext& kc, gpu::CommandRecorder& recorder, const wgp
               std::span<const gpu::BufferBinding> bindings, ConvUniforms& u, int64_t invocations,
               const char* name);
 
-// The largest column chunk in bytes (options, else the device limit capped at 256 MiB).
-uint64_t chunk_limit(const KernelContext& kc, uint64_t requested);
+// Byte limits of one run: `columns` for a column-buffer chunk (options.max_chunk_bytes, else the
+// device binding limit capped at 256 MiB), `binding` for any binding of X / Y (a view of them:
+// options.max_binding_bytes, else maxStorageBufferBindingSize), `slack` the bytes a view's binding
+// may add (it starts up to one offset alignment early and ends on a 16-byte boundary).
+struct ChunkLimits {
+  uint64_t columns = 0, binding = 0, slack = 0;
+  // Elements of `dtype` a view may span so that its binding fits `binding` (even, for float16 words).
+  int64_t window_elements(DType dtype) const;
+};
+ChunkLimits chunk_limits(const KernelContext& kc, const ConvOptions& options);
+
+// A view of the flat elements [begin, end) of `t` (widened to even bounds for float16) that a
+// kernel binds in place of `t`, subtracting `base` from its flat indices. Throws std::logic_error
+// if its binding exceeds limits.binding (a planning error, never silently an oversized binding).
+struct Window {
+  Tensor view;
+  int64_t base = 0;
+};
+Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t end,
+              const ChunkLimits& limits);
 
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
 
+// The direct kernels (conv.cpp) on tensors that fit the binding limit, and in slices of batches or
+// groups when they do not (conv_direct_slices.cpp; DeviceLimitError when one group of one batch does
+// not fit); direct_fits says whether such slices fit.
+void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                   const Tensor& y, const ConvOptions& options);
+void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                          const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                          const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
+bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
+
 // The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits `limit`
 // bytes, and the recording. Tensors are validated by the caller.
-bool conv_gemm_fits(const ConvGeometry& g, DType y_dtype, uint64_t limit);
+bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
 void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y, uint64_t limit, const ConvOptions& options);
-bool conv_transpose_gemm_fits(const ConvGeometry& g, uint64_t limit);
+                      const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
+bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
 void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
                                 gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
                                 const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
-                                const Tensor& y, uint64_t limit, const ConvOptions& options);
+                                const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
 
 }  // namespace onda::kernels::conv::detail

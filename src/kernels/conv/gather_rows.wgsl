@@ -1,5 +1,6 @@
 // ConvTranspose GEMM over a chunk of input rows of one batch: copies x[n, ci, r] for r in
-// [chunk.z, chunk.w) into a contiguous f32 slab[ci, r - chunk.z], the GEMM's transposed A.
+// [chunk.z, chunk.w) into a contiguous f32 slab[ci, r - chunk.z], the GEMM's transposed A; channels
+// from first_row on, X bound from its flat element x_base on (one window of input channels).
 #include "conv/conv_common.wgsl"
 {{X_ACCESS}}
 @group(0) @binding(1) var<storage, read_write> slab: array<f32>;
@@ -11,8 +12,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let idx = invocation(wg, nwg, lid);
   if (idx >= params.dilation.w) { return; }
   let rows = params.chunk.w - params.chunk.z;
-  let ci = idx / rows;
+  let ci = params.first_row + idx / rows;
   let r = params.chunk.z + idx % rows;
   let in_positions = params.in_size.x * params.in_size.y * params.in_size.z;
-  slab[params.offsets.w + idx] = load_x(params.offsets.x + (params.chunk.x * params.in_size.w + ci) * in_positions + r);
+  slab[params.offsets.w + params.first_row * rows + idx] =
+      load_x(params.offsets.x + (params.chunk.x * params.in_size.w + ci) * in_positions + r - params.x_base);
 }

@@ -1,5 +1,6 @@
 // Conv GEMM over a chunk of output positions: copies the chunk's result tmp[C_out, p - p_begin]
-// (f32, bias already added by the GEMM epilogue) into y[n, co, p] for p in [region.x, region.y).
+// (f32, bias already added by the GEMM epilogue) into y[n, co, p] for p in [region.x, region.y),
+// output channels from first_row on; Y is bound from its flat element y_base on.
 #include "conv/conv_common.wgsl"
 @group(0) @binding(0) var<storage, read> tmp: array<f32>;
 {{Y_ACCESS}}
@@ -11,8 +12,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let idx = invocation(wg, nwg, lid);
   if (idx >= params.dilation.w) { return; }
   let positions = params.region.y - params.region.x;
-  let co = idx / positions;
+  let co = params.first_row + idx / positions;
   let p = params.region.x + idx % positions;
   let out_positions = params.out_size.x * params.out_size.y * params.out_size.z;
-  store_y(params.offsets.w + (params.chunk.x * params.out_size.w + co) * out_positions + p, tmp[params.offsets.x + idx]);
+  store_y(params.offsets.w + (params.chunk.x * params.out_size.w + co) * out_positions + p - params.y_base,
+          tmp[params.offsets.x + params.first_row * positions + idx]);
 }
