@@ -4,10 +4,10 @@
 // identity (the exported iSTFT overlap-add) runs the overlap-add kernel instead of a dense GEMM; one
 // only on the GPU with that shape is checked there by the overlap-add path.
 //
-// Constant weights (initializers, the usual case) are prepared once per node and kept in its
-// node_state: uploaded once, a dense ConvTranspose weight prepacked for the GEMM, a windowed
-// identity's diagonal extracted (on the host, or checked on the GPU) once. Non-constant weights
-// (computed by the graph) are prepared every run.
+// Constant weights (initializers, the usual case) are uploaded once by the runtime (to_device);
+// a ConvTranspose also keeps in its node_state what it derives from them: a dense weight prepacked
+// for the GEMM, a windowed identity's diagonal extracted (on the host, or checked on the GPU).
+// Non-constant weights (computed by the graph) are prepared every run.
 #include <fmt/format.h>
 
 #include <memory>
@@ -81,39 +81,20 @@ bool constant_weights(const OpContext& context, const std::vector<Value>& inputs
 
 // What a Conv / ConvTranspose node with constant weights keeps across runs (its node_state).
 struct ConvWeightState {
-  Tensor w, bias;  // on the GPU (persistent pool when uploaded by the op)
+  Tensor w, bias;  // on the GPU
   bool overlap_add = false;
   Tensor diagonal, identity_flag;  // windowed identity: f32 [C] (and the GPU check's flag)
   std::unique_ptr<kernels::gemm::PackedB> packed;  // dense ConvTranspose weight for the GEMM
 };
-
-// A constant host value uploaded into the persistent pool (kept across runs), else the value as is.
-Tensor persistent_device(OpContext& context, const Value& v) {
-  if (v.device.defined()) return v.device;
-  return Tensor::upload(context.recorder, context.persistent_pool, v.host.dtype(), v.host.shape(), v.host.data());
-}
 
 std::vector<Value> record_conv(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   check_inputs(node, inputs);
   try {
     const conv::ConvGeometry g =
         conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
-    Tensor w, bias;
-    if (constant_weights(context, inputs)) {
-      auto& slot = *context.node_state;
-      if (!slot) {  // small initializers arrive as host values: uploaded once, not every run
-        auto state = std::make_shared<ConvWeightState>();
-        state->w = persistent_device(context, inputs[1]);
-        if (has_bias(inputs)) state->bias = persistent_device(context, inputs[2]);
-        slot = state;
-      }
-      const auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
-      w = state.w;
-      bias = state.bias;
-    } else {
-      w = context.to_device(inputs[1]);
-      if (has_bias(inputs)) bias = context.to_device(inputs[2]);
-    }
+    // Constant weights that arrive as host values are uploaded once by the runtime's to_device.
+    const Tensor w = context.to_device(inputs[1]);
+    const Tensor bias = has_bias(inputs) ? context.to_device(inputs[2]) : Tensor();
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w, bias,
@@ -145,8 +126,8 @@ std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, cons
                                                         const std::vector<Value>& inputs) {
   const Value& w = inputs[1];
   auto state = std::make_shared<ConvWeightState>();
-  state->w = persistent_device(context, w);
-  if (has_bias(inputs)) state->bias = persistent_device(context, inputs[2]);
+  state->w = context.to_device(w);  // constants: uploaded once by the runtime
+  if (has_bias(inputs)) state->bias = context.to_device(inputs[2]);
   if (conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add) {
     if (w.on_host()) {
       if (auto diagonal = host_diagonal(w)) {
