@@ -21,6 +21,10 @@ namespace onda {
 struct SessionOptions {
   std::string adapter;   // index or name substring; "" = ONDA_ADAPTER or the high-performance adapter
   bool profile = false;  // GPU time per dispatch (timestamp queries), in RunStats::profile
+  // Submit recorded work in pieces (the first after this many dispatches, each later one twice as
+  // large, up to 64x) so the GPU runs while the CPU records the rest; 0: one submit per run.
+  // Profiled runs always submit once.
+  uint32_t first_submit_dispatches = 16;
 };
 
 struct TensorSpec {
@@ -34,13 +38,15 @@ struct ProfileLine {
   std::string node;  // node name (or its first output's name)
   double gpu_ms = 0;
   uint64_t dispatches = 0;
+  std::string input_shapes;  // e.g. "[1,64,128] [256,64,3] -" ("-": an omitted optional input)
 };
 
 struct RunStats {
   double wall_ms = 0;        // run() from inputs to outputs on the host
   double record_ms = 0;      // CPU time planning and recording dispatches
-  double gpu_wait_ms = 0;    // from the submit until the GPU finished
+  double gpu_wait_ms = 0;    // from the last submit until the GPU finished
   uint64_t dispatches = 0;
+  uint64_t submits = 0;      // command buffers submitted (see SessionOptions::first_submit_dispatches)
   // GPU memory, as buffer capacities (the pool's size classes). Values are released after their last
   // reader, so the activation peak follows the widest point of the graph, not the sum of all values.
   uint64_t peak_gpu_bytes = 0;         // peak_activation_bytes + weight_bytes

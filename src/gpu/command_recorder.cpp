@@ -154,6 +154,8 @@ void CommandRecorder::submit() {
   }
   chunks_in_use_ = 0;
   context_.queue().Submit(1, &commands);
+  dispatches_at_submit_ = dispatch_count_;
+  ++submit_count_;
   // Retained resources stay alive until a wait proves the GPU is done with them.
   in_flight_.insert(in_flight_.end(), std::make_move_iterator(retained_.begin()),
                     std::make_move_iterator(retained_.end()));

@@ -62,6 +62,9 @@ class CommandRecorder {
   void submit_and_wait();
 
   size_t dispatch_count() const { return dispatch_count_; }
+  size_t submit_count() const { return submit_count_; }
+  // Dispatches recorded since the last submit (work the GPU has not been given yet).
+  size_t pending_dispatches() const { return dispatch_count_ - dispatches_at_submit_; }
 
   // While set, dispatches are named `scope` instead of the kernel's own name, so the profiler
   // attributes GPU time to what the caller is recording (the runtime uses "OpType\tnode name").
@@ -85,6 +88,8 @@ class CommandRecorder {
   std::vector<UniformChunk> chunks_;
   size_t chunks_in_use_ = 0;
   size_t dispatch_count_ = 0;
+  size_t dispatches_at_submit_ = 0;
+  size_t submit_count_ = 0;
   std::vector<std::shared_ptr<const void>> retained_;
   std::vector<std::shared_ptr<const void>> in_flight_;
   std::vector<wgpu::Buffer> staging_;

@@ -75,6 +75,10 @@ struct Session::Impl {
   std::map<const std::byte*, Tensor> uploaded_constants;
   // Per-node op state kept across runs (prepacked weights).
   std::unordered_map<const Node*, std::shared_ptr<void>> node_states;
+  // Results of host-evaluated nodes whose inputs are all constants (results too large for the
+  // simplifier to fold, e.g. a position embedding built from Range/Expand): the same every run, so
+  // computed once per plan. Marked constant, their GPU copies are cached by to_device as well.
+  std::unordered_map<const Node*, std::vector<HostTensor>> constant_host_results;
   // The graph simplified for the input shapes of the last run (shape arithmetic folded, dead nodes
   // removed): re-planned only when the input shapes change.
   std::optional<Graph> plan;
@@ -82,8 +86,12 @@ struct Session::Impl {
   RunStats stats;
 
   bool profiling = false;
+  uint32_t first_submit_dispatches = 0;
 
-  Impl(Graph g, const SessionOptions& options) : graph(std::move(g)), context(gpu::ContextOptions{options.adapter}) {
+  Impl(Graph g, const SessionOptions& options)
+      : graph(std::move(g)),
+        context(gpu::ContextOptions{options.adapter}),
+        first_submit_dispatches(options.first_submit_dispatches) {
     set_profiling(options.profile);
   }
 
@@ -181,6 +189,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     plan_shapes = shapes;
     node_states.clear();
     uploaded_constants.clear();
+    constant_host_results.clear();
   }
   const Graph& graph = *plan;
   // The memory plan: each value is dropped (its buffer back to the pool, for the next node's outputs)
@@ -238,6 +247,9 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   };
 
   std::map<std::string, double> record_by_op;
+  // Chunked submits overlap recording with GPU work; queue order keeps pooled buffers reused across
+  // chunks correct. Profiled runs submit once (their timestamps are resolved per command buffer).
+  size_t submit_after = active_profiler ? 0 : first_submit_dispatches;
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const Node& node = graph.nodes[node_index];
     const auto node_start = std::chrono::steady_clock::now();
@@ -254,19 +266,36 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     for (const auto& a : args) small = small && (!a.defined() || a.host.numel() <= kMaxHostElements);
     const bool on_host = all_host && host_op && (small || is_view_op(node.op_type));
     if (on_host) {
-      std::vector<HostTensor> host_args;
-      for (const auto& a : args) host_args.push_back(a.host);
-      for (auto& t : host_op(node, host_args)) {
-        ops::Value v;
-        v.host = std::move(t);
-        results.push_back(std::move(v));
+      bool all_constant = true;
+      for (const auto& a : args) all_constant = all_constant && (!a.defined() || a.constant);
+      auto cached = all_constant ? constant_host_results.find(&node) : constant_host_results.end();
+      if (cached == constant_host_results.end()) {
+        std::vector<HostTensor> host_args;
+        for (const auto& a : args) host_args.push_back(a.host);
+        std::vector<HostTensor> computed = host_op(node, host_args);
+        if (!all_constant) {
+          for (auto& t : computed) results.push_back(ops::Value{.host = std::move(t)});
+        } else {
+          cached = constant_host_results.emplace(&node, std::move(computed)).first;
+        }
+      }
+      if (cached != constant_host_results.end()) {
+        for (const HostTensor& t : cached->second) results.push_back(ops::Value{.host = t, .constant = true});
       }
     } else {
       const ops::OpEntry* entry = ops::find_op(node.domain, node.op_type, graph.opset_version(node.domain));
       if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
-      if (active_profiler) recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name));
+      if (active_profiler) {
+        // "OpType\tnode\tinput shapes": the profile names what each expensive node was given.
+        std::string shapes;
+        for (const auto& a : args) {
+          if (!shapes.empty()) shapes += " ";
+          shapes += a.defined() ? "[" + fmt::format("{}", fmt::join(a.shape(), ",")) + "]" : "-";
+        }
+        recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name) + "\t" + shapes);
+      }
       results = record_naming_node(*entry, node, op_context, args);
     }
     record_by_op[on_host ? std::string("host") : node.op_type] += ms_since(node_start);
@@ -274,6 +303,10 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
     }
     for (const std::string& name : released_after[node_index]) values.erase(name);
+    if (submit_after > 0 && recorder.pending_dispatches() >= submit_after) {
+      recorder.submit();
+      submit_after = std::min<size_t>(submit_after * 2, size_t{64} * first_submit_dispatches);
+    }
   }
   stats = {};
   stats.record_ms = ms_since(start);
@@ -282,6 +315,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   const auto submitted = std::chrono::steady_clock::now();
   recorder.submit_and_wait();
   stats.gpu_wait_ms = ms_since(submitted);
+  stats.submits = recorder.submit_count();
   stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
   stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
   stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
@@ -302,8 +336,11 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   if (active_profiler) {
     for (const auto& e : profiler->entries()) {
       const size_t tab = e.name.find('\t');
-      stats.profile.push_back({tab == std::string::npos ? e.name : e.name.substr(0, tab),
-                               tab == std::string::npos ? "" : e.name.substr(tab + 1), e.total_ms, e.count});
+      const size_t tab2 = tab == std::string::npos ? tab : e.name.find('\t', tab + 1);
+      ProfileLine line{tab == std::string::npos ? e.name : e.name.substr(0, tab),
+                       tab == std::string::npos ? "" : e.name.substr(tab + 1, tab2 - tab - 1), e.total_ms, e.count, {}};
+      if (tab2 != std::string::npos) line.input_shapes = e.name.substr(tab2 + 1);
+      stats.profile.push_back(std::move(line));
     }
     profiler->clear();
   }

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# One GPU-machine call for the end-to-end picture (carry .gl, build/onda, .devpack, .models-small,
+# .ortweb): ONNX Runtime WebGPU per model, bench/models.py (onda vs ORT CPU, rel L2), onda with one
+# submit per run next to the default chunked submits, and the per-intermediate divergence of SCNet.
+set -uo pipefail
+out=${OUT:-out}
+mkdir -p "$out" .deps
+[ -d .deps/dawn ] || xz -dc .devpack/deps.tar.xz | tar -C .deps -xf -
+for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+models=/tmp/onda-models
+t0=$(date +%s)
+step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
+step materialize
+mkdir -p $models && cp .models-small/* $models/
+(cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
+step "ort webgpu"
+[ "${ORT_WEBGPU:-1}" = 0 ] || OUT=$out timeout 240 bash bench/ort-webgpu.sh "${ORT_WEBGPU_RUNS:-5}" > /tmp/ortw.log 2>&1
+grep -o '"model": "[^"]*"\|"median_ms": [0-9.]*\|"error": "[^"]*"' "$out/ort_webgpu.jsonl" 2>/dev/null | paste - - 
+step "models.py"
+ORT_WEBGPU=$out/ort_webgpu.jsonl RUNS=${RUNS:-10} ORT_RUNS=${ORT_RUNS:-1} OUT=$out timeout 300 bash scripts/gpu/dev-models.sh
+step "one submit per run"
+for m in mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong; do
+  echo "-- $m"; timeout 60 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 10 --first-submit 0 2>&1 | grep -E "runs:|median run"
+done
+step "trace scnet"
+[ "${TRACE:-1}" = 0 ] || timeout 150 bash scripts/gpu/run.sh python3 bench/trace_divergence.py $models/scnetlargestarrytong.onnx > "$out/trace_scnet.txt" 2>&1
+tail -5 "$out/trace_scnet.txt"
+step done
