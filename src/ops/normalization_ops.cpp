@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "graph/fuse_group_norm.h"
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/norm/normalize_kernel.h"
@@ -77,8 +78,13 @@ std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::v
 }
 
 std::vector<Value> instance_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  return normalize(node, context, inputs,
-                   kernels::instance_norm_spec(inputs.at(0).shape(), node.attribute_float("epsilon", 1e-5f)), 1, 2);
+  const float epsilon = node.attribute_float("epsilon", 1e-5f);
+  if (node.has_attribute(kFusedGroupsAttribute)) {
+    // A fused GroupNorm (graph/fuse_group_norm.h): groups of channels, per-channel affine.
+    const auto spec = kernels::group_norm_spec(inputs.at(0).shape(), node.attribute_int(kFusedGroupsAttribute), true, epsilon);
+    return normalize(node, context, inputs, spec, 1, 2);
+  }
+  return normalize(node, context, inputs, kernels::instance_norm_spec(inputs.at(0).shape(), epsilon), 1, 2);
 }
 
 std::vector<Value> group_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {

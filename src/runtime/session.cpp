@@ -27,6 +27,7 @@
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
 #include "graph/fuse_activations.h"
+#include "graph/fuse_group_norm.h"
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
@@ -185,6 +186,7 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
     Graph simplified = graph;
     simplify_graph(simplified, shapes);
     fuse_conv_activations(simplified);
+    fuse_group_norms(simplified);
     plan = std::move(simplified);
     plan_shapes = shapes;
     node_states.clear();

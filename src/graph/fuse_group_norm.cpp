@@ -1,0 +1,157 @@
+#include "graph/fuse_group_norm.h"
+
+#include "graph/simplify.h"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace onda {
+namespace {
+
+bool is_op(const Node& node, std::string_view op_type) {
+  return canonical_domain(node.domain).empty() && node.op_type == op_type;
+}
+
+std::optional<Shape> static_shape(const Graph& graph, const std::string& name) {
+  const ValueInfo* info = graph.find_value(name);
+  if (!info || !info->shape) return std::nullopt;
+  for (int64_t d : *info->shape)
+    if (d < 0) return std::nullopt;
+  return info->shape;
+}
+
+// Values per channel of a Mul/Add operand that broadcasts per channel against x [N, C, ...]: a
+// scalar, or all dims 1 except (right-aligned) dim 1 which is C. nullopt when it is anything else.
+std::optional<std::vector<double>> per_channel(const HostTensor& t, const Shape& x_shape) {
+  const int64_t channels = x_shape[1];
+  const Shape& s = t.shape();
+  if (s.size() > x_shape.size()) return std::nullopt;
+  const size_t offset = x_shape.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    const size_t axis = i + offset;
+    if (s[i] != 1 && !(axis == 1 && s[i] == channels)) return std::nullopt;
+  }
+  std::vector<double> values = t.to_double();
+  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
+  return values;
+}
+
+struct Uses {
+  std::map<std::string, int> reads;
+  std::map<std::string, size_t> reader;  // the (last) node reading each value
+  std::map<std::string, size_t> producer;
+};
+
+Uses uses_of(const Graph& graph) {
+  Uses u;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& name : values_read_by(graph.nodes[i])) {
+      ++u.reads[name];
+      u.reader[name] = i;
+    }
+    for (const std::string& name : graph.nodes[i].outputs) u.producer[name] = i;
+  }
+  for (const std::string& name : graph.outputs) ++u.reads[name];
+  return u;
+}
+
+}  // namespace
+
+size_t fuse_group_norms(Graph& graph) {
+  const Uses u = uses_of(graph);
+  // The single node reading `value`, if exactly one node (and no graph output) reads it.
+  auto only_reader = [&](const std::string& value) -> std::optional<size_t> {
+    auto r = u.reads.find(value);
+    if (r == u.reads.end() || r->second != 1 || !u.reader.count(value)) return std::nullopt;
+    return u.reader.at(value);
+  };
+  // The initializer operand of a binary node whose other operand is `value`.
+  auto constant_operand = [&](const Node& node, const std::string& value) -> const HostTensor* {
+    if (node.inputs.size() != 2) return nullptr;
+    const std::string& other = node.inputs[0] == value ? node.inputs[1] : node.inputs[0];
+    if (other == value) return nullptr;
+    return graph.find_initializer(other);
+  };
+
+  std::vector<bool> removed(graph.nodes.size(), false);
+  size_t fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    Node& norm = graph.nodes[i];
+    if (removed[i] || !is_op(norm, "InstanceNormalization") || norm.inputs.size() != 3 || norm.outputs.size() != 1 ||
+        norm.has_attribute(kFusedGroupsAttribute))
+      continue;
+    const HostTensor* group_scale = graph.find_initializer(norm.inputs[1]);
+    const HostTensor* group_bias = graph.find_initializer(norm.inputs[2]);
+    if (!group_scale || !group_bias) continue;
+    // Reshape [N, C, ...] -> [N, G, ...] in front.
+    auto before = u.producer.find(norm.inputs[0]);
+    if (before == u.producer.end() || !is_op(graph.nodes[before->second], "Reshape") || !only_reader(norm.inputs[0]))
+      continue;
+    const size_t split_index = before->second;
+    const std::string x = graph.nodes[split_index].inputs.at(0);
+    const auto x_shape = static_shape(graph, x), grouped = static_shape(graph, norm.inputs[0]);
+    if (!x_shape || !grouped || x_shape->size() < 2 || grouped->size() < 3) continue;
+    const int64_t batch = (*x_shape)[0], channels = (*x_shape)[1], groups = (*grouped)[1];
+    if ((*grouped)[0] != batch || groups <= 0 || channels % groups != 0 || group_scale->numel() != groups ||
+        group_bias->numel() != groups)
+      continue;
+    // Reshape back to x's shape after.
+    auto merge = only_reader(norm.outputs[0]);
+    if (!merge || !is_op(graph.nodes[*merge], "Reshape") || static_shape(graph, graph.nodes[*merge].outputs[0]) != x_shape)
+      continue;
+    std::vector<size_t> absorbed{split_index, *merge};
+    std::string out = graph.nodes[*merge].outputs[0];
+    std::vector<double> weight(static_cast<size_t>(channels), 1.0), beta(static_cast<size_t>(channels), 0.0);
+    // Optional per-channel Mul, then optional per-channel Add.
+    for (const char* op : {"Mul", "Add"}) {
+      auto next = only_reader(out);
+      if (!next || !is_op(graph.nodes[*next], op) || graph.nodes[*next].outputs.size() != 1) continue;
+      const HostTensor* operand = constant_operand(graph.nodes[*next], out);
+      if (!operand || operand->dtype() != group_scale->dtype()) continue;
+      const auto values = per_channel(*operand, *x_shape);
+      if (!values || static_shape(graph, graph.nodes[*next].outputs[0]) != x_shape) continue;
+      if (std::string_view(op) == "Mul") {
+        weight = *values;
+      } else {
+        beta = *values;
+      }
+      absorbed.push_back(*next);
+      out = graph.nodes[*next].outputs[0];
+    }
+    const std::vector<double> s = group_scale->to_double(), b = group_bias->to_double();
+    std::vector<double> scale(weight.size()), bias(weight.size());
+    const int64_t per_group = channels / groups;
+    for (int64_t c = 0; c < channels; ++c) {
+      const size_t g = static_cast<size_t>(c / per_group), k = static_cast<size_t>(c);
+      scale[k] = s[g] * weight[k];
+      bias[k] = b[g] * weight[k] + beta[k];
+    }
+    const std::string base = (norm.name.empty() ? out : norm.name) + "/onda_group_norm";
+    graph.set_initializer(base + "_scale", HostTensor::from_double(group_scale->dtype(), {channels}, scale));
+    graph.set_initializer(base + "_bias", HostTensor::from_double(group_scale->dtype(), {channels}, bias));
+    for (size_t a : absorbed) {
+      for (const std::string& o : graph.nodes[a].outputs)
+        if (o != out) graph.values.erase(o);
+      removed[a] = true;
+    }
+    graph.values.erase(norm.outputs[0]);
+    graph.values.erase(norm.inputs[0]);
+    norm.inputs = {x, base + "_scale", base + "_bias"};
+    norm.outputs = {out};
+    Attribute attribute;
+    attribute.name = std::string(kFusedGroupsAttribute);
+    attribute.value = groups;
+    norm.attributes.push_back(attribute);
+    ++fused;
+  }
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+  if (fused > 0) remove_dead_nodes(graph);  // the Reshapes' shapes and the folded parameters
+  return fused;
+}
+
+}  // namespace onda
