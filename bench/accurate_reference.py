@@ -37,11 +37,13 @@ work = tempfile.mkdtemp(prefix="onda-accurate-")
 plain_path = os.path.join(work, "plain.onnx")
 onnx.save(model, plain_path, save_as_external_data=True, all_tensors_to_one_file=True, location="plain.weights.bin")
 
-nodes, widened = [], []
+nodes, widened, cast_already = [], [], set()
 for node in model.graph.node:
     if node.op_type in ops and node.input[0] in float_values:
         wide_in, wide_out = node.input[0] + "__f64", node.output[0] + "__f64"
-        nodes.append(helper.make_node("Cast", [node.input[0]], [wide_in], to=TensorProto.DOUBLE))
+        if wide_in not in cast_already:  # several reductions may read one value
+            nodes.append(helper.make_node("Cast", [node.input[0]], [wide_in], to=TensorProto.DOUBLE))
+            cast_already.add(wide_in)
         node.input[0] = wide_in
         out = node.output[0]
         node.output[0] = wide_out

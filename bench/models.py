@@ -74,7 +74,8 @@ for model in args.models.split(","):
     total_s = time.perf_counter() - start
     log = result.stdout + result.stderr
     open(os.path.join(folder, "onda.log"), "w").write(log)
-    print(f"===== {model}: onda exit {result.returncode} ({total_s:.1f} s)\n{log[-3500:]}")
+    shown = "\n".join(line for line in log.splitlines() if not line.startswith("wrote "))
+    print(f"===== {model}: onda exit {result.returncode} ({total_s:.1f} s)\n{shown}")
     if result.returncode != 0:
         results.append({"model": model, "failed": True, "ort_cpu_ms": ort_ms})
         continue

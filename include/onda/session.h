@@ -69,6 +69,14 @@ class Session {
 
   // Inputs by name (all graph inputs are required); returns every graph output by name.
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
+  // Pipelined runs: submit() records a run and hands it to the GPU without waiting; collect()
+  // waits for the oldest submitted run and returns its outputs. Recording run k+1 while the GPU
+  // executes run k hides the CPU's recording time (onda separate feeds segments this way). Runs
+  // execute in submission order; run() needs every submitted run collected first.
+  void submit(const std::map<std::string, HostTensor>& inputs);
+  std::map<std::string, HostTensor> collect();
+  size_t runs_in_flight() const;
+  // Of the last run() or collect(): gpu_wait_ms then counts from its submit to its outputs on the host.
   const RunStats& last_run() const;
   // Timestamp profiling of later runs (SessionOptions::profile sets it for the first): each
   // dispatch gets its own pass, which costs time, so timed runs should leave it off.

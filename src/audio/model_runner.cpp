@@ -180,6 +180,11 @@ SegmentOutput SessionSegmentModel::run(const std::vector<float>& in, int batch) 
 }
 
 SegmentOutput SessionSegmentModel::run_waveform(const std::vector<float>& in, int batch) {
+  submit_waveform(in, batch);
+  return collect_waveform(batch);
+}
+
+void SessionSegmentModel::submit_waveform(const std::vector<float>& in, int batch) {
   const int fed = fixed_batch_ ? max_batch_ : batch;  // a static batch dim: zero segments fill the rest
   const size_t item = static_cast<size_t>(channels()) * segment_;
   std::vector<float> padded;
@@ -191,7 +196,13 @@ SegmentOutput SessionSegmentModel::run_waveform(const std::vector<float>& in, in
   }
   Shape shape = input_shape_;
   shape[0] = fed;
-  const auto outputs = session_->run({{input_name_, float_tensor(shape, data)}});
+  session_->submit({{input_name_, float_tensor(shape, data)}});
+}
+
+SegmentOutput SessionSegmentModel::collect_waveform(int batch) {
+  const int fed = fixed_batch_ ? max_batch_ : batch;
+  const size_t item = static_cast<size_t>(channels()) * segment_;
+  const auto outputs = session_->collect();
   peak_gpu_bytes_ = std::max(peak_gpu_bytes_, session_->last_run().peak_gpu_bytes);
   const auto [owner, values] = float_values(outputs, output_name_);
   const size_t out_item = static_cast<size_t>(stems()) * item;
@@ -199,6 +210,19 @@ SegmentOutput SessionSegmentModel::run_waveform(const std::vector<float>& in, in
     throw std::runtime_error(fmt::format("model output '{}' has {} values for a batch of {}: expected {}",
                                          output_name_, values.size(), fed, fed * out_item));
   return {owner, values.data(), batch * out_item};  // the first `batch` items: the rest padded a static batch
+}
+
+void SessionSegmentModel::submit(const std::vector<float>& in, int batch) {
+  if (description_.kind != ProcessingKind::waveform) return SegmentModel::submit(in, batch);
+  submit_waveform(in, batch);
+  submitted_batches_.push_back(batch);
+}
+
+SegmentOutput SessionSegmentModel::collect() {
+  if (description_.kind != ProcessingKind::waveform) return SegmentModel::collect();
+  const int batch = submitted_batches_.front();
+  submitted_batches_.pop_front();
+  return collect_waveform(batch);
 }
 
 SegmentOutput SessionSegmentModel::run_spectrogram(const std::vector<float>& in, int batch) {

@@ -3,6 +3,7 @@
 // iSTFT session (magnitude, phase -> waveform), both small ONNX graphs run by onda's own GPU
 // kernels (spectral_graphs.h).
 #pragma once
+#include <deque>
 #include <filesystem>
 #include <memory>
 
@@ -32,12 +33,18 @@ class SessionSegmentModel : public SegmentModel {
   int max_batch() const override { return max_batch_; }
   bool fixed_batch() const override { return fixed_batch_; }
   SegmentOutput run(const std::vector<float>& in, int batch) override;
+  // Waveform models pipeline through Session::submit/collect (the next batch is recorded while the
+  // GPU runs the current one); spectrogram models chain three sessions and run synchronously.
+  void submit(const std::vector<float>& in, int batch) override;
+  SegmentOutput collect() override;
 
   std::string adapter_name() const;
   uint64_t peak_gpu_bytes() const { return peak_gpu_bytes_; }
 
  private:
   SegmentOutput run_waveform(const std::vector<float>& in, int batch);
+  void submit_waveform(const std::vector<float>& in, int batch);
+  SegmentOutput collect_waveform(int batch);
   SegmentOutput run_spectrogram(const std::vector<float>& in, int batch);
 
   ModelDescription description_;
@@ -48,6 +55,7 @@ class SessionSegmentModel : public SegmentModel {
   int max_batch_ = 1;
   bool fixed_batch_ = false;  // the model's batch dim is static: every call feeds exactly max_batch_
   uint64_t peak_gpu_bytes_ = 0;
+  std::deque<int> submitted_batches_;  // batch sizes of waveform runs submitted, not yet collected
   struct Spectral;
   std::unique_ptr<Spectral> spectral_;
 };

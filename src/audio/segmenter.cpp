@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <future>
+#include <optional>
 #include <random>
 
 namespace onda::audio {
@@ -99,6 +100,40 @@ class SplitPass {
       pending.get();
       stats_.overlap_add_seconds += seconds_since(start);
     };
+    // Hands the output of the batch at `first` (n segments) to the overlap-add worker.
+    auto finish_batch = [&](size_t first, int n) {
+      auto start = Clock::now();
+      const SegmentOutput out = model_.collect();
+      stats_.model_seconds += seconds_since(start);
+      ++stats_.model_calls;
+      const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
+      if (out.size != expected || !out.data)
+        throw std::runtime_error(fmt::format(
+            "segment model returned {} values for a batch of {} (expected {})", out.size, n, expected));
+
+      wait_pending();
+      pending = std::async(std::launch::async, [&, out, first, n, length] {
+        for (int b = 0; b < n; ++b) {
+          const int64_t p = offsets[first + b] - base;
+          const int64_t chunk = std::min(length - offsets[first + b], segment);
+          const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
+          for (int s = 0; s < stems; ++s) {
+            for (int c = 0; c < channels; ++c) {
+              const float* src =
+                  out.data + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+              float* dst = result.sum[s].channel(c) + p;
+              for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
+            }
+          }
+          for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
+        }
+        if (sink) flush(first + n < offsets.size() ? offsets[first + n] : length);
+      });
+      stats_.segments += n;
+      after_call_();
+    };
+    // The batch the model is running while the next one is cut and submitted.
+    std::optional<std::pair<size_t, int>> in_flight;
     try {
       for (size_t first = 0; first < offsets.size(); first += batch_) {
         const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
@@ -115,35 +150,12 @@ class SplitPass {
         stats_.overlap_add_seconds += seconds_since(start);
 
         start = Clock::now();
-        const SegmentOutput out = model_.run(in, n);
+        model_.submit(in, n);
         stats_.model_seconds += seconds_since(start);
-        ++stats_.model_calls;
-        const size_t expected = static_cast<size_t>(n) * stems * channels * segment;
-        if (out.size != expected || !out.data)
-          throw std::runtime_error(fmt::format(
-              "segment model returned {} values for a batch of {} (expected {})", out.size, n, expected));
-
-        wait_pending();
-        pending = std::async(std::launch::async, [&, out, first, n, length] {
-          for (int b = 0; b < n; ++b) {
-            const int64_t p = offsets[first + b] - base;
-            const int64_t chunk = std::min(length - offsets[first + b], segment);
-            const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
-            for (int s = 0; s < stems; ++s) {
-              for (int c = 0; c < channels; ++c) {
-                const float* src =
-                    out.data + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
-                float* dst = result.sum[s].channel(c) + p;
-                for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
-              }
-            }
-            for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
-          }
-          if (sink) flush(first + n < offsets.size() ? offsets[first + n] : length);
-        });
-        stats_.segments += n;
-        after_call_();
+        if (in_flight) finish_batch(in_flight->first, in_flight->second);
+        in_flight = std::make_pair(first, n);
       }
+      if (in_flight) finish_batch(in_flight->first, in_flight->second);
       wait_pending();
     } catch (...) {
       if (pending.valid()) pending.wait();  // never leave the worker writing into a dying result

@@ -13,6 +13,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -44,6 +45,19 @@ class SegmentModel {
   // in: batch * channels * segment floats ([b][c][t]); returns batch * stems * channels * segment
   // floats ([b][s][c][t]).
   virtual SegmentOutput run(const std::vector<float>& in, int batch) = 0;
+  // Pipelined use: submit() hands a batch to the model and may return before it is done;
+  // collect() returns the oldest submitted batch's output. The segmenter submits batch k+1 before
+  // collecting batch k, so a GPU model records the next batch while it runs the current one. The
+  // default runs each batch synchronously in submit().
+  virtual void submit(const std::vector<float>& in, int batch) { done_.push_back(run(in, batch)); }
+  virtual SegmentOutput collect() {
+    SegmentOutput out = std::move(done_.front());
+    done_.pop_front();
+    return out;
+  }
+
+ private:
+  std::deque<SegmentOutput> done_;
 };
 
 struct SegmentOptions {

@@ -60,6 +60,9 @@ class CommandRecorder {
   void submit();
   // submit(), then wait for the GPU and collect profiler timestamps.
   void submit_and_wait();
+  // Drops the resources retained for submitted work once the caller has proven that work complete
+  // by another wait (e.g. a readback of the run's last copy).
+  void release_in_flight() { in_flight_.clear(); }
 
   size_t dispatch_count() const { return dispatch_count_; }
   size_t submit_count() const { return submit_count_; }

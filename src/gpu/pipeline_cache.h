@@ -21,11 +21,24 @@ class PipelineCache {
   const wgpu::ComputePipeline& get(const std::string& wgsl, const OverrideConstants& constants = {},
                                    const std::string& label = "kernel", const std::string& entry_point = "main");
 
+  // For kernels whose shader is a function of a few choices (op, dtypes, vector widths): `key`
+  // spells those choices and `make_wgsl` renders the shader only on the first request, so a warm
+  // lookup costs one short hash instead of rendering and hashing kilobytes of WGSL per dispatch.
+  template <class MakeWgsl>
+  const wgpu::ComputePipeline& get_keyed(const std::string& key, MakeWgsl&& make_wgsl, const std::string& label) {
+    auto it = keyed_.find(key);
+    if (it != keyed_.end()) return *it->second;
+    const wgpu::ComputePipeline& pipeline = get(make_wgsl(), {}, label);
+    keyed_.emplace(key, &pipeline);
+    return pipeline;
+  }
+
   size_t size() const { return pipelines_.size(); }
 
  private:
   Context& context_;
   std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;
+  std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into pipelines_ (stable nodes)
 };
 
 }  // namespace onda::gpu

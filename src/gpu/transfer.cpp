@@ -42,4 +42,31 @@ std::vector<uint8_t> download(Context& context, const wgpu::Buffer& buffer, uint
   return result;
 }
 
+PendingDownload::PendingDownload(Context& context, CommandRecorder& recorder, const wgpu::Buffer& buffer,
+                                 uint64_t offset, uint64_t bytes)
+    : bytes_(bytes) {
+  if (bytes == 0) return;
+  const uint64_t aligned_offset = offset & ~uint64_t{3};
+  lead_ = offset - aligned_offset;
+  copy_bytes_ = (lead_ + bytes + 3) & ~uint64_t{3};
+  staging_ = create_buffer(context, copy_bytes_, wgpu::BufferUsage::MapRead | wgpu::BufferUsage::CopyDst,
+                           "onda readback");
+  recorder.copy(buffer, aligned_offset, staging_, 0, copy_bytes_);
+}
+
+std::vector<uint8_t> PendingDownload::finish(Context& context) {
+  std::vector<uint8_t> result(bytes_);
+  if (bytes_ == 0) return result;
+  bool mapped = false;
+  context.wait(staging_.MapAsync(
+      wgpu::MapMode::Read, 0, copy_bytes_, wgpu::CallbackMode::WaitAnyOnly,
+      [&mapped](wgpu::MapAsyncStatus status, wgpu::StringView) { mapped = status == wgpu::MapAsyncStatus::Success; }));
+  if (!mapped) throw GpuError("could not map the readback buffer (device lost?)");
+  std::memcpy(result.data(), static_cast<const uint8_t*>(staging_.GetConstMappedRange(0, copy_bytes_)) + lead_, bytes_);
+  staging_.Unmap();
+  staging_.Destroy();
+  staging_ = nullptr;
+  return result;
+}
+
 }  // namespace onda::gpu

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <deque>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -105,7 +106,24 @@ struct Session::Impl {
     return Tensor::upload(context, pool, host.dtype(), host.shape(), host.data());
   }
 
-  std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
+  // A run recorded and submitted, waiting to be collected: its recorder (holding the resources its
+  // commands use) and the readbacks of its outputs, recorded behind its last dispatch.
+  struct PendingRun {
+    std::chrono::steady_clock::time_point start, submitted;
+    std::unique_ptr<gpu::CommandRecorder> recorder;
+    RunStats stats;
+    struct Output {
+      std::string name;
+      HostTensor host;  // outputs known on the host
+      Tensor device;
+      gpu::PendingDownload download;
+    };
+    std::vector<Output> outputs;
+  };
+  std::deque<PendingRun> pending;
+
+  void submit(const std::map<std::string, HostTensor>& inputs);
+  std::map<std::string, HostTensor> collect();
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -144,10 +162,21 @@ const RunStats& Session::last_run() const { return impl_->stats; }
 void Session::set_profiling(bool on) { impl_->set_profiling(on); }
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
-  return impl_->run(inputs);
+  if (!impl_->pending.empty()) throw std::logic_error("Session::run while submitted runs wait to be collected");
+  impl_->submit(inputs);
+  return impl_->collect();
 }
 
-std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string, HostTensor>& inputs) {
+void Session::submit(const std::map<std::string, HostTensor>& inputs) { impl_->submit(inputs); }
+
+std::map<std::string, HostTensor> Session::collect() {
+  if (impl_->pending.empty()) throw std::logic_error("Session::collect without a submitted run");
+  return impl_->collect();
+}
+
+size_t Session::runs_in_flight() const { return impl_->pending.size(); }
+
+void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   const auto start = std::chrono::steady_clock::now();
   std::unordered_map<std::string, ops::Value> values;
   for (const auto& spec : input_specs) {
@@ -183,6 +212,8 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   std::map<std::string, Shape> shapes;
   for (const auto& [name, tensor] : inputs) shapes[name] = tensor.shape();
   if (!plan || shapes != plan_shapes) {
+    // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
+    if (!pending.empty()) context.finish();
     Graph simplified = graph;
     simplify_graph(simplified, shapes);
     fuse_conv_activations(simplified);
@@ -202,7 +233,8 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
   const uint64_t allocations_before = pool.stats().allocations;
   // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
-  gpu::CommandRecorder recorder(context, active_profiler);
+  auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
+  gpu::CommandRecorder& recorder = *recorder_owner;
   ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
   op_context.weights_pool = &weights_pool;
   // Uploads while recording go through the recorder, in order with the dispatches (see
@@ -310,32 +342,33 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       submit_after = std::min<size_t>(submit_after * 2, size_t{64} * first_submit_dispatches);
     }
   }
-  stats = {};
+  PendingRun run;
+  run.start = start;
+  RunStats& stats = run.stats;
   stats.record_ms = ms_since(start);
   stats.record_ms_by_op = std::move(record_by_op);
   stats.dispatches = recorder.dispatch_count();
-  const auto submitted = std::chrono::steady_clock::now();
-  recorder.submit_and_wait();
-  stats.gpu_wait_ms = ms_since(submitted);
-  stats.submits = recorder.submit_count();
   stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
   stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
   stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
-
-  std::map<std::string, HostTensor> outputs;
   for (const auto& name : graph.outputs) {
     auto it = values.find(name);
     ops::Value v = it != values.end() ? it->second : lookup(graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
+    PendingRun::Output out;
+    out.name = name;
     if (v.on_host()) {
-      outputs[name] = v.host;
+      out.host = v.host;
     } else {
-      const std::vector<uint8_t> bytes = v.device.download_bytes(context);
-      outputs[name] = HostTensor::copy_of(v.device.dtype(), v.device.shape(), bytes.data(), bytes.size());
+      out.device = v.device;
+      out.download = v.device.begin_download(context, recorder);
     }
+    run.outputs.push_back(std::move(out));
   }
-  stats.wall_ms = ms_since(start);
+  run.submitted = std::chrono::steady_clock::now();
   if (active_profiler) {
+    // Profiled runs complete here: their timestamps are read back with the wait.
+    recorder.submit_and_wait();
     for (const auto& e : profiler->entries()) {
       const size_t tab = e.name.find('\t');
       const size_t tab2 = tab == std::string::npos ? tab : e.name.find('\t', tab + 1);
@@ -345,7 +378,32 @@ std::map<std::string, HostTensor> Session::Impl::run(const std::map<std::string,
       stats.profile.push_back(std::move(line));
     }
     profiler->clear();
+  } else {
+    recorder.submit();
   }
+  stats.submits = recorder.submit_count();
+  run.recorder = std::move(recorder_owner);
+  pending.push_back(std::move(run));
+}
+
+std::map<std::string, HostTensor> Session::Impl::collect() {
+  PendingRun run = std::move(pending.front());
+  pending.pop_front();
+  std::map<std::string, HostTensor> outputs;
+  for (auto& out : run.outputs) {
+    if (out.host.defined()) {
+      outputs[out.name] = out.host;
+    } else {
+      const std::vector<uint8_t> bytes = out.device.host_bytes_from_device(out.download.finish(context));
+      outputs[out.name] = HostTensor::copy_of(out.device.dtype(), out.device.shape(), bytes.data(), bytes.size());
+    }
+  }
+  context.check_errors();
+  // The readbacks were the run's last commands: everything it retained is free now.
+  run.recorder->release_in_flight();
+  run.stats.gpu_wait_ms = ms_since(run.submitted);
+  run.stats.wall_ms = ms_since(run.start);
+  stats = std::move(run.stats);
   return outputs;
 }
 

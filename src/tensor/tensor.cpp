@@ -80,7 +80,14 @@ Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DTy
 }
 
 std::vector<uint8_t> Tensor::download_bytes(gpu::Context& context) const {
-  std::vector<uint8_t> device = gpu::download(context, buffer(), byte_offset_, device_bytes());
+  return host_bytes_from_device(gpu::download(context, buffer(), byte_offset_, device_bytes()));
+}
+
+gpu::PendingDownload Tensor::begin_download(gpu::Context& context, gpu::CommandRecorder& recorder) const {
+  return gpu::PendingDownload(context, recorder, buffer(), byte_offset_, device_bytes());
+}
+
+std::vector<uint8_t> Tensor::host_bytes_from_device(std::vector<uint8_t> device) const {
   const int64_t n = numel();
   switch (dtype_) {
     case DType::f32:

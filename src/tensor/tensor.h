@@ -9,6 +9,7 @@
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "gpu/context.h"
+#include "gpu/transfer.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -35,6 +36,10 @@ class Tensor {
 
   // Elements back in host layout; waits for all GPU work submitted so far.
   std::vector<uint8_t> download_bytes(gpu::Context& context) const;
+  // The same in two halves: a copy recorded with a run's work, then (after the submit) its bytes
+  // converted with host_bytes_from_device(pending.finish(context)).
+  gpu::PendingDownload begin_download(gpu::Context& context, gpu::CommandRecorder& recorder) const;
+  std::vector<uint8_t> host_bytes_from_device(std::vector<uint8_t> device) const;
   // float32 and float16 tensors as floats.
   std::vector<float> download_floats(gpu::Context& context) const;
 

@@ -161,7 +161,9 @@ fn cos_f32(x: f32) -> f32 {
 // C fmod (ONNX Mod with fmod = 1): a - b * trunc(a / b), corrected when the rounded quotient lands
 // on the wrong side of an integer.
 fn fmod_f32(a: f32, b: f32) -> f32 {
-  var r = a - b * trunc(a / b);
+  // fma: a - b*q in one rounding, which is exact for fmod's result; a separately rounded b*q could
+  // leave r a hair below 0 where the true remainder is 0, and the fix-up below would then add b.
+  var r = fma(-b, trunc(a / b), a);
   if (r != 0.0 && (r < 0.0) != (a < 0.0)) { r = r + select(abs(b), -abs(b), a < 0.0); }
   if (abs(r) >= abs(b)) { r = r - select(abs(b), -abs(b), a < 0.0); }
   return r;
