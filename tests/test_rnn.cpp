@@ -368,7 +368,7 @@ TEST(RnnKernel, TiledStep) {
   std::vector<Case> cases;
   Random pick(test_seed() + 2);
   using T = kernels::rnn::TiledStepTiling;
-  const std::optional<T> tilings[] = {T{64, 4, 32, 2, 32, 1}, T{16, 4, 8, 1, 32, 4}, T{8, 2, 16, 2, 8, 2},
+  const std::optional<T> tilings[] = {T{64, 4, 32, 2, 32, 1}, T{16, 4, 8, 1, 32, 4}, T{8, 2, 16, 2, 12, 2},
                                       T{32, 4, 16, 1, 16, 2}, T{4, 4, 4, 4, 4, 1},   T{16, 1, 8, 1, 64, 2},
                                       std::nullopt,           std::nullopt};
   int i = 0;
@@ -404,6 +404,11 @@ TEST(RnnKernel, TiledStep) {
   lstm.kernel = kernels::rnn::StepKernel::tiled;
   lstm.tiled = T{64, 4, 32, 2, 32, 1};
   cases.push_back(lstm);
+  Case big = lstm;  // the large-batch default's shape of tile (8 rows per invocation)
+  big.direction = Direction::reverse;
+  big.batch = 140;
+  big.tiled = T{128, 8, 16, 1, 32, 1};
+  cases.push_back(big);
   Case gru = lstm;
   gru.cell = CellType::gru;
   gru.c0 = false;

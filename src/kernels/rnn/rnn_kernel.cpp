@@ -179,6 +179,8 @@ std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_
       {"KT", std::to_string(t.k_tile)},
       {"KS", std::to_string(t.k_split)},
       {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"A_VEC4", t.k_tile % (4 * t.k_split) == 0 ? "1" : "0"},
+      {"AP", std::to_string(t.padded_k_tile())},
       {"NA", std::to_string((t.rows * t.k_tile + wg - 1) / wg)},
       {"NB", std::to_string((t.k_tile * g * t.units + wg - 1) / wg)},
       {"WG_SIZE", std::to_string(wg)},

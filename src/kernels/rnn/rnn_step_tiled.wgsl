@@ -13,7 +13,8 @@
 // u0 + tx + u * (BU / TU) (u < TU: consecutive invocations read consecutive R^T columns) and rows
 // r0 + ty * TM + m (m < TM: finish_units' batch tile). Grid (ceil(H / BU), ceil(B / BM), D).
 // Rendered with the cell / phase flags of rnn_step.wgsl, G, GATES_TOTAL, BT (= TM), TU, BM, BU, KT,
-// KS, K_SPLIT, NA, NB (prefetch registers per invocation), WG_SIZE, ACC, ACTS.
+// KS, K_SPLIT, AP, A_VEC4 (KT a multiple of 4 KS), NA, NB (prefetch registers per invocation),
+// WG_SIZE, ACC, ACTS.
 #include "rnn/rnn_cell.wgsl"
 
 const TM: u32 = BT;
@@ -25,12 +26,18 @@ const KS: u32 = {{KS}}u;
 const UX: u32 = BU / TU;
 const NT: u32 = UX * (BM / TM);
 const WG: u32 = NT * KS;
-const AP: u32 = KT + 1u;  // padded source row: the TM rows an invocation reads sit in different banks
+// Padded source row: the rows an invocation and its neighbours read sit in different banks
+// (KT + 4 keeps the rows 16-byte aligned for the vec4 loads of A_VEC4).
+const AP: u32 = {{AP}}u;
 const NACC: u32 = TU * G * TM;
 const NA: u32 = {{NA}}u;  // ceil(BM * KT / WG)
 const NB: u32 = {{NB}}u;  // ceil(KT * G * BU / WG)
 
+#if A_VEC4
+var<workgroup> src_tile4: array<vec4<f32>, BM * AP / 4u>;  // [row][k / 4]
+#else
 var<workgroup> src_tile: array<f32, BM * AP>;     // [row][k]
+#endif
 var<workgroup> r_tile: array<f32, KT * G * BU>;   // [k][g][unit]
 #if K_SPLIT
 var<workgroup> red: array<f32, (KS - 1u) * NACC * NT>;
@@ -70,7 +77,12 @@ fn store_tile(lidx: u32, pa: ptr<function, array<f32, NA>>, pb: ptr<function, ar
   for (var n = 0u; n < NA; n++) {
     let i = lidx + n * WG;
     if (i < BM * KT) {
+#if A_VEC4
+      let e = (i / KT) * AP + i % KT;
+      src_tile4[e / 4u][e % 4u] = (*pa)[n];
+#else
       src_tile[(i / KT) * AP + i % KT] = (*pa)[n];
+#endif
     }
   }
   for (var n = 0u; n < NB; n++) {
@@ -127,7 +139,29 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     if (k0 + KT < H) {
       load_tile(k0 + KT, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
     }
-    for (var k = ks; k < KT; k += KS) {
+#if A_VEC4
+    // Groups of 4 entries of K per slice: each source row is one 16-byte workgroup load per group
+    // (a quarter of the load instructions; the product is bound by workgroup-memory loads).
+    for (var kq = 0u; kq < KT / (4u * KS); kq++) {
+      let k4 = (kq * KS + ks) * 4u;
+      var a4: array<vec4<f32>, TM>;
+      for (var m = 0u; m < TM; m++) {
+        a4[m] = src_tile4[((ty * TM + m) * AP + k4) / 4u];
+      }
+      for (var q = 0u; q < 4u; q++) {
+        for (var g = 0u; g < G; g++) {
+          for (var u = 0u; u < TU; u++) {
+            let w = r_tile[((k4 + q) * G + g) * BU + tx + u * UX];
+            for (var m = 0u; m < TM; m++) {
+              acc[(u * G + g) * TM + m] += w * a4[m][q];
+            }
+          }
+        }
+      }
+    }
+#else
+    for (var kq = 0u; kq < KT / KS; kq++) {  // a constant trip count (KS divides KT)
+      let k = kq * KS + ks;
       var a: array<f32, TM>;
       for (var m = 0u; m < TM; m++) {
         a[m] = src_tile[(ty * TM + m) * AP + k];
@@ -141,6 +175,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
         }
       }
     }
+#endif
   }
 #if K_SPLIT
   if (ks > 0u) {

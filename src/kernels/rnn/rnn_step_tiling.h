@@ -52,15 +52,18 @@ struct TiledStepTiling {
   uint32_t k_tile = 32;       // KT
   uint32_t k_split = 1;       // KS
 
+  // Workgroup row of the staged source: padded against bank conflicts, 16-byte aligned when the
+  // kernel reads it as vec4 (k_tile a multiple of 4 k_split).
+  uint32_t padded_k_tile() const { return k_tile % (4 * k_split) == 0 ? k_tile + 4 : k_tile + 1; }
   uint32_t base_invocations() const { return (units / thread_units) * (rows / thread_rows); }
   uint32_t workgroup_size() const { return base_invocations() * k_split; }
   uint64_t workgroup_bytes(uint32_t gates) const {
     const uint64_t partials = uint64_t{k_split - 1} * thread_units * gates * thread_rows * base_invocations();
-    return 4ull * (uint64_t{rows} * (k_tile + 1) + uint64_t{k_tile} * gates * units + partials);
+    return 4ull * (uint64_t{rows} * padded_k_tile() + uint64_t{k_tile} * gates * units + partials);
   }
   bool well_formed() const {
     return rows > 0 && thread_rows > 0 && units > 0 && thread_units > 0 && k_tile > 0 && k_split > 0 &&
-           rows % thread_rows == 0 && units % thread_units == 0;
+           rows % thread_rows == 0 && units % thread_units == 0 && k_tile % k_split == 0;
   }
 };
 
