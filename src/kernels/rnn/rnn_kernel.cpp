@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -203,6 +204,19 @@ StepKernel resolve_step_kernel(StepKernel requested) {
   return StepKernel::automatic;
 }
 
+// ONDA_RNN_TILED="BM,TM,BU,TU,KT,KS" forces the tiled kernel's tiling (trying a bench_rnn
+// variant on a whole model without a rebuild); unset: choose_tiled_step_tiling.
+std::optional<TiledStepTiling> tiled_tiling_from_env() {
+  const char* env = std::getenv("ONDA_RNN_TILED");
+  if (!env || !*env) return std::nullopt;
+  TiledStepTiling t;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u,%u", &t.rows, &t.thread_rows, &t.units, &t.thread_units, &t.k_tile,
+                  &t.k_split) != 6) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_TILED is '{}', expected BM,TM,BU,TU,KT,KS", env));
+  }
+  return t;
+}
+
 }  // namespace
 
 int rnn_dispatches_per_step(const RnnSpec& spec) {
@@ -377,10 +391,10 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
     if (tiled) {
       const uint32_t g = static_cast<uint32_t>(gates_in_product);
-      const TiledStepTiling t = options.tiled_tiling ? *options.tiled_tiling
-                                                     : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
-                                                                                limits.maxComputeWorkgroupStorageSize,
-                                                                                max_invocations);
+      const std::optional<TiledStepTiling> forced = options.tiled_tiling ? options.tiled_tiling : tiled_tiling_from_env();
+      const TiledStepTiling t = forced ? *forced
+                                       : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
+                                                                  limits.maxComputeWorkgroupStorageSize, max_invocations);
       if (!t.well_formed() || t.workgroup_size() > max_invocations ||
           t.workgroup_bytes(g) > limits.maxComputeWorkgroupStorageSize) {
         throw std::invalid_argument(fmt::format("RNN tiled step BM={} TM={} BU={} TU={} KT={} KS={} does not fit the device",
