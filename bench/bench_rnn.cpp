@@ -1,7 +1,7 @@
 // Recurrent layers (ONNX LSTM / GRU, float32) against cuDNN: bench/torch_rnn.py runs the same shapes
 // (bench/rnn_cases.h) through torch.nn.LSTM / GRU in the same GPU-machine call (bench/rnn.sh).
 //
-//   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep]
+//   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]
 //
 // First the dispatch floor: N dependent trivial dispatches (one workgroup reads and writes the same
 // word) in one compute pass, GPU time per dispatch (GpuSpan, bench/gpu_span.h) and wall time with
@@ -15,6 +15,13 @@
 //   proj ms     GPU time of the projection GEMM(s) (gpu::Profiler)
 //   before ms   gpu ms of the code before this benchmark existed: one dispatch per step (per_step) with
 //               its fixed tiling (JT 64, KS 4, BT 4, KC 64)
+//   kernel      the step kernel the automatic choice took (dot, tiled, or seq = whole sequence)
+// Under each case, one line of variants (GPU ms of the whole layer, same measure as gpu ms):
+//   dot         rnn_step.wgsl with choose_step_tiling (the code before the tiled kernel)
+//   tiled       rnn_step_tiled.wgsl with choose_tiled_step_tiling
+//   BMxBU/TMxTU kKT sKS   rnn_step_tiled.wgsl with that tiling (rows x units per workgroup,
+//               rows x units per invocation, K tile, K slices)
+// and the best of them against cuDNN.
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
 // --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
@@ -23,6 +30,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -196,6 +204,7 @@ void sweep_tilings(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
           kernels::rnn::RnnOptions options;
           options.step_mode = kernels::rnn::StepMode::per_step;
           options.step_tiling = t;
+          options.step_kernel = kernels::rnn::StepKernel::dot;
           const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, options, false);
           line += fmt::format(" {}x{}:{:.3f}", jt, ks, r.gpu_ms);
         }
@@ -205,10 +214,65 @@ void sweep_tilings(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
   }
 }
 
+std::string tiled_name(const kernels::rnn::TiledStepTiling& t) {
+  return fmt::format("{}x{}/{}x{}k{}s{}", t.rows, t.units, t.thread_rows, t.thread_units, t.k_tile, t.k_split);
+}
+
+// The step variants timed for every case: both kernels with their automatic tilings, then fixed
+// tiled tilings around the automatic choice (see the header).
+void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines, const bench::RnnCase& c,
+                   int repeats) {
+  using kernels::rnn::StepKernel;
+  using kernels::rnn::StepMode;
+  using T = kernels::rnn::TiledStepTiling;
+  struct Variant {
+    std::string name;
+    kernels::rnn::RnnOptions options;
+  };
+  std::vector<Variant> variants;
+  {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::per_step;
+    o.step_kernel = StepKernel::dot;
+    variants.push_back({"dot", o});
+    o.step_kernel = StepKernel::tiled;
+    variants.push_back({"tiled", o});
+  }
+  for (const T& t : {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},
+                     T{16, 4, 16, 1, 32, 4}, T{64, 4, 16, 1, 32, 1}, T{32, 4, 32, 2, 16, 1}, T{128, 8, 32, 2, 16, 1},
+                     T{64, 4, 64, 4, 16, 1}, T{32, 2, 16, 1, 32, 2}, T{16, 4, 16, 1, 64, 4}, T{32, 4, 16, 1, 64, 2},
+                     T{16, 4, 32, 2, 64, 2}, T{16, 2, 16, 1, 64, 4}, T{128, 8, 16, 1, 32, 1}, T{64, 8, 16, 1, 32, 1},
+                     T{64, 8, 32, 2, 16, 1}}) {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::per_step;
+    o.step_kernel = StepKernel::tiled;
+    o.tiled_tiling = t;
+    variants.push_back({tiled_name(t), o});
+  }
+  std::string line = "    variants ms:";
+  double best = 1e30;
+  std::string best_name;
+  for (const Variant& v : variants) {
+    try {
+      const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, v.options, false);
+      line += fmt::format(" {}={:.3f}", v.name, r.gpu_ms);
+      if (r.gpu_ms > 0 && r.gpu_ms < best) {
+        best = r.gpu_ms;
+        best_name = v.name;
+      }
+    } catch (const std::exception&) {
+      line += fmt::format(" {}=n/a", v.name);
+    }
+  }
+  fmt::print("{}\n    best {} {:.3f} ms{}\n", line, best_name, best,
+             c.cudnn_ms > 0 ? fmt::format(" = {:.2f} x cuDNN", best / c.cudnn_ms) : "");
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false, sweep = false;
+  bool quick = false, sweep = false, no_variants = false;
   int repeats = 10, floor_steps = 2000;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -216,11 +280,12 @@ int main(int argc, char** argv) {
     const bool has_value = i + 1 < argc;
     if (a == "--quick") quick = true;
     else if (a == "--sweep") sweep = true;
+    else if (a == "--no-variants") no_variants = true;
     else if (a == "--repeats" && has_value) repeats = std::stoi(argv[++i]);
     else if (a == "--floor-steps" && has_value) floor_steps = std::stoi(argv[++i]);
     else if (a == "--only" && has_value) only = argv[++i];
     else {
-      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep]\n");
+      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]\n");
       return 2;
     }
   }
@@ -249,23 +314,26 @@ int main(int argc, char** argv) {
   fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",
              floor.gpu_us, floor.wall_us, floor_steps);
 
-  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
-             "I", "H", "disp/step", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
+  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
+             "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
   for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     try {
       const LayerTimes t = time_layer(context, pool, pipelines, c, repeats, {}, true);
       kernels::rnn::RnnOptions wide;
       wide.step_mode = kernels::rnn::StepMode::per_step;
+      wide.step_kernel = kernels::rnn::StepKernel::dot;
       wide.step_tiling = kernels::rnn::StepTiling{64, c.hidden >= 64 ? 4u : 1u,
                                                   static_cast<uint32_t>(std::min<int64_t>(c.batch, 4)), 64};
       const LayerTimes w = time_layer(context, pool, pipelines, c, repeats, wide, false);
       const double per_step = static_cast<double>(t.dispatches - t.projection_dispatches) / static_cast<double>(c.seq);
-      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
-                 c.name, c.seq, c.batch, c.input, c.hidden, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
+      const char* kernel = per_step < 0.5 ? "seq" : c.batch >= kernels::rnn::kTiledMinBatch ? "tiled" : "dot";
+      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
+                 c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
                  floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
                  c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
                  c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
+      if (!no_variants) time_variants(context, pool, pipelines, c, repeats);
       if (sweep) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
     } catch (const std::exception& e) {
       fmt::print("{:<26} failed: {}\n", c.name, e.what());

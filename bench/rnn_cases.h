@@ -15,7 +15,7 @@ struct RnnCase {
   bool linear_before_reset;
   bool bidirectional;
   int64_t seq, batch, input, hidden;
-  double cudnn_ms;      // measured on an H200 (issue 6, 2026-12-02); 0: not given there
+  double cudnn_ms;      // measured on an H200 (issue 6 and docs/benchmarks.md, 2026-12-02); 0: none
 };
 
 inline std::vector<RnnCase> rnn_cases(bool quick) {
@@ -23,17 +23,20 @@ inline std::vector<RnnCase> rnn_cases(bool quick) {
       // MP-SENet: 8 bidirectional GRUs (linear_before_reset=1, W [2, 384, 64]), over time (B = 201
       // frequency bins, T = 321 frames) and over frequency (B = 321, T = 201).
       {"mpsenet-time biGRU", false, true, true, 321, 201, 64, 128, 1.47},
-      {"mpsenet-freq biGRU", false, true, true, 201, 321, 64, 128, 0},
+      {"mpsenet-freq biGRU", false, true, true, 201, 321, 64, 128, 1.40},
       {"mpsenet-time biGRU lbr=0", false, false, true, 321, 201, 64, 128, 0},
       {"biLSTM H128 T512 B64", true, false, true, 512, 64, 128, 128, 2.63},
       {"biLSTM H256 T1000 B2", true, false, true, 1000, 2, 256, 256, 27.8},
       {"LSTM H512 T4096 B1", true, false, false, 4096, 1, 512, 512, 47.4},
-      // SCNet-large dual-path modules: X [864, 85, 256] / [85, 864, 256] for the 256-channel ones
-      // (read off the graph); the 512-channel ones follow an rfft over the 864 frames (433 bins).
-      {"scnet H256 freq biLSTM", true, false, true, 85, 864, 256, 256, 0},
-      {"scnet H256 time biLSTM", true, false, true, 864, 85, 256, 256, 0},
-      {"scnet H512 freq biLSTM", true, false, true, 85, 433, 512, 512, 0},
-      {"scnet H512 time biLSTM", true, false, true, 433, 85, 512, 512, 0},
+      // SCNet-large dual-path modules (12 biLSTMs: dp_modules.{0,2,4} H256 I256, dp_modules.{1,3,5}
+      // H512 I512, W [2, 4H, H] in the recipe): lstm_layers.0 runs over the 85 bands with batch =
+      // frames (initial state [2, 864, 256]), lstm_layers.1 over the frames with batch = 85 bands
+      // (initial state [2, 85, 256]); the 512-channel modules follow an rfft over the 864 frames
+      // (433 bins). In the model (H200, profiled): lstm_layers.1 23 ms (H256) / 31 ms (H512).
+      {"scnet H256 freq biLSTM", true, false, true, 85, 864, 256, 256, 2.40},
+      {"scnet H256 time biLSTM", true, false, true, 864, 85, 256, 256, 21.30},
+      {"scnet H512 freq biLSTM", true, false, true, 85, 433, 512, 512, 4.33},
+      {"scnet H512 time biLSTM", true, false, true, 433, 85, 512, 512, 14.31},
       // UVR (vr_hp_wind_inst): X [256, 1, 168] and [256, 1, 336].
       {"uvr H64 I168 biLSTM", true, false, true, 256, 1, 168, 64, 0},
       {"uvr H32 I168 biLSTM", true, false, true, 256, 1, 168, 32, 0},

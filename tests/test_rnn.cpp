@@ -34,6 +34,8 @@ struct Case {
   uint64_t max_projection_bytes = 0;
   std::optional<kernels::rnn::StepTiling> tiling;  // unset: choose_step_tiling
   kernels::rnn::StepMode mode = kernels::rnn::StepMode::automatic;
+  kernels::rnn::StepKernel kernel = kernels::rnn::StepKernel::automatic;
+  std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
   bool want_y = true, want_yh = true, want_yc = true;
 };
 
@@ -44,11 +46,16 @@ std::string describe(const Case& c) {
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
   const char* modes[] = {"", " per_step", " whole_sequence"};
-  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
+  std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled" : c.kernel == kernels::rnn::StepKernel::dot ? " dot" : "";
+  if (c.tiled) {
+    kernel += fmt::format(" BM={} TM={} BU={} TU={} KT={} KS={}", c.tiled->rows, c.tiled->thread_rows, c.tiled->units,
+                          c.tiled->thread_units, c.tiled->k_tile, c.tiled->k_split);
+  }
+  return fmt::format("{} {} layout={} S={} B={} I={} H={} {}{}{}{}{}{}{}{}{}{}{}{}{}", cells[int(c.cell)], dirs[int(c.direction)],
                      c.layout, c.seq, c.batch, c.input, c.hidden, dtype_name(c.dtype), c.bias ? " bias" : "",
                      c.lens ? " lens" : "", c.h0 ? " h0" : "", c.c0 ? " c0" : "", c.peepholes ? " P" : "",
                      c.input_forget ? " input_forget" : "", c.linear_before_reset ? " lbr" : "",
-                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "", tiling, modes[int(c.mode)]);
+                     c.clip ? fmt::format(" clip={}", *c.clip) : "", c.random_activations ? " acts" : "", tiling, modes[int(c.mode)], kernel);
 }
 
 std::vector<ActivationSpec> random_activations(CellType cell, int dirs, Random& rng) {
@@ -119,6 +126,8 @@ double run_case(const Case& c, Random& rng) {
   options.max_projection_bytes = c.max_projection_bytes;
   options.step_tiling = c.tiling;
   options.step_mode = c.mode;
+  options.step_kernel = c.kernel;
+  options.tiled_tiling = c.tiled;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
 
@@ -348,6 +357,64 @@ TEST(RnnKernel, EveryStepTiling) {
     cases.push_back(c);
     ++i;
   }
+  run_all(cases);
+}
+
+// The register-tiled step kernel (StepKernel::tiled): row and unit tiles that do not divide B and
+// H, K tiles that do not divide H, K slices, every cell (GRU with both linear_before_reset, so the
+// two-phase step too), both layouts, every direction, lens, initial states, peepholes, clip,
+// input_forget, random activations, f16, the chunked projection, and the automatic tiling.
+TEST(RnnKernel, TiledStep) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 2);
+  using T = kernels::rnn::TiledStepTiling;
+  const std::optional<T> tilings[] = {T{64, 4, 32, 2, 32, 1}, T{16, 4, 8, 1, 32, 4}, T{8, 2, 16, 2, 12, 2},
+                                      T{32, 4, 16, 1, 16, 2}, T{4, 4, 4, 4, 4, 1},   T{16, 1, 8, 1, 64, 2},
+                                      std::nullopt,           std::nullopt};
+  int i = 0;
+  for (const auto& t : tilings) {
+    Case c;
+    c.cell = static_cast<CellType>(i % 3);
+    c.linear_before_reset = (i / 3) % 2 == 0;
+    c.direction = static_cast<Direction>((i + 2) % 3);
+    c.layout = i % 2;
+    c.seq = 3 + i % 3;
+    c.batch = 5 + pick.integer(0, 30);   // partial row tiles
+    c.input = 7;
+    c.hidden = 9 + pick.integer(0, 60);  // partial unit tiles and K tiles
+    c.lens = c.h0 = i % 2 == 0;
+    c.c0 = c.peepholes = c.cell == CellType::lstm;
+    if (i % 4 == 1) c.clip = 0.8f;
+    if (i == 3) c.random_activations = true;
+    if (i == 4) c.input_forget = c.cell == CellType::lstm;
+    if (i == 5) c.dtype = DType::f16;
+    if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
+    c.tiled = t;
+    c.kernel = kernels::rnn::StepKernel::tiled;
+    c.mode = kernels::rnn::StepMode::per_step;
+    cases.push_back(c);
+    ++i;
+  }
+  Case lstm;  // LSTM over the full default tile, lbr=0 GRU with K slices
+  lstm.direction = Direction::bidirectional;
+  lstm.batch = 70;
+  lstm.hidden = 40;
+  lstm.seq = 3;
+  lstm.lens = lstm.h0 = lstm.c0 = true;
+  lstm.kernel = kernels::rnn::StepKernel::tiled;
+  lstm.tiled = T{64, 4, 32, 2, 32, 1};
+  cases.push_back(lstm);
+  Case big = lstm;  // the large-batch default's shape of tile (8 rows per invocation)
+  big.direction = Direction::reverse;
+  big.batch = 140;
+  big.tiled = T{128, 8, 16, 1, 32, 1};
+  cases.push_back(big);
+  Case gru = lstm;
+  gru.cell = CellType::gru;
+  gru.c0 = false;
+  gru.linear_before_reset = false;
+  gru.tiled = T{16, 4, 16, 1, 16, 4};
+  cases.push_back(gru);
   run_all(cases);
 }
 

@@ -57,5 +57,34 @@ TEST(RnnStepTiling, SpreadsSmallBatches) {
   EXPECT_LE(choose_step_tiling(1, 512, 1, 4, 32768, 256).units, 8u);
 }
 
+TEST(RnnStepTiling, TiledFitsTheLimits) {
+  for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
+    for (uint32_t invocations : {256u, 1024u, 300u}) {
+      for (int64_t batch : {16, 64, 85, 201, 433, 864}) {
+        for (int64_t hidden : {1, 5, 32, 64, 100, 128, 256, 512, 1024}) {
+          for (uint32_t gates : {1u, 2u, 3u, 4u}) {
+            const auto t = kernels::rnn::choose_tiled_step_tiling(batch, hidden, 2, gates, bytes, invocations);
+            EXPECT_TRUE(t.well_formed());
+            EXPECT_LE(t.workgroup_bytes(gates), bytes) << batch << " " << hidden << " " << gates;
+            EXPECT_LE(t.workgroup_size(), invocations);
+          }
+        }
+      }
+    }
+  }
+  struct Shape {
+    int64_t batch, hidden;
+    uint32_t gates;
+  };
+  for (const Shape s : {Shape{864, 256, 4}, Shape{85, 256, 4}, Shape{433, 512, 4}, Shape{85, 512, 4}, Shape{201, 128, 3},
+                        Shape{321, 128, 3}, Shape{64, 128, 4}}) {
+    const auto t = kernels::rnn::choose_tiled_step_tiling(s.batch, s.hidden, 2, s.gates, 49152, 1024);
+    const int64_t groups = (s.hidden + t.units - 1) / t.units * ((s.batch + t.rows - 1) / t.rows) * 2;
+    std::printf("  B=%lld H=%lld G=%u: BM=%u TM=%u BU=%u TU=%u KT=%u KS=%u, %lld workgroups of %u, %llu bytes\n",
+                (long long)s.batch, (long long)s.hidden, s.gates, t.rows, t.thread_rows, t.units, t.thread_units, t.k_tile,
+                t.k_split, (long long)groups, t.workgroup_size(), (unsigned long long)t.workgroup_bytes(s.gates));
+  }
+}
+
 }  // namespace
 }  // namespace onda::test

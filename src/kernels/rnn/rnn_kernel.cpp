@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "kernels/common/tensor_access.h"
@@ -156,6 +158,63 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
   };
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
+}
+
+std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const TiledStepTiling& t,
+                              DType out) {
+  const uint32_t g = static_cast<uint32_t>(gates_in_product);
+  const uint32_t wg = t.workgroup_size();
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
+      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
+      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+      {"BT", std::to_string(t.thread_rows)},
+      {"TU", std::to_string(t.thread_units)},
+      {"BM", std::to_string(t.rows)},
+      {"BU", std::to_string(t.units)},
+      {"KT", std::to_string(t.k_tile)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"A_VEC4", t.k_tile % (4 * t.k_split) == 0 ? "1" : "0"},
+      {"AP", std::to_string(t.padded_k_tile())},
+      {"NA", std::to_string((t.rows * t.k_tile + wg - 1) / wg)},
+      {"NB", std::to_string((t.k_tile * g * t.units + wg - 1) / wg)},
+      {"WG_SIZE", std::to_string(wg)},
+      {"ACC", std::to_string(t.thread_rows * g)},
+      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
+  };
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
+}
+
+// ONDA_RNN_STEP_KERNEL=dot|tiled overrides the automatic choice (A/B of whole models).
+StepKernel resolve_step_kernel(StepKernel requested) {
+  if (requested != StepKernel::automatic) return requested;
+  if (const char* env = std::getenv("ONDA_RNN_STEP_KERNEL"); env && *env) {
+    const std::string value = env;
+    if (value == "dot") return StepKernel::dot;
+    if (value == "tiled") return StepKernel::tiled;
+    throw std::invalid_argument(fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot' or 'tiled'", value));
+  }
+  return StepKernel::automatic;
+}
+
+// ONDA_RNN_TILED="BM,TM,BU,TU,KT,KS" forces the tiled kernel's tiling (trying a bench_rnn
+// variant on a whole model without a rebuild); unset: choose_tiled_step_tiling.
+std::optional<TiledStepTiling> tiled_tiling_from_env() {
+  const char* env = std::getenv("ONDA_RNN_TILED");
+  if (!env || !*env) return std::nullopt;
+  TiledStepTiling t;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u,%u", &t.rows, &t.thread_rows, &t.units, &t.thread_units, &t.k_tile,
+                  &t.k_split) != 6) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_TILED is '{}', expected BM,TM,BU,TU,KT,KS", env));
+  }
+  return t;
 }
 
 }  // namespace
@@ -324,9 +383,29 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       (options.step_mode == StepMode::whole_sequence ||
        (options.step_mode == StepMode::automatic &&
         static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
+  const StepKernel kernel = resolve_step_kernel(options.step_kernel);
+  const bool tiled = !whole_sequence && (kernel == StepKernel::tiled ||
+                                         (kernel == StepKernel::automatic && d.batch >= kTiledMinBatch));
   const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
     const wgpu::Limits& limits = k.gpu.limits();
     const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+    if (tiled) {
+      const uint32_t g = static_cast<uint32_t>(gates_in_product);
+      const std::optional<TiledStepTiling> forced = options.tiled_tiling ? options.tiled_tiling : tiled_tiling_from_env();
+      const TiledStepTiling t = forced ? *forced
+                                       : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
+                                                                  limits.maxComputeWorkgroupStorageSize, max_invocations);
+      if (!t.well_formed() || t.workgroup_size() > max_invocations ||
+          t.workgroup_bytes(g) > limits.maxComputeWorkgroupStorageSize) {
+        throw std::invalid_argument(fmt::format("RNN tiled step BM={} TM={} BU={} TU={} KT={} KS={} does not fit the device",
+                                                t.rows, t.thread_rows, t.units, t.thread_units, t.k_tile, t.k_split));
+      }
+      StepPipeline sp;
+      sp.pipeline = &k.pipelines.get(tiled_step_shader(spec, phase, gates_in_product, t, out_dtype), {}, label);
+      sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"), u32((d.batch + t.rows - 1) / t.rows, "batch tiles"),
+                   u32(d.dirs, "dirs")};
+      return sp;
+    }
     const StepTiling t = options.step_tiling ? *options.step_tiling
                                              : choose_step_tiling(d.batch, d.hidden, d.dirs,
                                                                   static_cast<uint32_t>(gates_in_product),

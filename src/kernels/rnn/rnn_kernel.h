@@ -68,6 +68,11 @@ struct RnnWeights {
 enum class StepMode { automatic, per_step, whole_sequence };
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 
+// Which per-step kernel: dot (rnn_step.wgsl: dot products of JT units x BT <= 4 rows per
+// workgroup, StepTiling) or tiled (rnn_step_tiled.wgsl: register-tiled GEMM of BM rows x BU units,
+// TiledStepTiling). automatic: tiled for batch >= kTiledMinBatch. Ignored by whole_sequence.
+enum class StepKernel { automatic, dot, tiled };
+
 struct RnnOptions {
   // Projection buffer bytes above which the chunked projection is used; 0: the device's
   // maxStorageBufferBindingSize. (Tests lower it to exercise the chunked path.)
@@ -76,6 +81,10 @@ struct RnnOptions {
   // every shape of tile.) std::invalid_argument when it exceeds the device's workgroup limits.
   std::optional<StepTiling> step_tiling;
   StepMode step_mode = StepMode::automatic;
+  StepKernel step_kernel = StepKernel::automatic;
+  // The tiled kernel's tiling; unset: choose_tiled_step_tiling. std::invalid_argument when it is
+  // malformed or exceeds the device's workgroup limits.
+  std::optional<TiledStepTiling> tiled_tiling;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their

@@ -9,39 +9,7 @@
 //   CELL_LSTM / CELL_GRU / CELL_RNN, PHASE_FUSED / PHASE_ZR / PHASE_H (GRU linear_before_reset=0:
 //   z and r first, then h), G (gates multiplied in this dispatch), JT, KS, KC, BT, and
 //   tensor_access for y (binding 4), yh (5), yc (6) prepended.
-#include "rnn/rnn_activation.wgsl"
-
-@group(0) @binding(0) var<storage, read> xw: array<f32>;       // input projection X W^T
-@group(0) @binding(1) var<storage, read> weights: array<f32>;  // R^T, biases, peepholes
-@group(0) @binding(2) var<storage, read_write> state: array<f32>;
-@group(0) @binding(3) var<storage, read> seq_lens: array<i32>;
-
-struct StepParams {
-  dims: vec4<u32>,     // step, seq, batch, hidden
-  misc: vec4<u32>,     // directions, flags, xw row stride, xw offset
-  xw_base: vec4<u32>,  // xw base of direction 0, 1; first time of the projected chunk, direction 0, 1
-  st: vec4<u32>,       // state offsets: h_in, h_out, c, source vector of the product
-  wts: vec4<u32>,      // bias offset, peephole offset, seq_lens offset, first R^T column
-  outs: vec4<u32>,     // y, yh, yc offsets; GRU scratch: r (.) H_prev, followed by z
-  clip: vec4<f32>,     // clip bound
-  act: array<vec4<f32>, 6>,
-}
-@group(0) @binding(7) var<uniform> p: StepParams;
-
-const F_SEQ_LENS = 1u;
-const F_Y = 2u;
-const F_YH = 4u;
-const F_YC = 8u;
-const F_REVERSE0 = 16u;
-const F_INPUT_FORGET = 64u;
-const F_PEEPHOLE = 128u;
-const F_CLIP = 256u;
-const F_LAYOUT1 = 512u;
-const F_TIME_MAJOR_XW = 1024u;
-
-const BT: u32 = {{BT}}u;
-const G: u32 = {{G}}u;
-const GT: u32 = {{GATES_TOTAL}}u;  // gates per direction in R and the projection
+#include "rnn/rnn_cell.wgsl"
 
 const JT: u32 = {{JT}}u;            // hidden units per workgroup
 const KS: u32 = {{KS}}u;            // invocations sharing one hidden unit's dot products
@@ -51,30 +19,6 @@ var<workgroup> hs: array<f32, {{HS_SIZE}}>;
 #if K_SPLIT
 var<workgroup> red: array<f32, {{RED_SIZE}}>;
 #endif
-
-fn has(flag: u32) -> bool {
-  return (p.misc.y & flag) != 0u;
-}
-
-fn gate_clip(x: f32) -> f32 {
-  if (has(F_CLIP)) {
-    return clamp(x, -p.clip.x, p.clip.x);
-  }
-  return x;
-}
-
-// Index of gate 0 of unit j in the projection X W^T for row b at time t of direction d.
-fn xw_index(t: u32, d: u32, b: u32, j: u32) -> u32 {
-  var xrow = b * p.dims.y + t;
-  if (has(F_TIME_MAJOR_XW)) {
-    xrow = (t - select(p.xw_base.z, p.xw_base.w, d == 1u)) * p.dims.z + b;
-  }
-  return p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
-}
-
-fn act(d: u32, slot: u32, x: f32) -> f32 {
-  return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
-}
 
 // Unit tile `tile` of batch tile `btile` and direction d at step `step`: the product of the source
 // vector (at `src`) with R^T, the slices' reduction, the gates, the state and the outputs.
@@ -181,117 +125,6 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
   }
 }
 
-
-// The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's).
-fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>,
-                xp: ptr<function, array<f32, GT * BT>>) {
-  let S = p.dims.y;
-  let B = p.dims.z;
-  let H = p.dims.w;
-  let b0 = btile * BT;
-  let row_stride = GT * H;
-  let reverse = (p.misc.y & (F_REVERSE0 << d)) != 0u;
-  let t = select(step, S - 1u - step, reverse);
-  let D = p.misc.x;
-  let bias = p.wts.x + d * 2u * row_stride;
-  for (var bb = 0u; bb < BT; bb++) {
-    let b = b0 + bb;
-    if (b >= B) {
-      break;
-    }
-    var valid = true;
-    if (has(F_SEQ_LENS)) {
-      valid = i32(t) < seq_lens[p.wts.z + b];
-    }
-    let sidx = (d * B + b) * H + j;
-    let h_prev = state[h_in + sidx];
-    var h_new = h_prev;
-#if CELL_LSTM
-    let c_prev = state[p.st.z + sidx];
-    var c_new = c_prev;
-    if (valid) {
-      // ONNX LSTM, gates i, o, f, c.
-      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
-      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
-      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
-      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
-      let peep = p.wts.y + d * 3u * H;
-      if (has(F_PEEPHOLE)) {
-        pre_i += weights[peep + j] * c_prev;
-        pre_f += weights[peep + 2u * H + j] * c_prev;
-      }
-      let i_gate = act(d, 0u, pre_i);
-      var f_gate = 1.0 - i_gate;
-      if (!has(F_INPUT_FORGET)) {
-        f_gate = act(d, 0u, pre_f);
-      }
-      c_new = f_gate * c_prev + i_gate * act(d, 1u, pre_c);
-      if (has(F_PEEPHOLE)) {
-        pre_o += weights[peep + H + j] * c_new;
-      }
-      h_new = act(d, 0u, pre_o) * rnn_activate(c_new, p.act[d * 3u + 2u]);
-      state[p.st.z + sidx] = c_new;
-    }
-#endif
-#if CELL_GRU
-#if PHASE_ZR
-    // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
-    if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
-      state[p.outs.w + sidx] = r * h_prev;
-      state[p.outs.w + D * B * H + sidx] = z;
-    }
-#endif
-#if PHASE_H
-    // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
-    if (valid) {
-      let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
-      h_new = (1.0 - z) * hh + z * h_prev;
-    }
-#endif
-#if PHASE_FUSED
-    // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
-    if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
-      let lin = (*acc)[2u * BT + bb] + weights[bias + 5u * H + j];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + weights[bias + 2u * H + j]);
-      h_new = (1.0 - z) * hh + z * h_prev;
-    }
-#endif
-#endif
-#if CELL_RNN
-    if (valid) {
-      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
-    }
-#endif
-#if PHASE_ZR
-#else
-    state[h_out + sidx] = h_new;
-    if (has(F_Y)) {
-      var yi = ((t * D + d) * B + b) * H + j;
-      if (has(F_LAYOUT1)) {
-        yi = ((b * S + t) * D + d) * H + j;
-      }
-      store_y(p.outs.x + yi, select(0.0, h_new, valid));
-    }
-    var si = sidx;
-    if (has(F_LAYOUT1)) {
-      si = (b * D + d) * H + j;
-    }
-    if (has(F_YH)) {
-      store_yh(p.outs.y + si, h_new);
-    }
-#if CELL_LSTM
-    if (has(F_YC)) {
-      store_yc(p.outs.z + si, c_new);
-    }
-#endif
-#endif
-  }
-}
 
 @compute @workgroup_size({{WG_SIZE}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>) {

@@ -38,4 +38,47 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
                               uint64_t max_workgroup_bytes, uint32_t max_invocations,
                               int64_t target_workgroups = kGpuTargetWorkgroups);
 
+// The register-tiled step kernel (rnn_step_tiled.wgsl) for batches where H_prev R^T is a real GEMM:
+// a workgroup owns `rows` batch rows x `units` hidden units (all gates), reads its R^T slice once
+// per step (K tiles of `k_tile` through workgroup memory, the next tile prefetched into registers),
+// and each invocation accumulates thread_rows x thread_units x gates products; `k_split` invocations
+// may share each K tile (partial sums meet in workgroup memory). Grid (ceil(H / units),
+// ceil(B / rows), D).
+struct TiledStepTiling {
+  uint32_t rows = 64;         // BM
+  uint32_t thread_rows = 4;   // TM (divides BM)
+  uint32_t units = 32;        // BU
+  uint32_t thread_units = 2;  // TU (divides BU)
+  uint32_t k_tile = 32;       // KT
+  uint32_t k_split = 1;       // KS
+
+  // Workgroup row of the staged source: padded against bank conflicts, 16-byte aligned when the
+  // kernel reads it as vec4 (k_tile a multiple of 4 k_split).
+  uint32_t padded_k_tile() const { return k_tile % (4 * k_split) == 0 ? k_tile + 4 : k_tile + 1; }
+  uint32_t base_invocations() const { return (units / thread_units) * (rows / thread_rows); }
+  uint32_t workgroup_size() const { return base_invocations() * k_split; }
+  uint64_t workgroup_bytes(uint32_t gates) const {
+    const uint64_t partials = uint64_t{k_split - 1} * thread_units * gates * thread_rows * base_invocations();
+    return 4ull * (uint64_t{rows} * padded_k_tile() + uint64_t{k_tile} * gates * units + partials);
+  }
+  bool well_formed() const {
+    return rows > 0 && thread_rows > 0 && units > 0 && thread_units > 0 && k_tile > 0 && k_split > 0 &&
+           rows % thread_rows == 0 && units % thread_units == 0 && k_tile % k_split == 0;
+  }
+};
+
+// Batches from this size up use the tiled kernel (StepKernel::automatic); below, the dot-product
+// kernel with its narrow unit tiles and K slices (rnn_step_tiling above) spreads the work better.
+constexpr int64_t kTiledMinBatch = 16;
+// Workgroups the tiled step aims for: one per multiprocessor of the H200 (132).
+constexpr int64_t kTiledTargetWorkgroups = 132;
+
+// Starts from 64 rows x 32 units (TM 4, TU 2: 32 LSTM accumulators per invocation) and halves the
+// row tile (down to 16), then the unit tile (down to 8, TU 1) until the grid has
+// `target_workgroups`; then K slices (up to 4) bring a workgroup to ~256 invocations. Fits
+// `max_workgroup_bytes` and `max_invocations` (WebGPU's minimum limits assumed at least).
+TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                                         uint64_t max_workgroup_bytes, uint32_t max_invocations,
+                                         int64_t target_workgroups = kTiledTargetWorkgroups);
+
 }  // namespace onda::kernels::rnn
