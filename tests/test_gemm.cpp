@@ -376,6 +376,8 @@ TEST(GemmSkinny, FewColumnsSwapOperands) {
     std::optional<Shape> d;
     DType dtype;
   };
+  // A vector or a K-contiguous B swaps automatically; a row-major B with several columns is read
+  // transposed (strided) when swapped, so the automatic plan tiles it: force the swap there.
   const std::vector<Shapes> cases = {
       {{300, 64}, {64}, false, Shape{300}, DType::f32},            // matrix-vector, output [300]
       {{129, 17}, {3, 17}, true, Shape{129, 1}, DType::f32},       // per-row addend
@@ -390,10 +392,12 @@ TEST(GemmSkinny, FewColumnsSwapOperands) {
     c.addend_shape = s.d;
     c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = s.dtype;
     c.epilogue.beta = 0.5f;
+    const bool automatic = s.transpose_b || s.b.size() == 1;
+    if (!automatic) c.options.path = GemmPath::skinny_transposed;
     std::string variant;
     const double err = run_case(c, random, &variant);
     EXPECT_LE(err, bound_for(c)) << case_name(c) << " seed " << seed;
-    EXPECT_NE(variant.find("B^T A^T"), std::string::npos) << "automatic path did not swap: " << variant;
+    EXPECT_NE(variant.find("B^T A^T"), std::string::npos) << "path did not swap: " << variant;
   }
   // A prepacked B as the shader's A (its rows are K_pad long, K of them real).
   GemmCase c;
@@ -413,6 +417,96 @@ TEST(GemmSkinny, ChosenAutomaticallyForFewRows) {
   EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::skinny);
   p.a_shape = {300, 512};
   EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::tiled);
+}
+
+TEST(GemmTiled, AttentionValueProductsTakeNarrowTiles) {
+  // softmax(QK^T) V: few columns of a row-major B (the head size), many batches. Planned tiled with a
+  // tile as narrow as N (the swapped skinny path would read B transposed); odd M = K as in MP-SENet
+  // (321 frames / 100 frequency rows), N = 16 and an N = 24 that leaves part of the 32-wide tile empty.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    const char* expect;
+  };
+  for (const Shapes& s : {Shapes{{6, 101, 101}, {6, 101, 16}, "64x16"}, Shapes{{3, 77, 67}, {3, 67, 24}, "64x32"},
+                          Shapes{{2, 2, 70, 33}, {2, 1, 33, 5}, "64x16"}}) {
+    GemmCase c;
+    c.a_shape = s.a;
+    c.b_shape = s.b;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    EXPECT_NE(variant.find(std::string("tiled ") + s.expect), std::string::npos) << variant;
+  }
+  // The same products with the GPU's unrolled k loop and a K step of 32.
+  GemmCase c;
+  c.a_shape = {5, 100, 100};
+  c.b_shape = {5, 100, 16};
+  GemmVariant v;
+  v.path = GemmPath::tiled;
+  v.wg_x = 4;
+  v.wg_y = 16;
+  v.tm = 4;
+  v.bk = 32;
+  c.options.variant = v;
+  EXPECT_CASE(c, random);
+}
+
+TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
+  // GemmOptions::variant (the benchmark's sweep): valid configurations run exactly as given, ones the
+  // shader cannot run on this operand layout are refused at planning.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m) {
+    GemmVariant v;
+    v.path = GemmPath::tiled;
+    v.wg_x = wg_x;
+    v.wg_y = wg_y;
+    v.tm = tm;
+    v.bk = bk;
+    v.group_m = group_m;
+    v.unroll_k = false;
+    return v;
+  };
+  for (bool tb : {false, true}) {
+    for (const GemmVariant& v : {tiled(16, 16, 8, 16, 0), tiled(16, 16, 8, 32, 8), tiled(16, 16, 4, 16, 4),
+                                 tiled(8, 16, 4, 16, 0)}) {
+      GemmCase c;
+      c.a_shape = {150, 70};
+      c.b_shape = tb ? Shape{90, 70} : Shape{70, 90};
+      c.transpose_b = tb;
+      c.options.variant = v;
+      std::string variant;
+      EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+      EXPECT_EQ(variant, v.describe());
+    }
+  }
+  GemmVariant skinny;
+  skinny.path = GemmPath::skinny;
+  skinny.ks = 16;
+  skinny.nc = 8;
+  skinny.nt = 2;
+  skinny.mv = 4;
+  GemmCase c;
+  c.a_shape = {40, 70};
+  c.b_shape = {90, 70};
+  c.transpose_b = true;
+  c.options.variant = skinny;
+  EXPECT_CASE(c, random);
+
+  auto& g = gpu();
+  GemmProblem p;
+  p.a_shape = {150, 70};
+  p.b_shape = {90, 70};
+  p.transpose_b = true;
+  GemmOptions narrow;
+  narrow.variant = tiled(4, 16, 4, 16, 0);  // 16 columns: too narrow to swizzle a K-contiguous B
+  EXPECT_THROW(Gemm(g.context, p, narrow), std::invalid_argument);
+  p.b_shape = {70, 90};
+  p.transpose_b = false;
+  GemmOptions row_major_skinny;
+  row_major_skinny.variant = skinny;  // the skinny shader's B must be K-contiguous
+  EXPECT_THROW(Gemm(g.context, p, row_major_skinny), std::invalid_argument);
 }
 
 TEST(GemmPacked, PrepackedWeightsOnBothPaths) {

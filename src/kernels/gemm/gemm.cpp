@@ -55,7 +55,7 @@ struct TileShape {
   uint32_t wg_x, wg_y, tm, bk;
   constexpr uint32_t bm() const { return wg_y * tm; }
   constexpr uint32_t bn() const { return wg_x * 4; }
-  uint32_t threads() const { return wg_x * wg_y; }
+  constexpr uint32_t threads() const { return wg_x * wg_y; }
   uint64_t workgroup_bytes() const { return uint64_t{bk} * (bm() + bn()) * 4; }
 };
 // The small tile steps K by 8: it serves small problems, where a deep K step is mostly padding.
@@ -66,17 +66,30 @@ constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4,
 // whole lines along N. 24 KiB of workgroup memory: fits lavapipe's 32 KiB and any WebGPU device.
 constexpr TileShape kTileLargeKContiguous{16, 16, 8, 32};
 
+// Narrow tiles for a row-major B with few columns (attention's softmax(QK^T) V: N = head size 16 or
+// 32, M = K = sequence length, a batch of heads x frames): all of N in one tile, 64 rows, so no
+// column of the tile is padding and A (the big operand) is read once. BN < 32 cannot XOR-swizzle a
+// K-contiguous B (see tile_fits), which is why they serve a row-major B only.
+constexpr TileShape kTileNarrow16{4, 16, 4, 16};  // 64 x 16, 64 threads
+constexpr TileShape kTileNarrow32{8, 16, 4, 16};  // 64 x 32, 128 threads
+
 constexpr bool power_of_two_at_least_8(uint32_t v) {
   return v >= 8 && (v & (v - 1)) == 0;
 }
-// gemm_tiled.wgsl XOR-swizzles tile slots with values below 8 (swz_k): rows of BM / 4 and BN / 4
-// vec4 slots must be powers of two of at least 8.
-constexpr bool swizzle_fits(const TileShape& t) {
-  return power_of_two_at_least_8(t.bm() / 4) && power_of_two_at_least_8(t.bn() / 4) && t.bk % 4 == 0 &&
-         t.bk <= 32;
+// What gemm_tiled.wgsl needs of a tile: TM a multiple of 4, BK in {4, 8, 16, 32} (swz_k divides 32 by
+// it), whole loads per thread, and, for an operand staged from K-contiguous storage (A untransposed,
+// B transposed or prepacked), rows of BM / 4 (BN / 4) vec4 slots that are powers of two of at least 8,
+// since its slots are XOR-swizzled with values below 8 (swz_k).
+constexpr bool tile_fits(const TileShape& t, bool a_k_contiguous, bool b_k_contiguous) {
+  return t.tm % 4 == 0 && t.tm > 0 && t.wg_x > 0 && t.wg_y > 0 &&
+         (t.bk == 4 || t.bk == 8 || t.bk == 16 || t.bk == 32) && (t.bm() * t.bk / 4) % t.threads() == 0 &&
+         (t.bn() * t.bk / 4) % t.threads() == 0 && t.bn() * t.bk / 4 >= t.threads() &&
+         t.bm() * t.bk / 4 >= t.threads() && (!a_k_contiguous || power_of_two_at_least_8(t.bm() / 4)) &&
+         (!b_k_contiguous || power_of_two_at_least_8(t.bn() / 4));
 }
-static_assert(swizzle_fits(kTileShapes[0]) && swizzle_fits(kTileShapes[1]) && swizzle_fits(kTileShapes[2]) &&
-              swizzle_fits(kTileLargeKContiguous));
+static_assert(tile_fits(kTileShapes[0], true, true) && tile_fits(kTileShapes[1], true, true) &&
+              tile_fits(kTileShapes[2], true, true) && tile_fits(kTileLargeKContiguous, true, true) &&
+              tile_fits(kTileNarrow16, true, false) && tile_fits(kTileNarrow32, true, true));
 
 }  // namespace
 
@@ -152,9 +165,17 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
     const auto skinny_fits = [&](int64_t rows, int64_t cols) {
       return rows <= 16 || (rows <= 64 && layout_.batch_count * cols * layout_.k <= (int64_t{1} << 22));
     };
-    if (layout_.m <= 64 && b_k_contiguous && skinny_fits(layout_.m, layout_.n)) {
+    // The skinny shader reads its A (op(B)^T when swapped) as rows of K: stored transposed, each lane
+    // of a subgroup loads scalars 4 rows apart, so one load instruction touches 32 cache lines.
+    // Measured on an H200: MP-SENet's softmax(QK^T) V, [400, 321, 321] x [400, 321, 16] with B
+    // row-major, took 2.77 ms swapped onto the skinny path (~0.5 TFLOP/s). Only a vector is as good
+    // as K-contiguous there.
+    const bool b_rows_ok = b_k_contiguous || layout_.n == 1;
+    const bool a_rows_ok = a_k_contiguous || layout_.m == 1;
+    if (layout_.m <= 64 && b_k_contiguous && a_rows_ok && skinny_fits(layout_.m, layout_.n)) {
       path = GemmPath::skinny;
-    } else if (layout_.n <= 64 && layout_.n < layout_.m && a_k_contiguous && skinny_fits(layout_.n, layout_.m)) {
+    } else if (layout_.n <= 64 && layout_.n < layout_.m && a_k_contiguous && b_rows_ok &&
+               skinny_fits(layout_.n, layout_.m)) {
       // Few columns, many rows (a matrix-vector product): C^T = op(B)^T op(A)^T is the skinny case.
       path = GemmPath::skinny;
       swap = true;
@@ -170,8 +191,47 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
     throw std::invalid_argument(
         "gemm: the skinny path needs B stored K-contiguous (transpose_b or prepacked)");
   }
+  if (options.variant) {
+    variant_ = *options.variant;
+    check_variant(context, variant_);
+    return;
+  }
   variant_ =
       path == GemmPath::skinny ? choose_skinny(context, options, swap) : choose_tiled(context, options);
+}
+
+void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) const {
+  const auto& limits = context.limits();
+  const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
+  if (v.path == GemmPath::tiled) {
+    const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk};
+    if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) {
+      throw std::invalid_argument("gemm: the tile " + v.describe() + " does not fit this problem's operand layout");
+    }
+    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
+        t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
+        t.wg_y > limits.maxComputeWorkgroupSizeY) {
+      throw gpu::DeviceLimitError("gemm: the tile " + v.describe() + " exceeds this device's workgroup limits");
+    }
+    return;
+  }
+  if (v.path != GemmPath::skinny) throw std::invalid_argument("gemm: a forced variant must be tiled or skinny");
+  if (v.swap_operands ? problem_.transpose_a : !b_k_contiguous) {
+    throw std::invalid_argument("gemm: the skinny variant needs its shader B stored K-contiguous");
+  }
+  // The workgroup reduction has thread s < MV of each column group add up row block s: KS >= MV.
+  if (v.ks < 4 || v.nc == 0 || v.nt == 0 || v.mv == 0 || v.ks < v.mv) {
+    throw std::invalid_argument("gemm: bad skinny variant " + v.describe());
+  }
+  if (v.subgroup_reduce &&
+      (!context.has(gpu::Feature::Subgroups) || context.subgroup_min_size() != context.subgroup_max_size() ||
+       v.ks != context.subgroup_max_size())) {
+    throw std::invalid_argument("gemm: the subgroup reduction needs KS equal to the device's one subgroup size");
+  }
+  const uint64_t bytes = v.subgroup_reduce ? 0 : uint64_t{v.mv} * v.ks * v.nc * 16;
+  if (bytes > limits.maxComputeWorkgroupStorageSize || v.ks * v.nc > limits.maxComputeInvocationsPerWorkgroup) {
+    throw gpu::DeviceLimitError("gemm: the skinny variant " + v.describe() + " exceeds this device's workgroup limits");
+  }
 }
 
 GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& options) const {
@@ -184,11 +244,17 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   } else if (layout_.m >= 64 && layout_.n >= 64) {
     first = 1;
   }
+  const bool b_k_contiguous = problem_.transpose_b || problem_.b_prepacked;
   std::vector<TileShape> candidates(std::begin(kTileShapes) + first, std::end(kTileShapes));
-  if (first == 0 && (problem_.transpose_b || problem_.b_prepacked)) {
+  if (first == 0 && b_k_contiguous) {
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
   }
+  // Few columns of a row-major B and enough rows: one narrow tile spans all of N (see kTileNarrow16).
+  if (!b_k_contiguous && layout_.m >= 64 && layout_.n <= 32) {
+    candidates.insert(candidates.begin(), layout_.n <= 16 ? kTileNarrow16 : kTileNarrow32);
+  }
   for (const TileShape& t : candidates) {
+    if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
         t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
         t.wg_y > limits.maxComputeWorkgroupSizeY) {

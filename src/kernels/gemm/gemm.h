@@ -9,9 +9,12 @@
 //   skinny  M <= 64 and B K-contiguous (transposed or prepacked): bandwidth-bound streaming of B
 //           (gemm_skinny.wgsl), K split across threads, subgroup or workgroup reduction, past 16
 //           rows register-blocked over 16 rows x up to 4 columns; or, with the operands' roles
-//           swapped, N <= 64 < M and A K-contiguous (matrix-vector products);
+//           swapped, N <= 64 < M, A K-contiguous and B K-contiguous or a vector (matrix-vector
+//           products). A row-major B with several columns (attention's softmax(QK^T) V) is not
+//           swapped: the swapped shader would read it transposed, a strided scalar load per lane;
 //   tiled   everything else: workgroup-memory tiles + register blocks (gemm_tiled.wgsl), the tile
-//           size chosen from the shape and the device's workgroup memory / invocation limits; a
+//           size chosen from the shape and the device's workgroup memory / invocation limits, a
+//           narrow tile (16 or 32 columns) for a row-major B with N <= 32; a
 //           K-contiguous B (every prepacked weight) on a large problem gets a K step of 32 (whole
 //           128-byte lines per staged row) and the grouped tile order.
 #pragma once
@@ -51,28 +54,6 @@ struct GemmProblem {
 // (matrix-vector products); needs A stored K-contiguous (not transposed).
 enum class GemmPath { automatic, tiled, skinny, skinny_transposed };
 
-struct GemmOptions {
-  GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
-  bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
-  std::optional<bool> unroll_k;         // tiled: override the adapter-based choice (tests)
-  // skinny: override the adapter-based choice of 16-row blocks with NT columns per thread group
-  // for M > 16 (off on CPU adapters, whose LLVM compile of the larger register blocks costs more
-  // than the small GEMMs gain; tests force it on).
-  std::optional<bool> skinny_blocking;
-  // Largest storage binding to use; 0 = the device's maxStorageBufferBindingSize. Larger A / output /
-  // addend tensors are split into row blocks (tests lower it to exercise the split).
-  uint64_t max_binding_bytes = 0;
-};
-
-// The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).
-struct GemmTensors {
-  Tensor a;
-  Tensor b;
-  const PackedB* packed_b = nullptr;
-  Tensor addend;  // undefined when the problem has none
-  Tensor out;     // contiguous, shape output_shape(), dtype out_dtype
-};
-
 // One planned tile configuration, exposed for tests and benchmarks.
 struct GemmVariant {
   GemmPath path = GemmPath::tiled;
@@ -85,6 +66,33 @@ struct GemmVariant {
   uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
+};
+
+struct GemmOptions {
+  GemmPath path = GemmPath::automatic;  // force a path (tests, benchmarks)
+  bool allow_subgroups = true;          // false: the skinny path reduces through workgroup memory
+  std::optional<bool> unroll_k;         // tiled: override the adapter-based choice (tests)
+  // skinny: override the adapter-based choice of 16-row blocks with NT columns per thread group
+  // for M > 16 (off on CPU adapters, whose LLVM compile of the larger register blocks costs more
+  // than the small GEMMs gain; tests force it on).
+  std::optional<bool> skinny_blocking;
+  // Largest storage binding to use; 0 = the device's maxStorageBufferBindingSize. Larger A / output /
+  // addend tensors are split into row blocks (tests lower it to exercise the split).
+  uint64_t max_binding_bytes = 0;
+  // Use exactly this configuration instead of choosing one (benchmarks sweep tile shapes with it).
+  // Checked against the problem and the device: std::invalid_argument when the shader cannot run it
+  // (e.g. a swizzled tile narrower than 32, a skinny B that is not K-contiguous), DeviceLimitError
+  // when the device's workgroup limits are exceeded. `path` and `unroll_k` above are ignored then.
+  std::optional<GemmVariant> variant;
+};
+
+// The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).
+struct GemmTensors {
+  Tensor a;
+  Tensor b;
+  const PackedB* packed_b = nullptr;
+  Tensor addend;  // undefined when the problem has none
+  Tensor out;     // contiguous, shape output_shape(), dtype out_dtype
 };
 
 class Gemm {
@@ -116,6 +124,8 @@ class Gemm {
 
   GemmVariant choose_tiled(const gpu::Context& context, const GemmOptions& options) const;
   GemmVariant choose_skinny(const gpu::Context& context, const GemmOptions& options, bool swap) const;
+  // Throws when the shader or the device cannot run `v` on this problem (GemmOptions::variant).
+  void check_variant(const gpu::Context& context, const GemmVariant& v) const;
 
   const wgpu::ComputePipeline& pipeline_for(gpu::PipelineCache& pipelines, const ShaderFlags& flags,
                                             bool shader_a_trans, const std::string& label) const;
