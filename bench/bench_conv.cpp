@@ -9,7 +9,9 @@
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
 //                elements live only on the GPU, smaller ones are host values uploaded per run, all
 //                are constants (prepacked once per node), so the path is the one Session takes;
-//   gemm, direct, overlap_add   kernels::conv with that path forced (a ConvTranspose gemm with its
+//   implicit, implicit64, implicit128   kernels::conv's implicit GEMM forced (tile chosen from the
+//                shape, or 64 / 128 positions per tile); the label names the tile (BM x BN, BK);
+//   gemm, direct, overlap_add   kernels::conv with that path forced (gemm = im2col + GEMM) (a ConvTranspose gemm with its
 //                weight prepacked once, as Session would hold it; overlap_add with the diagonal
 //                given, tiled where the hop is >= 32);
 //   overlap_add_per_output      the untiled overlap-add kernel (one invocation per output).
@@ -24,6 +26,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +41,7 @@
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_uniforms.h"
 #include "ops/op_registry.h"
 #include "test_conv_reference.h"
 
@@ -204,7 +208,9 @@ class Runner {
     }
     conv::ConvOptions options;
     options.per_output_overlap_add = path_ == "overlap_add_per_output";
-    options.path = path_ == "gemm" ? conv::ConvPath::gemm
+    options.implicit_nv = path_ == "implicit64" ? 1 : path_ == "implicit128" ? 2 : 0;
+    options.path = path_.rfind("implicit", 0) == 0 ? conv::ConvPath::implicit_gemm
+                   : path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
                    : path_.rfind("overlap_add", 0) == 0 ? conv::ConvPath::overlap_add
                                                          : throw std::runtime_error("unknown path " + path_);
@@ -297,10 +303,19 @@ Timing time_runner(gpu::Context& context, Runner& runner, int repeats) {
 }
 
 std::string path_label(const std::string& path, const conv::ConvGeometry& g, const Case& c) {
+  if (path.rfind("implicit", 0) == 0) {
+    const auto t = conv::detail::choose_implicit_tile(g, path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0);
+    return fmt::format("{} {}x{} k{}", path, 8 * t.wg_y, 64 * t.nv, t.bk);
+  }
   if (path != "session") return path;
-  // What the op picks: the geometry's automatic path, with the identity weight's overlap-add.
-  const conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
-  const char* names[] = {"auto", "direct", "gemm", "overlap_add"};
+  // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a
+  // gemm Conv of rank <= 2 runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y exceed a
+  // binding, not checked here).
+  conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
+  const char* env = std::getenv("ONDA_CONV_IMPLICIT");
+  if (p == conv::ConvPath::gemm && !g.transpose && g.spatial_rank() <= 2 && !(env && std::string(env) == "0"))
+    p = conv::ConvPath::implicit_gemm;
+  const char* names[] = {"auto", "direct", "gemm", "overlap_add", "implicit"};
   return fmt::format("session:{}", names[static_cast<int>(p)]);
 }
 

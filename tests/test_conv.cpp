@@ -199,6 +199,44 @@ TEST(Conv, GemmRandomAttributes) {
   random_sweep(false, ConvPath::gemm, true, 12);
 }
 // Chunks of 1 to 3 output positions of one batch.
+TEST(Conv, ImplicitGemmRandomAttributes) {
+  random_sweep(false, ConvPath::implicit_gemm, true, 16);
+}
+
+// The implicit GEMM's tiles at the channel counts of real models (UVR: 38..672 in, 24..384 out):
+// every output-channel tile height the planner picks, partial channel chunks (C_in not a multiple of
+// BK), partial position tiles (odd sizes), strides, dilations, batch 2, both position tiles, f16.
+TEST(Conv, ImplicitGemmWideChannels) {
+  Random r(test_seed());
+  struct Wide {
+    Shape x, w;
+    std::vector<int64_t> strides, pads, dilations;
+    int nv;
+    DType dtype;
+  };
+  const Wide cases[] = {
+      {{1, 145, 9, 14}, {48, 145, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, DType::f32},
+      {{2, 38, 11, 7}, {96, 38, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, DType::f32},
+      {{1, 73, 13, 9}, {24, 73, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, DType::f32},
+      {{1, 96, 12, 10}, {144, 96, 3, 3}, {1, 1}, {4, 2, 4, 2}, {4, 2}, 0, DType::f32},
+      {{1, 40, 17, 5}, {200, 40, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, DType::f32},
+      {{1, 33, 8, 12}, {72, 33, 3, 3}, {2, 1}, {0, 1, 2, 1}, {1, 2}, 2, DType::f16},
+      {{2, 20, 5, 41}, {130, 20, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, DType::f16},
+  };
+  for (const Wide& wc : cases) {
+    ConvCase c;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    c.attributes.strides = wc.strides;
+    c.attributes.pads = wc.pads;
+    c.attributes.dilations = wc.dilations;
+    ConvOptions options{ConvPath::implicit_gemm, 0};
+    options.implicit_nv = wc.nv;
+    const double err = run_case(c, wc.dtype, options, r);
+    EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c);
+  }
+}
+
 TEST(Conv, GemmChunked) {
   random_sweep(false, ConvPath::gemm, true, 8, 1);
 }
@@ -510,9 +548,9 @@ TEST(Conv, FusedActivationEveryPath) {
   up.attributes.strides = {2};
   int i = 0;
   for (const ConvCase* c : {&conv, &up}) {
-    for (const ConvPath path : {ConvPath::direct, ConvPath::gemm}) {
+    for (const ConvPath path : {ConvPath::direct, ConvPath::gemm, ConvPath::implicit_gemm}) {
       for (const bool chunked : {false, true}) {
-        if (path == ConvPath::direct && chunked) continue;
+        if ((path != ConvPath::gemm && chunked) || (path == ConvPath::implicit_gemm && c->transpose)) continue;
         ConvOptions options{path, chunked ? small_chunk(*c, 2) : 0};
         options.activation = activations[i++ % 5];
         options.activation_alpha = 0.2f;
