@@ -309,11 +309,11 @@ std::string path_label(const std::string& path, const conv::ConvGeometry& g, con
   }
   if (path != "session") return path;
   // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a
-  // gemm Conv of rank <= 2 runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y exceed a
-  // binding, not checked here).
+  // Conv where automatic_takes_implicit runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y
+  // exceed a binding, not checked here).
   conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
   const char* env = std::getenv("ONDA_CONV_IMPLICIT");
-  if (p == conv::ConvPath::gemm && !g.transpose && g.spatial_rank() <= 2 && !(env && std::string(env) == "0"))
+  if (conv::automatic_takes_implicit(g) && !(env && std::string(env) == "0"))
     p = conv::ConvPath::implicit_gemm;
   const char* names[] = {"auto", "direct", "gemm", "overlap_add", "implicit"};
   return fmt::format("session:{}", names[static_cast<int>(p)]);

@@ -1,10 +1,10 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
 // output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk
-// limit, overlap-add; 3-D on the direct path), X and Y bound in windows / slices under a reduced
-// binding limit (and one real input over lavapipe's 128 MiB), fused activations, f32 and f16
-// storage, empty spatial inputs, the attribute formulas and bad input. Every output is poisoned before the
-// run.
+// limit, implicit GEMM at every tile height, overlap-add; 3-D on the direct path), X and Y bound in
+// windows / slices under a reduced binding limit (and one real input over lavapipe's 128 MiB), fused
+// activations, f32 and f16 storage, empty spatial inputs, the attribute formulas and bad input.
+// Every output is poisoned before the run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -277,8 +277,21 @@ TEST(Conv, AutomaticPathLargerChannels) {
   c.w_shape = {32, 24, 3, 3};
   c.attributes.pads = {1, 1, 1, 1};
   EXPECT_EQ(choose_conv_path(resolve_conv(c.x_shape, c.w_shape, c.attributes), false), ConvPath::gemm);
+  EXPECT_TRUE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
   EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
   EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  ConvOptions im2col;
+  im2col.allow_implicit = false;  // the old automatic choice: im2col + GEMM
+  EXPECT_LE(run_case(c, DType::f32, im2col, r), kF32Bound);
+  // Few output channels (UVR's 12-channel band nets): direct geometry, run as the implicit GEMM.
+  c.x_shape = {1, 37, 9, 11};
+  c.w_shape = {12, 37, 3, 3};
+  const ConvGeometry narrow = resolve_conv(c.x_shape, c.w_shape, c.attributes);
+  EXPECT_EQ(choose_conv_path(narrow, false), ConvPath::direct);
+  EXPECT_TRUE(automatic_takes_implicit(narrow));
+  EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
+  c.w_shape = {4, 37, 3, 3};  // too few: stays direct
+  EXPECT_FALSE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
 }
 
 TEST(Conv, PointwiseGemmReadsInputDirectly) {

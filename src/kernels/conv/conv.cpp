@@ -209,6 +209,14 @@ ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
                                                                             : ConvPath::direct;
 }
 
+bool automatic_takes_implicit(const ConvGeometry& g) {
+  if (g.transpose || g.group != 1 || g.spatial_rank() > 2) return false;
+  const ConvPath p = choose_conv_path(g, false);
+  return p == ConvPath::gemm ||
+         (p == ConvPath::direct && g.in_channels * g.kernel_elements() >= 16 && g.out_channels >= 8 &&
+          g.in_positions() > 0 && g.out_positions() > 0 && g.batch > 0);
+}
+
 void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                  const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                  const ConvOptions& options) {
@@ -228,8 +236,9 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
       detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
   }
-  // Where im2col + GEMM would run, the implicit GEMM does the same product without the column buffer.
-  if (options.path == ConvPath::automatic && path == ConvPath::gemm && options.allow_implicit &&
+  // Where im2col + GEMM (or the direct kernel, for few output channels) would run, the implicit GEMM
+  // does the same product without a column buffer.
+  if (options.path == ConvPath::automatic && automatic_takes_implicit(g) && options.allow_implicit &&
       implicit_enabled_by_environment() && detail::conv_implicit_applies(kc, g, x, w, y, limits)) {
     path = ConvPath::implicit_gemm;
   }

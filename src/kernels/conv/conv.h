@@ -59,10 +59,15 @@ struct ConvOptions {
   ImplicitWeightCache* implicit_weight = nullptr;  // see ImplicitWeightCache (W must then be constant)
 };
 
-// The path `automatic` picks (without a diagonal, overlap_add is never chosen). For a Conv that
-// is gemm here, record_conv runs implicit_gemm instead where it applies (rank <= 2, X, W, Y bound
-// whole) unless options.allow_implicit is false or ONDA_CONV_IMPLICIT=0.
+// The path `automatic` picks (without a diagonal, overlap_add is never chosen). For a Conv where
+// automatic_takes_implicit holds, record_conv runs implicit_gemm instead where it applies (X, W, Y
+// bound whole) unless options.allow_implicit is false or ONDA_CONV_IMPLICIT=0.
 ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
+
+// Whether `automatic` prefers implicit_gemm for this Conv: group 1, rank <= 2, and either the gemm
+// geometry, or the direct one with C_in taps >= 16 and C_out >= 8 (the implicit tile of 16 output
+// channels then wastes at most half its rows, still far faster than one invocation per output).
+bool automatic_takes_implicit(const ConvGeometry& geometry);
 
 // y = Conv(x, w) + bias. `bias` may be undefined (then no bias). Tensors must match the geometry
 // (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the
