@@ -9,8 +9,9 @@
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
 //                elements live only on the GPU, smaller ones are host values uploaded per run, all
 //                are constants (prepacked once per node), so the path is the one Session takes;
-//   implicit, implicit64, implicit128   kernels::conv's implicit GEMM forced (tile chosen from the
-//                shape, or 64 / 128 positions per tile); the label names the tile (BM x BN, BK);
+//   implicit, implicit64, implicit128, implicit_nosplit   kernels::conv's implicit GEMM forced (tile
+//                chosen from the shape, or 64 / 128 positions per tile, or without split K); the label
+//                names the tile (BM x BN, K step, slices of a split K);
 //   gemm, direct, overlap_add   kernels::conv with that path forced (gemm = im2col + GEMM) (a ConvTranspose gemm with its
 //                weight prepacked once, as Session would hold it; overlap_add with the diagonal
 //                given, tiled where the hop is >= 32);
@@ -209,6 +210,7 @@ class Runner {
     conv::ConvOptions options;
     options.per_output_overlap_add = path_ == "overlap_add_per_output";
     options.implicit_nv = path_ == "implicit64" ? 1 : path_ == "implicit128" ? 2 : 0;
+    options.implicit_splits = path_ == "implicit_nosplit" ? 1 : 0;
     options.path = path_.rfind("implicit", 0) == 0 ? conv::ConvPath::implicit_gemm
                    : path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
@@ -304,8 +306,10 @@ Timing time_runner(gpu::Context& context, Runner& runner, int repeats) {
 
 std::string path_label(const std::string& path, const conv::ConvGeometry& g, const Case& c) {
   if (path.rfind("implicit", 0) == 0) {
-    const auto t = conv::detail::choose_implicit_tile(g, path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0);
-    return fmt::format("{} {}x{} k{}", path, 8 * t.wg_y, 64 * t.nv, t.bk);
+    const auto t = conv::detail::choose_implicit_tile(g, path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
+                                                      path == "implicit_nosplit" ? 1 : 0);
+    return fmt::format("{} {}x{} k{}{}", path, 8 * t.wg_y, 64 * t.nv, t.bk,
+                       t.splits > 1 ? fmt::format(" s{}", t.splits) : "");
   }
   if (path != "session") return path;
   // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a

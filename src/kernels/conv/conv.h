@@ -53,6 +53,9 @@ struct ConvOptions {
   bool per_output_overlap_add = false;
   // implicit_gemm: positions per tile, 0 = chosen from the shape, 1 = 64, 2 = 128 (benchmarks).
   int implicit_nv = 0;
+  // implicit_gemm: slices of the split K, 0 = chosen from the shape (split where the tiles alone give
+  // the GPU few workgroups), 1 = no split, k = k slices (tests, benchmarks).
+  int implicit_splits = 0;
   // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
   // the environment variable ONDA_CONV_IMPLICIT=0 does the same for every conv of a process).
   bool allow_implicit = true;

@@ -27,7 +27,7 @@ int64_t ceil_div(int64_t a, int64_t b) {
 
 }  // namespace
 
-ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override) {
+ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override) {
   ImplicitTile t;
   // Output channel tile: cost ~ tiles x (rows + 16), the 16 standing for the per-tile cost of
   // staging the position slice; ties go to the larger tile.
@@ -51,6 +51,18 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override) {
     const int64_t cost = ceil_div(g.in_channels, bk) * (bk + 4);
     if (best < 0 || cost < best) best = cost, t.bk = bk;
   }
+  // Split K where the tiles give fewer than 2 kFewWorkgroups: enough slices to reach that, at most
+  // one per channel chunk and 16 (each slice's partial sums are a copy of Y to write and re-read).
+  const int64_t c_steps = ceil_div(g.in_channels, t.bk);
+  const int64_t tiles = g.batch * m_tiles * ceil_div(g.out_positions(), 64 * t.nv);
+  t.splits = static_cast<uint32_t>(
+      splits_override > 0 ? splits_override
+                          : std::clamp<int64_t>(ceil_div(2 * kFewWorkgroups, std::max<int64_t>(tiles, 1)), 1,
+                                                std::min<int64_t>(c_steps, 16)));
+  if (splits_override <= 0) {  // no empty slices: as many as the chunks per slice need
+    const int64_t per_split = ceil_div(c_steps, t.splits);
+    t.splits = static_cast<uint32_t>(ceil_div(c_steps, per_split));
+  }
   return t;
 }
 
@@ -66,7 +78,7 @@ bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const
   const int64_t bm = 8 * t.wg_y;
   return ceil_div(g.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
          ceil_div(g.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
-         g.batch <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
+         g.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
          l.maxComputeWorkgroupSizeY >= 16 && l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
 }
 
@@ -74,8 +86,15 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
                           const ConvGeometry& g,
                           const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                           const ConvOptions& options) {
-  const ImplicitTile t = choose_implicit_tile(g, options.implicit_nv);
+  ImplicitTile t = choose_implicit_tile(g, options.implicit_nv, options.implicit_splits);
   if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
+  // The partial sums must fit one binding, and the slices one dispatch dimension.
+  const uint64_t y_f32_bytes = static_cast<uint64_t>(y.numel()) * 4;
+  while (t.splits > 1 && (t.splits * y_f32_bytes + kc.gpu.limits().minStorageBufferOffsetAlignment >
+                              kc.gpu.limits().maxStorageBufferBindingSize ||
+                          static_cast<uint64_t>(g.batch) * t.splits > kc.gpu.limits().maxComputeWorkgroupsPerDimension))
+    --t.splits;
+  const bool split = t.splits > 1;
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   const int64_t taps = g.kernel_elements();
@@ -103,8 +122,16 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
     if (keep) cache->packed = wp;
   }
 
+  u.tap_step[3] = t.splits;
+  Tensor part;  // split K: the slices' partial sums, f32 [splits, N, C_out, P]
+  if (split) {
+    part = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(t.splits) * y.numel()});
+    recorder.retain(part.storage());
+  }
+  const Tensor& out = split ? part : y;
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-                      {"HAS_BIAS", bias.defined() ? "1" : "0"},
+                      {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
+                      {"SPLIT", split ? "1" : "0"},
                       {"WG_Y", std::to_string(t.wg_y)},
                       {"NV", std::to_string(t.nv)},
                       {"BK", std::to_string(t.bk)},
@@ -112,20 +139,41 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), wp.binding(kc.gpu)};
   int b = 2;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
-  bindings.push_back(y.binding(kc.gpu));
+  const bool bind_bias = bias.defined() && !split;
+  v["BIAS_ACCESS"] = bind_bias ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bind_bias) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, out.dtype(), true);
+  bindings.push_back(out.binding(kc.gpu));
   v["PARAMS_BINDING"] = std::to_string(b);
   u.offsets[0] = x.element_offset(kc.gpu);
   u.offsets[1] = wp.element_offset(kc.gpu);
-  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
-  u.offsets[3] = y.element_offset(kc.gpu);
+  u.offsets[2] = bind_bias ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = out.element_offset(kc.gpu);
   const auto& pipeline = kc.pipelines.get(render_shader("conv/conv_implicit.wgsl", v), {}, "conv implicit gemm");
   const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
   const gpu::WorkgroupCount groups{u32(ceil_div(g.out_positions(), bn), "position tiles"),
-                                   u32(ceil_div(g.out_channels, bm), "channel tiles"), u32(g.batch, "batch")};
+                                   u32(ceil_div(g.out_channels, bm), "channel tiles"),
+                                   u32(g.batch * t.splits, "batch slices")};
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), groups, "conv implicit gemm");
+  if (!split) return;
+
+  // y = act(bias + the sum of the slices).
+  ConvUniforms ru = u;
+  TemplateValues rv = {{"HAS_BIAS", bias.defined() ? "1" : "0"}};
+  add_activation(rv, options.activation);
+  std::vector<gpu::BufferBinding> reduce_bindings = {part.binding(kc.gpu)};
+  b = 1;
+  rv["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) reduce_bindings.push_back(bias.binding(kc.gpu));
+  rv["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  reduce_bindings.push_back(y.binding(kc.gpu));
+  rv["PARAMS_BINDING"] = std::to_string(b);
+  ru.offsets[0] = part.element_offset(kc.gpu);
+  ru.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  ru.offsets[3] = y.element_offset(kc.gpu);
+  const auto& reduce = kc.pipelines.get(render_shader("conv/implicit_splitk_reduce.wgsl", rv), {},
+                                        "conv implicit split-k reduce");
+  dispatch(kc, recorder, reduce, reduce_bindings, ru, y.numel(), "conv implicit split-k reduce");
 }
 
 }  // namespace onda::kernels::conv::detail

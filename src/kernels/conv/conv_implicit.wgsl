@@ -13,8 +13,13 @@
 // zeros, so the inner loop has no branches. The im2col path instead writes and re-reads C_in taps
 // floats per output position through memory.
 //
+// Few tiles (small images, many channels: UVR's 1/16-resolution encoder and ASPP convs) leave most
+// SMs idle, so SPLIT divides the channel chunks among tap_step.w slices (more workgroups along z);
+// each writes its partial sums to `part` (bound as y) and implicit_splitk_reduce.wgsl adds them,
+// the bias and the activation.
+//
 // Template values: WG_Y (threads along C_out; the 16 threads along positions are fixed), NV (vec4s of
-// positions per thread: BN = 64 NV), BK, HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
+// positions per thread: BN = 64 NV), BK, SPLIT, HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
 // the uniform chunk.z = BK so CPU adapters do not unroll it; see gemm_tiled.wgsl). region.z: the
 // packed weight's row length co_pad; offsets.y its first element (a multiple of 4).
 #include "conv/conv_common.wgsl"
@@ -52,7 +57,20 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let positions = params.out_size.y * out_w;  // out_size.x == 1 (checked by the planner)
   let in_positions = in_h * in_w;
   let taps = params.kernel.y * params.kernel.z;
-  let n = params.chunk.x + wg.z;
+  let c_steps = (c_in + BK - 1u) / BK;
+#if SPLIT
+  // Split K: slice wg.z % splits sums its range of channel chunks into part (y binds it, f32).
+  let splits = params.tap_step.w;
+  let n = wg.z / splits;
+  let split = wg.z % splits;
+  let per_split = (c_steps + splits - 1u) / splits;
+  let cs_begin = split * per_split;
+  let cs_end = min(c_steps, cs_begin + per_split);
+#else
+  let n = wg.z;
+  let cs_begin = 0u;
+  let cs_end = c_steps;
+#endif
   let p0 = wg.x * BN;
   let m0 = wg.y * BM;
   let x_batch = params.offsets.x + n * c_in * in_positions;
@@ -72,13 +90,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   }
 
   var acc: array<vec4<f32>, TM * NV>;
-  let c_steps = (c_in + BK - 1u) / BK;
 #if KEEP_K_LOOP
   let k_end = params.chunk.z;
 #else
   let k_end = BK;
 #endif
-  for (var cs = 0u; cs < c_steps; cs++) {
+  for (var cs = cs_begin; cs < cs_end; cs++) {
     let c0 = cs * BK;
     for (var tap = 0u; tap < taps; tap++) {
       let ky = tap / params.kernel.z;
@@ -131,6 +148,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   for (var mi = 0u; mi < TM; mi++) {
     let co = m0 + lid.y * TM + mi;
     if (co >= c_out) { break; }
+#if SPLIT
+    let row = params.offsets.w + ((split * params.stride.w + n) * c_out + co) * positions;  // stride.w: batch
+    for (var v = 0u; v < NV; v++) {
+      let p = p0 + (lid.x + v * WG_X) * 4u;
+      for (var j = 0u; j < 4u; j++) {
+        if (p + j < positions) { store_y(row + p + j, acc[mi * NV + v][j]); }
+      }
+    }
+#else
     var bias_v = 0.0;
 #if HAS_BIAS
     bias_v = load_bias(params.offsets.z + co);
@@ -142,5 +168,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
         if (p + j < positions) { store_y(row + p + j, activate(acc[mi * NV + v][j] + bias_v)); }
       }
     }
+#endif
   }
 }
