@@ -9,8 +9,9 @@
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
 //                elements live only on the GPU, smaller ones are host values uploaded per run, all
 //                are constants (prepacked once per node), so the path is the one Session takes;
-//   implicit, implicit64, implicit128, implicit_nosplit   kernels::conv's implicit GEMM forced (tile
-//                chosen from the shape, or 64 / 128 positions per tile, or without split K); the label
+//   implicit, implicit64, implicit128, implicit_nosplit, implicit_prefetch   kernels::conv's implicit
+//                GEMM forced (tile chosen from the shape, or 64 / 128 positions per tile, or without
+//                split K, or with register prefetch of the next K step); the label
 //                names the tile (BM x BN, K step, slices of a split K);
 //   gemm, direct, overlap_add   kernels::conv with that path forced (gemm = im2col + GEMM) (a ConvTranspose gemm with its
 //                weight prepacked once, as Session would hold it; overlap_add with the diagonal
@@ -211,6 +212,7 @@ class Runner {
     options.per_output_overlap_add = path_ == "overlap_add_per_output";
     options.implicit_nv = path_ == "implicit64" ? 1 : path_ == "implicit128" ? 2 : 0;
     options.implicit_splits = path_ == "implicit_nosplit" ? 1 : 0;
+    options.implicit_prefetch = path_ == "implicit_prefetch";
     options.path = path_.rfind("implicit", 0) == 0 ? conv::ConvPath::implicit_gemm
                    : path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
@@ -375,7 +377,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("adapter: {}, repeats {}{}\n", context.adapter_description().name, repeats,
              quick ? ", quick cases checked against float64" : "");
-  fmt::print("{:<40} {:<24} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
+  fmt::print("{:<40} {:<32} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
              "wall ms", quick ? "     rel L2" : "");
   int failures = 0;
   for (const Case& c : cases) {
@@ -393,14 +395,14 @@ int main(int argc, char** argv) {
           check = fmt::format(" {:>10.2e}", e);
           if (!(e <= 1e-5)) ++failures;
         }
-        fmt::print("{:<40} {:<24} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
+        fmt::print("{:<40} {:<32} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
                    t.gpu_ms, dense_flops(g) / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9, t.wall_ms, check);
         if (breakdown) {
           for (const auto& d : t.dispatches)
-            fmt::print("{:<44} {:>7.4f} ms  x{}  {}\n", "", d.total_ms, d.count, d.name);
+            fmt::print("{:<52} {:>7.4f} ms  x{}  {}\n", "", d.total_ms, d.count, d.name);
         }
       } catch (const std::exception& e) {
-        fmt::print("{:<40} {:<24} failed: {}\n", c.name, path, e.what());
+        fmt::print("{:<40} {:<32} failed: {}\n", c.name, path, e.what());
         ++failures;
       }
     }

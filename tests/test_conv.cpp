@@ -231,11 +231,12 @@ TEST(Conv, ImplicitGemmWideChannels) {
     c.attributes.pads = wc.pads;
     c.attributes.dilations = wc.dilations;
     // Small images: the planner splits K (here into up to 7 slices); also without the split and
-    // with 2 slices, which leaves the last one short.
+    // with 2 slices, which leaves the last one short, both with the next K step prefetched.
     for (const int splits : {0, 1, 2}) {
       ConvOptions options{ConvPath::implicit_gemm, 0};
       options.implicit_nv = wc.nv;
       options.implicit_splits = splits;
+      options.implicit_prefetch = splits != 0;  // the register-prefetch variant on two of the three
       if (splits == 2) options.activation = kernels::gemm::Activation::leaky_relu;
       const double err = run_case(c, wc.dtype, options, r);
       EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << splits;

@@ -56,6 +56,9 @@ struct ConvOptions {
   // implicit_gemm: slices of the split K, 0 = chosen from the shape (split where the tiles alone give
   // the GPU few workgroups), 1 = no split, k = k slices (tests, benchmarks).
   int implicit_splits = 0;
+  // implicit_gemm: load the next K step into registers while the current one multiplies (benchmarks
+  // compare; off by default until measured).
+  bool implicit_prefetch = false;
   // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
   // the environment variable ONDA_CONV_IMPLICIT=0 does the same for every conv of a process).
   bool allow_implicit = true;

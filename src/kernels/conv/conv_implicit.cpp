@@ -132,6 +132,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
                       {"SPLIT", split ? "1" : "0"},
+                      {"PREFETCH", options.implicit_prefetch ? "1" : "0"},
                       {"WG_Y", std::to_string(t.wg_y)},
                       {"NV", std::to_string(t.nv)},
                       {"BK", std::to_string(t.bk)},

@@ -19,7 +19,8 @@
 // the bias and the activation.
 //
 // Template values: WG_Y (threads along C_out; the 16 threads along positions are fixed), NV (vec4s of
-// positions per thread: BN = 64 NV), BK, SPLIT, HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
+// positions per thread: BN = 64 NV), BK, SPLIT, PREFETCH (load step t + 1 into registers while step t
+// multiplies: more registers, the memory latency hidden inside one workgroup), HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
 // the uniform chunk.z = BK so CPU adapters do not unroll it; see gemm_tiled.wgsl). region.z: the
 // packed weight's row length co_pad; offsets.y its first element (a multiple of 4).
 #include "conv/conv_common.wgsl"
@@ -45,6 +46,55 @@ const A_VECS: u32 = BM * BK / 4u / THREADS;  // = BK / 8
 
 var<workgroup> tile_a: array<vec4<f32>, BK * BM / 4u>;  // [k][m / 4]
 var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][p / 4]
+
+// Per-invocation state set once by main and read by fetch.
+var<private> g_tid: u32;
+var<private> g_m0: u32;
+var<private> g_x_batch: u32;
+var<private> g_iy0: array<i32, PT>;
+var<private> g_ix0: array<i32, PT>;
+var<private> g_inside: array<bool, PT>;
+// One K step's staged values of this thread: B rows x positions, and the W vec4s.
+var<private> st_b: array<f32, B_ROWS * PT>;
+var<private> st_a: array<vec4<f32>, A_VECS>;
+
+// Loads K step t (channel chunk t / taps, tap t % taps) from memory into st_a / st_b.
+fn fetch(t: u32) {
+  let c_in = params.in_size.w;
+  let in_h = params.in_size.y;
+  let in_w = params.in_size.z;
+  let taps = params.kernel.y * params.kernel.z;
+  let c0 = (t / taps) * BK;
+  let tap = t % taps;
+  let ky = tap / params.kernel.z;
+  let kx = tap % params.kernel.z;
+  // wp[c0 + r, tap, m0..m0 + BM]: vec4s, coalesced (co_pad = region.z).
+  for (var l = 0u; l < A_VECS; l++) {
+    let e = l * THREADS + g_tid;
+    let r = e / (BM / 4u);
+    let co = g_m0 + 4u * (e % (BM / 4u));
+    let row = (c0 + r) * taps + tap;
+    let v = wp[(params.offsets.y + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
+    st_a[l] = select(vec4<f32>(0.0), v, co < params.region.z);
+  }
+  // The implicit columns x[n, c0 + r, source(position, tap)]; zero in the padding and past C_in.
+  var src: array<u32, PT>;
+  var ok: array<bool, PT>;
+  for (var i = 0u; i < PT; i++) {
+    let iy = g_iy0[i] + i32(ky * params.dilation.y);
+    let ix = g_ix0[i] + i32(kx * params.dilation.z);
+    ok[i] = g_inside[i] && iy >= 0 && iy < i32(in_h) && ix >= 0 && ix < i32(in_w);
+    src[i] = select(0u, u32(iy) * in_w + u32(ix), ok[i]);
+  }
+  let row_group = g_tid / 32u;
+  for (var j = 0u; j < B_ROWS; j++) {
+    let ci = c0 + row_group + RG * j;
+    let channel = g_x_batch + min(ci, c_in - 1u) * in_h * in_w;
+    for (var i = 0u; i < PT; i++) {
+      st_b[j * PT + i] = select(0.0, load_x(channel + src[i]), ok[i] && ci < c_in);
+    }
+  }
+}
 
 @compute @workgroup_size(16, WG_Y, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
@@ -75,18 +125,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let m0 = wg.y * BM;
   let x_batch = params.offsets.x + n * c_in * in_positions;
 
-  // The positions this thread stages and their input coordinates at tap (0, 0).
+  // The positions this thread stages (lane + 32 i) and their input coordinates at tap (0, 0).
   let lane = tid % 32u;
   let row_group = tid / 32u;
-  var iy0: array<i32, PT>;
-  var ix0: array<i32, PT>;
-  var inside: array<bool, PT>;
+  g_tid = tid;
+  g_m0 = m0;
+  g_x_batch = x_batch;
   for (var i = 0u; i < PT; i++) {
     let q = p0 + lane + 32u * i;
-    inside[i] = q < positions;
+    g_inside[i] = q < positions;
     let qq = min(q, positions - 1u);
-    iy0[i] = i32((qq / out_w) * params.stride.y) - params.pad.y;
-    ix0[i] = i32((qq % out_w) * params.stride.z) - params.pad.z;
+    g_iy0[i] = i32((qq / out_w) * params.stride.y) - params.pad.y;
+    g_ix0[i] = i32((qq % out_w) * params.stride.z) - params.pad.z;
   }
 
   var acc: array<vec4<f32>, TM * NV>;
@@ -95,54 +145,46 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #else
   let k_end = BK;
 #endif
-  for (var cs = cs_begin; cs < cs_end; cs++) {
-    let c0 = cs * BK;
-    for (var tap = 0u; tap < taps; tap++) {
-      let ky = tap / params.kernel.z;
-      let kx = tap % params.kernel.z;
-      var src: array<u32, PT>;
-      var ok: array<bool, PT>;
+  // K steps t: channel chunk t / taps (outer), tap t % taps (inner).
+  let t_begin = cs_begin * taps;
+  let t_end = cs_end * taps;
+#if PREFETCH
+  if (t_begin < t_end) { fetch(t_begin); }
+#endif
+  for (var t = t_begin; t < t_end; t++) {
+#if PREFETCH
+#else
+    fetch(t);
+#endif
+    for (var l = 0u; l < A_VECS; l++) {
+      let e = l * THREADS + tid;
+      tile_a[e] = st_a[l];  // row e / (BM / 4), vec4 slot e % (BM / 4)
+    }
+    for (var j = 0u; j < B_ROWS; j++) {
+      let r = row_group + RG * j;
       for (var i = 0u; i < PT; i++) {
-        let iy = iy0[i] + i32(ky * params.dilation.y);
-        let ix = ix0[i] + i32(kx * params.dilation.z);
-        ok[i] = inside[i] && iy >= 0 && iy < i32(in_h) && ix >= 0 && ix < i32(in_w);
-        src[i] = select(0u, u32(iy) * in_w + u32(ix), ok[i]);
+        let px = lane + 32u * i;
+        tile_b[r * (BN / 4u) + px / 4u][px % 4u] = st_b[j * PT + i];
       }
-      // wp[c0 + r, tap, m0..m0 + BM] into tile_a[r][...]: vec4s, coalesced (co_pad = region.z).
-      for (var l = 0u; l < A_VECS; l++) {
-        let e = l * THREADS + tid;
-        let r = e / (BM / 4u);
-        let m4 = e % (BM / 4u);
-        let co = m0 + 4u * m4;
-        let row = (c0 + r) * taps + tap;
-        let v = wp[(params.offsets.y + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
-        tile_a[r * (BM / 4u) + m4] = select(vec4<f32>(0.0), v, co < params.region.z);
-      }
-      // The implicit columns: x[n, ci, source] into tile_b[ci - c0][p - p0].
-      for (var j = 0u; j < B_ROWS; j++) {
-        let r = row_group + RG * j;
-        let ci = c0 + r;
-        let channel = x_batch + min(ci, c_in - 1u) * in_positions;
-        for (var i = 0u; i < PT; i++) {
-          let px = lane + 32u * i;
-          tile_b[r * (BN / 4u) + px / 4u][px % 4u] = select(0.0, load_x(channel + src[i]), ok[i] && ci < c_in);
-        }
-      }
-      workgroupBarrier();
-      for (var k = 0u; k < k_end; k++) {
-        var b: array<vec4<f32>, NV>;
-        for (var v = 0u; v < NV; v++) { b[v] = tile_b[k * (BN / 4u) + lid.x + v * WG_X]; }
-        for (var q = 0u; q < TM / 4u; q++) {
-          let a = tile_a[k * (BM / 4u) + lid.y * (TM / 4u) + q];
-          for (var i = 0u; i < 4u; i++) {
-            for (var v = 0u; v < NV; v++) {
-              acc[(4u * q + i) * NV + v] = fma(vec4<f32>(a[i]), b[v], acc[(4u * q + i) * NV + v]);
-            }
+    }
+    workgroupBarrier();
+#if PREFETCH
+    // The next step's loads are in flight while this one multiplies.
+    if (t + 1u < t_end) { fetch(t + 1u); }
+#endif
+    for (var k = 0u; k < k_end; k++) {
+      var b: array<vec4<f32>, NV>;
+      for (var v = 0u; v < NV; v++) { b[v] = tile_b[k * (BN / 4u) + lid.x + v * WG_X]; }
+      for (var q = 0u; q < TM / 4u; q++) {
+        let a = tile_a[k * (BM / 4u) + lid.y * (TM / 4u) + q];
+        for (var i = 0u; i < 4u; i++) {
+          for (var v = 0u; v < NV; v++) {
+            acc[(4u * q + i) * NV + v] = fma(vec4<f32>(a[i]), b[v], acc[(4u * q + i) * NV + v]);
           }
         }
       }
-      workgroupBarrier();
     }
+    workgroupBarrier();
   }
 
   for (var mi = 0u; mi < TM; mi++) {
