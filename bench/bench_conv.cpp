@@ -9,7 +9,11 @@
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
 //                elements live only on the GPU, smaller ones are host values uploaded per run, all
 //                are constants (prepacked once per node), so the path is the one Session takes;
-//   gemm, direct, overlap_add   kernels::conv with that path forced (a ConvTranspose gemm with its
+//   implicit, implicit64, implicit128, implicit_nosplit, implicit_prefetch   kernels::conv's implicit
+//                GEMM forced (tile chosen from the shape, or 64 / 128 positions per tile, or without
+//                split K, or with register prefetch of the next K step); the label
+//                names the tile (BM x BN, K step, slices of a split K);
+//   gemm, direct, overlap_add   kernels::conv with that path forced (gemm = im2col + GEMM) (a ConvTranspose gemm with its
 //                weight prepacked once, as Session would hold it; overlap_add with the diagonal
 //                given, tiled where the hop is >= 32);
 //   overlap_add_per_output      the untiled overlap-add kernel (one invocation per output).
@@ -24,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -38,6 +43,7 @@
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_uniforms.h"
 #include "ops/op_registry.h"
 #include "test_conv_reference.h"
 
@@ -204,7 +210,11 @@ class Runner {
     }
     conv::ConvOptions options;
     options.per_output_overlap_add = path_ == "overlap_add_per_output";
-    options.path = path_ == "gemm" ? conv::ConvPath::gemm
+    options.implicit_nv = path_ == "implicit64" ? 1 : path_ == "implicit128" ? 2 : 0;
+    options.implicit_splits = path_ == "implicit_nosplit" ? 1 : 0;
+    options.implicit_prefetch = path_ == "implicit_prefetch";
+    options.path = path_.rfind("implicit", 0) == 0 ? conv::ConvPath::implicit_gemm
+                   : path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
                    : path_.rfind("overlap_add", 0) == 0 ? conv::ConvPath::overlap_add
                                                          : throw std::runtime_error("unknown path " + path_);
@@ -297,10 +307,21 @@ Timing time_runner(gpu::Context& context, Runner& runner, int repeats) {
 }
 
 std::string path_label(const std::string& path, const conv::ConvGeometry& g, const Case& c) {
+  if (path.rfind("implicit", 0) == 0) {
+    const auto t = conv::detail::choose_implicit_tile(g, path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
+                                                      path == "implicit_nosplit" ? 1 : 0);
+    return fmt::format("{} {}x{} k{}{}", path, 8 * t.wg_y, 64 * t.nv, t.bk,
+                       t.splits > 1 ? fmt::format(" s{}", t.splits) : "");
+  }
   if (path != "session") return path;
-  // What the op picks: the geometry's automatic path, with the identity weight's overlap-add.
-  const conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
-  const char* names[] = {"auto", "direct", "gemm", "overlap_add"};
+  // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a
+  // Conv where automatic_takes_implicit runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y
+  // exceed a binding, not checked here).
+  conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
+  const char* env = std::getenv("ONDA_CONV_IMPLICIT");
+  if (conv::automatic_takes_implicit(g) && !(env && std::string(env) == "0"))
+    p = conv::ConvPath::implicit_gemm;
+  const char* names[] = {"auto", "direct", "gemm", "overlap_add", "implicit"};
   return fmt::format("session:{}", names[static_cast<int>(p)]);
 }
 
@@ -356,7 +377,7 @@ int main(int argc, char** argv) {
   }
   fmt::print("adapter: {}, repeats {}{}\n", context.adapter_description().name, repeats,
              quick ? ", quick cases checked against float64" : "");
-  fmt::print("{:<40} {:<24} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
+  fmt::print("{:<40} {:<32} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",
              "wall ms", quick ? "     rel L2" : "");
   int failures = 0;
   for (const Case& c : cases) {
@@ -374,14 +395,14 @@ int main(int argc, char** argv) {
           check = fmt::format(" {:>10.2e}", e);
           if (!(e <= 1e-5)) ++failures;
         }
-        fmt::print("{:<40} {:<24} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
+        fmt::print("{:<40} {:<32} {:>10.4f} {:>10.1f} {:>10.1f} {:>10.4f}{}\n", c.name, path_label(path, g, c),
                    t.gpu_ms, dense_flops(g) / (ms * 1e-3) / 1e9, bytes / (ms * 1e-3) / 1e9, t.wall_ms, check);
         if (breakdown) {
           for (const auto& d : t.dispatches)
-            fmt::print("{:<44} {:>7.4f} ms  x{}  {}\n", "", d.total_ms, d.count, d.name);
+            fmt::print("{:<52} {:>7.4f} ms  x{}  {}\n", "", d.total_ms, d.count, d.name);
         }
       } catch (const std::exception& e) {
-        fmt::print("{:<40} {:<24} failed: {}\n", c.name, path, e.what());
+        fmt::print("{:<40} {:<32} failed: {}\n", c.name, path, e.what());
         ++failures;
       }
     }

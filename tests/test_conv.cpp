@@ -1,10 +1,10 @@
 // Conv and ConvTranspose against the float64 reference (test_conv_reference.h): random shapes and
 // attribute combinations (1-D and 2-D, groups incl. depthwise, strides, dilations, pads, auto_pad,
 // output_padding / output_shape), every path (direct, GEMM, chunked GEMM with a reduced chunk
-// limit, overlap-add; 3-D on the direct path), X and Y bound in windows / slices under a reduced
-// binding limit (and one real input over lavapipe's 128 MiB), fused activations, f32 and f16
-// storage, empty spatial inputs, the attribute formulas and bad input. Every output is poisoned before the
-// run.
+// limit, implicit GEMM at every tile height, overlap-add; 3-D on the direct path), X and Y bound in
+// windows / slices under a reduced binding limit (and one real input over lavapipe's 128 MiB), fused
+// activations, f32 and f16 storage, empty spatial inputs, the attribute formulas and bad input.
+// Every output is poisoned before the run.
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -199,6 +199,51 @@ TEST(Conv, GemmRandomAttributes) {
   random_sweep(false, ConvPath::gemm, true, 12);
 }
 // Chunks of 1 to 3 output positions of one batch.
+TEST(Conv, ImplicitGemmRandomAttributes) {
+  random_sweep(false, ConvPath::implicit_gemm, true, 16);
+}
+
+// The implicit GEMM's tiles at the channel counts of real models (UVR: 38..672 in, 24..384 out):
+// every output-channel tile height the planner picks, partial channel chunks (C_in not a multiple of
+// BK), partial position tiles (odd sizes), strides, dilations, batch 2, both position tiles, f16.
+TEST(Conv, ImplicitGemmWideChannels) {
+  Random r(test_seed());
+  struct Wide {
+    Shape x, w;
+    std::vector<int64_t> strides, pads, dilations;
+    int nv;
+    DType dtype;
+  };
+  const Wide cases[] = {
+      {{1, 145, 9, 14}, {48, 145, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, DType::f32},
+      {{2, 38, 11, 7}, {96, 38, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 2, DType::f32},
+      {{1, 73, 13, 9}, {24, 73, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 1, DType::f32},
+      {{1, 96, 12, 10}, {144, 96, 3, 3}, {1, 1}, {4, 2, 4, 2}, {4, 2}, 0, DType::f32},
+      {{1, 40, 17, 5}, {200, 40, 1, 1}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1, DType::f32},
+      {{1, 33, 8, 12}, {72, 33, 3, 3}, {2, 1}, {0, 1, 2, 1}, {1, 2}, 2, DType::f16},
+      {{2, 20, 5, 41}, {130, 20, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0, DType::f16},
+  };
+  for (const Wide& wc : cases) {
+    ConvCase c;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    c.attributes.strides = wc.strides;
+    c.attributes.pads = wc.pads;
+    c.attributes.dilations = wc.dilations;
+    // Small images: the planner splits K (here into up to 7 slices); also without the split and
+    // with 2 slices, which leaves the last one short, both with the next K step prefetched.
+    for (const int splits : {0, 1, 2}) {
+      ConvOptions options{ConvPath::implicit_gemm, 0};
+      options.implicit_nv = wc.nv;
+      options.implicit_splits = splits;
+      options.implicit_prefetch = splits != 0;  // the register-prefetch variant on two of the three
+      if (splits == 2) options.activation = kernels::gemm::Activation::leaky_relu;
+      const double err = run_case(c, wc.dtype, options, r);
+      EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << splits;
+    }
+  }
+}
+
 TEST(Conv, GemmChunked) {
   random_sweep(false, ConvPath::gemm, true, 8, 1);
 }
@@ -239,8 +284,21 @@ TEST(Conv, AutomaticPathLargerChannels) {
   c.w_shape = {32, 24, 3, 3};
   c.attributes.pads = {1, 1, 1, 1};
   EXPECT_EQ(choose_conv_path(resolve_conv(c.x_shape, c.w_shape, c.attributes), false), ConvPath::gemm);
+  EXPECT_TRUE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
   EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
   EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  ConvOptions im2col;
+  im2col.allow_implicit = false;  // the old automatic choice: im2col + GEMM
+  EXPECT_LE(run_case(c, DType::f32, im2col, r), kF32Bound);
+  // Few output channels (UVR's 12-channel band nets): direct geometry, run as the implicit GEMM.
+  c.x_shape = {1, 37, 9, 11};
+  c.w_shape = {12, 37, 3, 3};
+  const ConvGeometry narrow = resolve_conv(c.x_shape, c.w_shape, c.attributes);
+  EXPECT_EQ(choose_conv_path(narrow, false), ConvPath::direct);
+  EXPECT_TRUE(automatic_takes_implicit(narrow));
+  EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
+  c.w_shape = {4, 37, 3, 3};  // too few: stays direct
+  EXPECT_FALSE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
 }
 
 TEST(Conv, PointwiseGemmReadsInputDirectly) {
@@ -510,9 +568,9 @@ TEST(Conv, FusedActivationEveryPath) {
   up.attributes.strides = {2};
   int i = 0;
   for (const ConvCase* c : {&conv, &up}) {
-    for (const ConvPath path : {ConvPath::direct, ConvPath::gemm}) {
+    for (const ConvPath path : {ConvPath::direct, ConvPath::gemm, ConvPath::implicit_gemm}) {
       for (const bool chunked : {false, true}) {
-        if (path == ConvPath::direct && chunked) continue;
+        if ((path != ConvPath::gemm && chunked) || (path == ConvPath::implicit_gemm && c->transpose)) continue;
         ConvOptions options{path, chunked ? small_chunk(*c, 2) : 0};
         options.activation = activations[i++ % 5];
         options.activation_alpha = 0.2f;

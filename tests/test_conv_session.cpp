@@ -123,8 +123,9 @@ TEST(ConvSession, ConstantWeightsPreparedOnce) {
       {"ConvTranspose windowed identity (host weight)", true, {2, 64, 7}, {64, 1, 64}, 16, false, true, 0},
       {"ConvTranspose windowed identity (GPU weight, checked)", true, {2, 512, 5}, {512, 1, 512}, 128, true, true,
        1},
-      // Conv: weights uploaded once (no extra dispatch either way).
-      {"Conv 1-D (gemm)", false, {2, 16, 40}, {32, 16, 3}, 2, true, false, 0},
+      // Conv: weights uploaded once; the implicit GEMM repacks W in the first run only, the direct
+      // path reads it as it is.
+      {"Conv 1-D (implicit gemm, packed once)", false, {2, 16, 40}, {32, 16, 3}, 2, true, false, 1},
       {"Conv 2-D (direct)", false, {1, 3, 12, 10}, {4, 3, 3, 3}, 1, true, false, 0},
   };
   for (DType dtype : {DType::f32, DType::f16})

@@ -7,7 +7,8 @@
 // Constant weights (initializers, the usual case) are uploaded once by the runtime (to_device);
 // a ConvTranspose also keeps in its node_state what it derives from them: a dense weight prepacked
 // for the GEMM, a windowed identity's diagonal extracted (on the host, or checked on the GPU).
-// Non-constant weights (computed by the graph) are prepared every run.
+// A Conv keeps the implicit GEMM's repacked weight there (conv::ImplicitWeightCache). Non-constant
+// weights (computed by the graph) are prepared every run.
 #include <fmt/format.h>
 
 #include <memory>
@@ -97,8 +98,16 @@ std::vector<Value> record_conv(const Node& node, OpContext& context, const std::
     const Tensor bias = has_bias(inputs) ? context.to_device(inputs[2]) : Tensor();
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
+    conv::ConvOptions options = fused_activation(node);
+    if (context.node_state && inputs[1].constant) {
+      // The implicit GEMM's repacked weight, made on the first run and kept with the node.
+      auto& slot = *context.node_state;
+      if (!slot) slot = std::make_shared<conv::ImplicitWeightCache>();
+      options.implicit_weight = static_cast<conv::ImplicitWeightCache*>(slot.get());
+      options.implicit_weight->pool = &context.persistent_pool;
+    }
     conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w, bias,
-                      y.device, fused_activation(node));
+                      y.device, options);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

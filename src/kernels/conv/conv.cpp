@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
@@ -40,6 +42,15 @@ void check_common(const ConvGeometry& g, const Tensor& x, const Tensor& bias, co
 
 std::string flag(bool on) {
   return on ? "1" : "0";
+}
+
+// ONDA_CONV_IMPLICIT=0 keeps `automatic` Convs on im2col + GEMM (read once per process).
+bool implicit_enabled_by_environment() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("ONDA_CONV_IMPLICIT");
+    return v == nullptr || std::strcmp(v, "0") != 0;
+  }();
+  return enabled;
 }
 
 bool overlap_add_applies(const ConvGeometry& g) {
@@ -198,6 +209,14 @@ ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
                                                                             : ConvPath::direct;
 }
 
+bool automatic_takes_implicit(const ConvGeometry& g) {
+  if (g.transpose || g.group != 1 || g.spatial_rank() > 2) return false;
+  const ConvPath p = choose_conv_path(g, false);
+  return p == ConvPath::gemm ||
+         (p == ConvPath::direct && g.in_channels * g.kernel_elements() >= 16 && g.out_channels >= 8 &&
+          g.in_positions() > 0 && g.out_positions() > 0 && g.batch > 0);
+}
+
 void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                  const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                  const ConvOptions& options) {
@@ -217,7 +236,19 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
       detail::conv_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
   }
+  // Where im2col + GEMM (or the direct kernel, for few output channels) would run, the implicit GEMM
+  // does the same product without a column buffer.
+  if (options.path == ConvPath::automatic && automatic_takes_implicit(g) && options.allow_implicit &&
+      implicit_enabled_by_environment() && detail::conv_implicit_applies(kc, g, x, w, y, limits)) {
+    path = ConvPath::implicit_gemm;
+  }
   switch (path) {
+    case ConvPath::implicit_gemm:
+      if (!detail::conv_implicit_applies(kc, g, x, w, y, limits)) {
+        throw std::invalid_argument(
+            "conv: implicit_gemm needs group 1, rank <= 2, a non-empty input and X, W, Y within one binding");
+      }
+      return detail::record_conv_implicit(kc, recorder, pool, g, x, w, bias, y, options);
     case ConvPath::gemm:
       if (g.group != 1) throw std::invalid_argument("conv: the gemm path needs group 1");
       if (x.numel() == 0) return detail::record_direct(kc, recorder, pool, g, x, w, bias, y, options);

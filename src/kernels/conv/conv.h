@@ -1,6 +1,9 @@
 // Conv and ConvTranspose (1-D, 2-D, 3-D; f32 or f16 storage, f32 accumulation) for a resolved
 // ConvGeometry. Paths:
 //   direct        one invocation per output element, every attribute and group (the fallback);
+//   implicit_gemm Conv, group 1, 1-D / 2-D: the GEMM with the column matrix formed in workgroup memory
+//                 (conv_implicit.wgsl), no column buffer; `automatic` takes it where it would take
+//                 gemm and the problem fits (see record_conv);
 //   gemm          Conv: im2col + GEMM (y[n] = W[C_out, C_in k] col[n]), group 1;
 //                 ConvTranspose: col[n] = X[n]^T W[C_in, C_out k] on the tiled GEMM, then a col2im
 //                 gather of the valid taps (each output written once, no atomics), group 1.
@@ -23,7 +26,15 @@
 
 namespace onda::kernels::conv {
 
-enum class ConvPath { automatic, direct, gemm, overlap_add };
+enum class ConvPath { automatic, direct, gemm, overlap_add, implicit_gemm };
+
+// The implicit GEMM's repacked weight ([C_in padded, taps, C_out padded], f32) kept across runs by a
+// caller whose W is constant (the ONNX op's node_state): filled on the first implicit run, in `pool`
+// (a persistent pool), then reused; without it every run repacks W (one small dispatch).
+struct ImplicitWeightCache {
+  gpu::BufferPool* pool = nullptr;
+  Tensor packed;
+};
 
 struct ConvOptions {
   ConvPath path = ConvPath::automatic;
@@ -40,10 +51,29 @@ struct ConvOptions {
   // The overlap-add path runs overlap_add_tiled.wgsl (coalesced loads and stores) where the stride
   // is >= 32 and the pad >= 0, else overlap_add.wgsl; true forces the latter (benchmarks compare).
   bool per_output_overlap_add = false;
+  // implicit_gemm: positions per tile, 0 = chosen from the shape, 1 = 64, 2 = 128 (benchmarks).
+  int implicit_nv = 0;
+  // implicit_gemm: slices of the split K, 0 = chosen from the shape (split where the tiles alone give
+  // the GPU few workgroups), 1 = no split, k = k slices (tests, benchmarks).
+  int implicit_splits = 0;
+  // implicit_gemm: load the next K step into registers while the current one multiplies (benchmarks
+  // compare; off by default until measured).
+  bool implicit_prefetch = false;
+  // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
+  // the environment variable ONDA_CONV_IMPLICIT=0 does the same for every conv of a process).
+  bool allow_implicit = true;
+  ImplicitWeightCache* implicit_weight = nullptr;  // see ImplicitWeightCache (W must then be constant)
 };
 
-// The path `automatic` picks (without a diagonal, overlap_add is never chosen).
+// The path `automatic` picks (without a diagonal, overlap_add is never chosen). For a Conv where
+// automatic_takes_implicit holds, record_conv runs implicit_gemm instead where it applies (X, W, Y
+// bound whole) unless options.allow_implicit is false or ONDA_CONV_IMPLICIT=0.
 ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
+
+// Whether `automatic` prefers implicit_gemm for this Conv: group 1, rank <= 2, and either the gemm
+// geometry, or the direct one with C_in taps >= 16 and C_out >= 8 (the implicit tile of 16 output
+// channels then wastes at most half its rows, still far faster than one invocation per output).
+bool automatic_takes_implicit(const ConvGeometry& geometry);
 
 // y = Conv(x, w) + bias. `bias` may be undefined (then no bias). Tensors must match the geometry
 // (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the

@@ -1,0 +1,180 @@
+// Conv as an implicit GEMM (conv_implicit.wgsl): group 1, 1-D / 2-D, X, W and Y bound whole; W is
+// first repacked (implicit_pack_w.wgsl, one small dispatch) to [C_in, taps, C_out] so that its tiles
+// load as coalesced vec4s. The tile is chosen from the shape: BM = 8 WG_Y output channels (WG_Y in
+// 2, 4, 6, 8, 12, 16: even, and a divisor of 24 or 32 for the K step), picked to waste few
+// rows of C_out (UVR's 48 / 96 / 192 / 288 / 384 channels get 48 / 96 / 96 / 96 / 128); BN = 128
+// positions, or 64 where 128 would leave the GPU with few workgroups; BK input channels per K step
+// picked to waste little of the last chunk (C_in 145 -> 24 x 7) while keeping barriers rare.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "gpu/command_recorder.h"
+#include "kernels/common/tensor_access.h"
+#include "kernels/conv/conv_uniforms.h"
+#include "kernels/shader_template.h"
+
+namespace onda::kernels::conv::detail {
+namespace {
+
+// Workgroups below which the planner halves the position tile (a few per SM of a large GPU).
+constexpr int64_t kFewWorkgroups = 264;
+
+int64_t ceil_div(int64_t a, int64_t b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace
+
+ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override) {
+  ImplicitTile t;
+  // Output channel tile: cost ~ tiles x (rows + 16), the 16 standing for the per-tile cost of
+  // staging the position slice; ties go to the larger tile.
+  int64_t best = -1;
+  for (const uint32_t wg_y : {16u, 12u, 8u, 6u, 4u, 2u}) {
+    const int64_t bm = 8 * wg_y;
+    const int64_t cost = ceil_div(g.out_channels, bm) * (bm + 16);
+    if (best < 0 || cost < best) best = cost, t.wg_y = wg_y;
+  }
+  const int64_t bm = 8 * t.wg_y;
+  const int64_t m_tiles = ceil_div(g.out_channels, bm);
+  const int64_t p_tiles_128 = ceil_div(g.out_positions(), 128);
+  t.nv = nv_override > 0 ? static_cast<uint32_t>(nv_override)
+                         : (g.batch * m_tiles * p_tiles_128 < kFewWorkgroups ? 1u : 2u);
+  // K step: a multiple of 8 (vec4 A loads) and of the row groups WG_Y / 2 (B loads), at most 32; cost
+  // ~ steps x (BK + 4), the 4 standing for the two barriers and the tile loads' fixed work.
+  const uint32_t row_groups = t.wg_y / 2;
+  best = -1;
+  for (uint32_t bk = 32; bk >= 2; --bk) {
+    if (bk % 8 != 0 || bk % row_groups != 0) continue;
+    const int64_t cost = ceil_div(g.in_channels, bk) * (bk + 4);
+    if (best < 0 || cost < best) best = cost, t.bk = bk;
+  }
+  // Split K where the tiles give fewer than 2 kFewWorkgroups: enough slices to reach that, at most
+  // one per channel chunk and 16 (each slice's partial sums are a copy of Y to write and re-read).
+  const int64_t c_steps = ceil_div(g.in_channels, t.bk);
+  const int64_t tiles = g.batch * m_tiles * ceil_div(g.out_positions(), 64 * t.nv);
+  t.splits = static_cast<uint32_t>(
+      splits_override > 0 ? splits_override
+                          : std::clamp<int64_t>(ceil_div(2 * kFewWorkgroups, std::max<int64_t>(tiles, 1)), 1,
+                                                std::min<int64_t>(c_steps, 16)));
+  if (splits_override <= 0) {  // no empty slices: as many as the chunks per slice need
+    const int64_t per_split = ceil_div(c_steps, t.splits);
+    t.splits = static_cast<uint32_t>(ceil_div(c_steps, per_split));
+  }
+  return t;
+}
+
+bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
+                           const Tensor& y, const ChunkLimits& limits) {
+  if (g.transpose || g.group != 1 || g.spatial_rank() > 2 || g.batch == 0 || x.numel() == 0) return false;
+  if (g.in_channels == 0 || g.out_channels == 0 || g.out_positions() == 0) return false;
+  for (const Tensor* t : {&x, &w, &y}) {
+    if (t->device_bytes() + limits.slack > limits.binding) return false;
+  }
+  const auto& l = kc.gpu.limits();
+  const ImplicitTile t = choose_implicit_tile(g, 0);
+  const int64_t bm = 8 * t.wg_y;
+  return ceil_div(g.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
+         ceil_div(g.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
+         g.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
+         l.maxComputeWorkgroupSizeY >= 16 && l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
+}
+
+void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                          const ConvGeometry& g,
+                          const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
+                          const ConvOptions& options) {
+  ImplicitTile t = choose_implicit_tile(g, options.implicit_nv, options.implicit_splits);
+  if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
+  // The partial sums must fit one binding, and the slices one dispatch dimension.
+  const uint64_t y_f32_bytes = static_cast<uint64_t>(y.numel()) * 4;
+  while (t.splits > 1 && (t.splits * y_f32_bytes + kc.gpu.limits().minStorageBufferOffsetAlignment >
+                              kc.gpu.limits().maxStorageBufferBindingSize ||
+                          static_cast<uint64_t>(g.batch) * t.splits > kc.gpu.limits().maxComputeWorkgroupsPerDimension))
+    --t.splits;
+  const bool split = t.splits > 1;
+  ConvUniforms u = make_uniforms(g);
+  u.activation_alpha = options.activation_alpha;
+  const int64_t taps = g.kernel_elements();
+  const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(g.out_channels, 4) * 4;
+  u.region[2] = u32(co_pad, "packed weight row");
+  u.chunk[2] = t.bk;  // the k loop bound under KEEP_K_LOOP
+
+  // wp[ci_pad, taps, co_pad] (f32, zero padded), packed now or taken from the caller's cache.
+  ImplicitWeightCache* cache = options.implicit_weight;
+  const int64_t packed_numel = ci_pad * taps * co_pad;
+  Tensor wp = cache && cache->packed.defined() && cache->packed.numel() == packed_numel ? cache->packed : Tensor();
+  if (!wp.defined()) {
+    const bool keep = cache && cache->pool;
+    wp = Tensor::empty(keep ? *cache->pool : pool, DType::f32, {packed_numel});
+    recorder.retain(wp.storage());
+    if (wp.element_offset(kc.gpu) % 4 != 0) throw std::logic_error("conv: the packed weight is not 16-byte aligned");
+    ConvUniforms pu = u;
+    pu.offsets[1] = w.element_offset(kc.gpu);
+    pu.offsets[3] = wp.element_offset(kc.gpu);
+    const auto& pack = kc.pipelines.get(
+        render_shader("conv/implicit_pack_w.wgsl", {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}), {},
+        "conv implicit pack w");
+    const gpu::BufferBinding pack_bindings[] = {w.binding(kc.gpu), wp.binding(kc.gpu)};
+    dispatch(kc, recorder, pack, pack_bindings, pu, wp.numel(), "conv implicit pack w");
+    if (keep) cache->packed = wp;
+  }
+
+  u.tap_step[3] = t.splits;
+  Tensor part;  // split K: the slices' partial sums, f32 [splits, N, C_out, P]
+  if (split) {
+    part = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(t.splits) * y.numel()});
+    recorder.retain(part.storage());
+  }
+  const Tensor& out = split ? part : y;
+  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+                      {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
+                      {"SPLIT", split ? "1" : "0"},
+                      {"PREFETCH", options.implicit_prefetch ? "1" : "0"},
+                      {"WG_Y", std::to_string(t.wg_y)},
+                      {"NV", std::to_string(t.nv)},
+                      {"BK", std::to_string(t.bk)},
+                      {"KEEP_K_LOOP", kc.gpu.adapter_description().type == "CPU" ? "1" : "0"}};
+  add_activation(v, options.activation);
+  std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), wp.binding(kc.gpu)};
+  int b = 2;
+  const bool bind_bias = bias.defined() && !split;
+  v["BIAS_ACCESS"] = bind_bias ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bind_bias) bindings.push_back(bias.binding(kc.gpu));
+  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, out.dtype(), true);
+  bindings.push_back(out.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b);
+  u.offsets[0] = x.element_offset(kc.gpu);
+  u.offsets[1] = wp.element_offset(kc.gpu);
+  u.offsets[2] = bind_bias ? bias.element_offset(kc.gpu) : 0;
+  u.offsets[3] = out.element_offset(kc.gpu);
+  const auto& pipeline = kc.pipelines.get(render_shader("conv/conv_implicit.wgsl", v), {}, "conv implicit gemm");
+  const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
+  const gpu::WorkgroupCount groups{u32(ceil_div(g.out_positions(), bn), "position tiles"),
+                                   u32(ceil_div(g.out_channels, bm), "channel tiles"),
+                                   u32(g.batch * t.splits, "batch slices")};
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u), groups, "conv implicit gemm");
+  if (!split) return;
+
+  // y = act(bias + the sum of the slices).
+  ConvUniforms ru = u;
+  TemplateValues rv = {{"HAS_BIAS", bias.defined() ? "1" : "0"}};
+  add_activation(rv, options.activation);
+  std::vector<gpu::BufferBinding> reduce_bindings = {part.binding(kc.gpu)};
+  b = 1;
+  rv["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  if (bias.defined()) reduce_bindings.push_back(bias.binding(kc.gpu));
+  rv["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  reduce_bindings.push_back(y.binding(kc.gpu));
+  rv["PARAMS_BINDING"] = std::to_string(b);
+  ru.offsets[0] = part.element_offset(kc.gpu);
+  ru.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  ru.offsets[3] = y.element_offset(kc.gpu);
+  const auto& reduce = kc.pipelines.get(render_shader("conv/implicit_splitk_reduce.wgsl", rv), {},
+                                        "conv implicit split-k reduce");
+  dispatch(kc, recorder, reduce, reduce_bindings, ru, y.numel(), "conv implicit split-k reduce");
+}
+
+}  // namespace onda::kernels::conv::detail
