@@ -52,30 +52,20 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
 TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                          uint64_t max_workgroup_bytes, uint32_t max_invocations,
                                          int64_t target_workgroups) {
-  // Blind first cut (no GPU here): the R^T traffic of a step is (B / rows) x R, the FMAs per
-  // invocation TM x TU x G per K entry, and the grid should cover the 132 multiprocessors.
-  TiledStepTiling t;
-  if (batch >= 256) {
-    // 8 rows per invocation: each R^T entry loaded from workgroup memory feeds 8 FMAs, which
-    // lifts the product off the workgroup-memory bound of 4 rows (SCNet's B = 433 / 864 steps).
-    t = TiledStepTiling{128, 8, 16, 1, 32, 1};
-  }
-  const auto grid = [&] {
-    return (hidden + t.units - 1) / t.units * ((batch + t.rows - 1) / t.rows) * directions;
-  };
-  while (t.rows > 16 && grid() < target_workgroups) t.rows /= 2;
-  while (t.units > 8 && grid() < target_workgroups) {
-    t.units /= 2;
-    t.thread_units = t.units >= 32 ? 2 : 1;
-  }
+  // Measured on the H200 (bench_rnn's variants, 2026-12-02; docs/benchmarks.md): with a few hundred
+  // batch rows, 8 rows per invocation and 128-row tiles cut the per-step R^T traffic most (SCNet's
+  // B = 433 / 864 band LSTMs: 10.8 and 18.2 ms per layer against 13.4 and 21.4 for the dot kernel);
+  // below that, 32-row tiles of 2 rows per invocation with K split in two were the best or within
+  // 7% of the best of 17 tilings for every other shape (SCNet B = 85, MP-SENet B = 201 / 321).
+  // Tiles of 2 units per invocation ran 3-10x slower everywhere (register spills), so TU stays 1.
+  (void)target_workgroups;
+  (void)directions;
+  TiledStepTiling t = batch >= 400 ? TiledStepTiling{128, 8, 16, 1, 32, 1} : TiledStepTiling{32, 2, 16, 1, 32, 2};
   // Small hidden sizes: no unit tile wider than the hidden size needs.
   while (t.units > 8 && t.units / 2 >= hidden) {
     t.units /= 2;
     t.thread_units = t.units >= 32 ? 2 : 1;
   }
-  // Small row tiles do little work per K tile: halve the tiles' dependent L2 round trips.
-  if (t.rows <= 32) t.k_tile = 64;
-  while (t.k_split < 4 && t.workgroup_size() * 2 <= 256 && t.k_split * 2 <= t.k_tile) t.k_split *= 2;
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
   while (t.workgroup_size() > max_invocations && t.rows > t.thread_rows) t.rows /= 2;
   while (t.workgroup_bytes(gates) > max_workgroup_bytes && (t.k_split > 1 || t.k_tile > 8)) {
