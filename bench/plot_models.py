@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 results = json.load(open(sys.argv[1]))
 out = sys.argv[2] if len(sys.argv) > 2 else "docs/models.png"
-series = [("onda (WebGPU)", "median_ms", "#1b7837"), ("ONNX Runtime WebGPU" + (" (issue figure)" if "issue" in results.get("note", "") else ""), "ort_webgpu_ms", "#762a83"),
+series = [("onda (WebGPU)", "median_ms", "#1b7837"), ("ONNX Runtime WebGPU" + (" (issue figure)" if "ORT WebGPU and PyTorch CUDA are issue" in results.get("note", "") else " 1.30"), "ort_webgpu_ms", "#762a83"),
           ("ONNX Runtime CPU (16 threads)", "ort_cpu_ms", "#999999"), ("PyTorch CUDA (issue figure)", "pytorch_cuda_ms", "#2166ac")]
 models = [r for r in results["models"] if not r.get("failed")]
 fig, ax = plt.subplots(figsize=(9, 4.5))

@@ -352,8 +352,11 @@ TEST(GemmSkinny, RowAndColumnBlockingPastSixteenRows) {
     bool subgroups;
     const char* expect;
   };
-  for (const Blocked& s : {Blocked{40, 1100, 72, true, "x4 rows=16"}, Blocked{40, 1100, 72, false, "x4 rows=16"},
-                           Blocked{24, 300, 35, true, "x2 rows=16"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
+  // 5..64 rows with 256+ columns take the short-K-split blocks the H200 sweep preferred (KS 16 / 8,
+  // 2 columns per thread group); more rows (only when the skinny path is forced) the 16-row blocks.
+  for (const Blocked& s : {Blocked{80, 1100, 72, true, "x4 rows=16"}, Blocked{80, 1100, 72, false, "x4 rows=16"},
+                           Blocked{40, 1100, 72, true, "KS=8 NC=32x2 rows=8"}, Blocked{24, 300, 35, true, "KS=16 NC=16x2 rows=8"},
+                           Blocked{12, 500, 33, false, "KS=16 NC=16x2 rows=4"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
     GemmCase c;
     c.a_shape = {s.m, s.k};
     c.b_shape = {s.n, s.k};

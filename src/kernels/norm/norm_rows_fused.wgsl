@@ -1,5 +1,5 @@
-// Normalization of rows that fit in one workgroup's registers (row_size <= 256 * PER_THREAD): one
-// workgroup per row reads the row once, computes the exact two-pass mean and variance from
+// Normalization of rows that fit in one workgroup's registers (row_size <= 256 * 16): ROW_THREADS
+// invocations per row (a whole workgroup for long rows) read the row once, computes the exact two-pass mean and variance from
 // registers, and writes the normalized row.
 #include "norm/norm_common.wgsl"
 {{X_ACCESS}}
@@ -9,16 +9,22 @@
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
 const PER_THREAD = {{PER_THREAD}}u;
+// Invocations per row, a power of two dividing 256: short rows (LayerNorm over 64 channels) share a
+// workgroup, so a row's reduction takes log2(ROW_THREADS) steps instead of 8 with 3/4 idle.
+const ROW_THREADS = {{ROW_THREADS}}u;
+const ROWS_PER_GROUP = 256u / ROW_THREADS;
 var<workgroup> partial_sums: array<f32, 256>;
 
-fn workgroup_sum(lid: u32, value: f32) -> f32 {
+// Sum over the ROW_THREADS invocations of the caller's row; every invocation reaches each barrier.
+fn row_sum(lid: u32, value: f32) -> f32 {
   partial_sums[lid] = value;
   workgroupBarrier();
-  for (var stride = 128u; stride > 0u; stride = stride / 2u) {
-    if (lid < stride) { partial_sums[lid] = partial_sums[lid] + partial_sums[lid + stride]; }
+  let lane = lid % ROW_THREADS;
+  for (var stride = ROW_THREADS / 2u; stride > 0u; stride = stride / 2u) {
+    if (lane < stride) { partial_sums[lid] = partial_sums[lid] + partial_sums[lid + stride]; }
     workgroupBarrier();
   }
-  let total = partial_sums[0];
+  let total = partial_sums[lid - lane];
   workgroupBarrier();
   return total;
 }
@@ -26,27 +32,30 @@ fn workgroup_sum(lid: u32, value: f32) -> f32 {
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let r = wg.y * nwg.x + wg.x;
-  if (r >= params.rows) { return; }  // uniform per workgroup
+  let group = wg.y * nwg.x + wg.x;
+  if (group * ROWS_PER_GROUP >= params.rows) { return; }  // uniform per workgroup
+  let r = group * ROWS_PER_GROUP + lid / ROW_THREADS;
+  let lane = lid % ROW_THREADS;
+  let live = r < params.rows;  // the last workgroup's spare rows still take part in the barriers
   let base = r * params.row_size;
   var values: array<f32, PER_THREAD>;
   var sum = 0.0;
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
-    let k = lid + j * 256u;
+    let k = lane + j * ROW_THREADS;
     values[j] = 0.0;
-    if (k < params.row_size) { values[j] = load_x(params.x_offset + base + k); }
+    if (live && k < params.row_size) { values[j] = load_x(params.x_offset + base + k); }
     sum = sum + values[j];
   }
-  let mean = workgroup_sum(lid, sum) / f32(params.row_size);
+  let mean = row_sum(lid, sum) / f32(params.row_size);
   var squares = 0.0;
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
-    let k = lid + j * 256u;
-    if (k < params.row_size) { squares = squares + (values[j] - mean) * (values[j] - mean); }
+    let k = lane + j * ROW_THREADS;
+    if (live && k < params.row_size) { squares = squares + (values[j] - mean) * (values[j] - mean); }
   }
-  let rstd = inverseSqrt(workgroup_sum(lid, squares) / f32(params.row_size) + params.epsilon);
+  let rstd = inverseSqrt(row_sum(lid, squares) / f32(params.row_size) + params.epsilon);
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
-    let k = lid + j * 256u;
-    if (k < params.row_size) {
+    let k = lane + j * ROW_THREADS;
+    if (live && k < params.row_size) {
       var v = (values[j] - mean) * rstd;
 #if HAS_SCALE
       v = v * load_scale(params.scale_offset + affine_index(r, k));

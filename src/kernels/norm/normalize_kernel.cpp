@@ -125,11 +125,19 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   const std::string x_access = tensor_access_wgsl("x", 0, x.dtype(), false);
 
   if (spec.row_size <= kThreads * kPerThread) {
-    TemplateValues v = {{"X_ACCESS", x_access}, {"PER_THREAD", std::to_string(kPerThread)}};
+    // About 4 values per invocation: rows of up to 1024 share a workgroup (ROW_THREADS < 256).
+    int64_t row_threads = 8;
+    while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
+    const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
+    const int64_t rows_per_group = kThreads / row_threads;
+    TemplateValues v = {{"X_ACCESS", x_access},
+                        {"PER_THREAD", std::to_string(per_thread)},
+                        {"ROW_THREADS", std::to_string(row_threads)}};
     std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
     affine_values(1, v, bindings);
     const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_rows_fused.wgsl", v), {}, "normalize rows");
-    recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(spec.rows, kc.gpu.limits()),
+    recorder.dispatch(pipeline, bindings, &u, sizeof(u),
+                      gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
                       "normalize");
     return;
   }
