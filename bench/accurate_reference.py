@@ -12,14 +12,14 @@ does, the remaining gap to plain ONNX Runtime is ONNX Runtime's own rounding.
 """
 import argparse
 import os
-import re
-import subprocess
 import tempfile
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, shape_inference
+
+from onda_vs_ort import random_inputs, run_onda
 
 parser = argparse.ArgumentParser()
 parser.add_argument("model")
@@ -58,25 +58,15 @@ wide_path = os.path.join(work, "f64.onnx")
 onnx.save(model, wide_path, save_as_external_data=True, all_tensors_to_one_file=True, location="f64.weights.bin")
 print(f"{len(widened)} reductions computed in float64: {', '.join(widened[:8])}{' ...' if len(widened) > 8 else ''}")
 
-rng = np.random.default_rng(0)
 session = ort.InferenceSession(plain_path, providers=["CPUExecutionProvider"])
-feeds, flags = {}, []
-for k, i in enumerate(session.get_inputs()):
-    x = (0.1 * rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape])).astype(np.float32)
-    feeds[i.name] = x
-    np.save(os.path.join(work, f"in{k}.npy"), x)
-    flags += ["--input", f"{i.name}={os.path.join(work, f'in{k}.npy')}"]
+feeds, flags = random_inputs(session, work)
 names = [o.name for o in session.get_outputs()]
 results = {"ort": dict(zip(names, session.run(None, feeds)))}
 del session
 wide = ort.InferenceSession(wide_path, providers=["CPUExecutionProvider"])
 results["ort_f64"] = dict(zip(names, wide.run(None, feeds)))
 del wide
-run = subprocess.run([args.onda, "run", plain_path, *flags, "--output-dir", os.path.join(work, "onda")],
-                     capture_output=True, text=True)
-if run.returncode != 0:
-    raise SystemExit(run.stdout + run.stderr)
-results["onda"] = {n: np.load(os.path.join(work, "onda", re.sub(r"[^A-Za-z0-9_.-]", "_", n) + ".npy")) for n in names}
+results["onda"] = run_onda(args.onda, plain_path, flags, os.path.join(work, "onda"), names)
 
 
 def rel_l2(a, b):

@@ -19,6 +19,8 @@ import time
 import numpy as np
 import onnxruntime as ort
 
+from onda_vs_ort import output_file
+
 parser = argparse.ArgumentParser()
 parser.add_argument("--models-dir", required=True)
 parser.add_argument("--onda", default="build/onda")
@@ -81,7 +83,7 @@ for model in args.models.split(","):
         continue
     errors = []
     for o, ref in zip(session.get_outputs(), ort_out):
-        got = np.load(os.path.join(folder, re.sub(r"[^A-Za-z0-9_.-]", "_", o.name) + ".npy"))
+        got = np.load(output_file(folder, o.name))
         errors.append(float(np.linalg.norm(got.astype(np.float64) - ref) / max(np.linalg.norm(ref), 1e-30)))
     load = re.search(r"loaded in ([0-9.]+) ms", log)
     first = re.search(r"first run: ([0-9.]+) ms \((\d+) dispatches, recording ([0-9.]+) ms\)", log)

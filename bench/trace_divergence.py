@@ -7,14 +7,14 @@ large jump names the op to look at.
 """
 import argparse
 import os
-import re
-import subprocess
 import tempfile
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import shape_inference
+
+from onda_vs_ort import random_inputs, run_onda
 
 parser = argparse.ArgumentParser()
 parser.add_argument("model")
@@ -46,22 +46,14 @@ for _, _, out, t in chosen:
 work = tempfile.mkdtemp(prefix="onda-trace-")
 path = os.path.join(work, "traced.onnx")
 onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="traced.weights.bin")
-rng = np.random.default_rng(0)
 session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
-feeds, flags = {}, []
-for k, i in enumerate(session.get_inputs()):
-    x = (0.1 * rng.standard_normal([d if isinstance(d, int) else 1 for d in i.shape])).astype(np.float32)
-    feeds[i.name] = x
-    np.save(os.path.join(work, f"in{k}.npy"), x)
-    flags += ["--input", f"{i.name}={os.path.join(work, f'in{k}.npy')}"]
+feeds, flags = random_inputs(session, work)
 names = [o.name for o in session.get_outputs()]
 ref = dict(zip(names, session.run(None, feeds)))
-result = subprocess.run([args.onda, "run", path, *flags, "--output-dir", os.path.join(work, "onda")], capture_output=True, text=True)
-if result.returncode != 0:
-    raise SystemExit(result.stdout + result.stderr)
+got_all = run_onda(args.onda, path, flags, os.path.join(work, "onda"), names)
 print(f"{'node':60} {'op':22} {'rel L2':>9} {'max |ref|':>10}")
 for name, op, out, _ in chosen + [(o, "(output)", o, None) for o in existing]:
-    got = np.load(os.path.join(work, "onda", re.sub(r"[^A-Za-z0-9_.-]", "_", out) + ".npy")).astype(np.float64)
+    got = got_all[out].astype(np.float64)
     r = ref[out].astype(np.float64)
     err = np.linalg.norm(got - r) / max(np.linalg.norm(r), 1e-30)
     print(f"{name[-60:]:60} {op:22} {err:9.2e} {np.abs(r).max():10.3g}")

@@ -20,26 +20,11 @@ void upload(Context& context, const wgpu::Buffer& buffer, uint64_t offset, const
 }
 
 std::vector<uint8_t> download(Context& context, const wgpu::Buffer& buffer, uint64_t offset, uint64_t bytes) {
-  std::vector<uint8_t> result(bytes);
-  if (bytes == 0) return result;
-  const uint64_t aligned_offset = offset & ~uint64_t{3};
-  const uint64_t lead = offset - aligned_offset;
-  const uint64_t copy_bytes = (lead + bytes + 3) & ~uint64_t{3};
-  wgpu::Buffer staging = create_buffer(context, copy_bytes, wgpu::BufferUsage::MapRead | wgpu::BufferUsage::CopyDst,
-                                       "onda readback");
-  wgpu::CommandEncoder encoder = context.device().CreateCommandEncoder();
-  encoder.CopyBufferToBuffer(buffer, aligned_offset, staging, 0, copy_bytes);
-  wgpu::CommandBuffer commands = encoder.Finish();
-  context.queue().Submit(1, &commands);
-  bool mapped = false;
-  context.wait(staging.MapAsync(
-      wgpu::MapMode::Read, 0, copy_bytes, wgpu::CallbackMode::WaitAnyOnly,
-      [&mapped](wgpu::MapAsyncStatus status, wgpu::StringView) { mapped = status == wgpu::MapAsyncStatus::Success; }));
-  if (!mapped) throw GpuError("could not map the readback buffer (device lost?)");
-  std::memcpy(result.data(), static_cast<const uint8_t*>(staging.GetConstMappedRange(0, copy_bytes)) + lead, bytes);
-  staging.Unmap();
-  staging.Destroy();
-  return result;
+  // A pending download in a command buffer of its own, waited for at once.
+  CommandRecorder recorder(context);
+  PendingDownload pending(context, recorder, buffer, offset, bytes);
+  recorder.submit();
+  return pending.finish(context);
 }
 
 PendingDownload::PendingDownload(Context& context, CommandRecorder& recorder, const wgpu::Buffer& buffer,
