@@ -7,8 +7,6 @@ out=${OUT:-$root/out}
 mkdir -p "$out"
 run() { bash "$root/scripts/gpu/run.sh" "$@"; }
 cd "$root"
-# Carried compressed (scripts/gpu/pack-deps.sh) when the build and other bundles leave no room.
-if [ ! -d .deps/dawn ] && [ -f .devpack/deps.tar.xz ]; then mkdir -p .deps && xz -dc .devpack/deps.tar.xz | tar -C .deps -xf -; fi
 run build/onda info 2>&1 | tee "$out/info.txt"
 run build/onda_tests > "$out/tests.txt" 2>&1; echo "onda_tests exit $?"
 grep -E "^\[  FAILED|PASSED|FAILED TEST|ONNX node tests" "$out/tests.txt" | head -40

@@ -6,9 +6,7 @@
 # SEPARATE=0, ONE_SUBMIT=0 skip steps; ORT_WEBGPU_JSONL reuses an earlier ORT WebGPU run).
 set -uo pipefail
 out=${OUT:-out}
-mkdir -p "$out" .deps
-[ -d .deps/dawn ] || xz -dc .devpack/deps.tar.xz | tar -C .deps -xf -
-for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+mkdir -p "$out"
 models=/tmp/onda-models
 t0=$(date +%s)
 step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }

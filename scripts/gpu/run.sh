@@ -8,6 +8,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
+# .deps carried compressed (scripts/gpu/pack-deps.sh) when the build and other bundles leave no room.
+if [ ! -d .deps/dawn ] && [ -f .devpack/deps.tar.xz ]; then
+  mkdir -p .deps && xz -dc .devpack/deps.tar.xz | tar -C .deps -xf -
+fi
 if ! ldconfig -p | grep -q libvulkan.so.1; then
   if ! ls .gl/*.deb >/dev/null 2>&1; then
     echo "run.sh: no Vulkan loader here and no .gl/*.deb to unpack (run scripts/gpu/fetch-loader.sh first)" >&2
