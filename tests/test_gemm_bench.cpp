@@ -66,6 +66,28 @@ double sampled_rel_error(const std::vector<float>& a, const std::vector<float>& 
   return std::sqrt(num / den);
 }
 
+// op(B) = b ([K, N] row-major) as the GEMM takes it in `form`: "B" row-major, "B^T" the transpose
+// b_nk ([N, K]) with transpose_b, "packed" b_nk prepacked. Fills t.b (and t.packed_b, pointing at
+// `packed`) and returns the problem for A [M, K].
+GemmProblem b_operand(const std::string& form, const std::vector<float>& b, const std::vector<float>& b_nk, int64_t m,
+                      int64_t n, int64_t k, GemmTensors& t, PackedB& packed) {
+  auto& g = gpu();
+  const bool nk = form != "B";
+  t.b = upload_floats(nk ? b_nk : b, DType::f32, nk ? Shape{n, k} : Shape{k, n});
+  if (form == "packed") {
+    gpu::CommandRecorder recorder(g.context);
+    packed = prepack_b(g.context, g.pool, g.pipelines, recorder, t.b, true);
+    recorder.submit_and_wait();
+    t.packed_b = &packed;
+    return GemmProblem::with_packed_b({m, k}, DType::f32, false, packed);
+  }
+  GemmProblem p;
+  p.a_shape = {m, k};
+  p.b_shape = t.b.shape();
+  p.transpose_b = nk;
+  return p;
+}
+
 TEST(GemmBench, TiledSquare) {
   if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
@@ -110,25 +132,11 @@ TEST(GemmBench, TiledModelShapesPrepacked) {
     for (int64_t q = 0; q < k; ++q) {
       for (int64_t j = 0; j < n; ++j) b_nk[j * k + q] = b[q * n + j];
     }
-    for (const char* form : {"B  ", "B^T", "packed"}) {
-      const std::string f = form;
-      const bool nk = f != "B  ";
+    for (const char* form : {"B", "B^T", "packed"}) {
       GemmTensors t;
       t.a = a_t;
-      t.b = upload_floats(nk ? b_nk : b, DType::f32, nk ? Shape{n, k} : Shape{k, n});
       PackedB packed;
-      GemmProblem p;
-      if (f == "packed") {
-        gpu::CommandRecorder recorder(g.context);
-        packed = prepack_b(g.context, g.pool, g.pipelines, recorder, t.b, true);
-        recorder.submit_and_wait();
-        p = GemmProblem::with_packed_b({m, k}, DType::f32, false, packed);
-        t.packed_b = &packed;
-      } else {
-        p.a_shape = {m, k};
-        p.b_shape = t.b.shape();
-        p.transpose_b = nk;
-      }
+      const GemmProblem p = b_operand(form, b, b_nk, m, n, k, t, packed);
       const Gemm plan(g.context, p);
       t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
       const double ms = time_gemm(plan, t, m * n * k >= (int64_t{1} << 36) ? 5 : 20);
@@ -316,7 +324,6 @@ TEST(GemmBench, AttentionShapes) {
 // as fast as row-major (33 TFLOP/s); M = 16..64, N = 2048, K = 512 under 0.03 ms.
 TEST(GemmBench, TileSweep) {
   if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
-  auto& g = gpu();
   Random random(test_seed());
   for (auto [m0, n0, k0] : {std::tuple<int64_t, int64_t, int64_t>{16384, 512, 512}, {4096, 4096, 4096}}) {
     const int64_t m = shrink(m0, 320), n = shrink(n0), k = shrink(k0);
@@ -330,20 +337,8 @@ TEST(GemmBench, TileSweep) {
       const bool nk = form != "B";
       GemmTensors t;
       t.a = a_t;
-      t.b = upload_floats(nk ? b_nk : b, DType::f32, nk ? Shape{n, k} : Shape{k, n});
       PackedB packed;
-      GemmProblem p;
-      if (form == "packed") {
-        gpu::CommandRecorder recorder(g.context);
-        packed = prepack_b(g.context, g.pool, g.pipelines, recorder, t.b, true);
-        recorder.submit_and_wait();
-        p = GemmProblem::with_packed_b({m, k}, DType::f32, false, packed);
-        t.packed_b = &packed;
-      } else {
-        p.a_shape = {m, k};
-        p.b_shape = t.b.shape();
-        p.transpose_b = nk;
-      }
+      const GemmProblem p = b_operand(form, b, b_nk, m, n, k, t, packed);
       const std::string label = fmt::format("{}x{}x{} {}", m, n, k, form);
       // B^T / packed hosts hold [N, K]; the check reads them so.
       sweep(label, p, t, a, nk ? b_nk : b, std::nullopt, tiled_sweep(m, n));
