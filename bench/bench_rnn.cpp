@@ -21,6 +21,8 @@
 //   tiled       rnn_step_tiled.wgsl with choose_tiled_step_tiling
 //   BMxBU/TMxTU kKT sKS   rnn_step_tiled.wgsl with that tiling (rows x units per workgroup,
 //               rows x units per invocation, K tile, K slices)
+//   rows        rnn_sequence_rows.wgsl (whole sequence, a workgroup per block of rows) with
+//               choose_row_sequence_tiling; rowsBM/TMvUVsKSbKB with that tiling
 // and the best of them against cuDNN.
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
@@ -166,7 +168,7 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
       if (e.name.rfind("rnn_step", 0) == 0) {  // per step: the first 2048 dispatches are timed
         step_ms += e.total_ms;
         step_count = std::max(step_count, static_cast<double>(e.count));
-      } else if (e.name == "rnn_sequence") {  // one dispatch for all steps
+      } else if (e.name == "rnn_sequence" || e.name == "rnn_rows") {  // one dispatch for all steps
         step_ms += e.total_ms;
         step_count = static_cast<double>(c.seq);
       } else {
@@ -221,7 +223,7 @@ std::string tiled_name(const kernels::rnn::TiledStepTiling& t) {
 // The step variants timed for every case: both kernels with their automatic tilings, then fixed
 // tiled tilings around the automatic choice (see the header).
 void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines, const bench::RnnCase& c,
-                   int repeats) {
+                   int repeats, bool sweep) {
   using kernels::rnn::StepKernel;
   using kernels::rnn::StepMode;
   using T = kernels::rnn::TiledStepTiling;
@@ -238,16 +240,33 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     o.step_kernel = StepKernel::tiled;
     variants.push_back({"tiled", o});
   }
-  for (const T& t : {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},
+  // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.
+  const std::vector<T> fixed = {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},
                      T{16, 4, 16, 1, 32, 4}, T{64, 4, 16, 1, 32, 1}, T{32, 4, 32, 2, 16, 1}, T{128, 8, 32, 2, 16, 1},
                      T{64, 4, 64, 4, 16, 1}, T{32, 2, 16, 1, 32, 2}, T{16, 4, 16, 1, 64, 4}, T{32, 4, 16, 1, 64, 2},
                      T{16, 4, 32, 2, 64, 2}, T{16, 2, 16, 1, 64, 4}, T{128, 8, 16, 1, 32, 1}, T{64, 8, 16, 1, 32, 1},
-                     T{64, 8, 32, 2, 16, 1}}) {
+                     T{64, 8, 32, 2, 16, 1}};
+  for (const T& t : sweep ? fixed : std::vector<T>{}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::per_step;
     o.step_kernel = StepKernel::tiled;
     o.tiled_tiling = t;
     variants.push_back({tiled_name(t), o});
+  }
+  {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::row_sequence;
+    variants.push_back({"rows", o});
+  }
+  using R = kernels::rnn::RowSequenceTiling;
+  for (const R& t : {R{1, 1, 4, 8, 8}, R{1, 1, 4, 4, 8}, R{2, 2, 4, 8, 8}, R{2, 2, 4, 4, 4}, R{2, 2, 4, 2, 4},
+                     R{2, 1, 4, 4, 4}, R{4, 4, 4, 4, 4}, R{4, 2, 4, 4, 4}, R{4, 4, 4, 2, 8}, R{6, 3, 4, 4, 4},
+                     R{8, 4, 4, 2, 4}, R{8, 4, 4, 1, 4}, R{8, 2, 4, 2, 4}, R{16, 4, 4, 1, 4}, R{16, 4, 4, 1, 8},
+                     R{12, 4, 4, 1, 4}, R{2, 2, 1, 1, 8}}) {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::row_sequence;
+    o.row_tiling = t;
+    variants.push_back({fmt::format("rows{}/{}v{}s{}b{}", t.rows, t.thread_rows, t.unit_vector, t.k_split, t.k_block), o});
   }
   std::string line = "    variants ms:";
   double best = 1e30;
@@ -333,7 +352,7 @@ int main(int argc, char** argv) {
                  floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
                  c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
                  c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
-      if (!no_variants) time_variants(context, pool, pipelines, c, repeats);
+      if (!no_variants) time_variants(context, pool, pipelines, c, repeats, sweep);
       if (sweep) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
     } catch (const std::exception& e) {
       fmt::print("{:<26} failed: {}\n", c.name, e.what());

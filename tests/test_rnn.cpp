@@ -36,6 +36,7 @@ struct Case {
   kernels::rnn::StepMode mode = kernels::rnn::StepMode::automatic;
   kernels::rnn::StepKernel kernel = kernels::rnn::StepKernel::automatic;
   std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
+  std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
   bool want_y = true, want_yh = true, want_yc = true;
 };
 
@@ -45,8 +46,12 @@ std::string describe(const Case& c) {
   const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
-  const char* modes[] = {"", " per_step", " whole_sequence"};
+  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence"};
   std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled" : c.kernel == kernels::rnn::StepKernel::dot ? " dot" : "";
+  if (c.rows) {
+    kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
+                          c.rows->k_split, c.rows->k_block);
+  }
   if (c.tiled) {
     kernel += fmt::format(" BM={} TM={} BU={} TU={} KT={} KS={}", c.tiled->rows, c.tiled->thread_rows, c.tiled->units,
                           c.tiled->thread_units, c.tiled->k_tile, c.tiled->k_split);
@@ -128,6 +133,7 @@ double run_case(const Case& c, Random& rng) {
   options.step_mode = c.mode;
   options.step_kernel = c.kernel;
   options.tiled_tiling = c.tiled;
+  options.row_tiling = c.rows;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
 
@@ -457,6 +463,65 @@ TEST(RnnKernel, WholeSequence) {
   run_all(cases);
 }
 
+// All timesteps in one dispatch, a workgroup per block of rows owning every unit
+// (StepMode::row_sequence): tilings with several row groups, thread rows and thread units (TU not
+// dividing H, H not a multiple of 4), partial row blocks, every cell, every direction, both layouts,
+// ragged lengths, initial states, clip, peepholes, input_forget, random activations, f16; and the
+// fallbacks where it does not apply (GRU lbr=0, chunked projection).
+TEST(RnnKernel, RowSequence) {
+  using R = kernels::rnn::RowSequenceTiling;
+  std::vector<Case> cases;
+  // Scalar units for H = 37 (not a multiple of 4), vec4 units for H = 20 / 64; slices of K that the
+  // blocks of KB do not divide, slices past H (H = 20 in 8 slices of 3), row blocks past the batch.
+  const std::optional<R> tilings[] = {R{4, 2, 1, 2, 4}, R{6, 3, 4, 8, 4}, R{5, 5, 4, 3, 8},
+                                      R{1, 1, 1, 4, 8}, std::nullopt,       R{16, 4, 4, 1, 4}};
+  int i = 0;
+  for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
+    for (Direction dir : {Direction::bidirectional, Direction::reverse, Direction::forward}) {
+      Case c;
+      c.cell = cell;
+      c.linear_before_reset = true;
+      c.direction = dir;
+      c.layout = i % 2;
+      c.seq = 7;
+      c.batch = i % 3 == 0 ? 13 : 5;
+      c.input = 9;
+      c.hidden = i % 3 == 0 ? 37 : i % 3 == 1 ? 20 : 64;
+      c.lens = i % 2 == 0;
+      c.h0 = true;
+      c.c0 = c.peepholes = cell == CellType::lstm && i % 2 == 0;
+      c.input_forget = cell == CellType::lstm && i == 1;
+      if (i % 4 == 1) c.clip = 0.6f;
+      // Random activations on the small cases only: unbounded ones (Relu, Affine) can overflow float32
+      // over a longer, wider recurrence (seen at H = 37, B = 13 in every step kernel).
+      if (i == 1 || i == 7) c.random_activations = true;
+      if (i == 4 || i == 8) c.dtype = DType::f16;
+      c.mode = kernels::rnn::StepMode::row_sequence;
+      c.rows = tilings[i % 6];
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  Case wide;  // the chooser's two row groups per workgroup (H >= 256, 128+ rows) and K slices
+  wide.direction = Direction::bidirectional;
+  wide.batch = 67;
+  wide.seq = 3;
+  wide.hidden = 256;
+  wide.lens = wide.h0 = wide.c0 = true;
+  wide.mode = kernels::rnn::StepMode::row_sequence;
+  cases.push_back(wide);
+  Case lbr0;  // two dispatches per step: per_step instead
+  lbr0.cell = CellType::gru;
+  lbr0.direction = Direction::bidirectional;
+  lbr0.mode = kernels::rnn::StepMode::row_sequence;
+  cases.push_back(lbr0);
+  Case chunked;  // projection per chunk: per_step instead
+  chunked.mode = kernels::rnn::StepMode::row_sequence;
+  chunked.max_projection_bytes = 1;
+  cases.push_back(chunked);
+  run_all(cases);
+}
+
 TEST(RnnKernel, DispatchesPerStep) {
   auto& g = gpu();
   RnnSpec spec;
@@ -487,6 +552,14 @@ TEST(RnnKernel, DispatchesPerStep) {
     // initial h and c are clears (no dispatch); the projection is one GEMM dispatch; then one
     // dispatch per step, or one for the whole sequence.
     EXPECT_EQ(dispatches, per_step ? static_cast<size_t>(S) + 1 : 2u);
+  }
+  {  // the row-sequence kernel: one dispatch for all steps too
+    gpu::CommandRecorder recorder(g.context);
+    kernels::rnn::RnnOptions options;
+    options.step_mode = kernels::rnn::StepMode::row_sequence;
+    kernels::rnn::record_rnn(k, recorder, g.pool, spec, weights, in, out, options);
+    EXPECT_EQ(recorder.dispatch_count(), 2u);
+    recorder.submit_and_wait();
   }
 }
 

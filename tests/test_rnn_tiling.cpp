@@ -86,5 +86,35 @@ TEST(RnnStepTiling, TiledFitsTheLimits) {
   }
 }
 
+// choose_row_sequence_tiling: the H200's best tilings for the models' shapes (bench_rnn's rows
+// variants, docs/benchmarks.md), and every choice within the limits it is given.
+TEST(RnnStepTiling, RowSequenceChoices) {
+  using kernels::rnn::RowSequenceTiling;
+  const auto same = [](const RowSequenceTiling& a, const RowSequenceTiling& b) {
+    return a.rows == b.rows && a.thread_rows == b.thread_rows && a.unit_vector == b.unit_vector &&
+           a.k_split == b.k_split && a.k_block == b.k_block;
+  };
+  const auto choose = [](int64_t batch, int64_t hidden, uint32_t gates) {
+    return kernels::rnn::choose_row_sequence_tiling(batch, hidden, 2, gates, 49152, 1024);
+  };
+  EXPECT_TRUE(same(choose(101, 128, 3), RowSequenceTiling{1, 1, 4, 8, 8}));  // MP-SENet freq GRU
+  EXPECT_TRUE(same(choose(321, 128, 3), RowSequenceTiling{1, 1, 4, 4, 8}));  // MP-SENet time GRU
+  EXPECT_TRUE(same(choose(85, 256, 4), RowSequenceTiling{2, 1, 4, 4, 4}));   // SCNet time LSTM
+  for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
+    for (uint32_t invocations : {256u, 1024u}) {
+      for (int64_t batch : {1, 2, 85, 321, 1000}) {
+        for (int64_t hidden : {1, 5, 32, 100, 128, 256, 512, 1024}) {
+          for (uint32_t gates : {1u, 3u, 4u}) {
+            const RowSequenceTiling t = kernels::rnn::choose_row_sequence_tiling(batch, hidden, 2, gates, bytes, invocations);
+            EXPECT_TRUE(t.well_formed(hidden)) << batch << " " << hidden << " " << gates;
+            EXPECT_LE(t.workgroup_size(hidden), invocations) << batch << " " << hidden << " " << gates;
+            EXPECT_LE(t.workgroup_bytes(hidden, gates), bytes) << batch << " " << hidden << " " << gates;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onda::test

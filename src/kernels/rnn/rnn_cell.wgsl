@@ -19,7 +19,11 @@ struct StepParams {
   clip: vec4<f32>,     // clip bound
   act: array<vec4<f32>, 6>,
 }
+#ifdef UNIFORM_BINDING
+@group(0) @binding({{UNIFORM_BINDING}}) var<uniform> p: StepParams;  // after extra storage bindings
+#else
 @group(0) @binding(7) var<uniform> p: StepParams;
+#endif
 
 const F_SEQ_LENS = 1u;
 const F_Y = 2u;

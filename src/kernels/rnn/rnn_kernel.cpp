@@ -192,6 +192,56 @@ std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
+std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t, int64_t hidden, DType out) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  const bool vec4 = t.unit_vector == 4;
+  const uint32_t slice = t.slice_invocations(hidden);
+  // Projections prefetched before the product where the registers allow (accumulators + xp <= 64).
+  const bool prefetch = 2 * t.accumulators(g) <= 64;
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", "1"},
+      {"PHASE_ZR", "0"},
+      {"PHASE_H", "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(g)},
+      {"BT", std::to_string(t.thread_rows)},
+      {"UV", std::to_string(t.unit_vector)},
+      {"VEC4", vec4 ? "1" : "0"},
+      {"UX", std::to_string(t.unit_invocations(hidden))},
+      {"BM", std::to_string(t.rows)},
+      {"H", std::to_string(hidden)},
+      {"HP", std::to_string((hidden + 3) / 4 * 4)},
+      {"KS", std::to_string(t.k_split)},
+      {"KL", std::to_string(t.slice_length(hidden))},
+      {"KB", std::to_string(t.k_block)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"RED_SIZE", std::to_string(std::max<uint64_t>(1, uint64_t{t.k_split - 1} * t.accumulators(g) * slice))},
+      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
+      {"ACC", std::to_string(t.thread_rows * g)},
+      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
+      {"PREFETCH_XP", prefetch ? "1" : "0"},
+      {"UNIFORM_BINDING", vec4 ? "8" : "7"},
+  };
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
+}
+
+// ONDA_RNN_ROWS="BM,TM,UV,KS,KB" forces the row-sequence kernel with that tiling (a bench_rnn variant
+// on a whole model without a rebuild); "0" turns the automatic choice of it off.
+std::optional<RowSequenceTiling> row_tiling_from_env(bool* disabled) {
+  const char* env = std::getenv("ONDA_RNN_ROWS");
+  *disabled = env && std::string(env) == "0";
+  if (!env || !*env || *disabled) return std::nullopt;
+  RowSequenceTiling t;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.rows, &t.thread_rows, &t.unit_vector, &t.k_split, &t.k_block) != 5) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_ROWS is '{}', expected BM,TM,UV,KS,KB or 0", env));
+  }
+  return t;
+}
+
 // ONDA_RNN_STEP_KERNEL=dot|tiled overrides the automatic choice (A/B of whole models).
 StepKernel resolve_step_kernel(StepKernel requested) {
   if (requested != StepKernel::automatic) return requested;
@@ -383,6 +433,36 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       (options.step_mode == StepMode::whole_sequence ||
        (options.step_mode == StepMode::automatic &&
         static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
+  // The row-sequence kernel: requested, or automatic for many rows; where it fits the device.
+  const wgpu::Limits& device_limits = k.gpu.limits();
+  const uint32_t max_invocations_all =
+      std::min(device_limits.maxComputeInvocationsPerWorkgroup, device_limits.maxComputeWorkgroupSizeX);
+  bool rows_disabled = false;
+  std::optional<RowSequenceTiling> row_tiling = options.row_tiling;
+  if (!row_tiling && options.step_mode == StepMode::automatic) row_tiling = row_tiling_from_env(&rows_disabled);
+  // Asked for: by the mode, by a given tiling, or by ONDA_RNN_ROWS (automatic mode only).
+  const bool row_tiling_given = row_tiling.has_value();
+  const bool rows_forced = options.step_mode == StepMode::row_sequence || row_tiling_given;
+  if (!row_tiling) {
+    row_tiling = choose_row_sequence_tiling(d.batch, d.hidden, d.dirs, static_cast<uint32_t>(d.gates),
+                                            device_limits.maxComputeWorkgroupStorageSize, max_invocations_all);
+  }
+  // vec4 reads of R^T need it 16-byte aligned in its binding (params is a fresh buffer: offset 0).
+  const bool rows_fit = row_tiling->well_formed(d.hidden) && row_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
+                        row_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates)) <=
+                            device_limits.maxComputeWorkgroupStorageSize &&
+                        (row_tiling->unit_vector == 1 || weights.params.element_offset(k.gpu) % 4 == 0);
+  if (rows_forced && row_tiling_given && !rows_fit) {
+    throw std::invalid_argument(fmt::format("RNN row-sequence tiling BM={} TM={} UV={} KS={} KB={} does not fit the device",
+                                            row_tiling->rows, row_tiling->thread_rows, row_tiling->unit_vector,
+                                            row_tiling->k_split, row_tiling->k_block));
+  }
+  const bool row_sequence =
+      !two_phase && !chunked && rows_fit && options.step_mode != StepMode::per_step &&
+      options.step_mode != StepMode::whole_sequence &&
+      (rows_forced || (!rows_disabled && !whole_sequence && k.gpu.adapter_description().type != "CPU" &&
+                       static_cast<uint64_t>(gh * d.hidden) * 4 <= kRowSequenceMaxWeightBytes &&
+                       d.batch * d.dirs <= kRowSequenceMaxRows));
   const StepKernel kernel = resolve_step_kernel(options.step_kernel);
   const bool tiled = !whole_sequence && (kernel == StepKernel::tiled ||
                                          (kernel == StepKernel::automatic && d.batch >= kTiledMinBatch));
@@ -427,7 +507,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return sp;
   };
   StepPipeline fused, zr, hp;
-  if (two_phase) {
+  if (row_sequence) {
+    // rnn_sequence_rows.wgsl below
+  } else if (two_phase) {
     zr = step_pipeline("zr", 2, "rnn_step_zr");
     hp = step_pipeline("h", 1, "rnn_step_h");
   } else {
@@ -466,6 +548,22 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   };
 
+  if (row_sequence) {  // h ping-pongs between the first two state vectors, as below
+    project(0);
+    u.dims[0] = 0;
+    u.st[0] = st0;
+    u.st[1] = st0 + static_cast<uint32_t>(dbh);
+    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+    u.st[3] = st0;
+    u.wts[3] = 0;
+    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, *row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
+    const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling->rows - 1) / row_tiling->rows, "row blocks"),
+                                     u32(d.dirs, "dirs")};
+    std::vector<gpu::BufferBinding> bindings = binding_list;
+    if (row_tiling->unit_vector == 4) bindings.push_back(weights.params.binding(k.gpu));  // weights4
+    recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, "rnn_rows");
+    return;
+  }
   if (whole_sequence) {  // h ping-pongs between the first two state vectors inside the kernel
     project(0);
     u.dims[0] = 0;

@@ -65,8 +65,17 @@ struct RnnWeights {
 // with workgroup barriers; only where the step is one fused kernel and the projection is not
 // chunked (else per_step). automatic: whole_sequence when R of a direction is at most
 // kWholeSequenceMaxWeightBytes (it stays in the multiprocessor's cache: UVR's H32 / H64 LSTMs).
-enum class StepMode { automatic, per_step, whole_sequence };
+// row_sequence: one dispatch for all timesteps too, a workgroup per block of batch rows of one
+// direction owning all hidden units (rnn_sequence_rows.wgsl: register-tiled, h in workgroup memory),
+// streaming R^T from cache each step; one fused kernel only, projection not chunked, h of the rows
+// within workgroup memory (else per_step). automatic, on GPUs: row_sequence when R of a direction is
+// above kWholeSequenceMaxWeightBytes and at most kRowSequenceMaxWeightBytes and batch * directions is
+// at most kRowSequenceMaxRows (H200: MP-SENet's GRUs 1.8x, SCNet's B = 85 H256 LSTM 1.3x faster than
+// per step; at B = 433-864 or R = 4 MiB the per-step tiled kernel stays faster).
+enum class StepMode { automatic, per_step, whole_sequence, row_sequence };
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
+constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
+constexpr int64_t kRowSequenceMaxRows = 1024;
 
 // Which per-step kernel: dot (rnn_step.wgsl: dot products of JT units x BT <= 4 rows per
 // workgroup, StepTiling) or tiled (rnn_step_tiled.wgsl: register-tiled GEMM of BM rows x BU units,
@@ -85,6 +94,9 @@ struct RnnOptions {
   // The tiled kernel's tiling; unset: choose_tiled_step_tiling. std::invalid_argument when it is
   // malformed or exceeds the device's workgroup limits.
   std::optional<TiledStepTiling> tiled_tiling;
+  // The row-sequence kernel's tiling; unset: choose_row_sequence_tiling. std::invalid_argument when it
+  // is malformed or exceeds the device's workgroup limits.
+  std::optional<RowSequenceTiling> row_tiling;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their

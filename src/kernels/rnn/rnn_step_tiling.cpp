@@ -75,4 +75,35 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
   return t;
 }
 
+RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                                             uint64_t max_workgroup_bytes, uint32_t max_invocations) {
+  // Measured on the H200 (bench_rnn's rows variants, 2026-12-03; docs/benchmarks.md): the stream of
+  // R^T is latency-bound, so what pays is loads in flight (vec4 units, K slices, blocks of 8 entries
+  // for GRU), not fewer workgroups: one row per invocation was the best of 17 tilings on every shape
+  // where the kernel wins (2+ rows per invocation ran 2-10x slower), one row per workgroup too except
+  // H >= 256 with 128+ rows (two row groups: SCNet's B = 85 time LSTM 17.3 ms against 23.1).
+  RowSequenceTiling t;
+  t.unit_vector = hidden % 4 == 0 ? 4 : 1;
+  t.thread_rows = 1;
+  t.rows = hidden >= 256 && batch * directions >= 128 ? 2 : 1;
+  t.k_split = 1;
+  const int64_t workgroups = (batch + t.rows - 1) / t.rows * directions;
+  const uint32_t invocations = std::min<uint32_t>(kRowSequenceMaxInvocations, max_invocations);
+  while (t.rows > 1 && (t.workgroup_size(hidden) > invocations || t.workgroup_bytes(hidden, gates) > max_workgroup_bytes)) {
+    t.rows /= 2;
+  }
+  // K slices double while a slice keeps 16+ entries, the workgroup fits, and the grid stays under
+  // ~96K invocations (MP-SENet: 8 slices for 202 workgroups, 4 for 642).
+  while (t.slice_length(hidden) >= 32 && t.workgroup_size(hidden) * 2 <= invocations &&
+         workgroups * t.workgroup_size(hidden) * 2 <= kRowSequenceMaxGridInvocations) {
+    RowSequenceTiling c = t;
+    c.k_split *= 2;
+    if (c.workgroup_bytes(hidden, gates) > max_workgroup_bytes) break;
+    t = c;
+  }
+  // Weights of 8 entries of K in flight where the registers allow (GRU: 12 accumulators + 96).
+  t.k_block = t.accumulators(gates) + 8 * gates * t.unit_vector <= 128 ? 8 : 4;
+  return t;
+}
+
 }  // namespace onda::kernels::rnn

@@ -81,4 +81,45 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
                                          uint64_t max_workgroup_bytes, uint32_t max_invocations,
                                          int64_t target_workgroups = kTiledTargetWorkgroups);
 
+// The row-sequence kernel (rnn_sequence_rows.wgsl, StepMode::row_sequence): every step in one dispatch,
+// a workgroup per `rows` batch rows of one direction owning all hidden units; invocation (tx, ty, ks)
+// holds thread_rows rows x unit_vector consecutive units x gates accumulators over K slice ks of
+// k_split, loading the weights of k_block entries of K at once. Grid (1, ceil(B / rows), D);
+// workgroup (hidden / unit_vector) x (rows / thread_rows) x k_split.
+struct RowSequenceTiling {
+  uint32_t rows = 2;         // BM
+  uint32_t thread_rows = 2;  // TM (divides BM)
+  uint32_t unit_vector = 4;  // UV: 4 (vec4 loads of R^T; hidden a multiple of 4) or 1
+  uint32_t k_split = 1;      // KS
+  uint32_t k_block = 4;      // KB
+
+  uint32_t unit_invocations(int64_t hidden) const {
+    return static_cast<uint32_t>((hidden + unit_vector - 1) / unit_vector);
+  }
+  uint32_t slice_invocations(int64_t hidden) const { return unit_invocations(hidden) * (rows / thread_rows); }
+  uint32_t workgroup_size(int64_t hidden) const { return slice_invocations(hidden) * k_split; }
+  uint32_t accumulators(uint32_t gates) const { return thread_rows * unit_vector * gates; }
+  // K entries per slice.
+  uint32_t slice_length(int64_t hidden) const { return static_cast<uint32_t>((hidden + k_split - 1) / k_split); }
+  // The double-buffered h of the rows (rows padded to a multiple of 4 entries) and the slices' partial sums.
+  uint64_t workgroup_bytes(int64_t hidden, uint32_t gates) const {
+    const uint64_t partials = uint64_t{k_split - 1} * accumulators(gates) * slice_invocations(hidden);
+    return 4ull * (2ull * rows * ((hidden + 3) / 4 * 4) + partials);
+  }
+  bool well_formed(int64_t hidden) const {
+    return rows > 0 && thread_rows > 0 && k_split > 0 && k_block > 0 && rows % thread_rows == 0 &&
+           (unit_vector == 1 || (unit_vector == 4 && hidden % 4 == 0));
+  }
+};
+
+// Invocations per workgroup and in the whole grid the row-sequence chooser keeps to.
+constexpr uint32_t kRowSequenceMaxInvocations = 512;
+constexpr int64_t kRowSequenceMaxGridInvocations = 96 * 1024;
+
+// One row per invocation, vec4 units where the hidden size allows, one row per workgroup (two for
+// H >= 256 with 128+ rows), K slices while each keeps 16+ entries and the grid ~96K invocations.
+// Fits `max_workgroup_bytes` and `max_invocations`.
+RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                                             uint64_t max_workgroup_bytes, uint32_t max_invocations);
+
 }  // namespace onda::kernels::rnn
