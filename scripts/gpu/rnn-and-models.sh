@@ -21,7 +21,7 @@ if [ "${TESTS:-1}" != 0 ]; then
 fi
 if [ "${RNN:-1}" != 0 ]; then
   step bench_rnn
-  OUT=$out timeout 300 bash bench/rnn.sh ${ONLY:+--only "$ONLY"} > "$out/rnn_all.txt" 2>&1
+  OUT=$out timeout 300 bash bench/rnn.sh ${ONLY:+--only "$ONLY"} ${RNN_ARGS:-} > "$out/rnn_all.txt" 2>&1
   grep -E "^(mpsenet|biLSTM|LSTM|scnet|uvr|dispatch)|best" "$out/bench_rnn.txt" | cut -c1-200
   grep -A20 "^case" "$out/torch_rnn.txt" | cut -c1-120
 fi
