@@ -23,6 +23,8 @@
 //               rows x units per invocation, K tile, K slices)
 //   rows        rnn_sequence_rows.wgsl (whole sequence, a workgroup per block of rows) with
 //               choose_row_sequence_tiling; rowsBM/TMvUVsKSbKB with that tiling
+//   resident    rnn_sequence_resident.wgsl (whole sequence, R^T in registers) with choose_resident_tiling;
+//               resident-wgmem without subgroups; resBMqKQ with that tiling
 // and the best of them against cuDNN.
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
@@ -259,14 +261,29 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({"rows", o});
   }
   using R = kernels::rnn::RowSequenceTiling;
-  for (const R& t : {R{1, 1, 4, 8, 8}, R{1, 1, 4, 4, 8}, R{2, 2, 4, 8, 8}, R{2, 2, 4, 4, 4}, R{2, 2, 4, 2, 4},
-                     R{2, 1, 4, 4, 4}, R{4, 4, 4, 4, 4}, R{4, 2, 4, 4, 4}, R{4, 4, 4, 2, 8}, R{6, 3, 4, 4, 4},
-                     R{8, 4, 4, 2, 4}, R{8, 4, 4, 1, 4}, R{8, 2, 4, 2, 4}, R{16, 4, 4, 1, 4}, R{16, 4, 4, 1, 8},
-                     R{12, 4, 4, 1, 4}, R{2, 2, 1, 1, 8}}) {
+  // The best row tilings of the 2026-12-03 sweep (17 tilings; docs/benchmarks.md).
+  for (const R& t : {R{1, 1, 4, 8, 8}, R{1, 1, 4, 4, 8}, R{2, 1, 4, 4, 4}}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::row_sequence;
     o.row_tiling = t;
     variants.push_back({fmt::format("rows{}/{}v{}s{}b{}", t.rows, t.thread_rows, t.unit_vector, t.k_split, t.k_block), o});
+  }
+  // The resident kernel where R^T fits the registers (beyond, the spills take seconds).
+  const uint64_t r_bytes = uint64_t(c.lstm ? 4 : 3) * c.hidden * c.hidden * 4;
+  if (r_bytes <= kernels::rnn::kResidentMaxWeightBytes) {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::resident;
+    variants.push_back({"resident", o});
+    o.allow_subgroups = false;
+    variants.push_back({"resident-wgmem", o});
+  }
+  for (uint32_t kq : r_bytes <= kernels::rnn::kResidentMaxWeightBytes ? std::vector<uint32_t>{4u, 8u} : std::vector<uint32_t>{}) {
+    for (uint32_t bm : {1u, 2u, 4u, 8u}) {
+      kernels::rnn::RnnOptions o;
+      o.step_mode = StepMode::resident;
+      o.resident_tiling = kernels::rnn::ResidentTiling{bm, kq};
+      variants.push_back({fmt::format("res{}q{}", bm, kq), o});
+    }
   }
   std::string line = "    variants ms:";
   double best = 1e30;

@@ -37,6 +37,8 @@ struct Case {
   kernels::rnn::StepKernel kernel = kernels::rnn::StepKernel::automatic;
   std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
   std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
+  std::optional<kernels::rnn::ResidentTiling> resident;  // unset: choose_resident_tiling
+  bool allow_subgroups = true;
   bool want_y = true, want_yh = true, want_yc = true;
 };
 
@@ -46,12 +48,14 @@ std::string describe(const Case& c) {
   const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
-  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence"};
+  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident"};
   std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled" : c.kernel == kernels::rnn::StepKernel::dot ? " dot" : "";
   if (c.rows) {
     kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
                           c.rows->k_split, c.rows->k_block);
   }
+  if (c.resident) kernel += fmt::format(" BM={} KQ={}", c.resident->rows, c.resident->slice_vectors);
+  if (!c.allow_subgroups) kernel += " no-subgroups";
   if (c.tiled) {
     kernel += fmt::format(" BM={} TM={} BU={} TU={} KT={} KS={}", c.tiled->rows, c.tiled->thread_rows, c.tiled->units,
                           c.tiled->thread_units, c.tiled->k_tile, c.tiled->k_split);
@@ -134,6 +138,8 @@ double run_case(const Case& c, Random& rng) {
   options.step_kernel = c.kernel;
   options.tiled_tiling = c.tiled;
   options.row_tiling = c.rows;
+  options.resident_tiling = c.resident;
+  options.allow_subgroups = c.allow_subgroups;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
 
@@ -520,6 +526,84 @@ TEST(RnnKernel, RowSequence) {
   chunked.max_projection_bytes = 1;
   cases.push_back(chunked);
   run_all(cases);
+}
+
+TEST(RnnKernel, Resident) {
+  using T = kernels::rnn::ResidentTiling;
+  std::vector<Case> cases;
+  // Slices past H (H = 20 in slices of 16 or 32; H = 37 not a multiple of 4), one slice (NS = 1),
+  // row blocks past the batch, up to 8 rows per block; the K-slice sums through subgroups (where
+  // the adapter has them) and through workgroup memory.
+  const std::optional<T> tilings[] = {T{2, 4}, T{1, 8}, std::nullopt, T{4, 1}, T{1, 16}, T{8, 2}};
+  int i = 0;
+  for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
+    for (Direction dir : {Direction::bidirectional, Direction::reverse, Direction::forward}) {
+      Case c;
+      c.cell = cell;
+      c.linear_before_reset = true;
+      c.direction = dir;
+      c.layout = i % 2;
+      c.seq = 7;
+      c.batch = i % 3 == 0 ? 13 : 5;
+      c.input = 9;
+      c.hidden = i % 3 == 0 ? 37 : i % 3 == 1 ? 20 : 64;
+      c.lens = i % 2 == 0;
+      c.h0 = true;
+      c.c0 = c.peepholes = cell == CellType::lstm && i % 2 == 0;
+      c.input_forget = cell == CellType::lstm && i == 1;
+      if (i % 4 == 1) c.clip = 0.6f;
+      if (i == 1 || i == 7) c.random_activations = true;
+      if (i == 4 || i == 8) c.dtype = DType::f16;
+      c.mode = kernels::rnn::StepMode::resident;
+      c.resident = tilings[i % 6];
+      c.allow_subgroups = i % 2 == 0;
+      cases.push_back(c);
+      ++i;
+    }
+  }
+  for (bool subgroups : {true, false}) {  // MP-SENet's GRU at H = 128 with the chooser's tiling
+    Case gru;
+    gru.cell = CellType::gru;
+    gru.linear_before_reset = true;
+    gru.direction = Direction::bidirectional;
+    gru.seq = 5;
+    gru.batch = 11;
+    gru.input = 16;
+    gru.hidden = 128;
+    gru.lens = gru.h0 = true;
+    gru.mode = kernels::rnn::StepMode::resident;
+    gru.allow_subgroups = subgroups;
+    cases.push_back(gru);
+  }
+  Case lbr0;  // two dispatches per step: per_step instead
+  lbr0.cell = CellType::gru;
+  lbr0.direction = Direction::bidirectional;
+  lbr0.mode = kernels::rnn::StepMode::resident;
+  cases.push_back(lbr0);
+  Case chunked;  // projection per chunk: per_step instead
+  chunked.mode = kernels::rnn::StepMode::resident;
+  chunked.max_projection_bytes = 1;
+  cases.push_back(chunked);
+  run_all(cases);
+}
+
+TEST(RnnKernel, ResidentRejectsTilingsThatDoNotFit) {
+  auto& g = gpu();
+  RnnSpec spec;
+  spec.hidden_size = 8;
+  kernels::rnn::RnnInputs in;
+  in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
+  in.w = Tensor::empty(g.pool, DType::f32, {1, 32, 5});
+  in.r = Tensor::empty(g.pool, DType::f32, {1, 32, 8});
+  kernels::rnn::RnnOutputs out;
+  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 2, 8});
+  kernels::KernelContext k{g.context, g.pipelines};
+  gpu::CommandRecorder recorder(g.context);
+  kernels::rnn::RnnOptions options;
+  options.resident_tiling = kernels::rnn::ResidentTiling{2, 4};  // 2 rows, 1 slice: a row without a slice
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  options.resident_tiling = kernels::rnn::ResidentTiling{1, 0};
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
 }
 
 TEST(RnnKernel, DispatchesPerStep) {

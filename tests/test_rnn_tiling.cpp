@@ -116,5 +116,36 @@ TEST(RnnStepTiling, RowSequenceChoices) {
   }
 }
 
+TEST(RnnStepTiling, ResidentChoices) {
+  using kernels::rnn::ResidentTiling;
+  const auto choose = [](int64_t batch, int64_t hidden, uint32_t gates) {
+    const ResidentTiling t = kernels::rnn::choose_resident_tiling(batch, hidden, 2, gates, 1024);
+    return std::pair{t.rows, t.slice_vectors};
+  };
+  // MP-SENet's GRUs: 4 slices of 32 (512 invocations); 2 rows (102 workgroups), 4 rows (162: over
+  // the target, but 4 is the most rows 4 slices apply).
+  EXPECT_EQ(choose(101, 128, 3), std::pair(2u, 8u));
+  EXPECT_EQ(choose(321, 128, 3), std::pair(4u, 8u));
+  EXPECT_EQ(choose(1, 64, 4), std::pair(1u, 4u));  // UVR's LSTMs: 4 slices of 16
+  EXPECT_EQ(choose(1, 32, 4), std::pair(1u, 4u));
+  EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(128), 4u);
+  EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(100), 4u);  // 4 slices of 32 >= 100
+  EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(20), 1u);
+  EXPECT_EQ(kernels::rnn::ResidentTiling({1, 4}).slices(37), 4u);   // 3 slices of 16 rounded up to 4
+  for (uint32_t invocations : {256u, 1024u}) {
+    for (int64_t batch : {1, 2, 85, 321, 1000}) {
+      for (int64_t hidden : {1, 5, 32, 100, 128}) {
+        for (uint32_t gates : {1u, 3u, 4u}) {
+          const ResidentTiling t = kernels::rnn::choose_resident_tiling(batch, hidden, 2, gates, invocations);
+          EXPECT_TRUE(t.well_formed(hidden)) << batch << " " << hidden << " " << gates;
+          if (hidden * 4 <= 16 * invocations) {  // with slices of 64 entries the workgroup fits
+            EXPECT_LE(t.workgroup_size(hidden), invocations) << batch << " " << hidden << " " << gates;
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace onda::test

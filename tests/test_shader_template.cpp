@@ -34,6 +34,31 @@ TEST(ShaderTemplate, ErrorsNameTheShaderAndLine) {
   EXPECT_THROW(shader_text("no/such.wgsl"), std::runtime_error);
 }
 
+TEST(ShaderTemplate, ForRepeatsItsBodyWithTheIndexBound) {
+  const char* text =
+      "#for g N\n"
+      "#for q 2\n"
+      "r{{g}}{{q}} {{X}}\n"
+      "#endfor\n"
+      "#if ON\nsum{{g}}\n#endif\n"
+      "#endfor\n"
+      "#for z 0\nnever\n#endfor\n"
+      "#if OFF\n#for q 3\ndropped\n#endfor\n#endif\n"
+      "end {{X}}\n";
+  std::string out = render_template_text(text, {{"N", "3"}, {"X", "x"}, {"ON", "1"}, {"OFF", "0"}}, "t");
+  EXPECT_EQ(out, "r00 x\nr01 x\nsum0\nr10 x\nr11 x\nsum1\nr20 x\nr21 x\nsum2\nend x\n\n");
+  EXPECT_THROW(render_template_text("#for i 2\nx\n", {}, "t"), std::runtime_error);      // no #endfor
+  EXPECT_THROW(render_template_text("#endfor\n", {}, "t"), std::runtime_error);           // no #for
+  EXPECT_THROW(render_template_text("#for i\nx\n#endfor\n", {}, "t"), std::runtime_error);  // no count
+  EXPECT_THROW(render_template_text("#for i Q\nx\n#endfor\n", {{"Q", "two"}}, "t"), std::runtime_error);
+  try {  // an error inside a body names the iteration
+    render_template_text("#for i 2\n{{NOPE}}\n#endfor\n", {}, "my.wgsl");
+    FAIL();
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("#for i=0"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ShaderTemplate, EmbeddedShadersIncludeOnce) {
   // math.wgsl is embedded; including it twice yields it once.
   std::string once = render_template_text("#include \"elementwise/math.wgsl\"\n", {}, "t");

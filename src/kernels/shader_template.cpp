@@ -84,6 +84,54 @@ void render_into(std::string_view text, const TemplateValues& values, const std:
       if (stack.empty()) fail("#endif without #if");
       active = stack.back().parent_active;
       stack.pop_back();
+    } else if (t.starts_with("#for")) {
+      // #for NAME COUNT ... #endfor: the body once per NAME = 0 .. COUNT - 1 (COUNT a number or a
+      // template value), rendered with {{NAME}} bound; bodies nest and may hold #if blocks.
+      std::string_view rest = trim(t.substr(4));
+      const size_t space = rest.find(' ');
+      if (space == std::string_view::npos) fail("#for needs a name and a count");
+      const std::string name(rest.substr(0, space));
+      const std::string count_text(trim(rest.substr(space + 1)));
+      // The body: up to the matching #endfor.
+      size_t body_start = end == text.size() ? end : end + 1, pos = body_start, body_end = std::string_view::npos;
+      int depth = 1, body_lines = 0;
+      while (pos <= text.size()) {
+        size_t line_end = text.find('\n', pos);
+        if (line_end == std::string_view::npos) line_end = text.size();
+        std::string_view inner = trim(text.substr(pos, line_end - pos));
+        ++body_lines;
+        if (inner.starts_with("#for")) ++depth;
+        if (inner.starts_with("#endfor") && --depth == 0) {
+          body_end = pos;
+          end = line_end;
+          break;
+        }
+        if (line_end == text.size()) break;
+        pos = line_end + 1;
+      }
+      if (body_end == std::string_view::npos) fail("#for without #endfor");
+      if (active) {
+        std::string count_value = count_text;
+        if (auto it = values.find(count_text); it != values.end()) count_value = it->second;
+        int count = 0;
+        try {
+          size_t used = 0;
+          count = std::stoi(count_value, &used);
+          if (used != count_value.size() || count < 0) throw std::invalid_argument("count");
+        } catch (const std::exception&) {
+          fail(fmt::format("#for count '{}' is not a non-negative number", count_text));
+        }
+        TemplateValues inner_values = values;
+        // Without the newline before #endfor (render_into ends every line with one itself).
+        const std::string_view body = text.substr(body_start, body_end > body_start ? body_end - 1 - body_start : 0);
+        for (int i = 0; i < count && body_end > body_start; ++i) {
+          inner_values[name] = std::to_string(i);
+          render_into(body, inner_values, fmt::format("{}:{} (#for {}={})", label, line_number, name, i), included, out);
+        }
+      }
+      line_number += body_lines;
+    } else if (t.starts_with("#endfor")) {
+      fail("#endfor without #for");
     } else if (t.starts_with("#include")) {
       if (active) {
         size_t q1 = t.find('"'), q2 = t.rfind('"');

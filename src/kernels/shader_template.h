@@ -2,6 +2,8 @@
 //   #include "family/file.wgsl"   inserts another embedded shader (once per render);
 //   #if NAME / #ifdef NAME / #ifndef NAME / #else / #endif   keep or drop lines (NAME is true when
 //       defined and not "0" or "false"; #ifdef only asks whether it is defined);
+//   #for NAME COUNT / #endfor     repeat the lines between with {{NAME}} = 0 .. COUNT - 1 (COUNT a
+//       number or a template value; unrolled code where a GPU compiler must not see a loop);
 //   {{NAME}}                     is replaced by the value of NAME (an undefined name is an error).
 // Shaders live in src/kernels/**/*.wgsl and are embedded at build time (cmake/EmbedWgsl.cmake).
 #pragma once

@@ -65,9 +65,10 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
 }
 
 
-// The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's).
+// The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's); returns the
+// new h of the last row of the tile (the one row of the resident kernel, which keeps it on chip).
 fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>,
-                xp: ptr<function, array<f32, GT * BT>>) {
+                xp: ptr<function, array<f32, GT * BT>>) -> f32 {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
@@ -77,6 +78,7 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
   let t = select(step, S - 1u - step, reverse);
   let D = p.misc.x;
   let bias = p.wts.x + d * 2u * row_stride;
+  var last_h = 0.0;
   for (var bb = 0u; bb < BT; bb++) {
     let b = b0 + bb;
     if (b >= B) {
@@ -150,6 +152,7 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
     }
 #endif
+    last_h = h_new;
 #if PHASE_ZR
 #else
     state[h_out + sidx] = h_new;
@@ -174,4 +177,5 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
 #endif
 #endif
   }
+  return last_h;
 }

@@ -229,6 +229,47 @@ std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t,
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
 }
 
+std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_t hidden, bool subgroup_reduce, DType out) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", "1"},
+      {"PHASE_ZR", "0"},
+      {"PHASE_H", "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(g)},
+      {"BT", "1"},
+      {"H", std::to_string(hidden)},
+      {"KQ", std::to_string(t.slice_vectors)},
+      {"NS", std::to_string(t.slices(hidden))},
+      {"BM", std::to_string(t.rows)},
+      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
+      {"ACC", std::to_string(g)},
+      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
+      {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
+      {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
+  };
+  // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
+  // is otherwise order-free, so the accessors may follow).
+  return render_shader("rnn/rnn_sequence_resident.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
+         tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
+}
+
+// ONDA_RNN_RESIDENT="BM,KQ" forces the resident kernel with that tiling; "0" turns its automatic
+// choice off.
+std::optional<ResidentTiling> resident_tiling_from_env(bool* disabled) {
+  const char* env = std::getenv("ONDA_RNN_RESIDENT");
+  *disabled = env && std::string(env) == "0";
+  if (!env || !*env || *disabled) return std::nullopt;
+  ResidentTiling t;
+  if (std::sscanf(env, "%u,%u", &t.rows, &t.slice_vectors) != 2) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_RESIDENT is '{}', expected BM,KQ or 0", env));
+  }
+  return t;
+}
+
 // ONDA_RNN_ROWS="BM,TM,UV,KS,KB" forces the row-sequence kernel with that tiling (a bench_rnn variant
 // on a whole model without a rebuild); "0" turns the automatic choice of it off.
 std::optional<RowSequenceTiling> row_tiling_from_env(bool* disabled) {
@@ -428,15 +469,44 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   };
   const DType out_dtype = in.x.dtype();
   const bool two_phase = rnn_dispatches_per_step(spec) == 2;
+  const wgpu::Limits& device_limits = k.gpu.limits();
+  const uint32_t max_invocations_all =
+      std::min(device_limits.maxComputeInvocationsPerWorkgroup, device_limits.maxComputeWorkgroupSizeX);
+  const bool on_gpu = k.gpu.adapter_description().type != "CPU";
+  // The resident kernel: requested, or automatic on GPUs for an R^T that fits the registers.
+  bool resident_disabled = false;
+  std::optional<ResidentTiling> resident_tiling = options.resident_tiling;
+  if (!resident_tiling && options.step_mode == StepMode::automatic) {
+    resident_tiling = resident_tiling_from_env(&resident_disabled);
+  }
+  const bool resident_given = resident_tiling.has_value();
+  const bool resident_forced = options.step_mode == StepMode::resident || resident_given;
+  if (!resident_tiling) {
+    resident_tiling = choose_resident_tiling(d.batch, d.hidden, d.dirs, static_cast<uint32_t>(d.gates), max_invocations_all);
+  }
+  // K slices summed by subgroup shuffles where every subgroup holds whole units' slices.
+  const bool subgroup_reduce = options.allow_subgroups && k.gpu.has(gpu::Feature::Subgroups) &&
+                               k.gpu.subgroup_min_size() >= resident_tiling->slices(d.hidden);
+  const bool resident_fits =
+      resident_tiling->well_formed(d.hidden) && resident_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
+      resident_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), subgroup_reduce) <=
+          device_limits.maxComputeWorkgroupStorageSize;
+  if (resident_given && !resident_fits) {
+    throw std::invalid_argument(fmt::format("RNN resident tiling BM={} KQ={} does not fit the device (hidden {})",
+                                            resident_tiling->rows, resident_tiling->slice_vectors, d.hidden));
+  }
+  const int64_t resident_groups = (d.batch + resident_tiling->rows - 1) / resident_tiling->rows * d.dirs;
+  const bool resident =
+      !two_phase && !chunked && resident_fits &&
+      (resident_forced || (options.step_mode == StepMode::automatic && !resident_disabled && on_gpu &&
+                           static_cast<uint64_t>(gh * d.hidden) * 4 <= kResidentMaxWeightBytes &&
+                           resident_groups <= kResidentMaxWorkgroups));
   const bool whole_sequence =
-      !two_phase && !chunked &&
+      !two_phase && !chunked && !resident &&
       (options.step_mode == StepMode::whole_sequence ||
        (options.step_mode == StepMode::automatic &&
         static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
   // The row-sequence kernel: requested, or automatic for many rows; where it fits the device.
-  const wgpu::Limits& device_limits = k.gpu.limits();
-  const uint32_t max_invocations_all =
-      std::min(device_limits.maxComputeInvocationsPerWorkgroup, device_limits.maxComputeWorkgroupSizeX);
   bool rows_disabled = false;
   std::optional<RowSequenceTiling> row_tiling = options.row_tiling;
   if (!row_tiling && options.step_mode == StepMode::automatic) row_tiling = row_tiling_from_env(&rows_disabled);
@@ -458,9 +528,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                             row_tiling->k_split, row_tiling->k_block));
   }
   const bool row_sequence =
-      !two_phase && !chunked && rows_fit && options.step_mode != StepMode::per_step &&
-      options.step_mode != StepMode::whole_sequence &&
-      (rows_forced || (!rows_disabled && !whole_sequence && k.gpu.adapter_description().type != "CPU" &&
+      !two_phase && !chunked && !resident && rows_fit && options.step_mode != StepMode::per_step &&
+      options.step_mode != StepMode::whole_sequence && options.step_mode != StepMode::resident &&
+      (rows_forced || (!rows_disabled && !whole_sequence && on_gpu &&
                        static_cast<uint64_t>(gh * d.hidden) * 4 <= kRowSequenceMaxWeightBytes &&
                        d.batch * d.dirs <= kRowSequenceMaxRows));
   const StepKernel kernel = resolve_step_kernel(options.step_kernel);
@@ -507,7 +577,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return sp;
   };
   StepPipeline fused, zr, hp;
-  if (row_sequence) {
+  if (row_sequence || resident) {
     // rnn_sequence_rows.wgsl below
   } else if (two_phase) {
     zr = step_pipeline("zr", 2, "rnn_step_zr");
@@ -548,6 +618,21 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   };
 
+  if (resident) {  // h ping-pongs between the first two state vectors, as below
+    project(0);
+    u.dims[0] = 0;
+    u.st[0] = st0;
+    u.st[1] = st0 + static_cast<uint32_t>(dbh);
+    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+    u.st[3] = st0;
+    u.wts[3] = 0;
+    const auto& pipeline =
+        k.pipelines.get(resident_shader(spec, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
+    const gpu::WorkgroupCount groups{1, u32((d.batch + resident_tiling->rows - 1) / resident_tiling->rows, "row blocks"),
+                                     u32(d.dirs, "dirs")};
+    recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
+    return;
+  }
   if (row_sequence) {  // h ping-pongs between the first two state vectors, as below
     project(0);
     u.dims[0] = 0;

@@ -72,7 +72,12 @@ struct RnnWeights {
 // above kWholeSequenceMaxWeightBytes and at most kRowSequenceMaxWeightBytes and batch * directions is
 // at most kRowSequenceMaxRows (H200: MP-SENet's GRUs 1.8x, SCNet's B = 85 H256 LSTM 1.3x faster than
 // per step; at B = 433-864 or R = 4 MiB the per-step tiled kernel stays faster).
-enum class StepMode { automatic, per_step, whole_sequence, row_sequence };
+// resident: one dispatch for all timesteps, R^T of a direction held in the registers of each
+// workgroup for the whole sequence (rnn_sequence_resident.wgsl; ResidentTiling); one fused kernel
+// only, projection not chunked, the workgroup within the device's invocation limit (else per_step).
+// automatic, on GPUs, before the others: resident when R of a direction is at most
+// kResidentMaxWeightBytes and the grid at most kResidentMaxWorkgroups.
+enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident };
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
 constexpr int64_t kRowSequenceMaxRows = 1024;
@@ -97,6 +102,12 @@ struct RnnOptions {
   // The row-sequence kernel's tiling; unset: choose_row_sequence_tiling. std::invalid_argument when it
   // is malformed or exceeds the device's workgroup limits.
   std::optional<RowSequenceTiling> row_tiling;
+  // The resident kernel's tiling; unset: choose_resident_tiling. std::invalid_argument when it is
+  // malformed or exceeds the device's workgroup limits.
+  std::optional<ResidentTiling> resident_tiling;
+  // false: the resident kernel sums K slices through workgroup memory even where subgroups exist
+  // (tests cover both).
+  bool allow_subgroups = true;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their

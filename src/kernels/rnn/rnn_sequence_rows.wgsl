@@ -199,12 +199,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
           for (var i = 0u; i < GT * TM; i++) {
             xu[i] = xp[u * GT * TM + i];
           }
-          finish_units(step, b0 / TM, d, j, h_in, h_out, &au, &xu);
-          // The new state (or the kept one past a sequence's end) for the next step's product: this
-          // invocation's own writes, read back.
+          let h_last = finish_units(step, b0 / TM, d, j, h_in, h_out, &au, &xu);
+          // The new state (or the kept one past a sequence's end) for the next step's product: the
+          // last row's as returned, the others this invocation's own writes, read back.
           for (var m = 0u; m < TM; m++) {
             if (b0 + m < B) {
-              hs[nxt + (ty * TM + m) * HQ + j / 4u][j % 4u] = state[h_out + (d * B + b0 + m) * H + j];
+              var h_new = h_last;
+              if (m + 1u < TM) {
+                h_new = state[h_out + (d * B + b0 + m) * H + j];
+              }
+              hs[nxt + (ty * TM + m) * HQ + j / 4u][j % 4u] = h_new;
             }
           }
         }

@@ -106,4 +106,16 @@ RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int6
   return t;
 }
 
+ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                                      uint32_t max_invocations) {
+  ResidentTiling t;
+  t.slice_vectors = gates <= 3 ? 8 : 4;
+  while (t.workgroup_size(hidden) > max_invocations && t.slice_vectors < 16) t.slice_vectors *= 2;
+  t.rows = 1;
+  while ((batch + t.rows - 1) / t.rows * directions > kResidentTargetWorkgroups && t.rows * 2 <= t.slices(hidden)) {
+    t.rows *= 2;
+  }
+  return t;
+}
+
 }  // namespace onda::kernels::rnn

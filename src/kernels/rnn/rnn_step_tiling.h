@@ -8,6 +8,7 @@
 // unit tiles narrowed (64 down to 4, with more K slices) until the grid has ~512 workgroups:
 // LSTM H512 B1 gets 128 workgroups of 4 units x 64 K slices instead of 8 of 64 units.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 
 namespace onda::kernels::rnn {
@@ -121,5 +122,47 @@ constexpr int64_t kRowSequenceMaxGridInvocations = 96 * 1024;
 // Fits `max_workgroup_bytes` and `max_invocations`.
 RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                              uint64_t max_workgroup_bytes, uint32_t max_invocations);
+
+// The resident kernel (rnn_sequence_resident.wgsl, StepMode::resident): every step in one dispatch, a
+// workgroup per `rows` batch rows of one direction holding all of that direction's R^T in registers
+// for the whole sequence. Invocation (j, s) keeps unit j's gate columns for K slice s: slice_vectors
+// (KQ) vec4 registers per gate, a slice covering 4 * KQ entries of K; slices(hidden) = the power of two
+// >= ceil(hidden / (4 * KQ)). Slice s applies the cell to row s, so rows <= slices. Grid
+// (1, ceil(B / rows), D), workgroup hidden * slices.
+struct ResidentTiling {
+  uint32_t rows = 1;           // BM
+  uint32_t slice_vectors = 8;  // KQ
+
+  uint32_t slices(int64_t hidden) const {
+    const int64_t length = 4 * int64_t{std::max(slice_vectors, 1u)};  // (0 is not well formed)
+    const int64_t needed = (hidden + length - 1) / length;
+    uint32_t n = 1;
+    while (n < needed) n *= 2;
+    return n;
+  }
+  uint32_t workgroup_size(int64_t hidden) const { return static_cast<uint32_t>(hidden) * slices(hidden); }
+  // The double-buffered h of the rows, and without subgroups the partial sums of one row.
+  uint64_t workgroup_bytes(int64_t hidden, uint32_t gates, bool subgroup_reduce) const {
+    const uint64_t row_vectors = uint64_t{slices(hidden)} * slice_vectors;
+    return 32ull * rows * row_vectors + (subgroup_reduce ? 0 : 4ull * gates * workgroup_size(hidden));
+  }
+  bool well_formed(int64_t hidden) const {
+    return hidden > 0 && rows > 0 && slice_vectors > 0 && slice_vectors <= 16 && rows <= slices(hidden);
+  }
+};
+
+// R^T of a direction up to this size is held in registers (automatic choice; the H200's register
+// file is 256 KiB per multiprocessor, and the workgroup needs some for everything else).
+constexpr uint64_t kResidentMaxWeightBytes = 192 * 1024;
+// Workgroups the resident chooser aims for (one per multiprocessor of the H200, 132: the kernel runs
+// every step, so a second wave of workgroups would double its time), and the most it accepts.
+constexpr int64_t kResidentTargetWorkgroups = 128;
+constexpr int64_t kResidentMaxWorkgroups = 256;
+
+// KQ = 8 for up to 3 gates (GRU: 96 registers of R^T), 4 for LSTM (64), doubled while the workgroup
+// exceeds `max_invocations`; rows doubled (up to the slices) until the grid is at most
+// kResidentTargetWorkgroups.
+ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
+                                      uint32_t max_invocations);
 
 }  // namespace onda::kernels::rnn
