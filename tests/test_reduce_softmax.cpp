@@ -94,7 +94,11 @@ TEST(Softmax, EveryAxisBothKinds) {
     for (DType dtype : {DType::f32, DType::f16}) {
       double worst = 0;
       for (const auto& [shape, axis] : std::vector<std::pair<Shape, int64_t>>{
-               {{5}, 0}, {{3, 7}, -1}, {{3, 7}, 0}, {{2, 3, 1000}, 2}, {{2, 5, 3, 4}, 1}, {{4, 3000}, 1}}) {
+               {{5}, 0}, {{3, 7}, -1}, {{3, 7}, 0}, {{2, 3, 1000}, 2}, {{2, 5, 3, 4}, 1}, {{4, 3000}, 1},
+               // Rows in registers: 1 to 256 invocations per row (shuffles within a subgroup, a tree in
+               // workgroup memory beyond), rows past the last in a workgroup; 4097 reads twice again.
+               {{5, 1}, 1}, {{1000, 16}, 1}, {{300, 17}, -1}, {{33, 64}, 1}, {{2, 19, 321}, 2}, {{7, 4096}, 1},
+               {{3, 4097}, 1}}) {
         auto x = round_to_dtype(rng.normal(element_count(shape), 0.0, 3.0), dtype);
         Tensor tx = upload_floats(x, dtype, shape);
         Tensor ty = poisoned(dtype, shape);

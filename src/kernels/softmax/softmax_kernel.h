@@ -5,6 +5,10 @@
 
 namespace onda::kernels {
 
+// Rows (softmax axis innermost) up to this length are held in registers: one read of x
+// (softmax_rows.wgsl); longer ones, and axes with inner elements, read x twice (softmax.wgsl).
+constexpr int64_t kRegisterRowMax = 16 * 256;
+
 // `axis` may be negative. y must have x's shape and dtype; throws std::invalid_argument otherwise.
 void record_softmax(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& x, int64_t axis,
                     bool log_softmax, const Tensor& y);
