@@ -1,0 +1,157 @@
+// CPU cost of recording a dispatch, split into its parts (issue 8: recording must stay under 20% of
+// a model's wall time; the H200 machine spent 17-25 us of CPU per dispatch in 2026-12-03's runs).
+//
+//   build/bench_recording [--count N]
+//
+// Each line is microseconds per call, the mean over N calls after a warm-up:
+//   render_shader hit          the template step's cache lookup for an already rendered shader
+//   pipeline lookup hit        PipelineCache::get of a cached shader (its key holds the whole text)
+//   CreateBindGroup            Dawn's bind group for 3 storage buffers + 1 uniform slice
+//   dispatch (recorder)        CommandRecorder::dispatch: bind group, uniforms, encoding
+//   Finish + Submit            per dispatch, N dispatches in one command buffer
+//   record_elementwise (Add)   the whole kernel call for small tensors (plan, render, lookup, dispatch)
+//   record_gemm (64x64x64)     the same for a small matrix product
+// Small tensors: the GPU's own time stays out of the figures (nothing waits for it until the end).
+#include <fmt/format.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "gpu/pipeline_cache.h"
+#include "kernels/elementwise/elementwise_kernel.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/kernel_context.h"
+#include "kernels/shader_template.h"
+
+using namespace onda;
+
+namespace {
+
+template <typename F>
+double us_per_call(int count, F f) {
+  for (int i = 0; i < std::min(count, 50); ++i) f(i);  // warm-up: compile, allocate
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < count; ++i) f(i);
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() / count;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int count = 2000;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (std::string(argv[i]) == "--count") count = std::stoi(argv[i + 1]);
+  }
+  gpu::Context context;
+  gpu::BufferPool pool(context);
+  gpu::PipelineCache pipelines(context);
+  kernels::KernelContext kc{context, pipelines};
+  fmt::print("adapter: {} ({}), {} calls each\n", context.adapter_description().name, context.adapter_description().backend,
+             count);
+
+  std::vector<float> host(64 * 64, 0.5f);
+  Tensor a = Tensor::upload(context, pool, DType::f32, {64, 64}, host.data());
+  Tensor b = Tensor::upload(context, pool, DType::f32, {64, 64}, host.data());
+  Tensor y = Tensor::empty(pool, DType::f32, {64, 64});
+  context.finish();
+
+  const kernels::TemplateValues values = {{"X_ACCESS", "// x"}, {"Y_ACCESS", "// y"}, {"LOG_SOFTMAX", "0"},
+                                          {"INNER_ONE", "1"}};
+  const std::string shader = kernels::render_shader("softmax/softmax.wgsl", values);
+  fmt::print("{:<28} {:8.2f} us\n", "render_shader hit",
+             us_per_call(count, [&](int) { (void)kernels::render_shader("softmax/softmax.wgsl", values); }));
+
+  // A real pipeline to bind: y = a + b through the elementwise kernel records it once.
+  const kernels::ElementwiseOp& add = *kernels::find_elementwise_op("Add");
+  const Tensor inputs[] = {a, b};
+  {
+    gpu::CommandRecorder recorder(context);
+    kernels::record_elementwise(kc, recorder, add, inputs, y);
+    recorder.submit_and_wait();
+  }
+  const std::string text(6000, ' ');  // the size of a typical rendered kernel
+  const std::string wgsl = "@compute @workgroup_size(1) fn main() {}\n" + text;
+  (void)pipelines.get(wgsl, {}, "bench");
+  fmt::print("{:<28} {:8.2f} us  ({} bytes of WGSL)\n", "pipeline lookup hit",
+             us_per_call(count, [&](int) { (void)pipelines.get(wgsl, {}, "bench"); }), wgsl.size());
+
+  const wgpu::ComputePipeline& pipeline = pipelines.get(
+      "@group(0) @binding(0) var<storage, read> a: array<f32>;\n"
+      "@group(0) @binding(1) var<storage, read> b: array<f32>;\n"
+      "@group(0) @binding(2) var<storage, read_write> y: array<f32>;\n"
+      "@group(0) @binding(3) var<uniform> n: vec4<u32>;\n"
+      "@compute @workgroup_size(64) fn main(@builtin(global_invocation_id) i: vec3<u32>) {\n"
+      "  if (i.x < n.x) { y[i.x] = a[i.x] + b[i.x]; }\n}\n",
+      {}, "bench add");
+  const gpu::BufferBinding bindings[] = {a.binding(context), b.binding(context), y.binding(context)};
+  const uint32_t n[4] = {64 * 64, 0, 0, 0};
+  {
+    gpu::CommandRecorder recorder(context);
+    recorder.dispatch(pipeline, bindings, n, sizeof n, {64, 1, 1}, "add");
+    recorder.submit_and_wait();
+    const wgpu::Buffer uniform =
+        gpu::create_buffer(context, 256, wgpu::BufferUsage::Uniform | wgpu::BufferUsage::CopyDst, "bench uniform");
+    wgpu::BindGroupEntry entries[4];
+    for (int i = 0; i < 3; ++i) {
+      entries[i].binding = i;
+      entries[i].buffer = bindings[i].buffer;
+      entries[i].offset = bindings[i].offset;
+      entries[i].size = bindings[i].size ? bindings[i].size : bindings[i].buffer.GetSize() - bindings[i].offset;
+    }
+    entries[3].binding = 3;
+    entries[3].buffer = uniform;
+    entries[3].offset = 0;
+    entries[3].size = 16;
+    const wgpu::BindGroupLayout layout = pipeline.GetBindGroupLayout(0);
+    wgpu::BindGroupDescriptor descriptor;
+    descriptor.layout = layout;
+    descriptor.entryCount = 4;
+    descriptor.entries = entries;
+    std::vector<wgpu::BindGroup> keep;
+    keep.reserve(count + 64);
+    fmt::print("{:<28} {:8.2f} us\n", "GetBindGroupLayout",
+               us_per_call(count, [&](int) { (void)pipeline.GetBindGroupLayout(0); }));
+    fmt::print("{:<28} {:8.2f} us\n", "CreateBindGroup",
+               us_per_call(count, [&](int) { keep.push_back(context.device().CreateBindGroup(&descriptor)); }));
+  }
+
+  {
+    gpu::CommandRecorder recorder(context);
+    const double record_us =
+        us_per_call(count, [&](int) { recorder.dispatch(pipeline, bindings, n, sizeof n, {64, 1, 1}, "add"); });
+    const auto start = std::chrono::steady_clock::now();
+    recorder.submit();
+    const double submit_us =
+        std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - start).count() /
+        (count + std::min(count, 50));
+    context.finish();
+    fmt::print("{:<28} {:8.2f} us\n", "dispatch (recorder)", record_us);
+    fmt::print("{:<28} {:8.2f} us\n", "Finish + Submit", submit_us);
+  }
+  {
+    gpu::CommandRecorder recorder(context);
+    fmt::print("{:<28} {:8.2f} us\n", "record_elementwise (Add)",
+               us_per_call(count, [&](int) { kernels::record_elementwise(kc, recorder, add, inputs, y); }));
+    recorder.submit_and_wait();
+  }
+  {
+    gpu::CommandRecorder recorder(context);
+    kernels::gemm::GemmProblem problem;
+    problem.a_shape = {64, 64};
+    problem.b_shape = {64, 64};
+    kernels::gemm::GemmTensors t;
+    t.a = a;
+    t.b = b;
+    t.out = y;
+    fmt::print("{:<28} {:8.2f} us\n", "record_gemm (64x64x64)",
+               us_per_call(count, [&](int) { kernels::gemm::record_gemm(context, pipelines, recorder, problem, t); }));
+    const kernels::gemm::Gemm planned(context, problem);
+    fmt::print("{:<28} {:8.2f} us\n", "Gemm::record (planned)",
+               us_per_call(count, [&](int) { planned.record(context, pipelines, recorder, t); }));
+    recorder.submit_and_wait();
+  }
+  return 0;
+}
