@@ -9,7 +9,7 @@
 
 namespace onda::gpu {
 namespace {
-constexpr size_t kUniformChunkBytes = 64 * 1024;
+constexpr size_t kUniformChunkBytes = BindGroupCache::kUniformChunkBytes;
 }
 
 WorkgroupCount split_workgroups(uint64_t count, const wgpu::Limits& limits) {
@@ -41,8 +41,7 @@ BufferBinding CommandRecorder::place_uniforms(const void* data, size_t bytes) {
   if (chunks_in_use_ == 0 || chunks_[chunks_in_use_ - 1].used + bytes > kUniformChunkBytes) {
     if (chunks_in_use_ == chunks_.size()) {
       UniformChunk chunk;
-      chunk.buffer = create_buffer(context_, kUniformChunkBytes,
-                                   wgpu::BufferUsage::Uniform | wgpu::BufferUsage::CopyDst, "onda uniforms");
+      chunk.buffer = context_.bind_groups().uniform_chunk(chunks_.size());
       chunk.host.resize(kUniformChunkBytes);
       chunks_.push_back(std::move(chunk));
     }
@@ -82,11 +81,7 @@ void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<
     entry.offset = u.offset;
     entry.size = u.size;
   }
-  wgpu::BindGroupDescriptor bind_descriptor;
-  bind_descriptor.layout = pipeline.GetBindGroupLayout(0);
-  bind_descriptor.entryCount = entries.size();
-  bind_descriptor.entries = entries.data();
-  wgpu::BindGroup bind_group = context_.device().CreateBindGroup(&bind_descriptor);
+  wgpu::BindGroup bind_group = context_.bind_groups().get(pipeline.GetBindGroupLayout(0), entries);
 
   uint32_t query_index = 0;
   wgpu::QuerySet query_set;

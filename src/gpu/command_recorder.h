@@ -1,7 +1,9 @@
 // Records the dispatches of one run into a single command buffer and submits it once.
 // Consecutive dispatches share one compute pass (WebGPU orders them and makes storage writes
 // visible between dispatches); a copy ends the pass. Uniform parameters of all dispatches are
-// packed into 64 KiB uniform chunks written with one queue write per chunk just before the submit.
+// packed into 64 KiB uniform chunks written with one queue write per chunk just before the submit;
+// the chunks' buffers and the bind groups come from the context's BindGroupCache, so a run that
+// repeats an earlier one creates no bind group.
 // With a Profiler, each dispatch gets its own pass with begin/end timestamps instead.
 #pragma once
 #include <cstdint>

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gpu/bind_group_cache.h"
 #include "gpu/dawn.h"
 #include "gpu/feature_names.h"
 
@@ -69,6 +70,9 @@ class Context {
   // Blocks until the queue has finished all submitted work, then check_errors().
   void finish();
 
+  // Bind groups and uniform chunks shared by every recorder of this device.
+  BindGroupCache& bind_groups() { return *bind_groups_; }
+
   // Runs `create` inside an error scope for `filter` and returns the error message, if any.
   std::string capture_error(wgpu::ErrorFilter filter, const std::function<void()>& create);
 
@@ -94,6 +98,8 @@ class Context {
   uint32_t subgroup_min_size_ = 0;
   uint32_t subgroup_max_size_ = 0;
   uint64_t wait_timeout_ns_ = 0;
+  // After the device: released before it.
+  std::unique_ptr<BindGroupCache> bind_groups_ = std::make_unique<BindGroupCache>(*this);
 };
 
 }  // namespace onda::gpu
