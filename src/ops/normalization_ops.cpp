@@ -115,6 +115,29 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     const Value multiplied = elementwise(context, "Mul", {scaled.device, param(1)}, x.shape());
     return {elementwise(context, "Add", {multiplied.device, param(2)}, x.shape())};
   }
+  // Constant parameters (initializers, the usual case): folded and uploaded once per node, kept in
+  // its state (folding and uploading every run cost ~0.3 ms of CPU per node on the H200 machine).
+  struct Folded {
+    Tensor a, b;
+  };
+  bool keep = context.node_state != nullptr;
+  for (size_t i = 1; i < 5; ++i) keep = keep && inputs[i].constant;
+  const auto record_affine = [&](const Tensor& a, const Tensor& b) {
+    Value product, y;
+    product.device = context.allocate(x.dtype(), x.shape());
+    y.device = context.allocate(x.dtype(), x.shape());
+    const Tensor mul_inputs[] = {context.to_device(x), a};
+    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Mul"), mul_inputs,
+                                product.device);
+    const Tensor add_inputs[] = {product.device, b};
+    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Add"), add_inputs,
+                                y.device);
+    return std::vector<Value>{y};
+  };
+  if (keep && *context.node_state) {
+    const auto& folded = *std::static_pointer_cast<Folded>(*context.node_state);
+    if (folded.a.dtype() == x.dtype()) return record_affine(folded.a, folded.b);
+  }
   const double epsilon = node.attribute_float("epsilon", 1e-5f);
   const auto scale = inputs[1].host.to_double(), bias = inputs[2].host.to_double();
   const auto mean = inputs[3].host.to_double(), var = inputs[4].host.to_double();
@@ -133,16 +156,13 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
   Value va, vb;
   va.host = HostTensor::from_double(x.dtype(), param_shape, a);
   vb.host = HostTensor::from_double(x.dtype(), param_shape, b);
-  Value product, y;
-  product.device = context.allocate(x.dtype(), x.shape());
-  y.device = context.allocate(x.dtype(), x.shape());
-  const Tensor mul_inputs[] = {context.to_device(x), context.to_device(va)};
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Mul"), mul_inputs,
-                              product.device);
-  const Tensor add_inputs[] = {product.device, context.to_device(vb)};
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Add"), add_inputs,
-                              y.device);
-  return {y};
+  if (!keep) return record_affine(context.to_device(va), context.to_device(vb));
+  // Into the persistent pool, written in recording order (the buffers live as long as the node).
+  auto folded = std::make_shared<Folded>();
+  folded->a = Tensor::upload(context.recorder, context.persistent_pool, x.dtype(), param_shape, va.host.data());
+  folded->b = Tensor::upload(context.recorder, context.persistent_pool, x.dtype(), param_shape, vb.host.data());
+  *context.node_state = folded;
+  return record_affine(folded->a, folded->b);
 }
 
 std::vector<Value> softmax(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
