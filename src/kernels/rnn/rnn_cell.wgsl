@@ -65,10 +65,26 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
 }
 
 
+#if CELL_PRELOADED
+// What a kernel that keeps one row's state on chip (the resident kernel, BT = 1) passes instead of
+// finish_units reading it from memory every step: h_prev, c (updated to c_new), the 2 * GT biases
+// Wb, Rb of unit j and its peepholes i, o, f.
+struct CellPreload {
+  h_prev: f32,
+  c: f32,
+  bias: array<f32, 2 * GT>,
+  peep: array<f32, 3>,
+}
+#endif
+
 // The cell equations for unit j of the batch tile's rows, given the products `acc` (slice 0's); returns the
 // new h of the last row of the tile (the one row of the resident kernel, which keeps it on chip).
 fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, acc: ptr<function, array<f32, {{ACC}}>>,
-                xp: ptr<function, array<f32, GT * BT>>) -> f32 {
+                xp: ptr<function, array<f32, GT * BT>>
+#if CELL_PRELOADED
+                , pre: ptr<function, CellPreload>
+#endif
+                ) -> f32 {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
@@ -89,21 +105,42 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       valid = i32(t) < seq_lens[p.wts.z + b];
     }
     let sidx = (d * B + b) * H + j;
+#if CELL_PRELOADED
+    let h_prev = (*pre).h_prev;
+    let bi = (*pre).bias;
+    let pp = (*pre).peep;
+#else
     let h_prev = state[h_in + sidx];
+    var bi: array<f32, 2 * GT>;
+    for (var i = 0u; i < 2u * GT; i++) {
+      bi[i] = weights[bias + i * H + j];
+    }
+    var pp = array<f32, 3>(0.0, 0.0, 0.0);
+#endif
     var h_new = h_prev;
 #if CELL_LSTM
+#if CELL_PRELOADED
+    let c_prev = (*pre).c;
+#else
     let c_prev = state[p.st.z + sidx];
+#endif
     var c_new = c_prev;
     if (valid) {
       // ONNX LSTM, gates i, o, f, c.
-      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + weights[bias + j] + weights[bias + 4u * H + j];
-      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + weights[bias + H + j] + weights[bias + 5u * H + j];
-      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + weights[bias + 2u * H + j] + weights[bias + 6u * H + j];
-      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + weights[bias + 3u * H + j] + weights[bias + 7u * H + j];
-      let peep = p.wts.y + d * 3u * H;
+      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + bi[0] + bi[4];
+      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + bi[1] + bi[5];
+      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + bi[2] + bi[6];
+      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + bi[3] + bi[7];
+#if CELL_PRELOADED
+#else
       if (has(F_PEEPHOLE)) {
-        pre_i += weights[peep + j] * c_prev;
-        pre_f += weights[peep + 2u * H + j] * c_prev;
+        let peep = p.wts.y + d * 3u * H;
+        pp = array<f32, 3>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
+      }
+#endif
+      if (has(F_PEEPHOLE)) {
+        pre_i += pp[0] * c_prev;
+        pre_f += pp[2] * c_prev;
       }
       let i_gate = act(d, 0u, pre_i);
       var f_gate = 1.0 - i_gate;
@@ -112,18 +149,21 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       }
       c_new = f_gate * c_prev + i_gate * act(d, 1u, pre_c);
       if (has(F_PEEPHOLE)) {
-        pre_o += weights[peep + H + j] * c_new;
+        pre_o += pp[1] * c_new;
       }
       h_new = act(d, 0u, pre_o) * rnn_activate(c_new, p.act[d * 3u + 2u]);
       state[p.st.z + sidx] = c_new;
     }
+#if CELL_PRELOADED
+    (*pre).c = c_new;
+#endif
 #endif
 #if CELL_GRU
 #if PHASE_ZR
     // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
     if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[3]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bi[1] + bi[4]);
       state[p.outs.w + sidx] = r * h_prev;
       state[p.outs.w + D * B * H + sidx] = z;
     }
@@ -132,24 +172,24 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
     if (valid) {
       let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + weights[bias + 2u * H + j] + weights[bias + 5u * H + j]);
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + bi[2] + bi[5]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #if PHASE_FUSED
     // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
     if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + 3u * H + j]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + weights[bias + H + j] + weights[bias + 4u * H + j]);
-      let lin = (*acc)[2u * BT + bb] + weights[bias + 5u * H + j];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + weights[bias + 2u * H + j]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[3]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bi[1] + bi[4]);
+      let lin = (*acc)[2u * BT + bb] + bi[5];
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + bi[2]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #endif
 #if CELL_RNN
     if (valid) {
-      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + weights[bias + j] + weights[bias + H + j]);
+      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[1]);
     }
 #endif
     last_h = h_new;

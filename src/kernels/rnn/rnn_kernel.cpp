@@ -250,6 +250,7 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
       {"ACTS", std::to_string(activations_per_direction(spec.cell))},
       {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
       {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
+      {"CELL_PRELOADED", "1"},
   };
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).

@@ -108,9 +108,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   }
   workgroupBarrier();
 
-  // Slice s applies the cell to row s of the block.
+  // Slice s applies the cell to row s of the block; its unit's biases, peepholes and c stay in
+  // registers, and h_prev is read from workgroup memory (CellPreload: no global read in a step).
   let my_row = r0 + s;
   let finishes = s < BM && my_row < B;
+  var pre: CellPreload;
+  if (finishes) {
+    let bias = p.wts.x + d * 2u * GT * H;
+    for (var i = 0u; i < 2u * GT; i++) {
+      pre.bias[i] = weights[bias + i * H + j];
+    }
+    if (has(F_PEEPHOLE)) {
+      let peep = p.wts.y + d * 3u * H;
+      pre.peep = array<f32, 3>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
+    }
+#if CELL_LSTM
+    pre.c = state[p.st.z + (d * B + my_row) * H + j];
+#endif
+  }
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
@@ -153,7 +168,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 #for g G
       au[{{g}}] = total_{{g}};
 #endfor
-      let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu);
+      pre.h_prev = hs[cur + s * HQ + h_slot(j)][j % 4u];
+      let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu, &pre);
       hs[nxt + s * HQ + h_slot(j)][j % 4u] = h_new;
     }
     workgroupBarrier();
