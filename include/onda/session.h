@@ -54,7 +54,8 @@ struct RunStats {
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
   std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
-  std::map<std::string, double> record_ms_by_op;  // CPU time recording each op type (host ops: "host")
+  // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)").
+  std::map<std::string, double> record_ms_by_op;
 };
 
 class Session {

@@ -84,6 +84,9 @@ struct Session::Impl {
   // The graph simplified for the input shapes of the last run (shape arithmetic folded, dead nodes
   // removed): re-planned only when the input shapes change.
   std::optional<Graph> plan;
+  // Per node of the plan: the values released after it (the memory plan), and its GPU op.
+  std::vector<std::vector<std::string>> plan_released_after;
+  std::vector<const ops::OpEntry*> plan_ops;
   std::map<std::string, Shape> plan_shapes;
   RunStats stats;
 
@@ -220,14 +223,20 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     fuse_group_norms(simplified);
     plan = std::move(simplified);
     plan_shapes = shapes;
+    // The memory plan: each value is dropped (its buffer back to the pool, for the next node's
+    // outputs) right after the last node that reads it, or right after its producer when nothing
+    // reads it. Computed once per plan, like the op lookups (both cost CPU in every run otherwise).
+    plan_released_after = values_released_after(*plan);
+    plan_ops.clear();
+    for (const Node& node : plan->nodes) {
+      plan_ops.push_back(ops::find_op(node.domain, node.op_type, plan->opset_version(node.domain)));
+    }
     node_states.clear();
     uploaded_constants.clear();
     constant_host_results.clear();
   }
   const Graph& graph = *plan;
-  // The memory plan: each value is dropped (its buffer back to the pool, for the next node's outputs)
-  // right after the last node that reads it, or right after its producer when nothing reads it.
-  const std::vector<std::vector<std::string>> released_after = values_released_after(graph);
+  const std::vector<std::vector<std::string>>& released_after = plan_released_after;
 
   pool.reset_peak();  // the inputs uploaded above are on loan: they count
   const uint64_t allocations_before = pool.stats().allocations;
@@ -317,7 +326,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
         for (const HostTensor& t : cached->second) results.push_back(ops::Value{.host = t, .constant = true});
       }
     } else {
-      const ops::OpEntry* entry = ops::find_op(node.domain, node.op_type, graph.opset_version(node.domain));
+      const ops::OpEntry* entry = plan_ops[node_index];
       if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
       op_context.opset = graph.opset_version(node.domain);
       op_context.node_state = &node_states[&node];
@@ -338,7 +347,9 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     }
     for (const std::string& name : released_after[node_index]) values.erase(name);
     if (submit_after > 0 && recorder.pending_dispatches() >= submit_after) {
+      const auto submit_start = std::chrono::steady_clock::now();
       recorder.submit();
+      record_by_op["(submit)"] += ms_since(submit_start);
       submit_after = std::min<size_t>(submit_after * 2, size_t{64} * first_submit_dispatches);
     }
   }
