@@ -67,13 +67,11 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
 
 #if CELL_PRELOADED
 // What a kernel that keeps one row's state on chip (the resident kernel, BT = 1) passes instead of
-// finish_units reading it from memory every step: h_prev, c (updated to c_new), the 2 * GT biases
-// Wb, Rb of unit j and its peepholes i, o, f.
+// finish_units reading it from memory every step: h_prev and c (updated to c_new). (Biases stay
+// loads: L1 hits after the first step, where registers are what that kernel is short of.)
 struct CellPreload {
   h_prev: f32,
   c: f32,
-  bias: array<f32, 2 * GT>,
-  peep: array<f32, 3>,
 }
 #endif
 
@@ -107,16 +105,14 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     let sidx = (d * B + b) * H + j;
 #if CELL_PRELOADED
     let h_prev = (*pre).h_prev;
-    let bi = (*pre).bias;
-    let pp = (*pre).peep;
 #else
     let h_prev = state[h_in + sidx];
+#endif
     var bi: array<f32, 2 * GT>;
     for (var i = 0u; i < 2u * GT; i++) {
       bi[i] = weights[bias + i * H + j];
     }
     var pp = array<f32, 3>(0.0, 0.0, 0.0);
-#endif
     var h_new = h_prev;
 #if CELL_LSTM
 #if CELL_PRELOADED
@@ -131,13 +127,10 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + bi[1] + bi[5];
       var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + bi[2] + bi[6];
       let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + bi[3] + bi[7];
-#if CELL_PRELOADED
-#else
       if (has(F_PEEPHOLE)) {
         let peep = p.wts.y + d * 3u * H;
         pp = array<f32, 3>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
       }
-#endif
       if (has(F_PEEPHOLE)) {
         pre_i += pp[0] * c_prev;
         pre_f += pp[2] * c_prev;

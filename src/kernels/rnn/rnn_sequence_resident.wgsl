@@ -108,24 +108,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   }
   workgroupBarrier();
 
-  // Slice s applies the cell to row s of the block; its unit's biases, peepholes and c stay in
-  // registers, and h_prev is read from workgroup memory (CellPreload: no global read in a step).
+  // Slice s applies the cell to row s of the block; its unit's c stays in a register and h_prev is
+  // read from workgroup memory (CellPreload: no dependent global read in a step).
   let my_row = r0 + s;
   let finishes = s < BM && my_row < B;
   var pre: CellPreload;
-  if (finishes) {
-    let bias = p.wts.x + d * 2u * GT * H;
-    for (var i = 0u; i < 2u * GT; i++) {
-      pre.bias[i] = weights[bias + i * H + j];
-    }
-    if (has(F_PEEPHOLE)) {
-      let peep = p.wts.y + d * 3u * H;
-      pre.peep = array<f32, 3>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
-    }
 #if CELL_LSTM
+  if (finishes) {
     pre.c = state[p.st.z + (d * B + my_row) * H + j];
-#endif
   }
+#endif
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
@@ -148,14 +140,19 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 #endfor
     for (var m = 0u; m < BM; m++) {
       let hb = cur + m * HQ + s;
-#for q KQ
-      let h_{{q}} = hs[hb + {{q}}u * NS];
-#endfor
+      // One vec4 of h live at a time (R^T already holds G * KQ * 4 registers).
 #for g G
       var a_{{g}} = 0.0;
-#for q KQ
-      a_{{g}} += dot(r_{{g}}_{{q}}, h_{{q}});
 #endfor
+#for q KQ
+      {
+        let h = hs[hb + {{q}}u * NS];
+#for g G
+        a_{{g}} += dot(r_{{g}}_{{q}}, h);
+#endfor
+      }
+#endfor
+#for g G
       a_{{g}} = slice_sum(a_{{g}}, j, s, {{g}}u);
       if (m == s) {
         total_{{g}} = a_{{g}};
