@@ -245,6 +245,7 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
       {"KQ", std::to_string(t.slice_vectors)},
       {"NS", std::to_string(t.slices(hidden))},
       {"BM", std::to_string(t.rows)},
+      {"RU", t.rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(g)},
       {"ACTS", std::to_string(activations_per_direction(spec.cell))},

@@ -21,7 +21,7 @@
 // reads of one instruction do not conflict.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), BM (<= NS), WG_SIZE (= H * NS), ACC (= G), ACTS,
+// NS (a power of two, NS * 4 * KQ >= H), BM (<= NS), RU (1 or 2, divides BM), WG_SIZE (= H * NS), ACC (= G), ACTS,
 // SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE.
 #if SUBGROUP_REDUCE
 enable subgroups;
@@ -34,6 +34,7 @@ const SL: u32 = 4u * KQ;
 const NS: u32 = {{NS}}u;
 const HQ: u32 = NS * KQ;  // vec4s of one row of h
 const BM: u32 = {{BM}}u;
+const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
 
 var<workgroup> hs: array<vec4<f32>, 2u * BM * HQ>;
@@ -138,25 +139,31 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 #for g G
     var total_{{g}} = 0.0;
 #endfor
-    for (var m = 0u; m < BM; m++) {
-      let hb = cur + m * HQ + s;
-      // One vec4 of h live at a time (R^T already holds G * KQ * 4 registers).
+    // RU rows at a time: their products and sums are independent chains that overlap.
+    for (var m0 = 0u; m0 < BM; m0 += RU) {
+      // One vec4 of h per row live at a time (R^T already holds G * KQ * 4 registers).
+#for u RU
 #for g G
-      var a_{{g}} = 0.0;
+      var a_{{u}}_{{g}} = 0.0;
+#endfor
 #endfor
 #for q KQ
       {
-        let h = hs[hb + {{q}}u * NS];
+#for u RU
+        let h_{{u}} = hs[cur + (m0 + {{u}}u) * HQ + s + {{q}}u * NS];
 #for g G
-        a_{{g}} += dot(r_{{g}}_{{q}}, h);
+        a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
+#endfor
 #endfor
       }
 #endfor
+#for u RU
 #for g G
-      a_{{g}} = slice_sum(a_{{g}}, j, s, {{g}}u);
-      if (m == s) {
-        total_{{g}} = a_{{g}};
+      a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, j, s, {{g}}u);
+      if (m0 + {{u}}u == s) {
+        total_{{g}} = a_{{u}}_{{g}};
       }
+#endfor
 #endfor
     }
 
