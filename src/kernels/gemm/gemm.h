@@ -48,6 +48,8 @@ struct GemmProblem {
 
   // The problem a PackedB stands for, with A as given.
   static GemmProblem with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b);
+
+  bool operator==(const GemmProblem&) const = default;
 };
 
 // skinny_transposed: the skinny kernel on C^T = op(B)^T op(A)^T, for few columns and many rows
@@ -100,6 +102,7 @@ class Gemm {
   // Validates shapes/dtypes (std::invalid_argument naming the problem) and chooses the variant.
   Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options = {});
 
+  const GemmProblem& problem() const { return problem_; }
   const Shape& output_shape() const { return layout_.output_shape; }
   const MatmulLayout& layout() const { return layout_; }
   const GemmVariant& variant() const { return variant_; }

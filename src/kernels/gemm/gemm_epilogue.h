@@ -16,6 +16,8 @@ struct GemmEpilogue {
   float beta = 1.0f;   // scales the addend (ignored without one)
   Activation activation = Activation::none;
   float activation_alpha = 0.01f;  // leaky_relu's negative slope
+
+  bool operator==(const GemmEpilogue&) const = default;
 };
 
 }  // namespace onda::kernels::gemm
