@@ -8,12 +8,21 @@ namespace onda::gpu {
 
 const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const OverrideConstants& constants,
                                                 const std::string& label, const std::string& entry_point) {
+  // The common request (entry point main, no override constants) is found by its text alone: no
+  // key is built (a copy of kilobytes of WGSL per dispatch otherwise).
+  const bool plain = constants.empty() && entry_point == "main";
+  if (plain) {
+    if (auto it = plain_.find(wgsl); it != plain_.end()) return *it->second;
+  }
   std::string key = entry_point;
   for (const auto& [name, value] : constants) key += fmt::format("|{}={}", name, value);
   key += '\n';
   key += wgsl;
   auto it = pipelines_.find(key);
-  if (it != pipelines_.end()) return it->second;
+  if (it != pipelines_.end()) {
+    if (plain) plain_.emplace(wgsl, &it->second);
+    return it->second;
+  }
 
   std::vector<wgpu::ConstantEntry> entries(constants.size());
   for (size_t i = 0; i < constants.size(); ++i) {
@@ -36,7 +45,9 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
     pipeline = context_.device().CreateComputePipeline(&descriptor);
   });
   if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
-  return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
+  const wgpu::ComputePipeline& stored = pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
+  if (plain) plain_.emplace(wgsl, &stored);
+  return stored;
 }
 
 }  // namespace onda::gpu

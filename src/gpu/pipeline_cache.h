@@ -39,6 +39,7 @@ class PipelineCache {
   Context& context_;
   std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;
   std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into pipelines_ (stable nodes)
+  std::unordered_map<std::string, const wgpu::ComputePipeline*> plain_;  // by WGSL text: main, no constants
 };
 
 }  // namespace onda::gpu

@@ -158,11 +158,15 @@ std::string render_template_text(std::string_view text, const TemplateValues& va
   return out;
 }
 
-std::string render_shader(const std::string& name, const TemplateValues& values) {
+const std::string& render_shader(const std::string& name, const TemplateValues& values) {
   // Kernels render their shader on every dispatch they record (a model records thousands per run);
   // the rendering (directives, includes, substitutions) costs tens of microseconds, a lookup of
   // the same request far less. The cache grows with the distinct specialisations only.
-  std::string key = name;
+  size_t key_size = name.size();
+  for (const auto& [k, v] : values) key_size += k.size() + v.size() + 2;
+  std::string key;
+  key.reserve(key_size);
+  key = name;
   for (const auto& [k, v] : values) {
     key += '\0';
     key += k;

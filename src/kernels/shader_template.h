@@ -20,7 +20,9 @@ std::string_view shader_text(const std::string& name);
 
 // Renders an embedded shader with `values`; throws std::runtime_error naming the shader on a
 // malformed directive or an undefined {{NAME}}.
-std::string render_shader(const std::string& name, const TemplateValues& values);
+// The text lives in a cache that is never pruned, so the reference stays valid (no copy of kilobytes
+// of WGSL per dispatch).
+const std::string& render_shader(const std::string& name, const TemplateValues& values);
 
 // Renders template text directly (used by the tests of the template step).
 std::string render_template_text(std::string_view text, const TemplateValues& values, const std::string& label);
