@@ -7,6 +7,7 @@
 namespace onda::kernels {
 
 // `dtype` must be f32 or f16 (throws std::invalid_argument naming `name` otherwise).
-std::string tensor_access_wgsl(const std::string& name, int binding, DType dtype, bool writable);
+// The text stays valid for the life of the program (cached).
+const std::string& tensor_access_wgsl(const std::string& name, int binding, DType dtype, bool writable);
 
 }  // namespace onda::kernels
