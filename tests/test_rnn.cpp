@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 
 #include "gpu/command_recorder.h"
 #include "harness.h"
@@ -474,13 +475,11 @@ TEST(RnnKernel, WholeSequence) {
 // dividing H, H not a multiple of 4), partial row blocks, every cell, every direction, both layouts,
 // ragged lengths, initial states, clip, peepholes, input_forget, random activations, f16; and the
 // fallbacks where it does not apply (GRU lbr=0, chunked projection).
-TEST(RnnKernel, RowSequence) {
-  using R = kernels::rnn::RowSequenceTiling;
+// The attribute grid both whole-sequence kernels (row sequence, resident) run: every cell and
+// direction, both layouts, ragged lengths, initial states, peepholes, input_forget, clip, random
+// activations on the small cases, f16; `tile` sets case i's kernel options.
+std::vector<Case> sequence_kernel_cases(kernels::rnn::StepMode mode, const std::function<void(Case&, int)>& tile) {
   std::vector<Case> cases;
-  // Scalar units for H = 37 (not a multiple of 4), vec4 units for H = 20 / 64; slices of K that the
-  // blocks of KB do not divide, slices past H (H = 20 in 8 slices of 3), row blocks past the batch.
-  const std::optional<R> tilings[] = {R{4, 2, 1, 2, 4}, R{6, 3, 4, 8, 4}, R{5, 5, 4, 3, 8},
-                                      R{1, 1, 1, 4, 8}, std::nullopt,       R{16, 4, 4, 1, 4}};
   int i = 0;
   for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
     for (Direction dir : {Direction::bidirectional, Direction::reverse, Direction::forward}) {
@@ -502,12 +501,33 @@ TEST(RnnKernel, RowSequence) {
       // over a longer, wider recurrence (seen at H = 37, B = 13 in every step kernel).
       if (i == 1 || i == 7) c.random_activations = true;
       if (i == 4 || i == 8) c.dtype = DType::f16;
-      c.mode = kernels::rnn::StepMode::row_sequence;
-      c.rows = tilings[i % 6];
+      c.mode = mode;
+      tile(c, i);
       cases.push_back(c);
       ++i;
     }
   }
+  // The fallbacks: two dispatches per step (GRU lbr=0), a projection per chunk: per_step instead.
+  Case lbr0;
+  lbr0.cell = CellType::gru;
+  lbr0.direction = Direction::bidirectional;
+  lbr0.mode = mode;
+  cases.push_back(lbr0);
+  Case chunked;
+  chunked.mode = mode;
+  chunked.max_projection_bytes = 1;
+  cases.push_back(chunked);
+  return cases;
+}
+
+TEST(RnnKernel, RowSequence) {
+  using R = kernels::rnn::RowSequenceTiling;
+  // Scalar units for H = 37 (not a multiple of 4), vec4 units for H = 20 / 64; slices of K that the
+  // blocks of KB do not divide, slices past H (H = 20 in 8 slices of 3), row blocks past the batch.
+  const std::optional<R> tilings[] = {R{4, 2, 1, 2, 4}, R{6, 3, 4, 8, 4}, R{5, 5, 4, 3, 8},
+                                      R{1, 1, 1, 4, 8}, std::nullopt,       R{16, 4, 4, 1, 4}};
+  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::row_sequence,
+                                                  [&](Case& c, int i) { c.rows = tilings[i % 6]; });
   Case wide;  // the chooser's two row groups per workgroup (H >= 256, 128+ rows) and K slices
   wide.direction = Direction::bidirectional;
   wide.batch = 67;
@@ -516,51 +536,19 @@ TEST(RnnKernel, RowSequence) {
   wide.lens = wide.h0 = wide.c0 = true;
   wide.mode = kernels::rnn::StepMode::row_sequence;
   cases.push_back(wide);
-  Case lbr0;  // two dispatches per step: per_step instead
-  lbr0.cell = CellType::gru;
-  lbr0.direction = Direction::bidirectional;
-  lbr0.mode = kernels::rnn::StepMode::row_sequence;
-  cases.push_back(lbr0);
-  Case chunked;  // projection per chunk: per_step instead
-  chunked.mode = kernels::rnn::StepMode::row_sequence;
-  chunked.max_projection_bytes = 1;
-  cases.push_back(chunked);
   run_all(cases);
 }
 
 TEST(RnnKernel, Resident) {
   using T = kernels::rnn::ResidentTiling;
-  std::vector<Case> cases;
   // Slices past H (H = 20 in slices of 16 or 32; H = 37 not a multiple of 4), one slice (NS = 1),
   // row blocks past the batch, up to 8 rows per block; the K-slice sums through subgroups (where
   // the adapter has them) and through workgroup memory.
   const std::optional<T> tilings[] = {T{2, 4}, T{1, 8}, std::nullopt, T{4, 1}, T{1, 16}, T{8, 2}};
-  int i = 0;
-  for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
-    for (Direction dir : {Direction::bidirectional, Direction::reverse, Direction::forward}) {
-      Case c;
-      c.cell = cell;
-      c.linear_before_reset = true;
-      c.direction = dir;
-      c.layout = i % 2;
-      c.seq = 7;
-      c.batch = i % 3 == 0 ? 13 : 5;
-      c.input = 9;
-      c.hidden = i % 3 == 0 ? 37 : i % 3 == 1 ? 20 : 64;
-      c.lens = i % 2 == 0;
-      c.h0 = true;
-      c.c0 = c.peepholes = cell == CellType::lstm && i % 2 == 0;
-      c.input_forget = cell == CellType::lstm && i == 1;
-      if (i % 4 == 1) c.clip = 0.6f;
-      if (i == 1 || i == 7) c.random_activations = true;
-      if (i == 4 || i == 8) c.dtype = DType::f16;
-      c.mode = kernels::rnn::StepMode::resident;
-      c.resident = tilings[i % 6];
-      c.allow_subgroups = i % 2 == 0;
-      cases.push_back(c);
-      ++i;
-    }
-  }
+  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::resident, [&](Case& c, int i) {
+    c.resident = tilings[i % 6];
+    c.allow_subgroups = i % 2 == 0;
+  });
   for (bool subgroups : {true, false}) {  // MP-SENet's GRU at H = 128 with the chooser's tiling
     Case gru;
     gru.cell = CellType::gru;
@@ -575,15 +563,6 @@ TEST(RnnKernel, Resident) {
     gru.allow_subgroups = subgroups;
     cases.push_back(gru);
   }
-  Case lbr0;  // two dispatches per step: per_step instead
-  lbr0.cell = CellType::gru;
-  lbr0.direction = Direction::bidirectional;
-  lbr0.mode = kernels::rnn::StepMode::resident;
-  cases.push_back(lbr0);
-  Case chunked;  // projection per chunk: per_step instead
-  chunked.mode = kernels::rnn::StepMode::resident;
-  chunked.max_projection_bytes = 1;
-  cases.push_back(chunked);
   run_all(cases);
 }
 

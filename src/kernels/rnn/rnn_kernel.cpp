@@ -192,21 +192,29 @@ std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
+// The template values of a one-kernel-per-sequence cell (every gate in one product, the fused
+// phase): what the row-sequence and resident kernels share.
+TemplateValues fused_cell_values(const RnnSpec& spec) {
+  const std::string g = std::to_string(gate_count(spec.cell));
+  return {{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+          {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+          {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+          {"PHASE_FUSED", "1"},
+          {"PHASE_ZR", "0"},
+          {"PHASE_H", "0"},
+          {"G", g},
+          {"GATES_TOTAL", g},
+          {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
+}
+
 std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t, int64_t hidden, DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   const bool vec4 = t.unit_vector == 4;
   const uint32_t slice = t.slice_invocations(hidden);
   // Projections prefetched before the product where the registers allow (accumulators + xp <= 64).
   const bool prefetch = 2 * t.accumulators(g) <= 64;
-  TemplateValues v{
-      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-      {"PHASE_FUSED", "1"},
-      {"PHASE_ZR", "0"},
-      {"PHASE_H", "0"},
-      {"G", std::to_string(g)},
-      {"GATES_TOTAL", std::to_string(g)},
+  TemplateValues v = fused_cell_values(spec);
+  v.merge(TemplateValues{
       {"BT", std::to_string(t.thread_rows)},
       {"UV", std::to_string(t.unit_vector)},
       {"VEC4", vec4 ? "1" : "0"},
@@ -221,25 +229,17 @@ std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t,
       {"RED_SIZE", std::to_string(std::max<uint64_t>(1, uint64_t{t.k_split - 1} * t.accumulators(g) * slice))},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(t.thread_rows * g)},
-      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
       {"PREFETCH_XP", prefetch ? "1" : "0"},
       {"UNIFORM_BINDING", vec4 ? "8" : "7"},
-  };
+  });
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
 }
 
 std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_t hidden, bool subgroup_reduce, DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
-  TemplateValues v{
-      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-      {"PHASE_FUSED", "1"},
-      {"PHASE_ZR", "0"},
-      {"PHASE_H", "0"},
-      {"G", std::to_string(g)},
-      {"GATES_TOTAL", std::to_string(g)},
+  TemplateValues v = fused_cell_values(spec);
+  v.merge(TemplateValues{
       {"BT", "1"},
       {"H", std::to_string(hidden)},
       {"KQ", std::to_string(t.slice_vectors)},
@@ -248,11 +248,10 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
       {"RU", t.rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(g)},
-      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
       {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
       {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
       {"CELL_PRELOADED", "1"},
-  };
+  });
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
   return render_shader("rnn/rnn_sequence_resident.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
@@ -620,7 +619,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   };
 
-  if (resident) {  // h ping-pongs between the first two state vectors, as below
+  // The kernels that run every step in one dispatch: the projection of all steps first, then h
+  // ping-pongs between the first two state vectors inside the kernel.
+  const auto one_dispatch_sequence = [&] {
     project(0);
     u.dims[0] = 0;
     u.st[0] = st0;
@@ -628,6 +629,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
     u.st[3] = st0;
     u.wts[3] = 0;
+  };
+  if (resident) {
+    one_dispatch_sequence();
     const auto& pipeline =
         k.pipelines.get(resident_shader(spec, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
     const gpu::WorkgroupCount groups{1, u32((d.batch + resident_tiling->rows - 1) / resident_tiling->rows, "row blocks"),
@@ -635,14 +639,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
   }
-  if (row_sequence) {  // h ping-pongs between the first two state vectors, as below
-    project(0);
-    u.dims[0] = 0;
-    u.st[0] = st0;
-    u.st[1] = st0 + static_cast<uint32_t>(dbh);
-    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-    u.st[3] = st0;
-    u.wts[3] = 0;
+  if (row_sequence) {
+    one_dispatch_sequence();
     const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, *row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
     const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling->rows - 1) / row_tiling->rows, "row blocks"),
                                      u32(d.dirs, "dirs")};
@@ -651,14 +649,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, "rnn_rows");
     return;
   }
-  if (whole_sequence) {  // h ping-pongs between the first two state vectors inside the kernel
-    project(0);
-    u.dims[0] = 0;
-    u.st[0] = st0;
-    u.st[1] = st0 + static_cast<uint32_t>(dbh);
-    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-    u.st[3] = st0;
-    u.wts[3] = 0;
+  if (whole_sequence) {
+    one_dispatch_sequence();
     recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
     return;
   }

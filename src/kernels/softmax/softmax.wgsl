@@ -2,20 +2,7 @@
 //   INNER_ONE: one workgroup per row; each invocation keeps an online (max, sum of exp) pair
 //     (Milakov & Gimelshein's online softmax), the workgroup merges the pairs, then writes.
 //   otherwise: one invocation per (outer, inner) column.
-{{X_ACCESS}}
-{{Y_ACCESS}}
-
-struct SoftmaxParams {
-  outer: u32,
-  size: u32,    // K
-  inner: u32,
-  x_offset: u32,
-  y_offset: u32,
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
-}
-@group(0) @binding(2) var<uniform> params: SoftmaxParams;
+#include "softmax/softmax_params.wgsl"
 
 // (max, sum of exp(x - max)) of the union of two sets.
 fn merge(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {

@@ -11,20 +11,7 @@
 #if SUBGROUP_REDUCE
 enable subgroups;
 #endif
-{{X_ACCESS}}
-{{Y_ACCESS}}
-
-struct SoftmaxParams {
-  outer: u32,
-  size: u32,    // K
-  inner: u32,
-  x_offset: u32,
-  y_offset: u32,
-  _pad0: u32,
-  _pad1: u32,
-  _pad2: u32,
-}
-@group(0) @binding(2) var<uniform> params: SoftmaxParams;
+#include "softmax/softmax_params.wgsl"
 
 const RT: u32 = {{RT}}u;
 const RPW: u32 = 256u / RT;
