@@ -8,20 +8,18 @@ namespace onda::gpu {
 
 const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const OverrideConstants& constants,
                                                 const std::string& label, const std::string& entry_point) {
-  // The common request (entry point main, no override constants) is found by its text alone: no
-  // key is built (a copy of kilobytes of WGSL per dispatch otherwise).
+  // The common request (entry point main, no override constants) is keyed by its text alone: no
+  // key is built for it (a copy of kilobytes of WGSL per dispatch otherwise).
   const bool plain = constants.empty() && entry_point == "main";
+  std::string key;
   if (plain) {
-    if (auto it = plain_.find(wgsl); it != plain_.end()) return *it->second;
-  }
-  std::string key = entry_point;
-  for (const auto& [name, value] : constants) key += fmt::format("|{}={}", name, value);
-  key += '\n';
-  key += wgsl;
-  auto it = pipelines_.find(key);
-  if (it != pipelines_.end()) {
-    if (plain) plain_.emplace(wgsl, &it->second);
-    return it->second;
+    if (auto it = plain_.find(wgsl); it != plain_.end()) return it->second;
+  } else {
+    key = entry_point;
+    for (const auto& [name, value] : constants) key += fmt::format("|{}={}", name, value);
+    key += '\n';
+    key += wgsl;
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
   }
 
   std::vector<wgpu::ConstantEntry> entries(constants.size());
@@ -45,9 +43,8 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
     pipeline = context_.device().CreateComputePipeline(&descriptor);
   });
   if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
-  const wgpu::ComputePipeline& stored = pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
-  if (plain) plain_.emplace(wgsl, &stored);
-  return stored;
+  if (plain) return plain_.emplace(wgsl, std::move(pipeline)).first->second;
+  return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
 }
 
 }  // namespace onda::gpu

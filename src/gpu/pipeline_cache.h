@@ -33,13 +33,13 @@ class PipelineCache {
     return pipeline;
   }
 
-  size_t size() const { return pipelines_.size(); }
+  size_t size() const { return plain_.size() + pipelines_.size(); }
 
  private:
   Context& context_;
-  std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;
-  std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into pipelines_ (stable nodes)
-  std::unordered_map<std::string, const wgpu::ComputePipeline*> plain_;  // by WGSL text: main, no constants
+  std::unordered_map<std::string, wgpu::ComputePipeline> plain_;      // by WGSL text: main, no constants
+  std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;  // by entry point, constants, text
+  std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into the two (stable nodes)
 };
 
 }  // namespace onda::gpu

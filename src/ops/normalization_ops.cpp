@@ -136,7 +136,7 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
   };
   if (keep && *context.node_state) {
     const auto& folded = *std::static_pointer_cast<Folded>(*context.node_state);
-    if (folded.a.dtype() == x.dtype()) return record_affine(folded.a, folded.b);
+    return record_affine(folded.a, folded.b);
   }
   const double epsilon = node.attribute_float("epsilon", 1e-5f);
   const auto scale = inputs[1].host.to_double(), bias = inputs[2].host.to_double();

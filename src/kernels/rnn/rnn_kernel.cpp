@@ -496,12 +496,12 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     throw std::invalid_argument(fmt::format("RNN resident tiling BM={} KQ={} does not fit the device (hidden {})",
                                             resident_tiling->rows, resident_tiling->slice_vectors, d.hidden));
   }
-  const int64_t resident_groups = (d.batch + resident_tiling->rows - 1) / resident_tiling->rows * d.dirs;
+  const int64_t resident_row_blocks = (d.batch + resident_tiling->rows - 1) / resident_tiling->rows;
   const bool resident =
       !two_phase && !chunked && resident_fits &&
       (resident_forced || (options.step_mode == StepMode::automatic && !resident_disabled && on_gpu &&
                            static_cast<uint64_t>(gh * d.hidden) * 4 <= kResidentMaxWeightBytes &&
-                           resident_groups <= kResidentMaxWorkgroups));
+                           resident_row_blocks * d.dirs <= kResidentMaxWorkgroups));
   const bool whole_sequence =
       !two_phase && !chunked && !resident &&
       (options.step_mode == StepMode::whole_sequence ||
@@ -634,8 +634,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     one_dispatch_sequence();
     const auto& pipeline =
         k.pipelines.get(resident_shader(spec, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
-    const gpu::WorkgroupCount groups{1, u32((d.batch + resident_tiling->rows - 1) / resident_tiling->rows, "row blocks"),
-                                     u32(d.dirs, "dirs")};
+    const gpu::WorkgroupCount groups{1, u32(resident_row_blocks, "row blocks"), u32(d.dirs, "dirs")};
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
   }
