@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "gpu/buffer_pool.h"
+#include "gpu/clock_warmup.h"
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -365,16 +366,7 @@ int main(int argc, char** argv) {
   gpu::BufferPool pool(context), persistent(context);
   gpu::PipelineCache pipelines(context);
   const std::vector<Case> cases = read_cases(cases_path);
-  if (!quick) {  // a second of work, so the GPU's clocks have ramped up before anything is timed
-    auto warm = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    auto sink = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    for (const auto start = std::chrono::steady_clock::now();
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0;) {
-      gpu::CommandRecorder recorder(context);
-      for (int i = 0; i < 20; ++i) recorder.copy(warm.buffer(), 0, sink.buffer(), 0, warm.device_bytes());
-      recorder.submit_and_wait();
-    }
-  }
+  if (!quick) gpu::warm_up_clocks(context, pool);
   fmt::print("adapter: {}, repeats {}{}\n", context.adapter_description().name, repeats,
              quick ? ", quick cases checked against float64" : "");
   fmt::print("{:<40} {:<32} {:>10} {:>10} {:>10} {:>10}{}\n", "case", "path", "gpu ms", "GFLOP/s", "GB/s",

@@ -3,10 +3,11 @@
 // (2^22 on CPU adapters), Bluestein lengths, and the HTDemucs STFT ([2, 343980] signal, n_fft 4096,
 // hop 1024, hann). GB/s counts the input read once and the output written once.
 //
-//   build/bench_fft [--points LOG2] [--repeats R] [--path auto|generic|unrolled|both]
+//   build/bench_fft [--points LOG2] [--repeats R] [--path auto|generic|unrolled|both] [--only TEXT]
 //
 // --path picks the Stockham code path (FftCodePath; auto: unrolled on GPUs, generic on CPU adapters);
-// both runs every case on each path, one line each.
+// both runs every case on each path, one line each; --only runs the cases whose name contains TEXT (or any of a comma-separated list);
+// --plans prints each case's passes (radices, thread shape) under its line.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "gpu/buffer_pool.h"
+#include "gpu/clock_warmup.h"
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -64,12 +66,25 @@ std::string plan_label(const FftKernel& kernel) {
 
 int main(int argc, char** argv) {
   int log2_points = -1, repeats = 20;
-  std::string path_name = "auto";
+  std::string path_name = "auto", only;
+  bool print_plans = false;
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::string(argv[i]) == "--points") log2_points = std::stoi(argv[i + 1]);
     if (std::string(argv[i]) == "--repeats") repeats = std::stoi(argv[i + 1]);
     if (std::string(argv[i]) == "--path") path_name = argv[i + 1];
+    if (std::string(argv[i]) == "--only") only = argv[i + 1];
+    if (std::string(argv[i]) == "--plans") print_plans = std::string(argv[i + 1]) != "0";
   }
+  // --only A,B: the cases whose name contains A or B.
+  auto selected = [&](const std::string& name) {
+    if (only.empty()) return true;
+    for (size_t start = 0; start <= only.size();) {
+      const size_t comma = std::min(only.find(',', start), only.size());
+      if (name.find(only.substr(start, comma - start)) != std::string::npos) return true;
+      start = comma + 1;
+    }
+    return false;
+  };
   std::vector<FftCodePath> paths;
   if (path_name == "auto") paths = {FftCodePath::automatic};
   else if (path_name == "generic") paths = {FftCodePath::generic};
@@ -83,16 +98,7 @@ int main(int argc, char** argv) {
   gpu::BufferPool pool(context);
   gpu::PipelineCache pipelines(context);
   if (log2_points < 0) log2_points = context.adapter_description().type == "CPU" ? 20 : 26;
-  {  // Warm-up: a second of work, so the GPU's clocks have ramped up before anything is timed.
-    auto warm = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    auto sink = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    for (const auto start = std::chrono::steady_clock::now();
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < 1.0;) {
-      gpu::CommandRecorder recorder(context);
-      for (int i = 0; i < 20; ++i) recorder.copy(warm.buffer(), 0, sink.buffer(), 0, warm.device_bytes());
-      recorder.submit_and_wait();
-    }
-  }
+  gpu::warm_up_clocks(context, pool);
   const int64_t points = int64_t{1} << log2_points;
   fmt::print("adapter: {}, {} points per batch, repeats {}\n", context.adapter_description().name, points, repeats);
   fmt::print("{:<34} {:>10} {:>10} {:>10} {:>10}  {}\n", "case", "gpu ms", "GB/s", "wall ms", "GB/s", "plan");
@@ -111,6 +117,7 @@ int main(int argc, char** argv) {
     cases.push_back({fmt::format("c2c N={} (Bluestein)", n), n, std::max<int64_t>(points / n, 1), FftDomain::complex});
   }
   for (const auto& c : cases) for (FftCodePath path : paths) {
+    if (!selected(c.name)) continue;
     FftDescription d;
     d.length = c.n;
     d.outer_count = c.batch;
@@ -131,12 +138,14 @@ int main(int argc, char** argv) {
       fmt::print("{:<34} {:>10.4f} {:>10.1f} {:>10.4f} {:>10.1f}  {}\n", c.name + fmt::format(" x{}", c.batch), r.gpu_ms,
                  bytes / (r.gpu_ms * 1e-3) / 1e9, r.wall_ms, bytes / (r.wall_ms * 1e-3) / 1e9,
                  plan_label(kernel));
+      if (print_plans) fmt::print("    {}\n", kernel.plan().summary());
     } catch (const std::exception& e) {
       fmt::print("{:<34} failed: {}\n", c.name, e.what());
     }
   }
   // The HTDemucs STFT: 2 channels of 343980 samples (the model reflect-pads by n_fft/2 first).
-  for (FftCodePath path : paths) {
+  const bool stft = selected("HTDemucs STFT");
+  for (FftCodePath path : stft ? paths : std::vector<FftCodePath>{}) {
     const int64_t n_fft = 4096, hop = 1024, length = 343980 + n_fft;
     const int64_t frames = (length - n_fft) / hop + 1;
     FftDescription d;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "gpu/buffer_pool.h"
+#include "gpu/clock_warmup.h"
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -335,16 +336,8 @@ int main(int argc, char** argv) {
   fmt::print("adapter: {} ({}), repeats {}{}\n", context.adapter_description().name, context.adapter_description().backend,
              repeats, quick ? ", --quick shapes" : "");
   if (!context.has(gpu::Feature::TimestampQuery)) fmt::print("no timestamp queries: gpu columns are -1\n");
-  {  // Warm-up: a second of copies, so the GPU's clocks have ramped up (it idles at 345 MHz) before
-     // anything is timed; the steps alone are too light to raise them.
-    auto warm = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    auto sink = Tensor::empty(pool, DType::f32, {int64_t{1} << 24});
-    for (const auto start = std::chrono::steady_clock::now(); ms_since(start) < (quick ? 100.0 : 1000.0);) {
-      gpu::CommandRecorder recorder(context);
-      for (int i = 0; i < 20; ++i) recorder.copy(warm.buffer(), 0, sink.buffer(), 0, warm.device_bytes());
-      recorder.submit_and_wait();
-    }
-  }
+  // The H200 idles at 345 MHz; the steps alone are too light to raise its clocks.
+  gpu::warm_up_clocks(context, pool, quick ? 0.1 : 1.0);
 
   const Floor floor = measure_floor(context, pool, pipelines, floor_steps, repeats);
   fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",

@@ -12,6 +12,7 @@
 #include <optional>
 #include <tuple>
 
+#include "gpu/clock_warmup.h"
 #include "gpu/command_recorder.h"
 #include "gpu/profiler.h"
 #include "harness.h"
@@ -39,6 +40,7 @@ int64_t shrink(int64_t size, int64_t cap = 160) {
 // Runs `plan` `reps` times; returns GPU milliseconds per run.
 double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
   auto& g = gpu();
+  gpu::warm_up_clocks(g.context, g.pool);
   {  // warm-up (pipeline creation, first-touch)
     gpu::CommandRecorder recorder(g.context);
     plan.record(g.context, g.pipelines, recorder, t);

@@ -2,9 +2,24 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+#include <fstream>
+
 #include "gpu/gpu_error.h"
 
 namespace onda::gpu {
+namespace {
+
+// ONDA_DUMP_WGSL=DIR: every shader compiled is also written to DIR/NNN.wgsl, its label on the first
+// line (to read what the generators emit for one shape, or to feed a driver's offline compiler).
+void dump_wgsl(const std::string& wgsl, const std::string& label) {
+  static const char* dir = std::getenv("ONDA_DUMP_WGSL");
+  if (!dir || !*dir) return;
+  static int count = 0;
+  std::ofstream(fmt::format("{}/{:03}.wgsl", dir, count++)) << "// " << label << "\n" << wgsl;
+}
+
+}  // namespace
 
 const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const OverrideConstants& constants,
                                                 const std::string& label, const std::string& entry_point) {
@@ -27,6 +42,7 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
     entries[i].key = constants[i].first.c_str();
     entries[i].value = constants[i].second;
   }
+  dump_wgsl(wgsl, label);
   wgpu::ComputePipeline pipeline;
   std::string error = context_.capture_error(wgpu::ErrorFilter::Validation, [&] {
     wgpu::ShaderSourceWGSL source;

@@ -164,6 +164,9 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
+  if (vec2_user_io(plan_) && (u.in_offset % 2 != 0 || u.out_offset % 2 != 0)) {
+    throw std::invalid_argument(fmt::format("FFT {}: vec2 user I/O needs even tensor offsets", d.summary()));
+  }
   const uint32_t in_offset = u.in_offset, out_offset = u.out_offset;
   for (int64_t outer = 0; outer < d.outer_count; outer += plan_.outer_per_chunk) {
     const int64_t chunk_outer = std::min(plan_.outer_per_chunk, d.outer_count - outer);

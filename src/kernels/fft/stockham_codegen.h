@@ -19,6 +19,10 @@ struct GeneratedPass {
 
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index);
 
+// Whether the passes read and write the caller's complex values as vec2 (even offsets and strides):
+// the kernel then requires even tensor offsets at record time.
+bool vec2_user_io(const FftPlan& plan);
+
 // How read_user / write_user (fft/user_io.wgsl) read and write the caller's tensors for this plan.
 struct UserKinds {
   uint32_t input = 0;   // 0 complex, 1 real, 2 onesided Hermitian, 3 real packed, 4 Hermitian packed

@@ -3,9 +3,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 namespace onda::kernels::fft {
 namespace {
+
+// Experiment knobs for the H200 sweeps (bench_fft): ONDA_FFT_THREADS (threads per transform),
+// ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_PAD (0/1: padded exchange), ONDA_FFT_TWIDDLE
+// (table: every twiddle from the table; power: W^k from the table, W^(rk) by products).
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::stoll(v) : fallback;
+}
+bool twiddle_powers() {
+  const char* v = std::getenv("ONDA_FFT_TWIDDLE");
+  return v && std::string(v) == "power";
+}
 
 int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
@@ -52,11 +66,15 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
       break;
     }
   }
-  int64_t per_group = std::max<int64_t>(1, target / threads);
-  while (per_group > 1 && per_group * (pass.length + 1) > memory_points) --per_group;
+  threads = std::clamp<int64_t>(env_int("ONDA_FFT_THREADS", threads), 1,
+                                std::min<int64_t>(limits.max_invocations_per_workgroup, pass.length));
+  int64_t per_group = std::max<int64_t>(1, env_int("ONDA_FFT_PER_GROUP", target / threads));
+  while (per_group > 1 && (per_group * (pass.length + 1) > memory_points ||
+                           per_group * threads > limits.max_invocations_per_workgroup)) --per_group;
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
   const int64_t extra = per_group > 1 ? 1 : 0;
-  pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points;
+  pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points &&
+                         env_int("ONDA_FFT_PAD", 1) != 0;
   pass.threads_per_transform = static_cast<int>(threads);
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   pass.workgroup_size = static_cast<int>(threads * per_group);
@@ -138,8 +156,17 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         const int64_t first = b * radix;
         if (span > 1) {
           code += fmt::format("    let k = j % {};\n", u(span));
-          for (int r = 1; r < radix; ++r) {
-            code += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
+          if (twiddle_powers()) {
+            // w = W^k from the table, w^r by products (w^2 = w w, w^3 = w^2 w, w^4 = w^2 w^2, ...).
+            code += fmt::format("    let w1 = tables[k * {}];\n", u(step));
+            for (int r = 2; r < radix; ++r) {
+              code += fmt::format("    let w{} = cmul(w{}, w{});\n", r, r / 2, r - r / 2);
+            }
+            for (int r = 1; r < radix; ++r) code += fmt::format("    v[{0}] = cmul(v[{0}], w{1});\n", first + r, r);
+          } else {
+            for (int r = 1; r < radix; ++r) {
+              code += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
+            }
           }
           code += fmt::format("    let o = (j / {}) * {} + k;\n", u(span), u(span * radix));
         } else {

@@ -13,6 +13,16 @@ fn input_complex(i: u32) -> vec2<f32> {
   return unpack2x16float(user_input[i >> 1u]);
 }
 #else
+#if IO_VEC2
+// Even offsets and strides (checked by the kernel): a complex value is one 8-byte load.
+@group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<vec2<f32>>;
+fn input_scalar(i: u32) -> f32 {
+  return user_input[i >> 1u][i & 1u];
+}
+fn input_complex(i: u32) -> vec2<f32> {
+  return user_input[i >> 1u];
+}
+#else
 @group(0) @binding({{INPUT_BINDING}}) var<storage, read> user_input: array<f32>;
 fn input_scalar(i: u32) -> f32 {
   return user_input[i];
@@ -20,6 +30,7 @@ fn input_scalar(i: u32) -> f32 {
 fn input_complex(i: u32) -> vec2<f32> {
   return vec2<f32>(user_input[i], user_input[i + 1u]);
 }
+#endif
 #endif
 
 #if WINDOWED
@@ -118,6 +129,15 @@ fn output_complex(i: u32, v: vec2<f32>) {
   atomicStore(&user_output[i >> 1u], pack2x16float(v));
 }
 #else
+#if IO_VEC2
+@group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<vec2<f32>>;
+fn output_scalar(i: u32, x: f32) {
+  user_output[i >> 1u][i & 1u] = x;
+}
+fn output_complex(i: u32, v: vec2<f32>) {
+  user_output[i >> 1u] = v;
+}
+#else
 @group(0) @binding({{OUTPUT_BINDING}}) var<storage, read_write> user_output: array<f32>;
 fn output_scalar(i: u32, x: f32) {
   user_output[i] = x;
@@ -126,6 +146,7 @@ fn output_complex(i: u32, v: vec2<f32>) {
   user_output[i] = v.x;
   user_output[i + 1u] = v.y;
 }
+#endif
 #endif
 
 fn output_address(b: u32, k: u32) -> u32 {
