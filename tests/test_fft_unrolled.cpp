@@ -4,6 +4,9 @@
 // Few lengths, as each unrolled pipeline is compiled on its own.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
+#include <cmath>
 #include <cstdlib>
 
 #include "kernels/fft/stockham_unrolled.h"
@@ -102,16 +105,51 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         const int64_t last_point = pass.length - 1 + (pass.padded_exchange ? (pass.length - 1) >> 3 : 0);
         EXPECT_TRUE(pass.unrolled);
         EXPECT_EQ(pass.workgroup_size, pass.threads_per_transform * pass.transforms_per_workgroup);
-        EXPECT_LE(pass.workgroup_size, 256);
+        EXPECT_LE(pass.workgroup_size, limits.max_invocations_per_workgroup);
+        // One butterfly per thread in every stage where the workgroup size allows it.
+        const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
+        if ((pass.length + min_radix - 1) / min_radix <= limits.max_invocations_per_workgroup) {
+          EXPECT_GE(int64_t{pass.threads_per_transform} * min_radix, pass.length);
+        }
         EXPECT_LT(last_point, stride);
         EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
         EXPECT_LE(pass.exchange_length * 8, static_cast<int64_t>(limits.workgroup_storage_bytes));
         if (pass.shape != kernels::fft::PassShape::whole) {
-          EXPECT_GE(pass.transforms_per_workgroup, 4);
+          EXPECT_GE(pass.transforms_per_workgroup, 4);  // runs of at least a 32-byte sector
         }
       }
       std::printf("%s\n", plan.summary().c_str());
     }
+  }
+}
+
+// Complex values read and written as vec2 need even element offsets: views at odd offsets (rows of 7
+// complex values plus one float, sliced) take the scalar pipelines, views at even ones the vec2 ones,
+// and both match the float64 DFT with the rows outside the views left untouched.
+TEST(FftUnrolled, OddAndEvenOffsetViews) {
+  Gpu& g = gpu();
+  Random random(test_seed());
+  const int64_t n = 7, rows = 6;
+  for (int64_t first : {1, 2}) {  // row length 15 floats: odd rows start at odd offsets
+    const std::vector<float> host = random.normal(rows * 15);
+    Tensor all_input = upload_floats(host, DType::f32, {rows, 15});
+    Tensor all_output = poisoned(DType::f32, {rows, 15});
+    Tensor input = all_input.slice_outer(first, first + 1);
+    Tensor output = all_output.slice_outer(first, first + 1);
+    FftDescription d = dense_description(n, 1, FftDomain::complex, FftDirection::forward);
+    FftKernel kernel(g.context, g.pool, g.pipelines, d, std::nullopt, FftCodePath::unrolled);
+    gpu::CommandRecorder recorder(g.context);
+    kernel.record(recorder, input, output);
+    recorder.submit_and_wait();
+    const std::vector<float> row(host.begin() + first * 15, host.begin() + first * 15 + 2 * n);
+    std::vector<float> got = output.download_floats(g.context);
+    got.resize(2 * n);
+    const double e = rel_l2(got, reference_output(d, row, 2 * n));
+    std::printf("unrolled c2c N=7 on a view at element offset %lld: rel L2 %.3g\n",
+                static_cast<long long>(first * 15), e);
+    EXPECT_LE(e, kF32Bound);
+    const std::vector<float> whole = all_output.download_floats(g.context);
+    EXPECT_TRUE(std::isnan(whole[first * 15 - 1]) && std::isnan(whole[first * 15 + 2 * n]));
   }
 }
 

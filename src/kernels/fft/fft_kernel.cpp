@@ -65,17 +65,14 @@ FftCodePath resolve_code_path(const gpu::Context& context, FftCodePath requested
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
                      const FftDescription& description, const std::optional<FftDeviceLimits>& limits,
                      FftCodePath code_path)
-    : context_(context), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
+    : context_(context), pipelines_(pipelines), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
   if (resolve_code_path(context, code_path) == FftCodePath::unrolled) {
     const FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
     fuse_bluestein_convolution(plan_);
     for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device);
   }
-  for (size_t i = 0; i < plan_.passes.size(); ++i) {
-    GeneratedPass generated = generate_stockham_pass(plan_, i);
-    const std::string label = fmt::format("fft pass {} of {}", i, plan_.summary());
-    passes_.push_back({pipelines.get(generated.wgsl, {}, label), std::move(generated.bindings)});
-  }
+  vec2_io_ = vec2_user_io(plan_);
+  passes_ = compile_passes(vec2_io_);
   std::vector<float> table;
   append(table, twiddle_table(plan_.fft_length));
   if (plan_.algorithm == FftAlgorithm::bluestein) {
@@ -93,6 +90,16 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
   scratch_bytes_ = static_cast<uint64_t>(plan_.chunk_batch()) * plan_.fft_length * 8;
   if (plan_.needs_stage_scratch) stage_scratch_ = pool.acquire(scratch_bytes_);
   if (plan_.needs_spectrum) spectrum_ = pool.acquire(scratch_bytes_);
+}
+
+std::vector<FftKernel::CompiledPass> FftKernel::compile_passes(bool vec2_io) const {
+  std::vector<CompiledPass> passes;
+  for (size_t i = 0; i < plan_.passes.size(); ++i) {
+    GeneratedPass generated = generate_stockham_pass(plan_, i, vec2_io);
+    const std::string label = fmt::format("fft pass {} of {}", i, plan_.summary());
+    passes.push_back({pipelines_.get(generated.wgsl, {}, label), std::move(generated.bindings)});
+  }
+  return passes;
 }
 
 void FftKernel::check_tensor(const Tensor& tensor, const FftLayout& layout, int64_t samples, bool real,
@@ -164,18 +171,18 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
 
-  if (vec2_user_io(plan_) && (u.in_offset % 2 != 0 || u.out_offset % 2 != 0)) {
-    throw std::invalid_argument(fmt::format("FFT {}: vec2 user I/O needs even tensor offsets", d.summary()));
-  }
+  const bool vec2 = vec2_io_ && u.in_offset % 2 == 0 && u.out_offset % 2 == 0;
+  if (!vec2 && vec2_io_ && scalar_passes_.empty()) scalar_passes_ = compile_passes(false);
+  const std::vector<CompiledPass>& passes = vec2 || !vec2_io_ ? passes_ : scalar_passes_;
   const uint32_t in_offset = u.in_offset, out_offset = u.out_offset;
   for (int64_t outer = 0; outer < d.outer_count; outer += plan_.outer_per_chunk) {
     const int64_t chunk_outer = std::min(plan_.outer_per_chunk, d.outer_count - outer);
     u.in_offset = static_cast<uint32_t>(in_offset + outer * d.input.outer_stride);
     u.out_offset = static_cast<uint32_t>(out_offset + outer * d.output.outer_stride);
-    for (size_t i = 0; i < passes_.size(); ++i) {
+    for (size_t i = 0; i < passes.size(); ++i) {
       const StockhamPassPlan& pass = plan_.passes[i];
       std::vector<gpu::BufferBinding> bindings;
-      for (PassBinding role : passes_[i].bindings) {
+      for (PassBinding role : passes[i].bindings) {
         switch (role) {
           case PassBinding::user_input:
             bindings.push_back(input.binding(context_));
@@ -209,7 +216,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
       std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
       const int64_t workgroups =
           (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
-      recorder.dispatch(passes_[i].pipeline, bindings, &u, sizeof(u),
+      recorder.dispatch(passes[i].pipeline, bindings, &u, sizeof(u),
                         gpu::split_workgroups(workgroups, context_.limits()),
                         fmt::format("fft L={} pass {}", pass.length, i));
     }

@@ -59,9 +59,16 @@ class FftKernel {
   void check_tensor(const Tensor& tensor, const FftLayout& layout, int64_t samples, bool real,
                     const char* which) const;
 
+  std::vector<CompiledPass> compile_passes(bool vec2_io) const;
+
   gpu::Context& context_;
+  gpu::PipelineCache& pipelines_;
   FftPlan plan_;
+  // With vec2 user I/O where the plan allows it (vec2_user_io); a tensor at an odd element offset
+  // takes scalar_passes_, compiled the first time one comes.
+  bool vec2_io_ = false;
   std::vector<CompiledPass> passes_;
+  mutable std::vector<CompiledPass> scalar_passes_;
   std::shared_ptr<gpu::PooledBuffer> tables_;
   std::shared_ptr<gpu::PooledBuffer> stage_scratch_;
   std::shared_ptr<gpu::PooledBuffer> spectrum_;

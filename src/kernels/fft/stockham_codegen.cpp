@@ -73,8 +73,8 @@ UserKinds user_kinds(const FftPlan& plan) {
 }
 
 bool vec2_user_io(const FftPlan& plan) {
-  const char* env = std::getenv("ONDA_FFT_VEC2");
-  if (!env || std::string(env) != "1") return false;
+  // ONDA_FFT_VEC2=0: scalar loads everywhere (for comparisons).
+  if (const char* env = std::getenv("ONDA_FFT_VEC2"); env && std::string(env) == "0") return false;
   const FftDescription& d = plan.description;
   auto even = [](const FftLayout& l) {
     return l.offset % 2 == 0 && l.outer_stride % 2 == 0 && l.inner_stride % 2 == 0 && l.axis_stride % 2 == 0;
@@ -83,7 +83,7 @@ bool vec2_user_io(const FftPlan& plan) {
          plan.passes.front().unrolled;
 }
 
-GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
+GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io) {
   // Generic passes: only what changes the code enters the text; lengths, radices and strides are
   // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
   const StockhamPassPlan& pass = plan.passes.at(pass_index);
@@ -118,7 +118,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index) {
   flag("USER_OUTPUT", user_output);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);
-  flag("IO_VEC2", vec2_user_io(plan));
+  flag("IO_VEC2", vec2_io);
   flag("SOURCE_USER", reads_sequence && pass.source == SequenceSource::user_input);
   flag("SOURCE_CHIRP", reads_sequence && pass.source == SequenceSource::chirp_input);
   flag("SOURCE_PRODUCT", reads_sequence && pass.source == SequenceSource::spectrum_product);

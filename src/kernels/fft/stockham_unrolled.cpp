@@ -9,16 +9,17 @@
 namespace onda::kernels::fft {
 namespace {
 
-// Experiment knobs for the H200 sweeps (bench_fft): ONDA_FFT_THREADS (threads per transform),
-// ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_PAD (0/1: padded exchange), ONDA_FFT_TWIDDLE
-// (table: every twiddle from the table; power: W^k from the table, W^(rk) by products).
+// Knobs for the H200 sweeps (bench_fft, scripts/gpu/fft-gemm-sweep.sh): ONDA_FFT_THREADS (threads per
+// transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_PAD (0: no padded exchange),
+// ONDA_FFT_TWIDDLE=table (every twiddle of a butterfly from the table, instead of W^k from the table
+// and W^(rk) by at most three products: R - 1 table loads per butterfly become one).
 int64_t env_int(const char* name, int64_t fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::stoll(v) : fallback;
 }
 bool twiddle_powers() {
   const char* v = std::getenv("ONDA_FFT_TWIDDLE");
-  return v && std::string(v) == "power";
+  return !(v && std::string(v) == "table");
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -53,24 +54,34 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 }
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
-  const int64_t thread_cap = std::min<int64_t>(256, limits.max_invocations_per_workgroup);
-  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, 8), 1, thread_cap);
-  const int64_t target = std::min<int64_t>(slot_fastest(pass) ? 256 : 128, thread_cap);
+  const int64_t max_threads = limits.max_invocations_per_workgroup;
   const int64_t memory_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
-  // A four-step pass reads and writes runs of transforms_per_workgroup consecutive points (one per
-  // transform): 8 (64 bytes) or at least 4 (32 bytes, a memory sector) where workgroup memory allows,
-  // with fewer threads per transform (more butterflies each) if need be.
-  for (int64_t run : {8, 4}) {
-    if (slot_fastest(pass) && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
-      threads = std::min(threads, std::max<int64_t>(1, target / run));
-      break;
+  // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
+  // butterflies (the larger radices' stages leave some idle). Two or more butterflies per thread and
+  // stage ran 4-8x slower on an H200 (2026-12-03, batches of 2^26 points, c2c): N = 4096 (8,8,8,8)
+  // 3.85 ms with 256 threads, 0.62 ms with 512; N = 1024 (8,8,4,4) 2.20 ms with 128, 0.44 with 256.
+  const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
+  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, min_radix), 1, max_threads);
+  threads = std::clamp<int64_t>(env_int("ONDA_FFT_THREADS", threads), 1, std::min(max_threads, pass.length));
+  // Transforms per workgroup. A four-step pass reads and writes runs of consecutive transforms (one
+  // point of each per lane): 8 (64 bytes), else 4 (32 bytes, a memory sector) or 2, as thread and
+  // memory limits allow. Whole passes fill about 128 threads (N = 256, 64 threads each: 1 transform
+  // per workgroup 0.36 ms, 2: 0.37, 4: 0.38, 8: 0.45).
+  int64_t per_group = 1;
+  if (slot_fastest(pass)) {
+    for (int64_t run : {8, 4, 2}) {
+      if (run * threads <= max_threads && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
+        per_group = run;
+        break;
+      }
     }
+  } else {
+    per_group = std::max<int64_t>(1, 128 / threads);
   }
-  threads = std::clamp<int64_t>(env_int("ONDA_FFT_THREADS", threads), 1,
-                                std::min<int64_t>(limits.max_invocations_per_workgroup, pass.length));
-  int64_t per_group = std::max<int64_t>(1, env_int("ONDA_FFT_PER_GROUP", target / threads));
-  while (per_group > 1 && (per_group * (pass.length + 1) > memory_points ||
-                           per_group * threads > limits.max_invocations_per_workgroup)) --per_group;
+  per_group = std::max<int64_t>(1, env_int("ONDA_FFT_PER_GROUP", per_group));
+  while (per_group > 1 && (per_group * (pass.length + 1) > memory_points || per_group * threads > max_threads)) {
+    --per_group;
+  }
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
   const int64_t extra = per_group > 1 ? 1 : 0;
   pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points &&

@@ -11,8 +11,9 @@
 
 namespace onda::kernels::fft {
 
-// Re-shapes a pass for the unrolled shader: about one radix-8 butterfly per thread, several transforms
-// per workgroup (128 threads for whole passes, 256 for four-step passes, as far as workgroup memory
+// Re-shapes a pass for the unrolled shader: one butterfly per thread in every stage (as far as the
+// device's workgroup size allows), several transforms per workgroup (about 128 threads for whole
+// passes, runs of 8 / 4 / 2 consecutive transforms for four-step passes, as far as workgroup memory
 // allows), workgroup_size = threads * transforms exactly. Sets pass.unrolled.
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
 
