@@ -10,21 +10,20 @@ logs=/tmp/onda-logs
 mkdir -p "$out" $logs
 t0=$(date +%s)
 step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
-run() { bash scripts/gpu/run.sh "$@"; }
 if [ "${FFT:-1}" != 0 ]; then
   step fft
   for rb in 1 0; do
-    ONDA_ROBUSTNESS=$rb timeout 120 run build/bench_fft --repeats 20 --plans 1 > $logs/fft_rb$rb.txt 2>&1
+    ONDA_ROBUSTNESS=$rb timeout 120 bash scripts/gpu/run.sh build/bench_fft --repeats 20 --plans 1 > $logs/fft_rb$rb.txt 2>&1
     grep -E "^(c2c|r2c|HTD)" $logs/fft_rb$rb.txt | sed "s/^/rb$rb: /" | cut -c1-110
   done
-  ONDA_FFT_TWIDDLE=table ONDA_ROBUSTNESS=0 timeout 120 run build/bench_fft --repeats 20 > $logs/fft_table.txt 2>&1
+  ONDA_FFT_TWIDDLE=table ONDA_ROBUSTNESS=0 timeout 120 bash scripts/gpu/run.sh build/bench_fft --repeats 20 > $logs/fft_table.txt 2>&1
   grep -E "^(c2c|r2c|HTD)" $logs/fft_table.txt | sed "s/^/table: /" | cut -c1-110
   timeout 120 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-110 $logs/torch_fft.txt | tail -22
 fi
 if [ "${GEMM:-1}" != 0 ]; then
   step gemm
   for rb in 1 0; do
-    ONDA_ROBUSTNESS=$rb ONDA_GEMM_BENCH=1 timeout 150 run build/onda_tests \
+    ONDA_ROBUSTNESS=$rb ONDA_GEMM_BENCH=1 timeout 150 bash scripts/gpu/run.sh build/onda_tests \
       --gtest_filter='GemmBench.TiledSquare:GemmBench.TileSweep:GemmBench.SkinnySweep' > $logs/gemm_rb$rb.txt 2>&1
     grep -E "tiled  4096|auto|BEST" $logs/gemm_rb$rb.txt | sed "s/^/rb$rb: /" | cut -c1-170 | tail -40
   done
@@ -39,7 +38,7 @@ fi
 for m in ${MODELS:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
   for rb in ${MODELS_RB:-1 0}; do
     step "model $m robustness $rb"
-    ONDA_ROBUSTNESS=$rb timeout 150 run build/onda run $models/$m.onnx --random-inputs --bench 20 > $logs/model_${m}_rb$rb.txt 2>&1
+    ONDA_ROBUSTNESS=$rb timeout 150 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 20 > $logs/model_${m}_rb$rb.txt 2>&1
     grep -E "median|recording|dispatches|peak|rror" $logs/model_${m}_rb$rb.txt | head -5
   done
 done
