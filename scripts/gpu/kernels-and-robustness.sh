@@ -3,7 +3,7 @@
 # build/onda_tests): FFT throughput (default and table twiddles) next to cuFFT, the GEMM sweeps and
 # cuBLAS, then each model's timed runs with Dawn's robustness transform on and off. Logs packed into
 # $OUT/logs.tgz (the call returns few files), summaries on stdout.
-# MODELS="a b" limits the models; FFT=0 / GEMM=0 / MODELS_RB="0 1" select steps.
+# MODELS="a b" limits the models; FFT=0 / GEMM=0 / TORCH=0 / MODELS_RB="0 1" select steps.
 set -uo pipefail
 out=${OUT:-out}
 logs=/tmp/onda-logs
@@ -18,7 +18,7 @@ if [ "${FFT:-1}" != 0 ]; then
   done
   ONDA_FFT_TWIDDLE=table ONDA_ROBUSTNESS=0 timeout 120 bash scripts/gpu/run.sh build/bench_fft --repeats 20 > $logs/fft_table.txt 2>&1
   grep -E "^(c2c|r2c|HTD)" $logs/fft_table.txt | sed "s/^/table: /" | cut -c1-110
-  timeout 120 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-110 $logs/torch_fft.txt | tail -22
+  [ "${TORCH:-1}" != 0 ] && timeout 120 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-110 $logs/torch_fft.txt | tail -22
 fi
 if [ "${GEMM:-1}" != 0 ]; then
   step gemm
@@ -27,7 +27,7 @@ if [ "${GEMM:-1}" != 0 ]; then
       --gtest_filter='GemmBench.TiledSquare:GemmBench.TileSweep:GemmBench.SkinnySweep' > $logs/gemm_rb$rb.txt 2>&1
     grep -E "tiled  4096|auto|BEST" $logs/gemm_rb$rb.txt | sed "s/^/rb$rb: /" | cut -c1-170 | tail -40
   done
-  timeout 120 python3 bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -20 $logs/torch_matmul.txt
+  [ "${TORCH:-1}" != 0 ] && timeout 120 python3 bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -20 $logs/torch_matmul.txt
 fi
 models=/tmp/onda-models
 if [ ! -f $models/.materialized ]; then
