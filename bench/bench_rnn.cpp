@@ -140,6 +140,7 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
     prep.submit_and_wait();
   }
 
+  gpu::warm_up_clocks(context, pool, repeats > 3 ? 0.2 : 0.02);  // the uploads above left the GPU idle
   LayerTimes t{};
   bench::GpuSpan span(context);
   std::vector<double> gpu_ms, wall_ms;

@@ -40,7 +40,7 @@ int64_t shrink(int64_t size, int64_t cap = 160) {
 // Runs `plan` `reps` times; returns GPU milliseconds per run.
 double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
   auto& g = gpu();
-  gpu::warm_up_clocks(g.context, g.pool);
+  gpu::warm_up_clocks(g.context, g.pool, 0.1);  // host-side work before this left the GPU idle
   {  // warm-up (pipeline creation, first-touch)
     gpu::CommandRecorder recorder(g.context);
     plan.record(g.context, g.pipelines, recorder, t);

@@ -6,10 +6,7 @@
 
 namespace onda::gpu {
 
-void warm_up_clocks(Context& context, BufferPool& pool, double seconds, bool once) {
-  static bool warmed = false;
-  if (once && warmed) return;
-  warmed = true;
+void warm_up_clocks(Context& context, BufferPool& pool, double seconds) {
   constexpr uint64_t kBytes = uint64_t{64} << 20;
   const auto from = pool.acquire(kBytes), to = pool.acquire(kBytes);
   for (const auto start = std::chrono::steady_clock::now();
