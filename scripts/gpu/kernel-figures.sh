@@ -24,6 +24,7 @@ if [ "${GEMM:-1}" != 0 ]; then
   step gemm
   for t in TiledSquare TiledModelShapesPrepacked SkinnySweep TileSweep; do
     ONDA_GEMM_BENCH=1 timeout 150 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="GemmBench.$t" > $logs/gemm_$t.txt 2>&1
+    [ $t = SkinnySweep ] && ONDA_ROBUSTNESS=0 ONDA_GEMM_BENCH=1 timeout 150 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="GemmBench.$t" > $logs/gemm_${t}_rb0.txt 2>&1 && grep -E "auto|BEST" $logs/gemm_${t}_rb0.txt | sed "s/^/rb0: /" | cut -c1-170
     grep -E "^  tiled|  M=|auto|BEST|prepacked|packed" $logs/gemm_$t.txt | sed "s/^/$t: /" | cut -c1-170 | tail -24
   done
   torch bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -20 $logs/torch_matmul.txt
