@@ -1,5 +1,7 @@
 #include "gpu/buffer_pool.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include <bit>
@@ -76,6 +78,25 @@ std::shared_ptr<PooledBuffer> BufferPool::acquire(uint64_t size) {
   state_->stats.bytes_in_use += capacity;
   state_->stats.peak_bytes_in_use = std::max(state_->stats.peak_bytes_in_use, state_->stats.bytes_in_use);
   return std::make_shared<PooledBuffer>(std::move(buffer), capacity, state_);
+}
+
+std::vector<std::shared_ptr<PooledBuffer>> BufferPool::claim(std::span<const wgpu::Buffer> buffers) {
+  std::vector<std::shared_ptr<PooledBuffer>> loans;
+  std::lock_guard lock(state_->mutex);
+  for (const wgpu::Buffer& wanted : buffers) {
+    if (!wanted) continue;
+    auto it = state_->free_by_size.find(wanted.GetSize());
+    if (it == state_->free_by_size.end()) continue;
+    auto& free = it->second;
+    auto found = std::find_if(free.begin(), free.end(), [&](const wgpu::Buffer& b) { return b.Get() == wanted.Get(); });
+    if (found == free.end()) continue;  // not this pool's, on loan already, or claimed by an earlier entry
+    wgpu::Buffer buffer = std::move(*found);
+    free.erase(found);
+    state_->stats.bytes_in_use += it->first;
+    state_->stats.peak_bytes_in_use = std::max(state_->stats.peak_bytes_in_use, state_->stats.bytes_in_use);
+    loans.push_back(std::make_shared<PooledBuffer>(std::move(buffer), it->first, state_));
+  }
+  return loans;
 }
 
 void BufferPool::trim() {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "gpu/context.h"
@@ -56,6 +57,11 @@ class BufferPool {
   // A storage buffer of at least `size` bytes. Throws DeviceLimitError above maxBufferSize and
   // OutOfMemoryError when the device cannot allocate it.
   std::shared_ptr<PooledBuffer> acquire(uint64_t size);
+
+  // Takes those of `buffers` that sit in the pool's free lists on loan again (each once), so that
+  // the pool hands them to no one else until the returned loans drop: how a replayable run keeps
+  // the buffers its commands name (the runtime's run capture; see gpu/command_tape.h).
+  std::vector<std::shared_ptr<PooledBuffer>> claim(std::span<const wgpu::Buffer> buffers);
 
   // Drops every cached (not on loan) buffer.
   void trim();

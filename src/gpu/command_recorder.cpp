@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "gpu/buffer_pool.h"
+#include "gpu/command_tape.h"
 #include "gpu/gpu_error.h"
 
 namespace onda::gpu {
@@ -82,6 +83,7 @@ void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<
     entry.size = u.size;
   }
   wgpu::BindGroup bind_group = context_.bind_groups().get(pipeline.GetBindGroupLayout(0), entries);
+  if (tape_) tape_->add_dispatch(pipeline, storage, uniforms, uniform_bytes, workgroups, name);
 
   uint32_t query_index = 0;
   wgpu::QuerySet query_set;
@@ -107,14 +109,26 @@ void CommandRecorder::dispatch(const wgpu::ComputePipeline& pipeline, std::span<
   ++dispatch_count_;
 }
 
+void CommandRecorder::retain(std::shared_ptr<const void> resource) {
+  if (tape_) tape_->add_retained(resource);
+  retained_.push_back(std::move(resource));
+}
+
 void CommandRecorder::copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
                            uint64_t destination_offset, uint64_t size) {
+  if (tape_) tape_->add_copy(source, source_offset, destination, destination_offset, size);
+  encode_copy(source, source_offset, destination, destination_offset, size);
+}
+
+void CommandRecorder::encode_copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
+                                  uint64_t destination_offset, uint64_t size) {
   ensure_encoder();
   end_pass();
   encoder_.CopyBufferToBuffer(source, source_offset, destination, destination_offset, size);
 }
 
 void CommandRecorder::clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size) {
+  if (tape_) tape_->add_clear(buffer, offset, size);
   ensure_encoder();
   end_pass();
   encoder_.ClearBuffer(buffer, offset, size);
@@ -122,6 +136,7 @@ void CommandRecorder::clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_
 
 void CommandRecorder::upload(const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
   if (bytes == 0) return;
+  if (tape_) tape_->add_upload(buffer, offset, data, bytes);
   const uint64_t padded = (bytes + 3) & ~uint64_t{3};
   wgpu::BufferDescriptor descriptor;
   descriptor.label = "onda staging";
@@ -134,11 +149,12 @@ void CommandRecorder::upload(const wgpu::Buffer& buffer, uint64_t offset, const 
   std::memset(static_cast<uint8_t*>(mapped) + bytes, 0, padded - bytes);
   std::memcpy(mapped, data, bytes);
   staging.Unmap();
-  copy(staging, 0, buffer, offset, padded);
+  encode_copy(staging, 0, buffer, offset, padded);
   staging_.push_back(std::move(staging));
 }
 
 void CommandRecorder::submit() {
+  if (tape_) tape_->add_submit();
   if (!encoder_) return;
   end_pass();
   if (profiler_) profiler_->resolve(encoder_);

@@ -56,7 +56,7 @@ class CommandRecorder {
 
   // Keeps `resource` (e.g. a kernel's scratch buffer) alive until the next submit_and_wait() returns,
   // so the pool cannot hand it out or destroy it while recorded work still uses it.
-  void retain(std::shared_ptr<const void> resource) { retained_.push_back(std::move(resource)); }
+  void retain(std::shared_ptr<const void> resource);
 
   // Finishes the command buffer and submits it (one submit). The recorder can record again after.
   void submit();
@@ -70,6 +70,10 @@ class CommandRecorder {
   size_t submit_count() const { return submit_count_; }
   // Dispatches recorded since the last submit (work the GPU has not been given yet).
   size_t pending_dispatches() const { return dispatch_count_ - dispatches_at_submit_; }
+
+  // While set (non-null), every command recorded is also appended to `tape` (see CommandTape): the
+  // runtime captures a run once and replays it while the graph, its shapes and host inputs repeat.
+  void set_tape(class CommandTape* tape) { tape_ = tape; }
 
   // While set, dispatches are named `scope` instead of the kernel's own name, so the profiler
   // attributes GPU time to what the caller is recording (the runtime uses "OpType\tnode name").
@@ -86,8 +90,12 @@ class CommandRecorder {
   void end_pass();
   BufferBinding place_uniforms(const void* data, size_t bytes);
 
+  void encode_copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
+                   uint64_t destination_offset, uint64_t size);
+
   Context& context_;
   Profiler* profiler_;
+  class CommandTape* tape_ = nullptr;
   wgpu::CommandEncoder encoder_;
   wgpu::ComputePassEncoder pass_;
   std::vector<UniformChunk> chunks_;
