@@ -76,11 +76,14 @@ bool vec2_user_io(const FftPlan& plan) {
   // ONDA_FFT_VEC2=0: scalar loads everywhere (for comparisons).
   if (const char* env = std::getenv("ONDA_FFT_VEC2"); env && std::string(env) == "0") return false;
   const FftDescription& d = plan.description;
-  auto even = [](const FftLayout& l) {
-    return l.offset % 2 == 0 && l.outer_stride % 2 == 0 && l.inner_stride % 2 == 0 && l.axis_stride % 2 == 0;
+  // Complex values at even element indices; a real side may also be dense (axis stride 1), whose
+  // sample pairs (2n, 2n+1) are then one vec2 (the packed half-length transforms read and write pairs).
+  auto fits = [](const FftLayout& l, bool real) {
+    return l.offset % 2 == 0 && l.outer_stride % 2 == 0 && l.inner_stride % 2 == 0 &&
+           (l.axis_stride % 2 == 0 || (real && l.axis_stride == 1));
   };
-  return d.dtype == DType::f32 && even(d.input) && even(d.output) && !plan.passes.empty() &&
-         plan.passes.front().unrolled;
+  return d.dtype == DType::f32 && fits(d.input, d.domain == FftDomain::real_to_complex) &&
+         fits(d.output, d.domain == FftDomain::complex_to_real) && !plan.passes.empty() && plan.passes.front().unrolled;
 }
 
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io) {

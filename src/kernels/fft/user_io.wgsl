@@ -88,7 +88,19 @@ fn read_user(b: u32, n: u32) -> vec2<f32> {
       }
     }
     case 3u: {
+#if IO_VEC2
+      // A dense real input's pair (2n, 2n+1) is one vec2 at an even index (see vec2_user_io).
+      if (params.in_axis_stride == 1u && 2u * n + 1u < params.input_length) {
+        v = input_complex(input_address(b, 2u * n));
+#if WINDOWED
+        v = v * vec2<f32>(window_value(2u * n), window_value(2u * n + 1u));
+#endif
+      } else {
+        v = vec2<f32>(real_sample(b, 2u * n), real_sample(b, 2u * n + 1u));
+      }
+#else
       v = vec2<f32>(real_sample(b, 2u * n), real_sample(b, 2u * n + 1u));
+#endif
     }
     case 4u: {
       var low = input_complex(input_address(b, n));
@@ -165,6 +177,12 @@ fn write_user(b: u32, k: u32, z: vec2<f32>) {
   if ({{OUTPUT_KIND}} == 2u) {
     output_scalar(output_address(b, k), v.x);
   } else if ({{OUTPUT_KIND}} == 3u) {
+#if IO_VEC2
+    if (params.out_axis_stride == 1u) {
+      output_complex(output_address(b, 2u * k), v);  // a dense real pair, one vec2 (see vec2_user_io)
+      return;
+    }
+#endif
     output_scalar(output_address(b, 2u * k), v.x);
     output_scalar(output_address(b, 2u * k + 1u), v.y);
   } else {
