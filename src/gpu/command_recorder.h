@@ -45,6 +45,12 @@ class CommandRecorder {
              workgroups, name);
   }
 
+  // CommandTape::replay's dispatch: as dispatch(), with the bind group the captured run used (taken
+  // when the uniform block lands at `uniform_at` again, looked up otherwise).
+  void replay_dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,
+                       const void* uniforms, size_t uniform_bytes, WorkgroupCount workgroups, const std::string& name,
+                       const wgpu::BindGroup& bind_group, const BufferBinding& uniform_at);
+
   void copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
             uint64_t destination_offset, uint64_t size);
   void clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size);
@@ -90,6 +96,10 @@ class CommandRecorder {
   void end_pass();
   BufferBinding place_uniforms(const void* data, size_t bytes);
 
+  wgpu::BindGroup bind_group_for(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,
+                                 const BufferBinding* uniform, const std::string& name);
+  void encode_dispatch(const wgpu::ComputePipeline& pipeline, const wgpu::BindGroup& bind_group,
+                       WorkgroupCount workgroups, const std::string& name);
   void encode_copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
                    uint64_t destination_offset, uint64_t size);
 

@@ -6,8 +6,9 @@ namespace onda::gpu {
 
 void CommandTape::add_dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,
                                const void* uniforms, size_t uniform_bytes, WorkgroupCount workgroups,
-                               const std::string& name) {
-  Dispatch d{pipeline, {storage.begin(), storage.end()}, {}, workgroups, name};
+                               const std::string& name, const wgpu::BindGroup& bind_group,
+                               const BufferBinding& uniform_at) {
+  Dispatch d{pipeline, {storage.begin(), storage.end()}, {}, workgroups, name, bind_group, uniform_at};
   if (uniform_bytes > 0) {
     d.uniforms.resize(uniform_bytes);
     std::memcpy(d.uniforms.data(), uniforms, uniform_bytes);
@@ -43,7 +44,8 @@ void CommandTape::replay(CommandRecorder& recorder) const {
     switch (c.kind) {
       case Kind::dispatch: {
         const Dispatch& d = dispatches_[c.index];
-        recorder.dispatch(d.pipeline, d.storage, d.uniforms.data(), d.uniforms.size(), d.workgroups, d.name);
+        recorder.replay_dispatch(d.pipeline, d.storage, d.uniforms.data(), d.uniforms.size(), d.workgroups, d.name,
+                                 d.bind_group, d.uniform_at);
         break;
       }
       case Kind::copy: {

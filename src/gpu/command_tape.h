@@ -18,7 +18,8 @@ namespace onda::gpu {
 class CommandTape {
  public:
   void add_dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage, const void* uniforms,
-                    size_t uniform_bytes, WorkgroupCount workgroups, const std::string& name);
+                    size_t uniform_bytes, WorkgroupCount workgroups, const std::string& name,
+                    const wgpu::BindGroup& bind_group, const BufferBinding& uniform_at);
   void add_copy(const wgpu::Buffer& source, uint64_t source_offset, const wgpu::Buffer& destination,
                 uint64_t destination_offset, uint64_t size);
   void add_clear(const wgpu::Buffer& buffer, uint64_t offset, uint64_t size);
@@ -46,6 +47,8 @@ class CommandTape {
     std::vector<uint8_t> uniforms;
     WorkgroupCount workgroups;
     std::string name;
+    wgpu::BindGroup bind_group;  // as captured, with the uniform block at uniform_at
+    BufferBinding uniform_at;
   };
   struct Copy {
     wgpu::Buffer source, destination;

@@ -16,15 +16,17 @@ namespace {
 // Toggles for every instance/adapter/device: experimental features (subgroup matrices) need
 // allow_unsafe_apis; exact GPU timestamps need timestamp quantization off.
 const char* const kEnabledToggles[] = {"allow_unsafe_apis"};
+// Dawn's robustness transform is turned off by *enabling* its "disable_robustness" toggle (until
+// 2026-12-03 onda listed it among the disabled toggles, which left robustness on either way).
+const char* const kEnabledTogglesNoRobustness[] = {"allow_unsafe_apis", "disable_robustness"};
 const char* const kDisabledToggles[] = {"timestamp_quantization"};
-const char* const kDisabledTogglesNoRobustness[] = {"timestamp_quantization", "disable_robustness"};
 
 wgpu::DawnTogglesDescriptor make_toggles(bool robustness) {
   wgpu::DawnTogglesDescriptor toggles;
-  toggles.enabledToggleCount = std::size(kEnabledToggles);
-  toggles.enabledToggles = kEnabledToggles;
-  toggles.disabledToggleCount = robustness ? std::size(kDisabledToggles) : std::size(kDisabledTogglesNoRobustness);
-  toggles.disabledToggles = robustness ? kDisabledToggles : kDisabledTogglesNoRobustness;
+  toggles.enabledToggleCount = robustness ? std::size(kEnabledToggles) : std::size(kEnabledTogglesNoRobustness);
+  toggles.enabledToggles = robustness ? kEnabledToggles : kEnabledTogglesNoRobustness;
+  toggles.disabledToggleCount = std::size(kDisabledToggles);
+  toggles.disabledToggles = kDisabledToggles;
   return toggles;
 }
 
