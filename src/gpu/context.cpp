@@ -204,7 +204,7 @@ Context::Context(const ContextOptions& options) {
 Context::~Context() = default;
 
 void Context::create_device(const ContextOptions& options) {
-  bool robustness = options.robustness;
+  bool robustness = options.robustness.value_or(description_.type == "CPU");
   if (const char* env = std::getenv("ONDA_ROBUSTNESS")) robustness = std::string(env) != "0";
 
   wgpu::SupportedFeatures supported;
