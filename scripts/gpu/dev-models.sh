@@ -3,14 +3,9 @@
 # reference models from .models-small and runs bench/models.py with few runs; prints the summary.
 # Carry .gl, build, .deps and .models-small.   RUNS=5 bash scripts/gpu/dev-models.sh
 set -uo pipefail
-out=${OUT:-out}
-mkdir -p "$out"
+source "$(dirname "$0")/common.sh"
 for f in .gl/*.deb; do dpkg -x "$f" /; done; ldconfig
-models=/tmp/onda-models
-if [ ! -f $models/.materialized ]; then
-  mkdir -p $models && cp .models-small/* $models/
-  (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
-fi
+materialize_models
 PYTHONUNBUFFERED=1 bash scripts/gpu/run.sh python3 bench/models.py --models-dir $models --out /tmp/onda-bench-models \
   --runs "${RUNS:-5}" --ort-runs "${ORT_RUNS:-1}" ${ORT_WEBGPU:+--ort-webgpu "$ORT_WEBGPU"} > "$out/models.txt" 2>&1
 cp /tmp/onda-bench-models/results.json "$out/" 2>/dev/null

@@ -6,11 +6,9 @@
 # steps; MODELS="a b" picks models; A="ENV=V ..." and B="ENV=V ..." replace the two model
 # configurations compared (default A="ONDA_REPLAY=1", B="ONDA_REPLAY=0").
 set -uo pipefail
-out=${OUT:-out}
+source "$(dirname "$0")/common.sh"
 logs=/tmp/onda-logs
-mkdir -p "$out" $logs
-t0=$(date +%s)
-step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
+mkdir -p $logs
 if [ "${TESTS:-1}" != 0 ]; then
   step tests
   timeout 300 bash scripts/gpu/run.sh build/onda_tests > $logs/tests.txt 2>&1
@@ -28,12 +26,7 @@ timeout 60 bash scripts/gpu/run.sh build/bench_session_recording --runs 50 > $lo
 ONDA_REPLAY=0 timeout 60 bash scripts/gpu/run.sh build/bench_session_recording --runs 50 > $logs/recording_noreplay.txt 2>&1
 grep -h "median" $logs/recording.txt $logs/recording_noreplay.txt
 fi
-models=/tmp/onda-models
-if [ ! -f $models/.materialized ]; then
-  step materialize
-  mkdir -p $models && cp .models-small/* $models/
-  (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
-fi
+materialize_models
 for m in ${MODELS:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
   for side in 1 0; do
     if [ $side = 1 ]; then config=${A:-ONDA_REPLAY=1}; else config=${B:-ONDA_REPLAY=0}; fi

@@ -6,11 +6,9 @@
 # stdout. FFT=0 / GEMM=0 / CONV=0 / TORCH=0 skip steps; MODELS="a b" picks models (MODELS=none: none).
 # Dawn's robustness follows ONDA_ROBUSTNESS as everywhere (on by default).
 set -uo pipefail
-out=${OUT:-out}
+source "$(dirname "$0")/common.sh"
 logs=/tmp/onda-logs
-mkdir -p "$out" $logs
-t0=$(date +%s)
-step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
+mkdir -p $logs
 torch() { [ "${TORCH:-1}" != 0 ] && timeout 150 python3 "$@"; }
 if [ "${FFT:-1}" != 0 ]; then
   step fft
@@ -35,12 +33,7 @@ if [ "${CONV:-1}" != 0 ]; then
   grep -vE "^ " $logs/conv.txt | cut -c1-150 | tail -40
   torch bench/torch_conv.py --only "${CONV_ONLY:-vr_}" > $logs/torch_conv.txt 2>&1; tail -16 $logs/torch_conv.txt | cut -c1-150
 fi
-models=/tmp/onda-models
-if [ "${MODELS:-}" != none ] && [ ! -f $models/.materialized ]; then
-  step materialize
-  mkdir -p $models && cp .models-small/* $models/
-  (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
-fi
+[ "${MODELS:-}" != none ] && materialize_models
 for m in ${MODELS:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
   [ "$m" = none ] && continue
   step "model $m"

@@ -5,14 +5,8 @@
 # SCNet against ONNX Runtime with float64 reductions (ORT_WEBGPU=0, TRACE=0, ACCURATE=0,
 # SEPARATE=0, ONE_SUBMIT=0 skip steps; ORT_WEBGPU_JSONL reuses an earlier ORT WebGPU run).
 set -uo pipefail
-out=${OUT:-out}
-mkdir -p "$out"
-models=/tmp/onda-models
-t0=$(date +%s)
-step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
-step materialize
-mkdir -p $models && cp .models-small/* $models/
-(cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
+source "$(dirname "$0")/common.sh"
+materialize_models
 step "ort webgpu"
 [ "${ORT_WEBGPU:-1}" = 0 ] || OUT=$out timeout 240 bash bench/ort-webgpu.sh "${ORT_WEBGPU_RUNS:-5}" > /tmp/ortw.log 2>&1
 grep -o '"model": "[^"]*"\|"median_ms": [0-9.]*\|"error": "[^"]*"' "$out/ort_webgpu.jsonl" 2>/dev/null | paste - - 

@@ -4,16 +4,8 @@
 # with its variants next to cuDNN (bench/rnn.sh), then each model's profiled run (onda run --bench).
 # ONLY=substring limits bench_rnn's cases; MODELS="a b" the models; TESTS=0 / RNN=0 skip steps.
 set -uo pipefail
-out=${OUT:-out}
-mkdir -p "$out"
-t0=$(date +%s)
-step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
-models=/tmp/onda-models
-step materialize
-if [ ! -f $models/.materialized ]; then
-  mkdir -p $models && cp .models-small/* $models/
-  (cd $models && for r in *.recipe.json; do python3 materialize.py "$r" >/dev/null; done && touch .materialized)
-fi
+source "$(dirname "$0")/common.sh"
+materialize_models
 if [ "${TESTS:-1}" != 0 ]; then
   step "tests ${TEST_FILTER:-Rnn*}"
   timeout 200 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-Rnn*}" > "$out/tests.txt" 2>&1

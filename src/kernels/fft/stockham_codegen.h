@@ -17,13 +17,13 @@ struct GeneratedPass {
   std::vector<PassBinding> bindings;
 };
 
-// vec2_io: the caller's tensors bound as arrays of vec2<f32> (one 8-byte access per complex value; on
-// an H200 with the rest of the FFT fixed, c2c N = 4096: 5.1 -> 3.8 ms per 2^26 points with the power
-// twiddles); only for plans where vec2_user_io holds and tensors at even element offsets.
+// vec2_io: the caller's tensors bound as arrays of vec2<f32>: one 8-byte access per complex value
+// or dense real sample pair instead of two 4-byte ones; only for plans where vec2_user_io holds and
+// tensors at even element offsets.
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io = false);
 
-// Whether a plan's passes can take vec2 user I/O: float32, unrolled, even layout offsets and strides
-// (ONDA_FFT_VEC2=0 turns it off).
+// Whether a plan's passes can take vec2 user I/O: float32, unrolled, even layout offsets and outer /
+// inner strides, and an even axis stride (or 1 on a real side) (ONDA_FFT_VEC2=0 turns it off).
 bool vec2_user_io(const FftPlan& plan);
 
 // How read_user / write_user (fft/user_io.wgsl) read and write the caller's tensors for this plan.

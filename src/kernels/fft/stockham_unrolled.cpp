@@ -9,7 +9,7 @@
 namespace onda::kernels::fft {
 namespace {
 
-// Knobs for the H200 sweeps (bench_fft, scripts/gpu/fft-gemm-sweep.sh): ONDA_FFT_THREADS (threads per
+// Knobs for the H200 sweeps (bench_fft, scripts/gpu/fft-sweep.sh): ONDA_FFT_THREADS (threads per
 // transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_PAD (0: no padded exchange),
 // ONDA_FFT_TWIDDLE=table (every twiddle of a butterfly from the table, instead of W^k from the table
 // and W^(rk) by at most three products: R - 1 table loads per butterfly become one).
@@ -18,8 +18,11 @@ int64_t env_int(const char* name, int64_t fallback) {
   return v && *v ? std::stoll(v) : fallback;
 }
 bool twiddle_powers() {
-  const char* v = std::getenv("ONDA_FFT_TWIDDLE");
-  return !(v && std::string(v) == "table");
+  static const bool powers = [] {
+    const char* v = std::getenv("ONDA_FFT_TWIDDLE");
+    return !(v && std::string(v) == "table");
+  }();
+  return powers;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
