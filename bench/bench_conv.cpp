@@ -310,18 +310,18 @@ Timing time_runner(gpu::Context& context, gpu::BufferPool& pool, Runner& runner,
 
 std::string path_label(const std::string& path, const conv::ConvGeometry& g, const Case& c) {
   if (path.rfind("implicit", 0) == 0) {
-    const auto t = conv::detail::choose_implicit_tile(g, path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
+    const auto t = conv::detail::choose_implicit_tile(conv::detail::phase_geometry(g), path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
                                                       path == "implicit_nosplit" ? 1 : 0);
     return fmt::format("{} {}x{} k{}{}", path, 8 * t.wg_y, 64 * t.nv, t.bk,
                        t.splits > 1 ? fmt::format(" s{}", t.splits) : "");
   }
   if (path != "session") return path;
   // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a
-  // Conv where automatic_takes_implicit runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y
+  // Conv or ConvTranspose where automatic_takes_implicit runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y
   // exceed a binding, not checked here).
   conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
   const char* env = std::getenv("ONDA_CONV_IMPLICIT");
-  if (conv::automatic_takes_implicit(g) && !(env && std::string(env) == "0"))
+  if (p != conv::ConvPath::overlap_add && conv::automatic_takes_implicit(g) && !(env && std::string(env) == "0"))
     p = conv::ConvPath::implicit_gemm;
   const char* names[] = {"auto", "direct", "gemm", "overlap_add", "implicit"};
   return fmt::format("session:{}", names[static_cast<int>(p)]);

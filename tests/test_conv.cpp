@@ -176,13 +176,23 @@ uint64_t small_chunk(const ConvCase& c, int64_t units) {
 }
 
 // chunk_units > 0: chunked runs with small_chunk(case, chunk_units + i % 3).
+// unit_dilation: dilations forced to 1 (the implicit ConvTranspose's domain).
 void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, int64_t chunk_units = 0,
-                  bool prepack = false) {
+                  bool prepack = false, bool unit_dilation = false) {
   const uint64_t seed = test_seed();
   Random r(seed);
   for (int i = 0; i < cases; ++i) {
     const int64_t rank = path == ConvPath::direct ? 1 + i % 3 : 1 + i % 2;
-    const ConvCase c = random_case(r, transpose, rank, gemm_friendly);
+    ConvCase c = random_case(r, transpose, rank, gemm_friendly);
+    if (unit_dilation) {
+      c.attributes.dilations.assign(rank, 1);
+      try {
+        const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
+        if (g.out_positions() == 0) continue;
+      } catch (const std::invalid_argument&) {
+        continue;  // output_shape / output_padding drawn for the dilated kernel
+      }
+    }
     const DType dtype = i % 3 == 2 ? DType::f16 : DType::f32;
     ConvOptions options;
     options.path = path;
@@ -255,6 +265,52 @@ TEST(ConvTranspose, GemmRandomAttributes) {
   random_sweep(true, ConvPath::gemm, true, 12, 0, true);
 }
 // Small chunks: row slabs of one batch, each gathering only into the output rows it reaches.
+// Per stride phase (any stride, pads, output_padding, output_shape, kernel not a multiple of the
+// stride; phases with empty q ranges), with and without split K.
+TEST(ConvTranspose, ImplicitGemmRandomAttributes) {
+  random_sweep(true, ConvPath::implicit_gemm, true, 20, 0, false, true);
+}
+
+// The decoders' shapes scaled down: HTDemucs' kernel 8 stride 4 (2-D along frequency, 1-D in time),
+// SCNet's kernel 4 stride 4 (phases of one tap), kernels not a multiple of the stride, pads that
+// crop, batch 2, every split of K the planner may choose and forced, f16, a fused activation.
+TEST(ConvTranspose, ImplicitGemmDecoderShapes) {
+  Random r(test_seed());
+  struct Wide {
+    Shape x, w;
+    std::vector<int64_t> strides, pads, output_padding;
+    int splits;
+    DType dtype;
+  };
+  const Wide cases[] = {
+      {{1, 48, 10, 7}, {48, 24, 8, 1}, {4, 1}, {0, 0, 0, 0}, {0, 0}, 0, DType::f32},
+      {{2, 40, 6, 5}, {40, 16, 4, 1}, {4, 1}, {0, 0, 0, 0}, {0, 0}, 0, DType::f32},
+      {{1, 96, 9}, {96, 12, 8}, {4}, {2, 2}, {0}, 0, DType::f32},
+      {{1, 37, 5, 6}, {37, 20, 5, 3}, {3, 2}, {1, 2, 2, 0}, {1, 1}, 3, DType::f32},
+      {{2, 19, 11}, {19, 9, 7}, {3}, {4, 1}, {2}, 1, DType::f16},
+      {{1, 130, 4, 4}, {130, 72, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 0}, 0, DType::f32},
+      {{1, 24, 7, 3}, {24, 33, 2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 2, DType::f16},
+  };
+  int i = 0;
+  for (const Wide& wc : cases) {
+    ConvCase c;
+    c.transpose = true;
+    c.x_shape = wc.x;
+    c.w_shape = wc.w;
+    c.attributes.strides = wc.strides;
+    c.attributes.pads = wc.pads;
+    c.attributes.output_padding = wc.output_padding;
+    ConvOptions options{ConvPath::implicit_gemm, 0};
+    options.implicit_splits = wc.splits;
+    options.implicit_prefetch = i % 2 == 1;
+    if (i++ == 3) options.activation = kernels::gemm::Activation::relu;
+    const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
+    EXPECT_TRUE(automatic_takes_implicit(g) || g.in_channels < 8 || g.out_channels < 8) << describe(c);
+    const double err = run_case(c, wc.dtype, options, r);
+    EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << wc.splits;
+  }
+}
+
 TEST(ConvTranspose, GemmChunked) {
   random_sweep(true, ConvPath::gemm, true, 8, 1, true);
 }
@@ -570,7 +626,7 @@ TEST(Conv, FusedActivationEveryPath) {
   for (const ConvCase* c : {&conv, &up}) {
     for (const ConvPath path : {ConvPath::direct, ConvPath::gemm, ConvPath::implicit_gemm}) {
       for (const bool chunked : {false, true}) {
-        if ((path != ConvPath::gemm && chunked) || (path == ConvPath::implicit_gemm && c->transpose)) continue;
+        if (path != ConvPath::gemm && chunked) continue;
         ConvOptions options{path, chunked ? small_chunk(*c, 2) : 0};
         options.activation = activations[i++ % 5];
         options.activation_alpha = 0.2f;

@@ -114,10 +114,13 @@ void run_case(const SessionCase& c, DType dtype) {
 
 TEST(ConvSession, ConstantWeightsPreparedOnce) {
   const SessionCase cases[] = {
-      // Dense ConvTranspose on the GEMM: the weight is prepacked in the first run only.
-      {"ConvTranspose 1-D dense (host weight, gemm, packed once)", true, {2, 24, 9}, {24, 8, 4}, 2, true, false, 1},
-      {"ConvTranspose 2-D dense (GPU weight, gemm, packed once)", true, {1, 64, 5, 6}, {64, 40, 6, 5}, 2, false,
+      // Dense ConvTranspose: on the per-phase implicit GEMM (8 or more output channels) or on GEMM +
+      // col2im (fewer); either way the weight is packed in the first run only.
+      {"ConvTranspose 1-D dense (host weight, implicit, packed once)", true, {2, 24, 9}, {24, 8, 4}, 2, true, false,
+       1},
+      {"ConvTranspose 2-D dense (GPU weight, implicit, packed once)", true, {1, 64, 5, 6}, {64, 40, 6, 5}, 2, false,
        false, 1},
+      {"ConvTranspose 1-D dense (host weight, gemm, packed once)", true, {2, 24, 9}, {24, 4, 4}, 2, true, false, 1},
       // The iSTFT overlap-add: a host weight's diagonal is found on the host (no dispatch); a GPU
       // weight's is checked on the GPU in the first run only.
       {"ConvTranspose windowed identity (host weight)", true, {2, 64, 7}, {64, 1, 64}, 16, false, true, 0},

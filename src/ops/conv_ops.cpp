@@ -86,6 +86,7 @@ struct ConvWeightState {
   bool overlap_add = false;
   Tensor diagonal, identity_flag;  // windowed identity: f32 [C] (and the GPU check's flag)
   std::unique_ptr<kernels::gemm::PackedB> packed;  // dense ConvTranspose weight for the GEMM
+  conv::ImplicitWeightCache implicit;              // the per-phase packed weight (implicit GEMM)
 };
 
 std::vector<Value> record_conv(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -152,7 +153,11 @@ std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, cons
       state->overlap_add = true;
     }
   }
-  if (!state->overlap_add && conv::choose_conv_path(g, false) == conv::ConvPath::gemm) {
+  state->implicit.pool = &context.persistent_pool;
+  // The implicit GEMM packs its own weight on the first run; the GEMM's prepacked copy is made only
+  // where that path would run (it still runs unpacked if the implicit one turns out not to apply).
+  if (!state->overlap_add && conv::choose_conv_path(g, false) == conv::ConvPath::gemm &&
+      !conv::automatic_takes_implicit(g)) {
     state->packed = std::make_unique<kernels::gemm::PackedB>(conv::prepack_conv_transpose_weight(
         context.kernels, context.persistent_pool, context.recorder, state->w));
   }
@@ -166,13 +171,14 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
     const conv::ConvGeometry g =
         conv::resolve_conv_transpose(inputs[0].shape(), inputs[1].shape(), attributes(node, true));
     conv::ConvTransposeWeights weights;
+    conv::ConvOptions options = fused_activation(node);
     Tensor bias;
     const Value& w = inputs[1];
     const bool overlap_add_geometry = conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add;
     if (constant_weights(context, inputs)) {
       auto& slot = *context.node_state;
       if (!slot) slot = prepare_conv_transpose(context, g, inputs);
-      const auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
+      auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
       weights.w = state.w;
       bias = state.bias;
       if (state.overlap_add) {
@@ -180,6 +186,7 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
         weights.identity_flag = state.identity_flag;
       }
       weights.packed = state.packed.get();
+      options.implicit_weight = &state.implicit;
     } else {
       if (w.on_host() && overlap_add_geometry) weights.diagonal = host_diagonal(w);
       weights.w = context.to_device(w);
@@ -191,7 +198,7 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     conv::record_conv_transpose(context.kernels, context.recorder, context.pool, g, weights,
-                                context.to_device(inputs[0]), bias, y.device, fused_activation(node));
+                                context.to_device(inputs[0]), bias, y.device, options);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

@@ -210,7 +210,16 @@ ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
 }
 
 bool automatic_takes_implicit(const ConvGeometry& g) {
-  if (g.transpose || g.group != 1 || g.spatial_rank() > 2) return false;
+  if (g.group != 1 || g.spatial_rank() > 2) return false;
+  if (g.transpose) {
+    // Per stride phase a Conv with C_in x ceil(K / s) taps: worth the 8-row channel tile from 8 output
+    // channels (HTDemucs' decoders: 12..192; SCNet's: 16). Fewer (the dense iSTFT, C_out 1) stay on
+    // GEMM + col2im, whose N is C_out k.
+    const bool unit_dilation =
+        std::all_of(g.dilations.begin(), g.dilations.end(), [](int64_t d) { return d == 1; });
+    return unit_dilation && g.in_channels >= 8 && g.out_channels >= 8 && g.in_positions() > 0 &&
+           g.out_positions() > 0 && g.batch > 0;
+  }
   const ConvPath p = choose_conv_path(g, false);
   return p == ConvPath::gemm ||
          (p == ConvPath::direct && g.in_channels * g.kernel_elements() >= 16 && g.out_channels >= 8 &&
@@ -279,6 +288,20 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
       weights.w.defined() && !detail::direct_fits(g, x.dtype(), y.dtype(), limits) &&
       detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {
     path = ConvPath::gemm;
+  }
+  // Per stride phase the implicit GEMM: no column buffer, each output written once by its phase.
+  if (options.path == ConvPath::automatic && path != ConvPath::overlap_add && weights.w.defined() &&
+      automatic_takes_implicit(g) && options.allow_implicit && implicit_enabled_by_environment() &&
+      detail::conv_implicit_applies(kc, g, x, weights.w, y, limits)) {
+    path = ConvPath::implicit_gemm;
+  }
+  if (path == ConvPath::implicit_gemm) {
+    if (!weights.w.defined() || !detail::conv_implicit_applies(kc, g, x, weights.w, y, limits)) {
+      throw std::invalid_argument(
+          "conv: implicit_gemm ConvTranspose needs the weight tensor, group 1, rank <= 2, dilation 1, a non-empty "
+          "input and X, W, Y within one binding");
+    }
+    return detail::record_conv_implicit(kc, recorder, pool, g, x, weights.w, bias, y, options);
   }
   if (path == ConvPath::overlap_add) {
     if (!has_diagonal || !overlap_add_applies(g) ||

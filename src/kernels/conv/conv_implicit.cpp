@@ -5,6 +5,8 @@
 // rows of C_out (UVR's 48 / 96 / 192 / 288 / 384 channels get 48 / 96 / 96 / 96 / 128); BN = 128
 // positions, or 64 where 128 would leave the GPU with few workgroups; BK input channels per K step
 // picked to waste little of the last chunk (C_in 145 -> 24 x 7) while keeping barriers rare.
+// ConvTranspose (dilation 1) runs the same kernel per stride phase (see conv_implicit.wgsl), W packed
+// by implicit_pack_w_transpose.wgsl; its tile is chosen for the phase problem (phase_geometry).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -25,7 +27,27 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
+// Taps per stride phase of a dilation-1 ConvTranspose along each of the 3 padded dimensions.
+int64_t phase_taps(int64_t kernel, int64_t stride) {
+  return ceil_div(kernel, stride);
+}
+
 }  // namespace
+
+ConvGeometry phase_geometry(const ConvGeometry& g) {
+  if (!g.transpose) return g;
+  ConvGeometry p = g;
+  p.transpose = false;
+  int64_t phases = 1;
+  for (int64_t d = 0; d < g.spatial_rank(); ++d) {
+    p.kernel[d] = phase_taps(g.kernel[d], g.strides[d]);
+    p.out_size[d] = ceil_div(g.out_size[d], g.strides[d]);
+    p.strides[d] = 1;
+    phases *= g.strides[d];
+  }
+  p.batch = g.batch * phases;
+  return p;
+}
 
 ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override) {
   ImplicitTile t;
@@ -68,17 +90,20 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int sp
 
 bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                            const Tensor& y, const ChunkLimits& limits) {
-  if (g.transpose || g.group != 1 || g.spatial_rank() > 2 || g.batch == 0 || x.numel() == 0) return false;
+  if (g.group != 1 || g.spatial_rank() > 2 || g.batch == 0 || x.numel() == 0) return false;
   if (g.in_channels == 0 || g.out_channels == 0 || g.out_positions() == 0) return false;
+  if (g.transpose && std::any_of(g.dilations.begin(), g.dilations.end(), [](int64_t d) { return d != 1; }))
+    return false;
   for (const Tensor* t : {&x, &w, &y}) {
     if (t->device_bytes() + limits.slack > limits.binding) return false;
   }
   const auto& l = kc.gpu.limits();
-  const ImplicitTile t = choose_implicit_tile(g, 0);
+  const ConvGeometry pg = phase_geometry(g);
+  const ImplicitTile t = choose_implicit_tile(pg, 0);
   const int64_t bm = 8 * t.wg_y;
-  return ceil_div(g.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
+  return ceil_div(pg.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
          ceil_div(g.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
-         g.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
+         pg.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
          l.maxComputeWorkgroupSizeY >= 16 && l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
 }
 
@@ -86,36 +111,47 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
                           const ConvGeometry& g,
                           const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                           const ConvOptions& options) {
-  ImplicitTile t = choose_implicit_tile(g, options.implicit_nv, options.implicit_splits);
+  const ConvGeometry pg = phase_geometry(g);  // g itself for a Conv
+  const int64_t phases = pg.batch / std::max<int64_t>(g.batch, 1);
+  ImplicitTile t = choose_implicit_tile(pg, options.implicit_nv, options.implicit_splits);
   if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
   // The partial sums must fit one binding, and the slices one dispatch dimension.
   const uint64_t y_f32_bytes = static_cast<uint64_t>(y.numel()) * 4;
   while (t.splits > 1 && (t.splits * y_f32_bytes + kc.gpu.limits().minStorageBufferOffsetAlignment >
                               kc.gpu.limits().maxStorageBufferBindingSize ||
-                          static_cast<uint64_t>(g.batch) * t.splits > kc.gpu.limits().maxComputeWorkgroupsPerDimension))
+                          static_cast<uint64_t>(pg.batch) * t.splits > kc.gpu.limits().maxComputeWorkgroupsPerDimension))
     --t.splits;
   const bool split = t.splits > 1;
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
-  const int64_t taps = g.kernel_elements();
+  const int64_t taps = pg.kernel_elements();  // a ConvTranspose's taps per phase
   const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(g.out_channels, 4) * 4;
   u.region[2] = u32(co_pad, "packed weight row");
   u.chunk[2] = t.bk;  // the k loop bound under KEEP_K_LOOP
+  const ConvUniforms pu_taps = make_uniforms(pg);  // the phase taps J (a Conv: its own kernel)
+  if (g.transpose) {
+    u.region[0] = u32(ci_pad * taps * co_pad, "packed weight phase block");
+    for (int d = 0; d < 3; ++d) u.kernel[d] = pu_taps.kernel[d];
+  }
 
-  // wp[ci_pad, taps, co_pad] (f32, zero padded), packed now or taken from the caller's cache.
+  // wp[phases, ci_pad, taps, co_pad] (f32, zero padded), packed now or taken from the caller's cache.
   ImplicitWeightCache* cache = options.implicit_weight;
-  const int64_t packed_numel = ci_pad * taps * co_pad;
+  const int64_t packed_numel = phases * ci_pad * taps * co_pad;
   Tensor wp = cache && cache->packed.defined() && cache->packed.numel() == packed_numel ? cache->packed : Tensor();
   if (!wp.defined()) {
     const bool keep = cache && cache->pool;
     wp = Tensor::empty(keep ? *cache->pool : pool, DType::f32, {packed_numel});
     recorder.retain(wp.storage());
     if (wp.element_offset(kc.gpu) % 4 != 0) throw std::logic_error("conv: the packed weight is not 16-byte aligned");
-    ConvUniforms pu = u;
+    ConvUniforms pu = make_uniforms(g);  // the ONNX kernel size
+    pu.region[2] = u.region[2];
+    pu.chunk[0] = u32(ci_pad, "padded C_in");
+    for (int d = 0; d < 3; ++d) pu.tap_step[d] = pu_taps.kernel[d];
     pu.offsets[1] = w.element_offset(kc.gpu);
     pu.offsets[3] = wp.element_offset(kc.gpu);
+    const char* pack_file = g.transpose ? "conv/implicit_pack_w_transpose.wgsl" : "conv/implicit_pack_w.wgsl";
     const auto& pack = kc.pipelines.get(
-        render_shader("conv/implicit_pack_w.wgsl", {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}), {},
+        render_shader(pack_file, {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}), {},
         "conv implicit pack w");
     const gpu::BufferBinding pack_bindings[] = {w.binding(kc.gpu), wp.binding(kc.gpu)};
     dispatch(kc, recorder, pack, pack_bindings, pu, wp.numel(), "conv implicit pack w");
@@ -132,6 +168,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
                       {"SPLIT", split ? "1" : "0"},
+                      {"TRANSPOSE", g.transpose ? "1" : "0"},
                       {"PREFETCH", options.implicit_prefetch ? "1" : "0"},
                       {"WG_Y", std::to_string(t.wg_y)},
                       {"NV", std::to_string(t.nv)},
@@ -152,9 +189,10 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   u.offsets[3] = out.element_offset(kc.gpu);
   const auto& pipeline = kc.pipelines.get(render_shader("conv/conv_implicit.wgsl", v), {}, "conv implicit gemm");
   const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
-  const gpu::WorkgroupCount groups{u32(ceil_div(g.out_positions(), bn), "position tiles"),
+  // A ConvTranspose phase has at most ceil(out / s) positions per dimension (pg.out_positions()).
+  const gpu::WorkgroupCount groups{u32(ceil_div(pg.out_positions(), bn), "position tiles"),
                                    u32(ceil_div(g.out_channels, bm), "channel tiles"),
-                                   u32(g.batch * t.splits, "batch slices")};
+                                   u32(pg.batch * t.splits, "batch slices")};
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), groups, "conv implicit gemm");
   if (!split) return;
 

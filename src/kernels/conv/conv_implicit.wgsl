@@ -18,6 +18,14 @@
 // each writes its partial sums to `part` (bound as y) and implicit_splitk_reduce.wgsl adds them,
 // the bias and the activation.
 //
+// TRANSPOSE (ConvTranspose, dilation 1) runs the same GEMM once per stride phase: output coordinate
+// o = q s + r - pad (phase r = (o + pad) mod s) gets exactly the taps k = r + s j from inputs i = q - j,
+// so phase r is a stride-1 conv over q with J = ceil(K / s) taps j and weights W[ci, co, r + s j]
+// (implicit_pack_w_transpose.wgsl packs [phase][C_in][J taps][C_out], zero where r + s j >= K). The
+// phases of one batch are slices of wg.z; a phase's positions are its q range, stored back at o
+// (every output belongs to one phase and one q: written once, no atomics, no column buffer).
+// region.x: one phase's block of the packed weight (elements); kernel.yz: J.
+//
 // Template values: WG_Y (threads along C_out; the 16 threads along positions are fixed), NV (vec4s of
 // positions per thread: BN = 64 NV), BK, SPLIT, PREFETCH (load step t + 1 into registers while step t
 // multiplies: more registers, the memory latency hidden inside one workgroup), HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
@@ -51,6 +59,7 @@ var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][p / 4]
 var<private> g_tid: u32;
 var<private> g_m0: u32;
 var<private> g_x_batch: u32;
+var<private> g_w_base: u32;  // first element of this workgroup's packed weight (its phase's block)
 var<private> g_iy0: array<i32, PT>;
 var<private> g_ix0: array<i32, PT>;
 var<private> g_inside: array<bool, PT>;
@@ -74,15 +83,20 @@ fn fetch(t: u32) {
     let r = e / (BM / 4u);
     let co = g_m0 + 4u * (e % (BM / 4u));
     let row = (c0 + r) * taps + tap;
-    let v = wp[(params.offsets.y + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
+    let v = wp[(g_w_base + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
     st_a[l] = select(vec4<f32>(0.0), v, co < params.region.z);
   }
   // The implicit columns x[n, c0 + r, source(position, tap)]; zero in the padding and past C_in.
   var src: array<u32, PT>;
   var ok: array<bool, PT>;
   for (var i = 0u; i < PT; i++) {
+#if TRANSPOSE
+    let iy = g_iy0[i] - i32(ky);  // input i = q - j
+    let ix = g_ix0[i] - i32(kx);
+#else
     let iy = g_iy0[i] + i32(ky * params.dilation.y);
     let ix = g_ix0[i] + i32(kx * params.dilation.z);
+#endif
     ok[i] = g_inside[i] && iy >= 0 && iy < i32(in_h) && ix >= 0 && ix < i32(in_w);
     src[i] = select(0u, u32(iy) * in_w + u32(ix), ok[i]);
   }
@@ -96,6 +110,14 @@ fn fetch(t: u32) {
   }
 }
 
+// floor(a / b) and ceil(a / b) for b > 0 and any sign of a (WGSL's / truncates toward zero).
+fn floor_div(a: i32, b: i32) -> i32 {
+  return select(-((-a + b - 1) / b), a / b, a >= 0);
+}
+fn ceil_div(a: i32, b: i32) -> i32 {
+  return select(-((-a) / b), (a + b - 1) / b, a >= 0);
+}
+
 @compute @workgroup_size(16, WG_Y, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) tid: u32) {
@@ -104,24 +126,47 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let in_h = params.in_size.y;
   let in_w = params.in_size.z;
   let out_w = params.out_size.z;
-  let positions = params.out_size.y * out_w;  // out_size.x == 1 (checked by the planner)
+  let out_positions = params.out_size.y * out_w;  // out_size.x == 1 (checked by the planner)
   let in_positions = in_h * in_w;
   let taps = params.kernel.y * params.kernel.z;
   let c_steps = (c_in + BK - 1u) / BK;
 #if SPLIT
   // Split K: slice wg.z % splits sums its range of channel chunks into part (y binds it, f32).
   let splits = params.tap_step.w;
-  let n = wg.z / splits;
+  let slab = wg.z / splits;
   let split = wg.z % splits;
   let per_split = (c_steps + splits - 1u) / splits;
   let cs_begin = split * per_split;
   let cs_end = min(c_steps, cs_begin + per_split);
 #else
-  let n = wg.z;
+  let slab = wg.z;
   let cs_begin = 0u;
   let cs_end = c_steps;
 #endif
+#if TRANSPOSE
+  // slab = batch x phases + phase; the phase's q range along each dimension: o = q s + r - pad in [0, out).
+  let sy = i32(params.stride.y);
+  let sx = i32(params.stride.z);
+  let phases = params.stride.y * params.stride.z;
+  let n = slab / phases;
+  let phase = slab % phases;
+  let ry = i32(phase / params.stride.z);
+  let rx = i32(phase % params.stride.z);
+  let qy_lo = ceil_div(params.pad.y - ry, sy);
+  let qx_lo = ceil_div(params.pad.z - rx, sx);
+  let nqy = max(floor_div(i32(params.out_size.y) - 1 + params.pad.y - ry, sy) - qy_lo + 1, 0);
+  let nqx = max(floor_div(i32(out_w) - 1 + params.pad.z - rx, sx) - qx_lo + 1, 0);
+  let positions = u32(nqy * nqx);
+  g_w_base = params.offsets.y + phase * params.region.x;
+#else
+  let n = slab;
+  let positions = out_positions;
+  g_w_base = params.offsets.y;
+#endif
   let p0 = wg.x * BN;
+  // A tile past this phase's positions (phases differ by a row at most) has nothing to do; the
+  // condition is uniform across the workgroup.
+  if (p0 >= positions) { return; }
   let m0 = wg.y * BM;
   let x_batch = params.offsets.x + n * c_in * in_positions;
 
@@ -135,8 +180,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let q = p0 + lane + 32u * i;
     g_inside[i] = q < positions;
     let qq = min(q, positions - 1u);
+#if TRANSPOSE
+    g_iy0[i] = qy_lo + i32(qq / u32(nqx));
+    g_ix0[i] = qx_lo + i32(qq % u32(nqx));
+#else
     g_iy0[i] = i32((qq / out_w) * params.stride.y) - params.pad.y;
     g_ix0[i] = i32((qq % out_w) * params.stride.z) - params.pad.z;
+#endif
   }
 
   var acc: array<vec4<f32>, TM * NV>;
@@ -191,25 +241,33 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let co = m0 + lid.y * TM + mi;
     if (co >= c_out) { break; }
 #if SPLIT
-    let row = params.offsets.w + ((split * params.stride.w + n) * c_out + co) * positions;  // stride.w: batch
-    for (var v = 0u; v < NV; v++) {
-      let p = p0 + (lid.x + v * WG_X) * 4u;
-      for (var j = 0u; j < 4u; j++) {
-        if (p + j < positions) { store_y(row + p + j, acc[mi * NV + v][j]); }
-      }
-    }
+    let row = params.offsets.w + ((split * params.stride.w + n) * c_out + co) * out_positions;  // stride.w: batch
+    let bias_v = 0.0;
 #else
     var bias_v = 0.0;
 #if HAS_BIAS
     bias_v = load_bias(params.offsets.z + co);
 #endif
-    let row = params.offsets.w + (n * c_out + co) * positions;
+    let row = params.offsets.w + (n * c_out + co) * out_positions;
+#endif
     for (var v = 0u; v < NV; v++) {
       let p = p0 + (lid.x + v * WG_X) * 4u;
       for (var j = 0u; j < 4u; j++) {
-        if (p + j < positions) { store_y(row + p + j, activate(acc[mi * NV + v][j] + bias_v)); }
+        if (p + j < positions) {
+#if TRANSPOSE
+          let oy = u32((qy_lo + i32((p + j) / u32(nqx))) * sy + ry - params.pad.y);
+          let ox = u32((qx_lo + i32((p + j) % u32(nqx))) * sx + rx - params.pad.z);
+          let at = row + oy * out_w + ox;
+#else
+          let at = row + p + j;
+#endif
+#if SPLIT
+          store_y(at, acc[mi * NV + v][j]);
+#else
+          store_y(at, activate(acc[mi * NV + v][j] + bias_v));
+#endif
+        }
       }
     }
-#endif
   }
 }

@@ -91,7 +91,7 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                       const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
                       const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
 bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
-// The implicit-GEMM Conv (conv_implicit.cpp): its tile (BM = 8 wg_y output channels, BN = 64 nv
+// The implicit-GEMM Conv and ConvTranspose (conv_implicit.cpp; ConvTranspose: dilation 1, per stride phase): its tile (BM = 8 wg_y output channels, BN = 64 nv
 // positions, bk input channels per K step, K split among `splits` slices), whether it can run a problem (group 1, rank <= 2, X, W
 // and Y bound whole, workgroup counts within the device limits), and the recording.
 // splits > 1: split K, the channel chunks divided among that many slices (then a reduce pass).
@@ -99,6 +99,9 @@ struct ImplicitTile {
   uint32_t wg_y = 2, nv = 2, bk = 8, splits = 1;
 };
 ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override = 0);
+// The GEMM problem one stride phase of a ConvTranspose poses (a Conv: g itself): kernel J = ceil(K / s)
+// taps, ceil(out / s) positions per dimension, stride 1, batch N x phases. The implicit path tiles it.
+ConvGeometry phase_geometry(const ConvGeometry& g);
 bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                            const Tensor& y, const ChunkLimits& limits);
 void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
