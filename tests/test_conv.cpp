@@ -355,6 +355,16 @@ TEST(Conv, AutomaticPathLargerChannels) {
   EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
   c.w_shape = {4, 37, 3, 3};  // too few: stays direct
   EXPECT_FALSE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
+  // Pointwise with few input channels (HTDemucs' DConv expand, 6 -> 96): a GEMM, not direct.
+  c.x_shape = {3, 6, 5, 7};
+  c.w_shape = {24, 6, 1, 1};
+  c.attributes.pads = {0, 0, 0, 0};
+  const ConvGeometry expand = resolve_conv(c.x_shape, c.w_shape, c.attributes);
+  EXPECT_EQ(choose_conv_path(expand, false), ConvPath::gemm);
+  EXPECT_TRUE(automatic_takes_implicit(expand));
+  EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
+  EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  EXPECT_LE(run_case(c, DType::f32, {ConvPath::gemm, 0}, r), kF32Bound);
 }
 
 TEST(Conv, PointwiseGemmReadsInputDirectly) {
