@@ -169,7 +169,9 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
     recorder.submit_and_wait();
     double step_ms = 0, step_count = 0;
     for (const auto& e : profiler.entries()) {
-      if (e.name.rfind("rnn_step", 0) == 0) {  // per step: the first 2048 dispatches are timed
+      // Per step: the step kernels, and the GEMM step's product (a GEMM dispatch once per step; the
+      // projection runs once, or once per chunk and direction). The first 2048 dispatches are timed.
+      if (e.name.rfind("rnn_step", 0) == 0 || (c.seq > 4 && e.count >= static_cast<size_t>(c.seq))) {
         step_ms += e.total_ms;
         step_count = std::max(step_count, static_cast<double>(e.count));
       } else if (e.name == "rnn_sequence" || e.name == "rnn_rows") {  // one dispatch for all steps
@@ -243,6 +245,8 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({"dot", o});
     o.step_kernel = StepKernel::tiled;
     variants.push_back({"tiled", o});
+    o.step_kernel = StepKernel::gemm;
+    variants.push_back({"gemm", o});
   }
   // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.
   const std::vector<T> fixed = {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},
@@ -357,7 +361,10 @@ int main(int argc, char** argv) {
                                                   static_cast<uint32_t>(std::min<int64_t>(c.batch, 4)), 64};
       const LayerTimes w = time_layer(context, pool, pipelines, c, repeats, wide, false);
       const double per_step = static_cast<double>(t.dispatches - t.projection_dispatches) / static_cast<double>(c.seq);
-      const char* kernel = per_step < 0.5 ? "seq" : c.batch >= kernels::rnn::kTiledMinBatch ? "tiled" : "dot";
+      const char* kernel = per_step < 0.5                                ? "seq"
+                           : per_step > 1.5 ? (c.batch >= kernels::rnn::kGemmStepMinBatch ? "gemm" : "2-phase")
+                           : c.batch >= kernels::rnn::kTiledMinBatch     ? "tiled"
+                                                                         : "dot";
       fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
                  c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
                  floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,

@@ -50,7 +50,10 @@ std::string describe(const Case& c) {
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
   const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident"};
-  std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled" : c.kernel == kernels::rnn::StepKernel::dot ? " dot" : "";
+  std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled"
+                       : c.kernel == kernels::rnn::StepKernel::dot ? " dot"
+                       : c.kernel == kernels::rnn::StepKernel::gemm ? " gemm"
+                                                                    : "";
   if (c.rows) {
     kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
                           c.rows->k_split, c.rows->k_block);
@@ -428,6 +431,37 @@ TEST(RnnKernel, TiledStep) {
   gru.linear_before_reset = false;
   gru.tiled = T{16, 4, 16, 1, 16, 4};
   cases.push_back(gru);
+  run_all(cases);
+}
+
+// The GEMM step (StepKernel::gemm: H_prev R^T of all directions on the GEMM core, then the cell
+// kernel): every cell (GRU lbr=0 falls back to its two-phase step), both layouts, every direction,
+// ragged lens, initial states, peepholes, clip, input_forget, random activations, f16, the chunked
+// projection, sizes that fit no GEMM tile.
+TEST(RnnKernel, GemmStep) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 5);
+  for (int i = 0; i < 8; ++i) {
+    Case c;
+    c.cell = static_cast<CellType>(i % 3);
+    c.linear_before_reset = i != 4;
+    c.direction = static_cast<Direction>((i + 1) % 3);
+    c.layout = (i / 2) % 2;
+    c.seq = 3 + i % 3;
+    c.batch = 3 + pick.integer(0, 40);
+    c.input = 5 + i;
+    c.hidden = 6 + pick.integer(0, 50);
+    c.lens = c.h0 = i % 2 == 1;
+    c.c0 = c.peepholes = c.cell == CellType::lstm && i != 3;
+    if (i % 3 == 1) c.clip = 0.7f;
+    if (i == 2) c.random_activations = true;
+    if (i == 3) c.input_forget = true;
+    if (i == 5) c.dtype = DType::f16;
+    if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
+    c.kernel = kernels::rnn::StepKernel::gemm;
+    c.mode = kernels::rnn::StepMode::per_step;
+    cases.push_back(c);
+  }
   run_all(cases);
 }
 

@@ -207,6 +207,14 @@ TemplateValues fused_cell_values(const RnnSpec& spec) {
           {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
 }
 
+// The cell half of a GEMM step (rnn_step_gates.wgsl).
+std::string gates_step_shader(const RnnSpec& spec, DType out) {
+  TemplateValues v = fused_cell_values(spec);
+  v.merge(TemplateValues{{"BT", "1"}, {"ACC", std::to_string(gate_count(spec.cell))}, {"UNIFORM_BINDING", "8"}});
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_gates.wgsl", v);
+}
+
 std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t, int64_t hidden, DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   const bool vec4 = t.unit_vector == 4;
@@ -291,7 +299,8 @@ StepKernel resolve_step_kernel(StepKernel requested) {
     const std::string value = env;
     if (value == "dot") return StepKernel::dot;
     if (value == "tiled") return StepKernel::tiled;
-    throw std::invalid_argument(fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot' or 'tiled'", value));
+    if (value == "gemm") return StepKernel::gemm;
+    throw std::invalid_argument(fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot', 'tiled' or 'gemm'", value));
   }
   return StepKernel::automatic;
 }
@@ -535,7 +544,12 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                        static_cast<uint64_t>(gh * d.hidden) * 4 <= kRowSequenceMaxWeightBytes &&
                        d.batch * d.dirs <= kRowSequenceMaxRows));
   const StepKernel kernel = resolve_step_kernel(options.step_kernel);
-  const bool tiled = !whole_sequence && (kernel == StepKernel::tiled ||
+  // The GEMM step: H_prev R^T on the GEMM core, then the cell (not for GRU linear_before_reset=0,
+  // whose product needs r first).
+  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !two_phase &&
+                         (kernel == StepKernel::gemm ||
+                          (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
+  const bool tiled = !whole_sequence && (kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
                                          (kernel == StepKernel::automatic && d.batch >= kTiledMinBatch));
   const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
     const wgpu::Limits& limits = k.gpu.limits();
@@ -580,6 +594,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   StepPipeline fused, zr, hp;
   if (row_sequence || resident) {
     // rnn_sequence_rows.wgsl below
+  } else if (gemm_step) {
+    // the GEMM plan and rnn_step_gates.wgsl below
   } else if (two_phase) {
     zr = step_pipeline("zr", 2, "rnn_step_zr");
     hp = step_pipeline("h", 1, "rnn_step_h");
@@ -651,6 +667,39 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (whole_sequence) {
     one_dispatch_sequence();
     recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
+    return;
+  }
+  if (gemm_step) {
+    // gates[D, B, GT H] = H_prev[D, B, H] R^T[D, H, GT H] (R^T at the start of params, float32),
+    // planned once; then the cell per (direction, row, unit).
+    const int64_t gt = gate_count(spec.cell);
+    const Tensor gates = Tensor::empty(pool, DType::f32, {d.dirs * d.batch * gt * d.hidden});
+    recorder.retain(gates.storage());
+    const Tensor r_t = weights.params.slice_outer(0, d.dirs * d.hidden * gt * d.hidden).reshape({d.dirs, d.hidden, gt * d.hidden});
+    gemm::GemmProblem problem;
+    problem.a_shape = {d.dirs, d.batch, d.hidden};
+    problem.b_shape = r_t.shape();
+    const gemm::Gemm product(k.gpu, problem);
+    const auto& cell = k.pipelines.get(gates_step_shader(spec, out_dtype), {}, "rnn_step_gates");
+    std::vector<gpu::BufferBinding> bindings = binding_list;
+    bindings.push_back(gates.binding(k.gpu));
+    const gpu::WorkgroupCount groups = gpu::split_workgroups((dbh + 255) / 256, k.gpu.limits());
+    u.wts[3] = gates.element_offset(k.gpu);
+    for (int64_t step = 0; step < d.seq; ++step) {
+      if (step % chunk == 0) project(step / chunk);
+      const int64_t h_in = (step % 2) * dbh;
+      gemm::GemmTensors t;
+      t.a = state.slice_outer(h_in, h_in + dbh).reshape({d.dirs, d.batch, d.hidden});
+      t.b = r_t;
+      t.out = gates.reshape({d.dirs, d.batch, gt * d.hidden});
+      product.record(k.gpu, k.pipelines, recorder, t);
+      u.dims[0] = static_cast<uint32_t>(step);
+      u.st[0] = st0 + static_cast<uint32_t>(h_in);
+      u.st[1] = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);
+      u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
+      u.st[3] = u.st[0];
+      recorder.dispatch(cell, bindings, &u, sizeof u, groups, "rnn_step_gates");
+    }
     return;
   }
   for (int64_t step = 0; step < d.seq; ++step) {
