@@ -5,9 +5,8 @@
 // rows of C_out (UVR's 48 / 96 / 192 / 288 / 384 channels get 48 / 96 / 96 / 96 / 128); BN = 128
 // positions, or 64 where 128 would leave the GPU with few workgroups; BK input channels per K step
 // picked to waste little of the last chunk (C_in 145 -> 24 x 7) while keeping barriers rare.
-// ConvTranspose (dilation 1) runs the same kernel with the stride phases as extra rows (see
-// conv_implicit.wgsl), W packed by implicit_pack_w_transpose.wgsl; its tile is chosen for that GEMM
-// (phase_geometry).
+// ConvTranspose (dilation 1) runs the same kernel per stride phase (see conv_implicit.wgsl), W packed
+// by implicit_pack_w_transpose.wgsl; its tile is chosen for the phase problem (phase_geometry).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -28,8 +27,9 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-int64_t floor_div(int64_t a, int64_t b) {
-  return a >= 0 ? a / b : -((-a + b - 1) / b);
+// Taps per stride phase of a dilation-1 ConvTranspose along each of the 3 padded dimensions.
+int64_t phase_taps(int64_t kernel, int64_t stride) {
+  return ceil_div(kernel, stride);
 }
 
 }  // namespace
@@ -40,15 +40,12 @@ ConvGeometry phase_geometry(const ConvGeometry& g) {
   p.transpose = false;
   int64_t phases = 1;
   for (int64_t d = 0; d < g.spatial_rank(); ++d) {
-    const int64_t s = g.strides[d], pad = g.pads_begin[d];
-    p.kernel[d] = ceil_div(g.kernel[d], s);
-    // The union of the phases' q ranges (conv_implicit.wgsl): from ceil((pad - s + 1) / s) to
-    // floor((out - 1 + pad) / s).
-    p.out_size[d] = floor_div(g.out_size[d] - 1 + pad, s) - (-floor_div(-(pad - s + 1), s)) + 1;
+    p.kernel[d] = phase_taps(g.kernel[d], g.strides[d]);
+    p.out_size[d] = ceil_div(g.out_size[d], g.strides[d]);
     p.strides[d] = 1;
-    phases *= s;
+    phases *= g.strides[d];
   }
-  p.out_channels = g.out_channels * phases;
+  p.batch = g.batch * phases;
   return p;
 }
 
@@ -105,7 +102,7 @@ bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const
   const ImplicitTile t = choose_implicit_tile(pg, 0);
   const int64_t bm = 8 * t.wg_y;
   return ceil_div(pg.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
-         ceil_div(pg.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
+         ceil_div(g.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
          pg.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
          l.maxComputeWorkgroupSizeY >= 16 && l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
 }
@@ -115,6 +112,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
                           const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                           const ConvOptions& options) {
   const ConvGeometry pg = phase_geometry(g);  // g itself for a Conv
+  const int64_t phases = pg.batch / std::max<int64_t>(g.batch, 1);
   ImplicitTile t = choose_implicit_tile(pg, options.implicit_nv, options.implicit_splits);
   if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
   // The partial sums must fit one binding, and the slices one dispatch dimension.
@@ -127,18 +125,18 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   const int64_t taps = pg.kernel_elements();  // a ConvTranspose's taps per phase
-  // A ConvTranspose's rows are its (phase, C_out) pairs.
-  const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(pg.out_channels, 4) * 4;
+  const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(g.out_channels, 4) * 4;
   u.region[2] = u32(co_pad, "packed weight row");
   u.chunk[2] = t.bk;  // the k loop bound under KEEP_K_LOOP
   const ConvUniforms pu_taps = make_uniforms(pg);  // the phase taps J (a Conv: its own kernel)
   if (g.transpose) {
+    u.region[0] = u32(ci_pad * taps * co_pad, "packed weight phase block");
     for (int d = 0; d < 3; ++d) u.kernel[d] = pu_taps.kernel[d];
   }
 
-  // wp[ci_pad, taps, co_pad] (f32, zero padded), packed now or taken from the caller's cache.
+  // wp[phases, ci_pad, taps, co_pad] (f32, zero padded), packed now or taken from the caller's cache.
   ImplicitWeightCache* cache = options.implicit_weight;
-  const int64_t packed_numel = ci_pad * taps * co_pad;
+  const int64_t packed_numel = phases * ci_pad * taps * co_pad;
   Tensor wp = cache && cache->packed.defined() && cache->packed.numel() == packed_numel ? cache->packed : Tensor();
   if (!wp.defined()) {
     const bool keep = cache && cache->pool;
@@ -147,6 +145,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
     if (wp.element_offset(kc.gpu) % 4 != 0) throw std::logic_error("conv: the packed weight is not 16-byte aligned");
     ConvUniforms pu = make_uniforms(g);  // the ONNX kernel size
     pu.region[2] = u.region[2];
+    pu.chunk[0] = u32(ci_pad, "padded C_in");
     for (int d = 0; d < 3; ++d) pu.tap_step[d] = pu_taps.kernel[d];
     pu.offsets[1] = w.element_offset(kc.gpu);
     pu.offsets[3] = wp.element_offset(kc.gpu);
@@ -190,8 +189,9 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   u.offsets[3] = out.element_offset(kc.gpu);
   const auto& pipeline = kc.pipelines.get(render_shader("conv/conv_implicit.wgsl", v), {}, "conv implicit gemm");
   const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
+  // A ConvTranspose phase has at most ceil(out / s) positions per dimension (pg.out_positions()).
   const gpu::WorkgroupCount groups{u32(ceil_div(pg.out_positions(), bn), "position tiles"),
-                                   u32(ceil_div(pg.out_channels, bm), "channel tiles"),
+                                   u32(ceil_div(g.out_channels, bm), "channel tiles"),
                                    u32(pg.batch * t.splits, "batch slices")};
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), groups, "conv implicit gemm");
   if (!split) return;

@@ -18,14 +18,13 @@
 // each writes its partial sums to `part` (bound as y) and implicit_splitk_reduce.wgsl adds them,
 // the bias and the activation.
 //
-// TRANSPOSE (ConvTranspose, dilation 1) splits the outputs by stride phase: output coordinate
+// TRANSPOSE (ConvTranspose, dilation 1) runs the same GEMM once per stride phase: output coordinate
 // o = q s + r - pad (phase r = (o + pad) mod s) gets exactly the taps k = r + s j from inputs i = q - j,
-// so each phase is a stride-1 conv over q with J = ceil(K / s) taps j and weights W[ci, co, r + s j].
-// The input a (q, j) pair reads does not depend on r, so the phases share the B tile: the GEMM's rows
-// are (phase, co) pairs (implicit_pack_w_transpose.wgsl packs W[ci][j][phase C_out + co], zero where
-// r + s j >= K), its positions the union of the phases' q ranges, and a store is skipped where a
-// phase's o falls outside [0, out). Every output is one (phase, q): written once, no column buffer,
-// and X is read once for all phases. kernel.yz: J.
+// so phase r is a stride-1 conv over q with J = ceil(K / s) taps j and weights W[ci, co, r + s j]
+// (implicit_pack_w_transpose.wgsl packs [phase][C_in][J taps][C_out], zero where r + s j >= K). The
+// phases of one batch are slices of wg.z; a phase's positions are its q range, stored back at o
+// (every output belongs to one phase and one q: written once, no atomics, no column buffer).
+// region.x: one phase's block of the packed weight (elements); kernel.yz: J.
 //
 // Template values: WG_Y (threads along C_out; the 16 threads along positions are fixed), NV (vec4s of
 // positions per thread: BN = 64 NV), BK, SPLIT, PREFETCH (load step t + 1 into registers while step t
@@ -60,6 +59,7 @@ var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][p / 4]
 var<private> g_tid: u32;
 var<private> g_m0: u32;
 var<private> g_x_batch: u32;
+var<private> g_w_base: u32;  // first element of this workgroup's packed weight (its phase's block)
 var<private> g_iy0: array<i32, PT>;
 var<private> g_ix0: array<i32, PT>;
 var<private> g_inside: array<bool, PT>;
@@ -83,7 +83,7 @@ fn fetch(t: u32) {
     let r = e / (BM / 4u);
     let co = g_m0 + 4u * (e % (BM / 4u));
     let row = (c0 + r) * taps + tap;
-    let v = wp[(params.offsets.y + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
+    let v = wp[(g_w_base + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
     st_a[l] = select(vec4<f32>(0.0), v, co < params.region.z);
   }
   // The implicit columns x[n, c0 + r, source(position, tap)]; zero in the padding and past C_in.
@@ -144,21 +144,29 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let cs_end = c_steps;
 #endif
 #if TRANSPOSE
-  // The union of the phases' q ranges: o = q s + r - pad in [0, out) for some r in [0, s).
+  // slab = batch x phases + phase; the phase's q range along each dimension: o = q s + r - pad in [0, out).
   let sy = i32(params.stride.y);
   let sx = i32(params.stride.z);
-  let qy_lo = ceil_div(params.pad.y - sy + 1, sy);
-  let qx_lo = ceil_div(params.pad.z - sx + 1, sx);
-  let nqx = u32(floor_div(i32(out_w) - 1 + params.pad.z, sx) - qx_lo + 1);
-  let nqy = u32(floor_div(i32(params.out_size.y) - 1 + params.pad.y, sy) - qy_lo + 1);
-  let positions = nqy * nqx;
-  let rows = params.stride.y * params.stride.z * c_out;  // (phase, co) pairs
+  let phases = params.stride.y * params.stride.z;
+  let n = slab / phases;
+  let phase = slab % phases;
+  let ry = i32(phase / params.stride.z);
+  let rx = i32(phase % params.stride.z);
+  let qy_lo = ceil_div(params.pad.y - ry, sy);
+  let qx_lo = ceil_div(params.pad.z - rx, sx);
+  let nqy = max(floor_div(i32(params.out_size.y) - 1 + params.pad.y - ry, sy) - qy_lo + 1, 0);
+  let nqx = max(floor_div(i32(out_w) - 1 + params.pad.z - rx, sx) - qx_lo + 1, 0);
+  let positions = u32(nqy * nqx);
+  g_w_base = params.offsets.y + phase * params.region.x;
 #else
-  let positions = out_positions;
-  let rows = c_out;
-#endif
   let n = slab;
+  let positions = out_positions;
+  g_w_base = params.offsets.y;
+#endif
   let p0 = wg.x * BN;
+  // A tile past this phase's positions (phases differ by a row at most) has nothing to do; the
+  // condition is uniform across the workgroup.
+  if (p0 >= positions) { return; }
   let m0 = wg.y * BM;
   let x_batch = params.offsets.x + n * c_in * in_positions;
 
@@ -173,8 +181,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     g_inside[i] = q < positions;
     let qq = min(q, positions - 1u);
 #if TRANSPOSE
-    g_iy0[i] = qy_lo + i32(qq / nqx);
-    g_ix0[i] = qx_lo + i32(qq % nqx);
+    g_iy0[i] = qy_lo + i32(qq / u32(nqx));
+    g_ix0[i] = qx_lo + i32(qq % u32(nqx));
 #else
     g_iy0[i] = i32((qq / out_w) * params.stride.y) - params.pad.y;
     g_ix0[i] = i32((qq % out_w) * params.stride.z) - params.pad.z;
@@ -230,16 +238,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   }
 
   for (var mi = 0u; mi < TM; mi++) {
-    let m = m0 + lid.y * TM + mi;
-    if (m >= rows) { break; }
-#if TRANSPOSE
-    let phase = m / c_out;
-    let co = m % c_out;
-    let ry = i32(phase / params.stride.z);
-    let rx = i32(phase % params.stride.z);
-#else
-    let co = m;
-#endif
+    let co = m0 + lid.y * TM + mi;
+    if (co >= c_out) { break; }
 #if SPLIT
     let row = params.offsets.w + ((split * params.stride.w + n) * c_out + co) * out_positions;  // stride.w: batch
     let bias_v = 0.0;
@@ -253,16 +253,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     for (var v = 0u; v < NV; v++) {
       let p = p0 + (lid.x + v * WG_X) * 4u;
       for (var j = 0u; j < 4u; j++) {
+        if (p + j < positions) {
 #if TRANSPOSE
-        let oy = (qy_lo + i32((p + j) / nqx)) * sy + ry - params.pad.y;
-        let ox = (qx_lo + i32((p + j) % nqx)) * sx + rx - params.pad.z;
-        let ok = p + j < positions && oy >= 0 && oy < i32(params.out_size.y) && ox >= 0 && ox < i32(out_w);
-        let at = row + u32(oy) * out_w + u32(ox);
+          let oy = u32((qy_lo + i32((p + j) / u32(nqx))) * sy + ry - params.pad.y);
+          let ox = u32((qx_lo + i32((p + j) % u32(nqx))) * sx + rx - params.pad.z);
+          let at = row + oy * out_w + ox;
 #else
-        let ok = p + j < positions;
-        let at = row + p + j;
+          let at = row + p + j;
 #endif
-        if (ok) {
 #if SPLIT
           store_y(at, acc[mi * NV + v][j]);
 #else

@@ -99,9 +99,8 @@ struct ImplicitTile {
   uint32_t wg_y = 2, nv = 2, bk = 8, splits = 1;
 };
 ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override = 0);
-// The GEMM a ConvTranspose poses to the implicit path (a Conv: g itself): rows = phases x C_out (the
-// stride phases' output channels), kernel J = ceil(K / s) taps, the union of the phases' q ranges as
-// positions, stride 1. The implicit path tiles it.
+// The GEMM problem one stride phase of a ConvTranspose poses (a Conv: g itself): kernel J = ceil(K / s)
+// taps, ceil(out / s) positions per dimension, stride 1, batch N x phases. The implicit path tiles it.
 ConvGeometry phase_geometry(const ConvGeometry& g);
 bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                            const Tensor& y, const ChunkLimits& limits);
