@@ -212,8 +212,8 @@ void register_conv_ops(std::vector<OpEntry>& ops) {
                  "1-D/2-D/3-D, every attribute; group 1 on im2col + GEMM, other groups direct; a following "
                  "Relu/LeakyRelu/Sigmoid/Tanh fused into the store"});
   ops.push_back({"", "ConvTranspose", 1, record_conv_transpose,
-                 "1-D/2-D/3-D, every attribute incl. output_padding/output_shape; group 1 on GEMM + col2im, "
-                 "windowed-identity weights (iSTFT) as overlap-add"});
+                 "1-D/2-D/3-D, every attribute incl. output_padding/output_shape; group 1 on the implicit GEMM per "
+                 "stride phase (or GEMM + col2im), windowed-identity weights (iSTFT) as overlap-add"});
 }
 
 }  // namespace onda::ops
