@@ -546,7 +546,10 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const StepKernel kernel = resolve_step_kernel(options.step_kernel);
   // The GEMM step: H_prev R^T on the GEMM core, then the cell (not for GRU linear_before_reset=0,
   // whose product needs r first).
-  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !two_phase &&
+  // Its gates buffer (and the batched GEMM's operands) must fit one binding; else the tiled step.
+  const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * gate_count(spec.cell) * d.hidden) * 4 <=
+                         device_limits.maxStorageBufferBindingSize;
+  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !two_phase && gates_fit &&
                          (kernel == StepKernel::gemm ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
   const bool tiled = !whole_sequence && (kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
