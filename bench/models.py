@@ -92,11 +92,12 @@ for model in args.models.split(","):
     runs = re.search(r"min ([0-9.]+) ms\s+median ([0-9.]+) ms\s+max ([0-9.]+) ms", log)
     record = re.search(r"median run: recording ([0-9.]+) ms", log)
     kernels = re.search(r"GPU time per op type \(last run, ([0-9.]+) ms of kernels\)", log)
+    idle = re.search(r"idle gaps ([0-9.]+) ms", log)
     num = lambda m, g: float(m.group(g)) if m else None
     results.append({"model": model, "load_ms": num(load, 1), "first_ms": num(first, 1),
                     "dispatches": int(first.group(2)) if first else None, "peak_mib": peak_mib,
                     "median_ms": num(runs, 2), "min_ms": num(runs, 1), "max_ms": num(runs, 3),
-                    "record_ms": num(record, 1), "kernel_ms": num(kernels, 1), "ort_cpu_ms": ort_ms,
+                    "record_ms": num(record, 1), "kernel_ms": num(kernels, 1), "gpu_idle_ms": num(idle, 1), "ort_cpu_ms": ort_ms,
                     "rel_l2": errors})
 
 # Peers measured elsewhere in the same call (bench/ort-webgpu.sh writes one JSON line per model).

@@ -159,6 +159,14 @@ void run(const RunArguments& a) {
     std::vector<std::pair<std::string, std::pair<double, uint64_t>>> types(by_type.begin(), by_type.end());
     std::sort(types.begin(), types.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
     fmt::print("GPU time per op type (last run, {:.3f} ms of kernels):\n", total);
+    // Idle gaps: the GPU waiting between dispatches (host recording, submits, dependencies), from
+    // the same profiled run; each of its dispatches has its own pass, so the gaps include pass
+    // boundaries and overstate an unprofiled run's.
+    const double span = session->last_run().profile_span_ms;
+    if (span > 0) {
+      fmt::print("GPU span of the profiled run {:.3f} ms: kernels {:.3f} ms, idle gaps {:.3f} ms ({:.0f}%)\n", span, total,
+                 std::max(0.0, span - total), 100 * std::max(0.0, span - total) / span);
+    }
     for (const auto& [type, t] : types) {
       fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first, total > 0 ? 100 * t.first / total : 0.0,
                  t.second);

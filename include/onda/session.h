@@ -54,6 +54,9 @@ struct RunStats {
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
   std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
+  // Profiled runs: GPU time from the first dispatch's start to the last one's end; minus the sum of
+  // `profile`, the GPU's idle gaps between dispatches (each dispatch its own pass in such a run).
+  double profile_span_ms = 0;
   // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)").
   std::map<std::string, double> record_ms_by_op;
 };

@@ -65,6 +65,7 @@ void Profiler::collect() {
       const uint64_t begin = stamps[2 * i], end = stamps[2 * i + 1];
       entry.total_ms += end > begin ? static_cast<double>(end - begin) * 1e-6 : 0.0;  // nanoseconds
       entry.count += 1;
+      if (end > begin) first_begin_ = std::min(first_begin_, begin), last_end_ = std::max(last_end_, end);
     }
   }
   pending_names_.clear();
@@ -84,6 +85,14 @@ double Profiler::total_ms() const {
   return total;
 }
 
-void Profiler::clear() { totals_.clear(); }
+double Profiler::span_ms() const {
+  return last_end_ > first_begin_ ? static_cast<double>(last_end_ - first_begin_) * 1e-6 : 0.0;
+}
+
+void Profiler::clear() {
+  totals_.clear();
+  first_begin_ = UINT64_MAX;
+  last_end_ = 0;
+}
 
 }  // namespace onda::gpu

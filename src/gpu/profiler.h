@@ -37,6 +37,10 @@ class Profiler {
   // Totals per name, most expensive first.
   std::vector<ProfileEntry> entries() const;
   double total_ms() const;
+  // From the first dispatch's begin to the last one's end over what was collected since clear():
+  // minus total_ms(), the GPU's idle gaps between dispatches (0 when nothing was collected). With
+  // each dispatch in its own pass, the gaps include the pass boundaries.
+  double span_ms() const;
   void clear();
 
  private:
@@ -52,6 +56,7 @@ class Profiler {
   std::vector<std::string> pending_names_;
   bool resolved_ = false;
   std::map<std::string, ProfileEntry> totals_;
+  uint64_t first_begin_ = UINT64_MAX, last_end_ = 0;  // nanoseconds, over the collected pairs
 };
 
 }  // namespace onda::gpu

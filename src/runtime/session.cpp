@@ -452,6 +452,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
       if (tab2 != std::string::npos) line.input_shapes = e.name.substr(tab2 + 1);
       stats.profile.push_back(std::move(line));
     }
+    stats.profile_span_ms = profiler->span_ms();
     profiler->clear();
   } else {
     recorder.submit();
