@@ -735,6 +735,18 @@ TEST(ConvGeometry, BadInputThrows) {
   const Tensor w = Tensor::empty(g.pool, DType::f32, {3, 2, 2});
   const Tensor y = Tensor::empty(g.pool, DType::f32, geo.output_shape());
   EXPECT_THROW(record_conv(kc(), recorder, g.pool, geo, x, w, Tensor(), y), std::invalid_argument);
+  // The implicit ConvTranspose forced where it cannot run (dilation 2): a clear error, no dispatch;
+  // the automatic choice takes another path for the same geometry.
+  ConvAttributes dilated;
+  dilated.dilations = {2};
+  const ConvGeometry tg = resolve_conv_transpose({1, 8, 5}, {8, 8, 3}, dilated);
+  EXPECT_FALSE(automatic_takes_implicit(tg));
+  const Tensor tx = Tensor::empty(g.pool, DType::f32, {1, 8, 5});
+  const Tensor ty = Tensor::empty(g.pool, DType::f32, tg.output_shape());
+  ConvTransposeWeights tw;
+  tw.w = Tensor::empty(g.pool, DType::f32, {8, 8, 3});
+  EXPECT_THROW(record_conv_transpose(kc(), recorder, g.pool, tg, tw, tx, Tensor(), ty, {ConvPath::implicit_gemm, 0}),
+               std::invalid_argument);
 }
 
 }  // namespace
