@@ -33,12 +33,6 @@ if [ "${CONV:-1}" != 0 ]; then
   grep -vE "^ " $logs/conv.txt | cut -c1-150 | tail -40
   torch bench/torch_conv.py --only "${CONV_ONLY:-vr_}" > $logs/torch_conv.txt 2>&1; tail -16 $logs/torch_conv.txt | cut -c1-150
 fi
-[ "${MODELS:-}" != none ] && materialize_models
-for m in ${MODELS:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
-  [ "$m" = none ] && continue
-  step "model $m"
-  timeout 150 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 20 > $logs/model_$m.txt 2>&1
-  grep -E "median|recording|peak|rror" $logs/model_$m.txt | head -4
-done
+time_models $logs 150 "median|recording|peak|rror"
 step done
 tar -C $logs -czf "$out/logs.tgz" .

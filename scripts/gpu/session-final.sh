@@ -28,14 +28,9 @@ if [ "${RNN:-1}" != 0 ]; then
   done
   grep -vE "^ +best" $logs/rnn.txt | cut -c1-200
 fi
-[ "${MODELS:-}" != none ] && materialize_models
-for m in ${MODELS:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
-  [ "$m" = none ] && continue
-  step "model $m"
-  timeout 90 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 20 > $logs/model_$m.txt 2>&1
-  grep -E "runs:|median run|rror" $logs/model_$m.txt | head -3
-done
+time_models $logs 90 "runs:|median run|rror"
 if [ "${ACCURATE:-1}" != 0 ]; then
+  materialize_models
   step "accurate reference scnet"
   timeout ${ACCURATE_TIMEOUT:-150} bash scripts/gpu/run.sh python3 bench/accurate_reference.py $models/scnetlargestarrytong.onnx > $logs/accurate_scnet.txt 2>&1
   tail -8 $logs/accurate_scnet.txt

@@ -219,9 +219,7 @@ bool automatic_takes_implicit(const ConvGeometry& g) {
     // Per stride phase a Conv with C_in x ceil(K / s) taps: worth the 8-row channel tile from 8 output
     // channels (HTDemucs' decoders: 12..192; SCNet's: 16). Fewer (the dense iSTFT, C_out 1) stay on
     // GEMM + col2im, whose N is C_out k.
-    const bool unit_dilation =
-        std::all_of(g.dilations.begin(), g.dilations.end(), [](int64_t d) { return d == 1; });
-    return unit_dilation && g.in_channels >= 8 && g.out_channels >= 8 && g.in_positions() > 0 &&
+    return g.unit_dilations() && g.in_channels >= 8 && g.out_channels >= 8 && g.in_positions() > 0 &&
            g.out_positions() > 0 && g.batch > 0;
   }
   const ConvPath p = choose_conv_path(g, false);

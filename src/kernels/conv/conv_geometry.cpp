@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace onda::kernels::conv {
@@ -110,6 +111,9 @@ int64_t dilated(const ConvGeometry& g, size_t d) {
 
 int64_t ConvGeometry::kernel_elements() const {
   return product(kernel);
+}
+bool ConvGeometry::unit_dilations() const {
+  return std::all_of(dilations.begin(), dilations.end(), [](int64_t d) { return d == 1; });
 }
 int64_t ConvGeometry::in_positions() const {
   return product(in_size);

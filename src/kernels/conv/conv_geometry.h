@@ -27,6 +27,7 @@ struct ConvGeometry {
 
   int64_t spatial_rank() const { return static_cast<int64_t>(in_size.size()); }
   int64_t kernel_elements() const;  // prod(kernel)
+  bool unit_dilations() const;      // every dilation 1
   int64_t in_positions() const;     // prod(in_size)
   int64_t out_positions() const;    // prod(out_size)
   Shape output_shape() const;       // [batch, out_channels, out_size...]

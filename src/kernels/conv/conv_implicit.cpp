@@ -27,11 +27,6 @@ int64_t ceil_div(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
-// Taps per stride phase of a dilation-1 ConvTranspose along each of the 3 padded dimensions.
-int64_t phase_taps(int64_t kernel, int64_t stride) {
-  return ceil_div(kernel, stride);
-}
-
 }  // namespace
 
 ConvGeometry phase_geometry(const ConvGeometry& g) {
@@ -40,7 +35,7 @@ ConvGeometry phase_geometry(const ConvGeometry& g) {
   p.transpose = false;
   int64_t phases = 1;
   for (int64_t d = 0; d < g.spatial_rank(); ++d) {
-    p.kernel[d] = phase_taps(g.kernel[d], g.strides[d]);
+    p.kernel[d] = ceil_div(g.kernel[d], g.strides[d]);  // taps per phase (dilation 1)
     p.out_size[d] = ceil_div(g.out_size[d], g.strides[d]);
     p.strides[d] = 1;
     phases *= g.strides[d];
@@ -92,8 +87,7 @@ bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const
                            const Tensor& y, const ChunkLimits& limits) {
   if (g.group != 1 || g.spatial_rank() > 2 || g.batch == 0 || x.numel() == 0) return false;
   if (g.in_channels == 0 || g.out_channels == 0 || g.out_positions() == 0) return false;
-  if (g.transpose && std::any_of(g.dilations.begin(), g.dilations.end(), [](int64_t d) { return d != 1; }))
-    return false;
+  if (g.transpose && !g.unit_dilations()) return false;
   for (const Tensor* t : {&x, &w, &y}) {
     if (t->device_bytes() + limits.slack > limits.binding) return false;
   }

@@ -700,7 +700,6 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       u.st[0] = st0 + static_cast<uint32_t>(h_in);
       u.st[1] = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);
       u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-      u.st[3] = u.st[0];
       recorder.dispatch(cell, bindings, &u, sizeof u, groups, "rnn_step_gates");
     }
     return;
