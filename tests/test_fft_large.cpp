@@ -31,6 +31,42 @@ TEST(FftLarge, FourStepReal) {
   expect_cases_within(cases, DType::f32, kF32Bound, "four-step real");
 }
 
+// Packed real forward FFTs whose half length goes four-step split their bins in a rows pass of
+// paired rows k1 and N1 - k1 (StockhamPassPlan::paired_rows). Workgroup memory of 64 points forces it
+// at small lengths: N = 480 (H = 15 x 16, N1 odd: row 0 self-paired) and N = 512 (16 x 16, N1 even:
+// rows 0 and 8 self-paired), both code paths, a batch with a partial last workgroup, and f16.
+TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
+  kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
+  limits.workgroup_storage_bytes = 64 * 8;
+  std::vector<FftCase> cases;
+  for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
+    for (int64_t n : {480, 512}) {
+      FftCase c = dense_case(n, 5, FftDomain::real_to_complex, FftDirection::forward);
+      c.limits = limits;
+      c.code_path = path;
+      cases.push_back(c);
+    }
+  }
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    std::printf("paired rows %s: rel L2 %.3g\n", plan.summary().c_str(), errors[i]);
+    EXPECT_TRUE(plan.real_packed) << plan.summary();
+    ASSERT_EQ(plan.passes.size(), 2u) << plan.summary();
+    EXPECT_TRUE(plan.passes[1].paired_rows) << plan.summary();
+    EXPECT_EQ(plan.passes[1].transforms_per_workgroup % 2, 0) << plan.summary();
+    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
+  }
+  EXPECT_EQ(kernels[0]->plan().passes[0].length % 2, 1) << "N1 should be odd in the first case";
+  FftCase f16 = dense_case(512, 3, FftDomain::real_to_complex, FftDirection::forward, DType::f16);
+  f16.limits = limits;
+  const std::vector<double> f16_errors = run_fft_cases({f16}, DType::f16, random, &kernels);
+  std::printf("paired rows f16: rel L2 %.3g\n", f16_errors[0]);
+  EXPECT_LE(f16_errors[0], 1e-3);
+}
+
 TEST(FftLarge, BluesteinWithFourStepConvolution) {
   std::vector<FftCase> cases;
   cases.push_back(dense_case(10007, 1, FftDomain::complex, FftDirection::forward));

@@ -204,8 +204,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
             break;
         }
       }
-      const int64_t transforms =
-          chunk_outer * d.inner_count * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
+      const int64_t transforms = chunk_outer * d.inner_count * pass.transforms_per_sequence();
       u.transform_count = static_cast<uint32_t>(transforms);
       u.pass_length = static_cast<uint32_t>(pass.length);
       u.other_factor = static_cast<uint32_t>(pass.other_factor);

@@ -26,11 +26,13 @@ int64_t max_pass_length(const FftDeviceLimits& limits) {
   return static_cast<int64_t>(limits.workgroup_storage_bytes / kComplexBytes);
 }
 
-// N1 * N2 = n with both <= max_length, as balanced as possible; {0, 0} when impossible.
-std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length) {
+// N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length), as balanced as
+// possible; {0, 0} when impossible.
+std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0) {
+  if (max_rows == 0) max_rows = max_length;
   std::pair<int64_t, int64_t> best{0, 0};
   for (int64_t n1 = 2; n1 <= max_length && n1 < n; ++n1) {
-    if (n % n1 != 0 || n / n1 > max_length) continue;
+    if (n % n1 != 0 || n / n1 > max_rows) continue;
     const int64_t n2 = n / n1;
     if (best.first == 0 || std::max(n1, n2) < std::max(best.first, best.second)) best = {n1, n2};
   }
@@ -38,12 +40,13 @@ std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length) {
 }
 
 StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor, int64_t batch,
-                           const FftDeviceLimits& limits) {
+                           const FftDeviceLimits& limits, bool paired_rows = false) {
   StockhamPassPlan pass;
   pass.shape = shape;
   pass.length = length;
   pass.other_factor = other_factor;
-  pass.transform_count = batch * (shape == PassShape::whole ? 1 : other_factor);
+  pass.paired_rows = paired_rows;
+  pass.transform_count = batch * pass.transforms_per_sequence();
   pass.radices = choose_radices(length);
   const int64_t thread_cap = std::min<int64_t>(kMaxThreadsPerTransform, limits.max_invocations_per_workgroup);
   // About one radix-8 butterfly per thread; smaller radices loop over a few butterflies.
@@ -60,6 +63,12 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   int64_t per_group = pass.workgroup_size / pass.threads_per_transform;
   per_group = std::min<int64_t>(per_group, pass.exchange_length / length);
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
+  if (paired_rows) {
+    per_group -= per_group % 2;
+    if (per_group < 2) {
+      throw gpu::DeviceLimitError(fmt::format("FFT rows pass of {} points: two rows do not fit a workgroup", length));
+    }
+  }
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   for (int radix : pass.radices) {
     const int64_t registers = ceil_div(length / radix, pass.threads_per_transform) * radix;
@@ -72,19 +81,28 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   return pass;
 }
 
-// The passes of one forward FFT of length `n` from `source` to `sink`.
+// Longest row of a paired-rows pass: two rows (padded as the unrolled passes pad, plus one point
+// each) fit workgroup memory, and the generic pass's rows of at most 128 threads leave two per
+// 256-thread workgroup.
+int64_t max_paired_row_length(const FftDeviceLimits& limits) {
+  const int64_t points = max_pass_length(limits) / 2 - 1;
+  return std::min<int64_t>(points * 8 / 9, 1024);
+}
+
+// The passes of one forward FFT of length `n` from `source` to `sink`; with paired_rows a four-step
+// plan's rows pass holds row pairs (see StockhamPassPlan::paired_rows).
 std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSource source, SequenceSink sink,
-                                         const FftDeviceLimits& limits) {
+                                         const FftDeviceLimits& limits, bool paired_rows = false) {
   if (n <= max_pass_length(limits)) {
     StockhamPassPlan pass = make_pass(PassShape::whole, n, 1, batch, limits);
     pass.source = source;
     pass.sink = sink;
     return {pass};
   }
-  auto [n1, n2] = four_step_split(n, max_pass_length(limits));
+  auto [n1, n2] = four_step_split(n, max_pass_length(limits), paired_rows ? max_paired_row_length(limits) : 0);
   StockhamPassPlan columns = make_pass(PassShape::columns, n1, n2, batch, limits);
   columns.source = source;
-  StockhamPassPlan rows = make_pass(PassShape::rows, n2, n1, batch, limits);
+  StockhamPassPlan rows = make_pass(PassShape::rows, n2, n1, batch, limits, paired_rows);
   rows.sink = sink;
   return {columns, rows};
 }
@@ -101,6 +119,11 @@ const char* algorithm_name(FftAlgorithm algorithm) {
       return "bluestein";
   }
   return "?";
+}
+
+int64_t StockhamPassPlan::transforms_per_sequence() const {
+  if (shape == PassShape::whole) return 1;
+  return paired_rows ? 2 * (other_factor / 2 + 1) : other_factor;
 }
 
 int64_t StockhamPassPlan::workgroup_count() const {
@@ -162,15 +185,19 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     return length <= max_length || four_step_split(length, max_length).first != 0;
   };
 
+  // A four-step forward real plan needs its rows in pairs (fft_passes); N/2 = N1 * N2 must split so.
   const bool packable = (description.domain == FftDomain::real_to_complex &&
-                         description.direction == FftDirection::forward && n / 2 <= max_length) ||
+                         description.direction == FftDirection::forward &&
+                         (n / 2 <= max_length ||
+                          four_step_split(n / 2, max_length, max_paired_row_length(limits)).first != 0)) ||
                         (description.domain == FftDomain::complex_to_real &&
                          description.direction == FftDirection::inverse && fits(n / 2));
   if (n % 2 == 0 && n >= 2 && is_seven_smooth(n / 2) && packable) {
     plan.real_packed = true;
     plan.fft_length = n / 2;
     plan.algorithm = n / 2 <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
-    plan.passes = fft_passes(n / 2, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
+    plan.passes = fft_passes(n / 2, batch, SequenceSource::user_input, SequenceSink::user_output, limits,
+                             description.domain == FftDomain::real_to_complex);
   } else if (is_seven_smooth(n)) {
     if (!fits(n)) {
       throw gpu::DeviceLimitError(
@@ -216,9 +243,11 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
           description.summary(), row_scratch_bytes, limits.max_storage_binding_bytes));
     }
     for (StockhamPassPlan& pass : plan.passes) {
-      pass.transform_count = plan.chunk_batch() * (pass.shape == PassShape::whole ? 1 : pass.other_factor);
-      pass.transforms_per_workgroup =
-          static_cast<int>(std::min<int64_t>(pass.transforms_per_workgroup, pass.transform_count));
+      pass.transform_count = plan.chunk_batch() * pass.transforms_per_sequence();
+      if (!pass.paired_rows) {
+        pass.transforms_per_workgroup =
+            static_cast<int>(std::min<int64_t>(pass.transforms_per_workgroup, pass.transform_count));
+      }
     }
   }
   for (const StockhamPassPlan& pass : plan.passes) {

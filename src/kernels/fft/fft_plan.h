@@ -8,7 +8,9 @@
 //  - four_step: N is 7-smooth but too long: N = N1 * N2 (Bailey's four-step FFT): N2 column FFTs of
 //    length N1 with the twiddle W_N^(n2 k1) applied on the way out, then N1 row FFTs of length N2,
 //    through a scratch buffer in global memory.
-//  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed).
+//  - real input / output of even N: the N/2-point complex FFT of packed sample pairs (real_packed);
+//    a four-step forward one splits the bins in its rows pass, whose workgroups hold paired rows
+//    k1 and N1 - k1 (bin k's partner H - k lies in the other).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
 //    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
 //
@@ -78,7 +80,15 @@ struct StockhamPassPlan {
   // Bluestein in one whole pass (unrolled only, fuse_bluestein_convolution): FFT of the chirped input,
   // product with the kernel spectrum, inverse FFT, all in workgroup memory.
   bool convolve_in_workgroup = false;
+  // Rows pass of a packed real forward FFT (four-step): the real split X_k = E_k + W_N^k O_k needs
+  // Z_(H-k) beside Z_k, and bin k = k1 + N1*k2 has its partner in row (N1 - k1) mod N1. The pass runs
+  // transforms in pairs p = 0..N1/2: of a workgroup's slots, the first half holds rows p, the second
+  // rows (N1 - p) mod N1 (a self-paired row twice, written once). transforms_per_workgroup is even.
+  bool paired_rows = false;
 
+  // Transforms of this pass per transformed sequence: 1 (whole), N2 or N1 (four-step), or two per
+  // row pair (paired_rows).
+  int64_t transforms_per_sequence() const;
   int64_t workgroup_count() const;
 };
 

@@ -128,12 +128,15 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   flag("SINK_USER", writes_sequence && pass.sink == SequenceSink::user_output);
   flag("SINK_SPECTRUM", writes_sequence && pass.sink == SequenceSink::spectrum);
   flag("SINK_BLUESTEIN", writes_sequence && pass.sink == SequenceSink::bluestein_output);
-  const bool real_split = plan.real_packed && d.domain == FftDomain::real_to_complex;
+  // The pass that writes the caller's bins of a packed real forward FFT splits them (whole or rows).
+  const bool real_split = plan.real_packed && d.domain == FftDomain::real_to_complex &&
+                          (pass.shape == PassShape::whole || pass.shape == PassShape::rows);
   flag("REAL_SPLIT", real_split);
   values["REAL_SPLIT_WGSL"] = real_split ? "true" : "false";
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);
+  flag("PAIRED_ROWS", pass.paired_rows);
   flag("SHAPE_ROWS_CONVOLVE", convolve);
   flag("WHOLE_CONVOLVE", pass.convolve_in_workgroup);
   flag("SHAPE_COLUMNS_OUT", columns_out);

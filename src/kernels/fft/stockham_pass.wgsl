@@ -93,6 +93,27 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 }
 #endif
 
+#if PAIRED_ROWS
+// Paired rows (StockhamPassPlan::paired_rows): pair p of batch b is row p (lower slot) and row
+// (N1 - p) mod N1 (upper slot); N1/2 + 1 pairs per batch.
+fn paired_row_transform(pair: u32, upper: bool) -> u32 {
+  let n1 = params.other_factor;
+  let pairs = n1 / 2u + 1u;
+  let b = pair / pairs;
+  let p = pair - b * pairs;
+  return b * n1 + select(p, (n1 - p) % n1, upper);
+}
+#endif
+
+#if REAL_SPLIT
+// Real FFT of even N through a complex FFT of H = N/2 points of z_n = x_2n + i x_2n+1: with
+// E_k = (Z_k + conj Z_(H-k)) / 2 and O_k = -i (Z_k - conj Z_(H-k)) / 2 (the spectra of the even and odd
+// samples), X_k = E_k + W_N^k O_k for k = 0..H. zc is conj Z_(H-k).
+fn write_split_bin(b: u32, k: u32, zk: vec2<f32>, zc: vec2<f32>) {
+  write_user(b, k, 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc))));
+}
+#endif
+
 #if WHOLE_CONVOLVE
 // Bluestein in one pass (unrolled only): bin m of the chirped input's FFT times the kernel spectrum,
 // conjugated for the inverse FFT that follows in the same workgroup.
@@ -156,10 +177,19 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
   let threads = params.threads_per_transform;
   let slot = lid / threads;
   let t = lid - slot * threads;
-  let transform = (wg.y * groups.x + wg.x) * params.transforms_per_workgroup + slot;
-  let in_range = slot < params.transforms_per_workgroup && transform < params.transform_count;
   let length = params.pass_length;
   let base = slot * length;
+#if PAIRED_ROWS
+  let pairs_per_group = params.transforms_per_workgroup / 2u;
+  let pair = (wg.y * groups.x + wg.x) * pairs_per_group + slot % pairs_per_group;
+  let upper = slot >= pairs_per_group;
+  let transform = paired_row_transform(pair, upper);
+  let in_range = slot < params.transforms_per_workgroup && 2u * pair < params.transform_count;
+  let partner_base = ((slot + pairs_per_group) % params.transforms_per_workgroup) * length;
+#else
+  let transform = (wg.y * groups.x + wg.x) * params.transforms_per_workgroup + slot;
+  let in_range = slot < params.transforms_per_workgroup && transform < params.transform_count;
+#endif
   let stages = params.stage_count;
   if (stages == 0u && in_range && t == 0u) {
 #if REAL_SPLIT
@@ -213,18 +243,29 @@ fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: ve
     span *= radix;
   }
 #if REAL_SPLIT
-  // Real FFT of even N through a complex FFT of H = N/2 points of z_n = x_2n + i x_2n+1: with
-  // E_k = (Z_k + conj Z_(H-k)) / 2 and O_k = -i (Z_k - conj Z_(H-k)) / 2 (the spectra of the even and odd
-  // samples), X_k = E_k + W_N^k O_k for k = 0..H.
   workgroupBarrier();
-  if (in_range) {
-    for (var k = t; k <= length; k += threads) {
-      let zk = exchange[base + k % length];
-      let zc = conj(exchange[base + (length - k) % length]);
-      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));
-      write_user(transform, k, x);
+#if PAIRED_ROWS
+  // Row k1 gives bins k = k1 + N1*e, whose Z_(H-k) is element N2-1-e of the partner row N1 - k1
+  // (element (N2 - e) mod N2 of row 0 for k1 = 0); row 0 also gives bin H. A self-paired row in the
+  // upper half is left to the lower one.
+  let n1 = params.other_factor;
+  let row = transform % n1;
+  if (in_range && !(upper && row == (n1 - row) % n1)) {
+    for (var e = t; e < length; e += threads) {
+      let pe = select(length - 1u - e, (length - e) % length, row == 0u);
+      write_split_bin(transform / n1, row + n1 * e, exchange[base + e], conj(exchange[partner_base + pe]));
+    }
+    if (row == 0u && t == 0u) {
+      write_split_bin(transform / n1, params.fft_length, exchange[base], conj(exchange[base]));
     }
   }
+#else
+  if (in_range) {
+    for (var k = t; k <= length; k += threads) {
+      write_split_bin(transform, k, exchange[base + k % length], conj(exchange[base + (length - k) % length]));
+    }
+  }
+#endif
 #endif
 }
 #endif

@@ -5,12 +5,16 @@
 #include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <vector>
+
+#include "gpu/gpu_error.h"
 
 namespace onda::kernels::fft {
 namespace {
 
 // Knobs for the H200 sweeps (bench_fft, scripts/gpu/fft-sweep.sh): ONDA_FFT_THREADS (threads per
-// transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_PAD (0: no padded exchange),
+// transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_MAX_RUN, ONDA_FFT_STAGED (below),
+// ONDA_FFT_PAD (0: no padded exchange),
 // ONDA_FFT_TWIDDLE=table (every twiddle of a butterfly from the table, instead of W^k from the table
 // and W^(rk) by at most three products: R - 1 table loads per butterfly become one).
 int64_t env_int(const char* name, int64_t fallback) {
@@ -23,6 +27,48 @@ bool twiddle_powers() {
     return !(v && std::string(v) == "table");
   }();
   return powers;
+}
+
+// ONDA_FFT_MAX_RUN: most consecutive transforms of a four-step workgroup (default 32: 256-byte runs).
+int64_t max_run() {
+  static const int64_t run = env_int("ONDA_FFT_MAX_RUN", 32);
+  return run;
+}
+// ONDA_FFT_STAGED=0: rows passes load straight into registers (lanes across rows: short runs).
+bool staged_row_loads() {
+  static const bool staged = env_int("ONDA_FFT_STAGED", 1) != 0;
+  return staged;
+}
+
+// ONDA_FFT_RADIX16=1: powers of two in radix-16 stages (fewer stages and barriers, 16 points per
+// thread) instead of radix 8.
+bool radix16() {
+  static const bool on = env_int("ONDA_FFT_RADIX16", 0) != 0;
+  return on;
+}
+
+// The radices of choose_radices with the power-of-two part as 16s where that saves a stage without
+// leaving a small radix to set the thread count: 2^4k -> 16^k, 2^(4k+3) -> 16^k 8, 2^(4k+2) -> 16^(k-1) 8 8,
+// 2^(4k+1) -> 16^(k-2) 8 8 8 (else as choose_radices).
+std::vector<int> radix16_radices(int64_t length) {
+  std::vector<int> radices = choose_radices(length);
+  int twos = 0;
+  while ((length >> twos) % 2 == 0 && (length >> twos) > 1) ++twos;
+  int sixteens = twos / 4, eights = 0;
+  switch (twos % 4) {
+    case 3: eights = 1; break;
+    case 2: sixteens -= 1, eights = 2; break;
+    case 1: sixteens -= 2, eights = 3; break;
+    default: break;
+  }
+  if (sixteens <= 0) return radices;
+  std::vector<int> result(sixteens, 16);
+  result.insert(result.end(), eights, 8);
+  for (int radix : radices) {
+    if (radix % 2 != 0) result.push_back(radix);
+  }
+  std::stable_sort(result.begin(), result.end(), [](int a, int b) { return a > b; });
+  return result;
 }
 
 int64_t ceil_div(int64_t a, int64_t b) {
@@ -57,6 +103,7 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 }
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
+  if (radix16()) pass.radices = radix16_radices(pass.length);
   const int64_t max_threads = limits.max_invocations_per_workgroup;
   const int64_t memory_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
@@ -64,15 +111,18 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   // stage ran 4-8x slower on an H200 (2026-12-03, batches of 2^26 points, c2c): N = 4096 (8,8,8,8)
   // 3.85 ms with 256 threads, 0.62 ms with 512; N = 1024 (8,8,4,4) 2.20 ms with 128, 0.44 with 256.
   const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
-  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, min_radix), 1, max_threads);
-  threads = std::clamp<int64_t>(env_int("ONDA_FFT_THREADS", threads), 1, std::min(max_threads, pass.length));
+  // A paired-rows pass needs two transforms per workgroup at least.
+  const int64_t thread_cap = pass.paired_rows ? std::max<int64_t>(1, max_threads / 2) : max_threads;
+  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, min_radix), 1, thread_cap);
+  threads = std::clamp<int64_t>(env_int("ONDA_FFT_THREADS", threads), 1, std::min(thread_cap, pass.length));
   // Transforms per workgroup. A four-step pass reads and writes runs of consecutive transforms (one
-  // point of each per lane): 8 (64 bytes), else 4 (32 bytes, a memory sector) or 2, as thread and
-  // memory limits allow. Whole passes fill about 128 threads (N = 256, 64 threads each: 1 transform
+  // point of each per lane): up to 32 (256 bytes), else 16, 8, 4 (32 bytes, a memory sector) or 2, as
+  // thread and memory limits allow. Whole passes fill about 128 threads (N = 256, 64 threads each: 1 transform
   // per workgroup 0.36 ms, 2: 0.37, 4: 0.38, 8: 0.45).
   int64_t per_group = 1;
   if (slot_fastest(pass)) {
-    for (int64_t run : {8, 4, 2}) {
+    for (int64_t run : {32, 16, 8, 4, 2}) {
+      if (run > max_run()) continue;
       if (run * threads <= max_threads && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
         per_group = run;
         break;
@@ -86,6 +136,13 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
     --per_group;
   }
   per_group = std::max<int64_t>(1, std::min(per_group, pass.transform_count));
+  if (pass.paired_rows) {
+    per_group -= per_group % 2;
+    if (per_group < 2) {
+      throw gpu::DeviceLimitError(
+          fmt::format("FFT rows pass of {} points: two rows do not fit one workgroup", pass.length));
+    }
+  }
   const int64_t extra = per_group > 1 ? 1 : 0;
   pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points &&
                          env_int("ONDA_FFT_PAD", 1) != 0;
@@ -116,11 +173,23 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
   } else {
     code += fmt::format("  let slot = lid / {0};\n  let t = lid % {0};\n", u(threads));
   }
-  code += fmt::format(
-      "  let transform = (wg.y * groups.x + wg.x) * {} + slot;\n"
-      "  let in_range = transform < params.transform_count;\n"
-      "  let base = slot * {};\n",
-      u(per_group), u(unrolled_exchange_stride(pass)));
+  const int64_t stride = unrolled_exchange_stride(pass);
+  if (pass.paired_rows) {
+    code += fmt::format(
+        "  let pair = (wg.y * groups.x + wg.x) * {0} + slot % {0};\n"
+        "  let upper = slot >= {0};\n"
+        "  let transform = paired_row_transform(pair, upper);\n"
+        "  let in_range = 2u * pair < params.transform_count;\n"
+        "  let base = slot * {1};\n"
+        "  let partner_base = ((slot + {0}) % {2}) * {1};\n",
+        u(per_group / 2), u(stride), u(per_group));
+  } else {
+    code += fmt::format(
+        "  let transform = (wg.y * groups.x + wg.x) * {} + slot;\n"
+        "  let in_range = transform < params.transform_count;\n"
+        "  let base = slot * {};\n",
+        u(per_group), u(stride));
+  }
 
   if (pass.radices.empty()) {  // length 1: a copy
     code += real_split ? "  if (in_range) {\n    exchange[base] = load(transform, 0u);\n  }\n"
@@ -141,7 +210,38 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         code += "  }\n";
       }
     };
-    enum class From { global, exchange, convolved_exchange };
+    enum class From { global, staged, exchange, convolved_exchange };
+    // Rows passes: lanes of a warp hold consecutive rows (for the stores' runs), so direct loads would
+    // take a few points of many rows; the staged load walks each row's points across the lanes into
+    // workgroup memory first (a row is contiguous), and the first stage reads it from there.
+    auto stage_rows = [&]() {
+      const int64_t points = per_group * length;
+      code += "  let group_index = wg.y * groups.x + wg.x;\n";
+      for (int64_t b = 0; b * pass.workgroup_size < points; ++b) {
+        const bool partial = (b + 1) * pass.workgroup_size > points;
+        code += fmt::format("  {{\n    let i = lid + {};\n", u(b * pass.workgroup_size));
+        if (partial) code += fmt::format("    if (i < {}) {{\n", u(points));
+        code += fmt::format("    let s = i / {0};\n    let e = i % {0};\n", u(length));
+        if (pass.paired_rows) {
+          code += fmt::format(
+              "    let p = group_index * {0} + s % {0};\n"
+              "    if (2u * p < params.transform_count) {{\n"
+              "      exchange[s * {1} + exchange_index(e)] = load(paired_row_transform(p, s >= {0}), e);\n"
+              "    }}\n",
+              u(per_group / 2), u(unrolled_exchange_stride(pass)));
+        } else {
+          code += fmt::format(
+              "    let r = group_index * {0} + s;\n"
+              "    if (r < params.transform_count) {{\n"
+              "      exchange[s * {1} + exchange_index(e)] = load(r, e);\n"
+              "    }}\n",
+              u(per_group), u(unrolled_exchange_stride(pass)));
+        }
+        if (partial) code += "    }\n";
+        code += "  }\n";
+      }
+      code += "  workgroupBarrier();\n";
+    };
     auto load_stage = [&](int radix, From from) {
       for_each_butterfly(radix, [&](int64_t b, int64_t butterflies) {
         if (from == From::global) code += "    if (in_range) {\n";
@@ -159,6 +259,10 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     // One FFT of the pass length: first inputs from `from`, last outputs to store() or to exchange.
     auto sweep = [&](From from, bool to_exchange) {
     int64_t span = 1;
+    if (from == From::staged) {
+      stage_rows();
+      from = From::exchange;
+    }
     load_stage(pass.radices[0], from);
     if (from != From::global) code += "  workgroupBarrier();\n";
     for (size_t s = 0; s < pass.radices.size(); ++s) {
@@ -207,29 +311,63 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       }
     }
     };
+    const bool rows = pass.shape == PassShape::rows || pass.shape == PassShape::rows_convolve;
+    const From first_source = rows && per_group > 1 && staged_row_loads() ? From::staged : From::global;
     if (pass.shape == PassShape::rows_convolve || pass.convolve_in_workgroup) {
       // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
       // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
-      sweep(From::global, true);
+      sweep(first_source, true);
       code += "  workgroupBarrier();\n";
       sweep(From::convolved_exchange, false);
     } else {
-      sweep(From::global, real_split);
+      sweep(first_source, real_split);
     }
   }
-  if (real_split) {
-    // As in the generic pass: X_k = E_k + W_N^k O_k from Z_k and conj Z_(H-k), k = 0..H.
+  if (real_split && pass.paired_rows) {
+    // Row k1 gives bins k = k1 + N1*e; Z_(H-k) is element N2-1-e of the partner row N1 - k1 (element
+    // (N2 - e) mod N2 of row 0 for k1 = 0); row 0 also gives bin H. A self-paired row in the upper half
+    // is left to the lower one.
+    const int64_t n1 = pass.other_factor;
     code += fmt::format(
         "  workgroupBarrier();\n"
-        "  if (in_range) {{\n"
-        "    for (var k = t; k <= {0}; k += {1}) {{\n"
-        "      let zk = exchange[base + exchange_index(k % {0})];\n"
-        "      let zc = conj(exchange[base + exchange_index(({0} - k) % {0})]);\n"
-        "      let x = 0.5 * ((zk + zc) + mul_neg_i(cmul(tables[params.real_offset + k], zk - zc)));\n"
-        "      write_user(transform, k, x);\n"
+        "  let row = transform % {0};\n"
+        "  let batch = transform / {0};\n"
+        "  if (in_range && !(upper && row == ({0} - row) % {0})) {{\n",
+        u(n1));
+    for (int64_t b = 0; b * threads < length; ++b) {
+      const bool partial = (b + 1) * threads > length;
+      code += fmt::format("    {{\n      let e = t + {};\n", u(b * threads));
+      if (partial) code += fmt::format("      if (e < {}) {{\n", u(length));
+      code += fmt::format(
+          "      let pe = select({0} - e, ({1} - e) % {1}, row == 0u);\n"
+          "      write_split_bin(batch, row + {2} * e, exchange[base + exchange_index(e)],\n"
+          "                      conj(exchange[partner_base + exchange_index(pe)]));\n",
+          u(length - 1), u(length), u(n1));
+      if (partial) code += "      }\n";
+      code += "    }\n";
+    }
+    code += fmt::format(
+        "    if (row == 0u && t == 0u) {{\n"
+        "      let z0 = exchange[base + exchange_index(0u)];\n"
+        "      write_split_bin(batch, {}, z0, conj(z0));\n"
         "    }}\n"
         "  }}\n",
-        u(length), u(threads));
+        u(plan.fft_length));
+  } else if (real_split) {
+    // As in the generic pass: X_k = E_k + W_N^k O_k from Z_k and conj Z_(H-k), k = 0..H; constant trips.
+    code += "  workgroupBarrier();\n  if (in_range) {\n";
+    for (int64_t b = 0; b * threads <= length; ++b) {
+      const bool partial = (b + 1) * threads > length + 1;
+      code += fmt::format("    {{\n      let k = t + {};\n", u(b * threads));
+      if (partial) code += fmt::format("      if (k <= {}) {{\n", u(length));
+      code += fmt::format(
+          "      write_split_bin(transform, k, exchange[base + exchange_index(k % {0})],\n"
+          "                      conj(exchange[base + exchange_index(({0} - k) % {0})]));\n",
+          u(length));
+      if (partial) code += "      }\n";
+      code += "    }\n";
+    }
+    code += "  }\n";
   }
   code += "}\n";
   return code;
