@@ -11,16 +11,10 @@ fft() {  # fft LABEL ONLY [ENV=VALUE...]
   grep -E "^(c2c|r2c|HTD)|failed" "$out/fft_$label.txt" | sed "s/^/$label: /" | cut -c1-120
 }
 step fft
-four="N=16384,N=1048576,N=4099,N=65537"
-whole="c2c N=256,c2c N=1024,c2c N=2048,c2c N=4096,r2c N=512,r2c N=2048,r2c N=4096"
+some="c2c N=256,c2c N=1024,c2c N=4096,r2c N=1024,r2c N=4096,N=16384,c2c N=1048576,N=4099"
 fft default "N=,STFT"
-fft run8_direct "$four" ONDA_FFT_MAX_RUN=8 ONDA_FFT_STAGED=0
-fft run8 "$four" ONDA_FFT_MAX_RUN=8
-fft run16 "$four" ONDA_FFT_MAX_RUN=16
-fft run32_direct "$four" ONDA_FFT_STAGED=0
-fft radix16 "$whole,N=16384" ONDA_FFT_RADIX16=1
-fft t4096_256 "c2c N=4096" ONDA_FFT_THREADS=256
-fft t1024_128 "c2c N=1024" ONDA_FFT_THREADS=128
-step cufft
-timeout 120 python3 bench/torch_fft.py > "$out/cufft.txt" 2>&1; cat "$out/cufft.txt"
+for k in 2 4 8; do fft loop$k "$some" ONDA_FFT_LOOP=$k; done
+fft loop4_noprefetch "$some" ONDA_FFT_LOOP=4 ONDA_FFT_PREFETCH=0
+fft t1024_128 "c2c N=1024,r2c N=2048" ONDA_FFT_THREADS=128
+fft t1024_128_loop4 "c2c N=1024,r2c N=2048" ONDA_FFT_THREADS=128 ONDA_FFT_LOOP=4
 step done

@@ -213,8 +213,8 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
       u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
       std::fill(std::begin(u.radices), std::end(u.radices), 0u);
       std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
-      const int64_t workgroups =
-          (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
+      const int64_t groups = (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
+      const int64_t workgroups = (groups + pass.group_iterations - 1) / pass.group_iterations;
       recorder.dispatch(passes[i].pipeline, bindings, &u, sizeof(u),
                         gpu::split_workgroups(workgroups, context_.limits()),
                         fmt::format("fft L={} pass {}", pass.length, i));

@@ -85,6 +85,8 @@ struct StockhamPassPlan {
   // transforms in pairs p = 0..N1/2: of a workgroup's slots, the first half holds rows p, the second
   // rows (N1 - p) mod N1 (a self-paired row twice, written once). transforms_per_workgroup is even.
   bool paired_rows = false;
+  // Unrolled passes: groups of transforms_per_workgroup transforms each workgroup runs in turn.
+  int group_iterations = 1;
 
   // Transforms of this pass per transformed sequence: 1 (whole), N2 or N1 (four-step), or two per
   // row pair (paired_rows).

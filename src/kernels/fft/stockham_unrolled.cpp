@@ -13,7 +13,7 @@ namespace onda::kernels::fft {
 namespace {
 
 // Knobs for the H200 sweeps (bench_fft, scripts/gpu/fft-sweep.sh): ONDA_FFT_THREADS (threads per
-// transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_MAX_RUN, ONDA_FFT_STAGED (below),
+// transform), ONDA_FFT_PER_GROUP (transforms per workgroup), ONDA_FFT_MAX_RUN, ONDA_FFT_RADIX16, ONDA_FFT_LOOP (below),
 // ONDA_FFT_PAD (0: no padded exchange),
 // ONDA_FFT_TWIDDLE=table (every twiddle of a butterfly from the table, instead of W^k from the table
 // and W^(rk) by at most three products: R - 1 table loads per butterfly become one).
@@ -29,15 +29,22 @@ bool twiddle_powers() {
   return powers;
 }
 
-// ONDA_FFT_MAX_RUN: most consecutive transforms of a four-step workgroup (default 32: 256-byte runs).
+// ONDA_FFT_MAX_RUN: most consecutive transforms of a four-step workgroup. Default 8 (64-byte runs): on
+// an H200 (2026-12-03) 16 and 32 ran slower (c2c N = 16384: 8 -> 0.86 ms, 16 -> 1.08 (staged), 32 ->
+// 1.22), as did loading rows passes row-contiguously through workgroup memory first (0.86 -> 0.97).
 int64_t max_run() {
-  static const int64_t run = env_int("ONDA_FFT_MAX_RUN", 32);
+  static const int64_t run = env_int("ONDA_FFT_MAX_RUN", 8);
   return run;
 }
-// ONDA_FFT_STAGED=0: rows passes load straight into registers (lanes across rows: short runs).
-bool staged_row_loads() {
-  static const bool staged = env_int("ONDA_FFT_STAGED", 1) != 0;
-  return staged;
+// ONDA_FFT_LOOP=K: each workgroup runs K groups of transforms (a K-times smaller dispatch);
+// ONDA_FFT_PREFETCH=0: without loading the next group's first-stage inputs during this group's stages.
+int group_iterations() {
+  static const int k = static_cast<int>(std::max<int64_t>(1, env_int("ONDA_FFT_LOOP", 1)));
+  return k;
+}
+bool prefetch_next_group() {
+  static const bool on = env_int("ONDA_FFT_PREFETCH", 1) != 0;
+  return on;
 }
 
 // ONDA_FFT_RADIX16=1: powers of two in radix-16 stages (fewer stages and barriers, 16 points per
@@ -153,6 +160,7 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   int64_t registers = 1;
   for (int radix : pass.radices) registers = std::max(registers, rounds(pass, radix) * radix);
   pass.max_registers = static_cast<int>(registers);
+  pass.group_iterations = group_iterations();
   pass.unrolled = true;
 }
 
@@ -174,21 +182,45 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     code += fmt::format("  let slot = lid / {0};\n  let t = lid % {0};\n", u(threads));
   }
   const int64_t stride = unrolled_exchange_stride(pass);
+  code += fmt::format("  let base = slot * {};\n", u(stride));
   if (pass.paired_rows) {
     code += fmt::format(
-        "  let pair = (wg.y * groups.x + wg.x) * {0} + slot % {0};\n"
         "  let upper = slot >= {0};\n"
-        "  let transform = paired_row_transform(pair, upper);\n"
-        "  let in_range = 2u * pair < params.transform_count;\n"
-        "  let base = slot * {1};\n"
         "  let partner_base = ((slot + {0}) % {2}) * {1};\n",
         u(per_group / 2), u(stride), u(per_group));
+  }
+  // `transform` and `in_range` of the workgroup's group of transforms `group`.
+  auto bind_transform = [&](const std::string& group, const std::string& also) {
+    if (pass.paired_rows) {
+      code += fmt::format(
+          "  let pair = ({1}) * {0} + slot % {0};\n"
+          "  let transform = paired_row_transform(pair, upper);\n"
+          "  let in_range = 2u * pair < params.transform_count{2};\n",
+          u(per_group / 2), group, also);
+    } else {
+      code += fmt::format(
+          "  let transform = ({}) * {} + slot;\n"
+          "  let in_range = transform < params.transform_count{};\n",
+          group, u(per_group), also);
+    }
+  };
+  const int iterations = pass.group_iterations;
+  const bool prefetch = iterations > 1 && !pass.radices.empty() && prefetch_next_group();
+  const int64_t first_registers = pass.radices.empty() ? 0 : rounds(pass, pass.radices[0]) * pass.radices[0];
+  code += "  let first_group = wg.y * groups.x + wg.x;\n";
+  if (iterations > 1) {
+    // Each workgroup runs `iterations` groups of transforms, a dispatch's worth apart; with prefetch
+    // the next group's first-stage inputs load into registers while this group's stages run.
+    code += "  let group_stride = groups.x * groups.y;\n";
+    if (prefetch) {
+      code += fmt::format("  var p: array<vec2<f32>, {}>;\n  {{\n", first_registers);
+      bind_transform("first_group", "");
+      code += "  PREFETCH\n  }\n";
+    }
+    code += fmt::format("  for (var it = 0u; it < {}; it++) {{\n", u(iterations));
+    bind_transform("first_group + it * group_stride", "");
   } else {
-    code += fmt::format(
-        "  let transform = (wg.y * groups.x + wg.x) * {} + slot;\n"
-        "  let in_range = transform < params.transform_count;\n"
-        "  let base = slot * {};\n",
-        u(per_group), u(stride));
+    bind_transform("first_group", "");
   }
 
   if (pass.radices.empty()) {  // length 1: a copy
@@ -210,39 +242,8 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         code += "  }\n";
       }
     };
-    enum class From { global, staged, exchange, convolved_exchange };
-    // Rows passes: lanes of a warp hold consecutive rows (for the stores' runs), so direct loads would
-    // take a few points of many rows; the staged load walks each row's points across the lanes into
-    // workgroup memory first (a row is contiguous), and the first stage reads it from there.
-    auto stage_rows = [&]() {
-      const int64_t points = per_group * length;
-      code += "  let group_index = wg.y * groups.x + wg.x;\n";
-      for (int64_t b = 0; b * pass.workgroup_size < points; ++b) {
-        const bool partial = (b + 1) * pass.workgroup_size > points;
-        code += fmt::format("  {{\n    let i = lid + {};\n", u(b * pass.workgroup_size));
-        if (partial) code += fmt::format("    if (i < {}) {{\n", u(points));
-        code += fmt::format("    let s = i / {0};\n    let e = i % {0};\n", u(length));
-        if (pass.paired_rows) {
-          code += fmt::format(
-              "    let p = group_index * {0} + s % {0};\n"
-              "    if (2u * p < params.transform_count) {{\n"
-              "      exchange[s * {1} + exchange_index(e)] = load(paired_row_transform(p, s >= {0}), e);\n"
-              "    }}\n",
-              u(per_group / 2), u(unrolled_exchange_stride(pass)));
-        } else {
-          code += fmt::format(
-              "    let r = group_index * {0} + s;\n"
-              "    if (r < params.transform_count) {{\n"
-              "      exchange[s * {1} + exchange_index(e)] = load(r, e);\n"
-              "    }}\n",
-              u(per_group), u(unrolled_exchange_stride(pass)));
-        }
-        if (partial) code += "    }\n";
-        code += "  }\n";
-      }
-      code += "  workgroupBarrier();\n";
-    };
-    auto load_stage = [&](int radix, From from) {
+    enum class From { global, prefetched, exchange, convolved_exchange };
+    auto load_stage = [&](int radix, From from, const char* target = "v") {
       for_each_butterfly(radix, [&](int64_t b, int64_t butterflies) {
         if (from == From::global) code += "    if (in_range) {\n";
         for (int r = 0; r < radix; ++r) {
@@ -251,20 +252,34 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           std::string value = shared;
           if (from == From::global) value = fmt::format("load(transform, {})", e);
           if (from == From::convolved_exchange) value = fmt::format("convolve(transform, {}, {})", e, shared);
-          code += fmt::format("      v[{}] = {};\n", b * radix + r, value);
+          if (from == From::prefetched) value = fmt::format("p[{}]", b * radix + r);
+          code += fmt::format("      {}[{}] = {};\n", target, b * radix + r, value);
         }
         if (from == From::global) code += "    }\n";
       });
     };
+    // The first stage's loads of a group into the prefetch registers p.
+    auto prefetch_text = [&]() {
+      std::string saved;
+      std::swap(code, saved);
+      load_stage(pass.radices[0], From::global, "p");
+      std::swap(code, saved);
+      return saved;
+    };
+    if (prefetch) {
+      const size_t at = code.find("  PREFETCH\n");
+      code.replace(at, 11, prefetch_text());
+    }
     // One FFT of the pass length: first inputs from `from`, last outputs to store() or to exchange.
     auto sweep = [&](From from, bool to_exchange) {
     int64_t span = 1;
-    if (from == From::staged) {
-      stage_rows();
-      from = From::exchange;
-    }
     load_stage(pass.radices[0], from);
-    if (from != From::global) code += "  workgroupBarrier();\n";
+    if (from == From::prefetched) {
+      code += "  {\n";
+      bind_transform("first_group + (it + 1u) * group_stride", fmt::format(" && it + 1u < {}", u(iterations)));
+      code += prefetch_text() + "  }\n";
+    }
+    if (from == From::exchange || from == From::convolved_exchange) code += "  workgroupBarrier();\n";
     for (size_t s = 0; s < pass.radices.size(); ++s) {
       const int radix = pass.radices[s];
       const bool last = s + 1 == pass.radices.size();
@@ -311,8 +326,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       }
     }
     };
-    const bool rows = pass.shape == PassShape::rows || pass.shape == PassShape::rows_convolve;
-    const From first_source = rows && per_group > 1 && staged_row_loads() ? From::staged : From::global;
+    const From first_source = prefetch ? From::prefetched : From::global;
     if (pass.shape == PassShape::rows_convolve || pass.convolve_in_workgroup) {
       // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
       // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
@@ -369,6 +383,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     }
     code += "  }\n";
   }
+  if (iterations > 1) code += "  workgroupBarrier();\n  }\n";  // the group loop
   code += "}\n";
   return code;
 }
