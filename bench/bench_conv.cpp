@@ -3,7 +3,7 @@
 // iSTFT overlap-add ConvTranspose (windowed-identity weight, batch 8 and 12), HTDemucs decoder
 // ConvTranspose and encoder / decoder Conv shapes, SCNet / UVR shapes.
 //
-//   build/bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING]
+//   build/bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING] [--paths A,B]
 //
 // Each case runs on the paths its line names:
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
@@ -12,7 +12,8 @@
 //   implicit, implicit64, implicit128, implicit_nosplit, implicit_prefetch   kernels::conv's implicit
 //                GEMM forced (tile chosen from the shape, or 64 / 128 positions per tile, or without
 //                split K, or with register prefetch of the next K step); the label
-//                names the tile (BM x BN, K step, slices of a split K);
+//                names the tile (BM x BN, K step, slices of a split K); implicit_phases: a ConvTranspose
+//                whose kernel equals its stride run per phase instead of as one shuffled GEMM;
 //   gemm, direct, overlap_add   kernels::conv with that path forced (gemm = im2col + GEMM) (a ConvTranspose gemm with its
 //                weight prepacked once, as Session would hold it; overlap_add with the diagonal
 //                given, tiled where the hop is >= 32);
@@ -214,6 +215,7 @@ class Runner {
     options.implicit_nv = path_ == "implicit64" ? 1 : path_ == "implicit128" ? 2 : 0;
     options.implicit_splits = path_ == "implicit_nosplit" ? 1 : 0;
     options.implicit_prefetch = path_ == "implicit_prefetch";
+    if (path_ == "implicit_phases") options.implicit_shuffle = false;
     options.path = path_.rfind("implicit", 0) == 0 ? conv::ConvPath::implicit_gemm
                    : path_ == "gemm" ? conv::ConvPath::gemm
                    : path_ == "direct" ? conv::ConvPath::direct
@@ -310,9 +312,11 @@ Timing time_runner(gpu::Context& context, gpu::BufferPool& pool, Runner& runner,
 
 std::string path_label(const std::string& path, const conv::ConvGeometry& g, const Case& c) {
   if (path.rfind("implicit", 0) == 0) {
-    const auto t = conv::detail::choose_implicit_tile(conv::detail::phase_geometry(g), path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
+    const bool shuffle = path != "implicit_phases" && conv::detail::shuffle_applies(g);
+    const auto t = conv::detail::choose_implicit_tile(shuffle ? conv::detail::shuffle_geometry(g) : conv::detail::phase_geometry(g),
+                                                      path == "implicit64" ? 1 : path == "implicit128" ? 2 : 0,
                                                       path == "implicit_nosplit" ? 1 : 0);
-    return fmt::format("{} {}x{} k{}{}", path, 8 * t.wg_y, 64 * t.nv, t.bk,
+    return fmt::format("{}{} {}x{} k{}{}", path, shuffle ? " shuffle" : "", 8 * t.wg_y, 64 * t.nv, t.bk,
                        t.splits > 1 ? fmt::format(" s{}", t.splits) : "");
   }
   if (path != "session") return path;
@@ -344,7 +348,7 @@ std::string default_cases_path() {
 int main(int argc, char** argv) {
   bool quick = false, breakdown = false;
   int repeats = 20;
-  std::string cases_path = default_cases_path(), only;
+  std::string cases_path = default_cases_path(), only, paths_override;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--quick") {
@@ -357,8 +361,10 @@ int main(int argc, char** argv) {
       cases_path = argv[++i];
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
+    } else if (arg == "--paths" && i + 1 < argc) {
+      paths_override = argv[++i];
     } else {
-      fmt::print(stderr, "usage: bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING]\n");
+      fmt::print(stderr, "usage: bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING] [--paths A,B]\n");
       return 2;
     }
   }
@@ -374,7 +380,14 @@ int main(int argc, char** argv) {
   int failures = 0;
   for (const Case& c : cases) {
     if ((c.set == "quick") != quick || (!only.empty() && c.name.find(only) == std::string::npos)) continue;
-    for (const std::string& path : c.paths) {
+    // --paths A,B: these paths for every selected case instead of its line's (sweeps).
+    std::vector<std::string> case_paths = c.paths;
+    if (!paths_override.empty()) {
+      case_paths.clear();
+      std::stringstream p(paths_override);
+      for (std::string item; std::getline(p, item, ',');) case_paths.push_back(item);
+    }
+    for (const std::string& path : case_paths) {
       try {
         Runner runner(context, pool, persistent, pipelines, c, path);
         const Timing t = time_runner(context, pool, runner, repeats);

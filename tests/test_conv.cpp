@@ -16,6 +16,7 @@
 #include "gpu/command_recorder.h"
 #include "harness.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_uniforms.h"
 #include "test_conv_reference.h"
 
 namespace onda::test {
@@ -290,8 +291,13 @@ TEST(ConvTranspose, ImplicitGemmDecoderShapes) {
       {{2, 19, 11}, {19, 9, 7}, {3}, {4, 1}, {2}, 1, DType::f16},
       {{1, 130, 4, 4}, {130, 72, 3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 0}, 0, DType::f32},
       {{1, 24, 7, 3}, {24, 33, 2, 2}, {1, 1}, {0, 0, 0, 0}, {0, 0}, 2, DType::f16},
+      // Kernel == stride (one shuffled GEMM of all phases): C_out not a multiple of 4 (padded phase
+      // rows), pads that crop both ends, 2-D strides in both dimensions, split K, f16.
+      {{1, 21, 5, 6}, {21, 10, 2, 3}, {2, 3}, {1, 0, 1, 2}, {0, 0}, 0, DType::f32},
+      {{2, 33, 13}, {33, 9, 4}, {4}, {3, 2}, {0}, 3, DType::f32},
+      {{1, 16, 4, 9}, {16, 12, 4, 1}, {4, 1}, {0, 0, 0, 0}, {0, 0}, 0, DType::f16},
   };
-  int i = 0;
+  int i = 0, shuffled = 0;
   for (const Wide& wc : cases) {
     ConvCase c;
     c.transpose = true;
@@ -308,7 +314,14 @@ TEST(ConvTranspose, ImplicitGemmDecoderShapes) {
     EXPECT_TRUE(automatic_takes_implicit(g) || g.in_channels < 8 || g.out_channels < 8) << describe(c);
     const double err = run_case(c, wc.dtype, options, r);
     EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << wc.splits;
+    if (kernels::conv::detail::shuffle_applies(g)) {  // the same case per phase
+      ++shuffled;
+      options.implicit_shuffle = false;
+      const double phases_err = run_case(c, wc.dtype, options, r);
+      EXPECT_LE(phases_err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " per phase";
+    }
   }
+  EXPECT_EQ(shuffled, 4) << "kernel == stride cases run as one shuffled GEMM";
 }
 
 TEST(ConvTranspose, GemmChunked) {

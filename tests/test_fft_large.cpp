@@ -85,7 +85,8 @@ TEST(FftLarge, OneMegaPoint) {
 TEST(FftLarge, ScratchLargerThanABindingRunsInChunks) {
   Gpu& g = gpu();
   Random random(test_seed());
-  for (int64_t n : {8192, 1021}) {
+  // 16384: four-step even where a whole pass splits its exchange (8192 points fit one pass then).
+  for (int64_t n : {16384, 1021}) {
     FftDescription d = dense_description(n, 7, FftDomain::complex, FftDirection::forward);
     d.inner_count = 2;  // outer rows of two transforms each, interleaved
     d.input = kernels::fft::contiguous_layout(n, 2, 2);

@@ -51,6 +51,15 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
   cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
+  // Whole passes longer than workgroup memory holds as complex values (split exchange: halves one
+  // after the other): c2c, r2c and c2r through a 100-point pass in 64-point workgroups, and Bluestein
+  // N=13 (M = 25) convolved in one pass in 16-point workgroups.
+  const size_t first_split = cases.size();
+  cases.push_back(unrolled(dense_case(100, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
+  cases.push_back(unrolled(dense_case(200, 3, FftDomain::real_to_complex, FftDirection::forward), small_workgroups(64)));
+  cases.push_back(unrolled(dense_case(200, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true),
+                           small_workgroups(64)));
+  cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::inverse), small_workgroups(16)));
   // f16 storage.
   cases.push_back(unrolled(dense_case(60, 3, FftDomain::complex, FftDirection::forward, DType::f16)));
 
@@ -73,10 +82,16 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
   // Bluestein runs fused: in one pass when M fits a workgroup (N=13, M=25), and with a four-step M as
   // columns, rows_convolve, columns_out.
-  const auto& one_pass = kernels[f32_cases.size() - 3]->plan();
+  for (size_t i = first_split; i < first_split + 4; ++i) {
+    const auto& plan = kernels[i]->plan();
+    ASSERT_EQ(plan.passes.size(), 1u) << plan.summary();
+    EXPECT_TRUE(plan.passes[0].split_exchange) << plan.summary();
+  }
+  EXPECT_TRUE(kernels[first_split + 3]->plan().passes[0].convolve_in_workgroup);
+  const auto& one_pass = kernels[first_split - 3]->plan();
   ASSERT_EQ(one_pass.passes.size(), 1u) << one_pass.summary();
   EXPECT_TRUE(one_pass.passes[0].convolve_in_workgroup) << one_pass.summary();
-  const auto& fused = kernels[f32_cases.size() - 1]->plan();
+  const auto& fused = kernels[first_split - 1]->plan();
   ASSERT_EQ(fused.passes.size(), 3u) << fused.summary();
   EXPECT_EQ(fused.passes[1].shape, kernels::fft::PassShape::rows_convolve);
   EXPECT_EQ(fused.passes[2].shape, kernels::fft::PassShape::columns_out);
@@ -95,6 +110,7 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
   limits.workgroup_storage_bytes = 48 * 1024;
   limits.max_invocations_per_workgroup = 1024;
   limits.max_storage_binding_bytes = uint64_t{1} << 30;
+  limits.split_exchange = true;  // as the unrolled path plans
   for (int64_t n : {1, 2, 16, 256, 1000, 1024, 4096, 6144, 16384, 4099, 65537, 1 << 20}) {
     for (FftDomain domain : {FftDomain::complex, FftDomain::real_to_complex}) {
       kernels::fft::FftPlan plan =
@@ -113,7 +129,9 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         }
         EXPECT_LT(last_point, stride);
         EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
-        EXPECT_LE(pass.exchange_length * 8, static_cast<int64_t>(limits.workgroup_storage_bytes));
+        EXPECT_LE(pass.exchange_length * (pass.split_exchange ? 4 : 8), static_cast<int64_t>(limits.workgroup_storage_bytes));
+        // Only a pass too long for complex values in workgroup memory splits its exchange.
+        EXPECT_EQ(pass.split_exchange, pass.length > 6144) << plan.summary();
         if (pass.shape != kernels::fft::PassShape::whole) {
           EXPECT_GE(pass.transforms_per_workgroup, 4);  // runs of at least a 32-byte sector
         }

@@ -44,6 +44,37 @@ ConvGeometry phase_geometry(const ConvGeometry& g) {
   return p;
 }
 
+bool shuffle_applies(const ConvGeometry& g) {
+  if (!g.transpose || g.group != 1 || g.spatial_rank() > 2 || !g.unit_dilations()) return false;
+  for (int64_t d = 0; d < g.spatial_rank(); ++d) {
+    if (g.kernel[d] != g.strides[d] || g.pads_begin[d] < 0 ||
+        g.out_size[d] + g.pads_begin[d] > g.in_size[d] * g.strides[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+ConvGeometry shuffle_geometry(const ConvGeometry& g) {
+  ConvGeometry p = g;
+  p.transpose = false;
+  p.out_channels = g.kernel_elements() * ceil_div(g.out_channels, 4) * 4;  // phases x co_pad
+  for (int64_t d = 0; d < g.spatial_rank(); ++d) {
+    p.kernel[d] = 1;
+    p.strides[d] = 1;
+    p.out_size[d] = g.in_size[d];
+    p.pads_begin[d] = p.pads_end[d] = 0;
+  }
+  return p;
+}
+
+namespace {
+// The GEMM problem the implicit path tiles for g.
+ConvGeometry implicit_problem(const ConvGeometry& g, bool shuffle) {
+  return shuffle ? shuffle_geometry(g) : phase_geometry(g);
+}
+}  // namespace
+
 ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int splits_override) {
   ImplicitTile t;
   // Output channel tile: cost ~ tiles x (rows + 16), the 16 standing for the per-tile cost of
@@ -92,21 +123,28 @@ bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const
     if (t->device_bytes() + limits.slack > limits.binding) return false;
   }
   const auto& l = kc.gpu.limits();
-  const ConvGeometry pg = phase_geometry(g);
-  const ImplicitTile t = choose_implicit_tile(pg, 0);
-  const int64_t bm = 8 * t.wg_y;
-  return ceil_div(pg.out_positions(), 64) <= l.maxComputeWorkgroupsPerDimension &&
-         ceil_div(g.out_channels, bm) <= l.maxComputeWorkgroupsPerDimension &&
-         pg.batch * 16 <= l.maxComputeWorkgroupsPerDimension && l.maxComputeInvocationsPerWorkgroup >= 256 &&
-         l.maxComputeWorkgroupSizeY >= 16 && l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
+  // Either problem a ConvTranspose may be run as (ConvOptions::implicit_shuffle) fits the grid limits.
+  for (const bool shuffle : {false, shuffle_applies(g)}) {
+    const ConvGeometry pg = implicit_problem(g, shuffle);
+    const ImplicitTile t = choose_implicit_tile(pg, 0);
+    const int64_t bm = 8 * t.wg_y;
+    if (ceil_div(pg.out_positions(), 64) > l.maxComputeWorkgroupsPerDimension ||
+        ceil_div(pg.out_channels, bm) > l.maxComputeWorkgroupsPerDimension ||
+        pg.batch * 16 > l.maxComputeWorkgroupsPerDimension) {
+      return false;
+    }
+  }
+  return l.maxComputeInvocationsPerWorkgroup >= 256 && l.maxComputeWorkgroupSizeY >= 16 &&
+         l.maxComputeWorkgroupStorageSize >= 32 * (128 + 128) * 4;
 }
 
 void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                           const ConvGeometry& g,
                           const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
                           const ConvOptions& options) {
-  const ConvGeometry pg = phase_geometry(g);  // g itself for a Conv
-  const int64_t phases = pg.batch / std::max<int64_t>(g.batch, 1);
+  const bool shuffle = options.implicit_shuffle.value_or(true) && shuffle_applies(g);
+  const ConvGeometry pg = implicit_problem(g, shuffle);  // g itself for a Conv
+  const int64_t phases = shuffle ? g.kernel_elements() : pg.batch / std::max<int64_t>(g.batch, 1);
   ImplicitTile t = choose_implicit_tile(pg, options.implicit_nv, options.implicit_splits);
   if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
   // The partial sums must fit one binding, and the slices one dispatch dimension.
@@ -121,8 +159,10 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   const int64_t taps = pg.kernel_elements();  // a ConvTranspose's taps per phase
   const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(g.out_channels, 4) * 4;
   u.region[2] = u32(co_pad, "packed weight row");
+  u.region[3] = u32(phases * co_pad, "shuffled rows");  // SHUFFLE: GEMM rows phase x co_pad
   u.chunk[2] = t.bk;  // the k loop bound under KEEP_K_LOOP
-  const ConvUniforms pu_taps = make_uniforms(pg);  // the phase taps J (a Conv: its own kernel)
+  // The phase taps J (a Conv: its own kernel; a shuffle: 1).
+  const ConvUniforms pu_taps = make_uniforms(shuffle ? phase_geometry(g) : pg);
   if (g.transpose) {
     u.region[0] = u32(ci_pad * taps * co_pad, "packed weight phase block");
     for (int d = 0; d < 3; ++d) u.kernel[d] = pu_taps.kernel[d];
@@ -162,7 +202,8 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
                       {"SPLIT", split ? "1" : "0"},
-                      {"TRANSPOSE", g.transpose ? "1" : "0"},
+                      {"TRANSPOSE", g.transpose && !shuffle ? "1" : "0"},
+                      {"SHUFFLE", shuffle ? "1" : "0"},
                       {"PREFETCH", options.implicit_prefetch ? "1" : "0"},
                       {"WG_Y", std::to_string(t.wg_y)},
                       {"NV", std::to_string(t.nv)},
@@ -185,7 +226,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
   // A ConvTranspose phase has at most ceil(out / s) positions per dimension (pg.out_positions()).
   const gpu::WorkgroupCount groups{u32(ceil_div(pg.out_positions(), bn), "position tiles"),
-                                   u32(ceil_div(g.out_channels, bm), "channel tiles"),
+                                   u32(ceil_div(pg.out_channels, bm), "channel tiles"),
                                    u32(pg.batch * t.splits, "batch slices")};
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), groups, "conv implicit gemm");
   if (!split) return;

@@ -26,6 +26,13 @@
 // (every output belongs to one phase and one q: written once, no atomics, no column buffer).
 // region.x: one phase's block of the packed weight (elements); kernel.yz: J.
 //
+// SHUFFLE (a ConvTranspose whose kernel equals its stride, conv_uniforms.h shuffle_applies): every
+// phase has one tap (J = 1) and the q range of the whole input, so all phases share the B tile: the
+// GEMM rows are m = phase x co_pad + co (region.w = phases x co_pad; A from the phase blocks of the
+// packed weight), the columns the input positions q, and row m of column q is stored at output
+// o = q s + r(phase) - pad (skipped outside the output; padding rows co >= C_out are zeros, not stored).
+// X is read once instead of once per phase, and a tile has phases x C_out rows instead of C_out.
+//
 // Template values: WG_Y (threads along C_out; the 16 threads along positions are fixed), NV (vec4s of
 // positions per thread: BN = 64 NV), BK, SPLIT, PREFETCH (load step t + 1 into registers while step t
 // multiplies: more registers, the memory latency hidden inside one workgroup), HAS_BIAS, the ACT_* flags, KEEP_K_LOOP (bound the k loop by
@@ -83,8 +90,15 @@ fn fetch(t: u32) {
     let r = e / (BM / 4u);
     let co = g_m0 + 4u * (e % (BM / 4u));
     let row = (c0 + r) * taps + tap;
+#if SHUFFLE
+    // co is the GEMM row m = phase x co_pad + channel; a vec4 never straddles two phases (co_pad % 4 == 0).
+    let m = min(co, params.region.w - 4u);
+    let v = wp[(g_w_base + (m / params.region.z) * params.region.x + row * params.region.z + m % params.region.z) / 4u];
+    st_a[l] = select(vec4<f32>(0.0), v, co < params.region.w);
+#else
     let v = wp[(g_w_base + row * params.region.z + min(co, params.region.z - 4u)) / 4u];
     st_a[l] = select(vec4<f32>(0.0), v, co < params.region.z);
+#endif
   }
   // The implicit columns x[n, c0 + r, source(position, tap)]; zero in the padding and past C_in.
   var src: array<u32, PT>;
@@ -159,9 +173,15 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let positions = u32(nqy * nqx);
   g_w_base = params.offsets.y + phase * params.region.x;
 #else
+#if SHUFFLE
+  let n = slab;
+  let positions = in_positions;  // q: every input position, for every phase
+  g_w_base = params.offsets.y;
+#else
   let n = slab;
   let positions = out_positions;
   g_w_base = params.offsets.y;
+#endif
 #endif
   let p0 = wg.x * BN;
   // A tile past this phase's positions (phases differ by a row at most) has nothing to do; the
@@ -184,8 +204,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     g_iy0[i] = qy_lo + i32(qq / u32(nqx));
     g_ix0[i] = qx_lo + i32(qq % u32(nqx));
 #else
+#if SHUFFLE
+    g_iy0[i] = i32(qq / in_w);
+    g_ix0[i] = i32(qq % in_w);
+#else
     g_iy0[i] = i32((qq / out_w) * params.stride.y) - params.pad.y;
     g_ix0[i] = i32((qq % out_w) * params.stride.z) - params.pad.z;
+#endif
 #endif
   }
 
@@ -238,8 +263,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   }
 
   for (var mi = 0u; mi < TM; mi++) {
+#if SHUFFLE
+    let m = m0 + lid.y * TM + mi;
+    if (m >= params.region.w) { break; }
+    let phase = m / params.region.z;
+    let co = m % params.region.z;
+    if (co >= c_out) { continue; }
+    let ry = phase / params.stride.z;
+    let rx = phase % params.stride.z;
+#else
     let co = m0 + lid.y * TM + mi;
     if (co >= c_out) { break; }
+#endif
 #if SPLIT
     let row = params.offsets.w + ((split * params.stride.w + n) * c_out + co) * out_positions;  // stride.w: batch
     let bias_v = 0.0;
@@ -259,7 +294,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
           let ox = u32((qx_lo + i32((p + j) % u32(nqx))) * sx + rx - params.pad.z);
           let at = row + oy * out_w + ox;
 #else
+#if SHUFFLE
+          let oy = i32(((p + j) / in_w) * params.stride.y + ry) - params.pad.y;
+          let ox = i32(((p + j) % in_w) * params.stride.z + rx) - params.pad.z;
+          if (oy < 0 || ox < 0 || oy >= i32(params.out_size.y) || ox >= i32(out_w)) { continue; }
+          let at = row + u32(oy) * out_w + u32(ox);
+#else
           let at = row + p + j;
+#endif
 #endif
 #if SPLIT
           store_y(at, acc[mi * NV + v][j]);

@@ -102,6 +102,13 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int sp
 // The GEMM problem one stride phase of a ConvTranspose poses (a Conv: g itself): kernel J = ceil(K / s)
 // taps, ceil(out / s) positions per dimension, stride 1, batch N x phases. The implicit path tiles it.
 ConvGeometry phase_geometry(const ConvGeometry& g);
+// A ConvTranspose whose every kernel dimension equals its stride (dilation 1, group 1) and whose outputs
+// all have an input (out + pad_begin <= in * s, pad_begin >= 0): each output is one tap of one
+// input, phase r = o + pad mod s. The implicit path then runs it as one GEMM ("pixel shuffle"):
+// rows = phases x C_out (each phase's channels padded to a multiple of 4), K = C_in, columns = the
+// input positions, each result stored at its phase's output (shuffle_geometry poses that problem).
+bool shuffle_applies(const ConvGeometry& g);
+ConvGeometry shuffle_geometry(const ConvGeometry& g);
 bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
                            const Tensor& y, const ChunkLimits& limits);
 void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,

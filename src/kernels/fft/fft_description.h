@@ -68,6 +68,11 @@ struct FftDeviceLimits {
   uint32_t max_invocations_per_workgroup = 256;
   uint64_t max_storage_binding_bytes = uint64_t{128} << 20;
   uint32_t max_workgroups_per_dimension = 65535;
+  // Whole passes may hold their points in registers and exchange the real and the imaginary halves
+  // through workgroup memory one after the other (StockhamPassPlan::split_exchange, unrolled code
+  // path only): one transform of up to workgroup_storage_bytes / 4 points in one pass instead of
+  // four-step's two.
+  bool split_exchange = false;
 };
 
 }  // namespace onda::kernels::fft

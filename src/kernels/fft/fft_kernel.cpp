@@ -36,6 +36,17 @@ void append(std::vector<float>& table, const std::vector<ComplexDouble>& values)
   }
 }
 
+// The limits a plan is made for: the unrolled path may split whole passes' exchanges
+// (FftDeviceLimits::split_exchange) unless ONDA_FFT_SPLIT=0.
+FftDeviceLimits planning_limits(const gpu::Context& context, const std::optional<FftDeviceLimits>& limits,
+                                FftCodePath code_path) {
+  FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
+  const char* env = std::getenv("ONDA_FFT_SPLIT");
+  device.split_exchange =
+      resolve_code_path(context, code_path) == FftCodePath::unrolled && !(env && std::string(env) == "0");
+  return device;
+}
+
 }  // namespace
 
 FftDeviceLimits fft_device_limits(const gpu::Context& context) {
@@ -65,9 +76,10 @@ FftCodePath resolve_code_path(const gpu::Context& context, FftCodePath requested
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
                      const FftDescription& description, const std::optional<FftDeviceLimits>& limits,
                      FftCodePath code_path)
-    : context_(context), pipelines_(pipelines), plan_(FftPlan::create(description, limits ? *limits : fft_device_limits(context))) {
+    : context_(context), pipelines_(pipelines),
+      plan_(FftPlan::create(description, planning_limits(context, limits, code_path))) {
   if (resolve_code_path(context, code_path) == FftCodePath::unrolled) {
-    const FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
+    const FftDeviceLimits device = planning_limits(context, limits, code_path);
     fuse_bluestein_convolution(plan_);
     for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device);
   }

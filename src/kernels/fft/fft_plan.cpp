@@ -26,6 +26,12 @@ int64_t max_pass_length(const FftDeviceLimits& limits) {
   return static_cast<int64_t>(limits.workgroup_storage_bytes / kComplexBytes);
 }
 
+// Longest transform one whole pass holds: twice max_pass_length where the halves go through
+// workgroup memory one after the other (split_exchange).
+int64_t max_whole_length(const FftDeviceLimits& limits) {
+  return max_pass_length(limits) * (limits.split_exchange ? 2 : 1);
+}
+
 // N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length), as balanced as
 // possible; {0, 0} when impossible.
 std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0) {
@@ -72,7 +78,8 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   for (int radix : pass.radices) {
     const int64_t registers = ceil_div(length / radix, pass.threads_per_transform) * radix;
-    if (registers > pass.max_registers) {
+    // A pass only the unrolled shader can hold (split exchange) is re-shaped by specialise_pass.
+    if (registers > pass.max_registers && length <= max_exchange) {
       throw gpu::DeviceLimitError(
           fmt::format("FFT pass of {} points needs {} registers per thread (limit {})", length, registers,
                       pass.max_registers));
@@ -93,7 +100,7 @@ int64_t max_paired_row_length(const FftDeviceLimits& limits) {
 // plan's rows pass holds row pairs (see StockhamPassPlan::paired_rows).
 std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSource source, SequenceSink sink,
                                          const FftDeviceLimits& limits, bool paired_rows = false) {
-  if (n <= max_pass_length(limits)) {
+  if (n <= max_whole_length(limits)) {
     StockhamPassPlan pass = make_pass(PassShape::whole, n, 1, batch, limits);
     pass.source = source;
     pass.sink = sink;
@@ -181,21 +188,22 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
   const int64_t n = description.length;
   const int64_t batch = description.batch();
   const int64_t max_length = max_pass_length(limits);
+  const int64_t max_whole = max_whole_length(limits);
   auto fits = [&](int64_t length) {
-    return length <= max_length || four_step_split(length, max_length).first != 0;
+    return length <= max_whole || four_step_split(length, max_length).first != 0;
   };
 
   // A four-step forward real plan needs its rows in pairs (fft_passes); N/2 = N1 * N2 must split so.
   const bool packable = (description.domain == FftDomain::real_to_complex &&
                          description.direction == FftDirection::forward &&
-                         (n / 2 <= max_length ||
+                         (n / 2 <= max_whole ||
                           four_step_split(n / 2, max_length, max_paired_row_length(limits)).first != 0)) ||
                         (description.domain == FftDomain::complex_to_real &&
                          description.direction == FftDirection::inverse && fits(n / 2));
   if (n % 2 == 0 && n >= 2 && is_seven_smooth(n / 2) && packable) {
     plan.real_packed = true;
     plan.fft_length = n / 2;
-    plan.algorithm = n / 2 <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
+    plan.algorithm = n / 2 <= max_whole ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
     plan.passes = fft_passes(n / 2, batch, SequenceSource::user_input, SequenceSink::user_output, limits,
                              description.domain == FftDomain::real_to_complex);
   } else if (is_seven_smooth(n)) {
@@ -205,7 +213,7 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
                       max_length));
     }
     plan.fft_length = n;
-    plan.algorithm = n <= max_length ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
+    plan.algorithm = n <= max_whole ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
     plan.passes = fft_passes(n, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
   } else {
     // Bluestein: the convolution must not wrap, so M >= 2N - 1.
@@ -273,7 +281,7 @@ std::string FftPlan::summary() const {
         fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {}{})", pass.length,
                     fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
                     pass.workgroup_size, pass.exchange_length, pass.max_registers,
-                    pass.unrolled ? ", unrolled" : "");
+                    pass.unrolled ? (pass.split_exchange ? ", unrolled, split" : ", unrolled") : "");
   }
   return text;
 }

@@ -85,6 +85,10 @@ struct StockhamPassPlan {
   // transforms in pairs p = 0..N1/2: of a workgroup's slots, the first half holds rows p, the second
   // rows (N1 - p) mod N1 (a self-paired row twice, written once). transforms_per_workgroup is even.
   bool paired_rows = false;
+  // Whole unrolled passes longer than a workgroup's memory holds as complex values (up to twice that):
+  // every stage boundary exchanges the real parts through workgroup memory, then the imaginary parts
+  // (four barriers instead of two; the values stay in registers in between). FftDeviceLimits::split_exchange.
+  bool split_exchange = false;
   // Unrolled passes: groups of transforms_per_workgroup transforms each workgroup runs in turn.
   int group_iterations = 1;
 

@@ -142,6 +142,7 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   flag("SHAPE_COLUMNS_OUT", columns_out);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
+  values["EXCHANGE_TYPE"] = pass.split_exchange ? "f32" : "vec2<f32>";
   values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);
   values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
   const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);

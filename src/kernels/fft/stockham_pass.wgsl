@@ -160,7 +160,8 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 
 {{BUTTERFLIES}}
 
-var<workgroup> exchange: array<vec2<f32>, {{EXCHANGE_LENGTH}}>;
+// f32 for a split exchange (one half of the complex values at a time; StockhamPassPlan::split_exchange).
+var<workgroup> exchange: array<{{EXCHANGE_TYPE}}, {{EXCHANGE_LENGTH}}>;
 
 #if UNROLLED
 {{UNROLLED_MAIN}}

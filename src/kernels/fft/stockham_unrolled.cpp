@@ -112,7 +112,12 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   if (radix16()) pass.radices = radix16_radices(pass.length);
   const int64_t max_threads = limits.max_invocations_per_workgroup;
-  const int64_t memory_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+  // A whole pass longer than workgroup memory holds as complex values exchanges its halves one after
+  // the other (StockhamPassPlan::split_exchange); ONDA_FFT_SPLIT=2 splits every whole pass (A/B runs).
+  const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+  pass.split_exchange = limits.split_exchange && pass.shape == PassShape::whole && !pass.paired_rows &&
+                        !pass.radices.empty() && (pass.length > complex_points || env_int("ONDA_FFT_SPLIT", 1) == 2);
+  const int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
   // butterflies (the larger radices' stages leave some idle). Two or more butterflies per thread and
   // stage ran 4-8x slower on an H200 (2026-12-03, batches of 2^26 points, c2c): N = 4096 (8,8,8,8)
@@ -227,6 +232,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     code += real_split ? "  if (in_range) {\n    exchange[base] = load(transform, 0u);\n  }\n"
                        : "  if (in_range) {\n    store(transform, 0u, load(transform, 0u));\n  }\n";
   } else {
+    const bool split = pass.split_exchange;
     code += fmt::format("  var v: array<vec2<f32>, {}>;\n", pass.max_registers);
     // Each generated statement block runs for butterfly j = t + b * threads of a stage; only the last
     // round can be partial.
@@ -242,8 +248,11 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         code += "  }\n";
       }
     };
-    enum class From { global, prefetched, exchange, convolved_exchange };
-    auto load_stage = [&](int radix, From from, const char* target = "v") {
+    // Where a stage's inputs come from; convolve_registers: already in v (split exchange), times the
+    // kernel spectrum.
+    enum class From { global, prefetched, exchange, convolved_exchange, convolve_registers };
+    // `component` is "" for complex values, or ".x" / ".y" for one half of a split exchange.
+    auto load_stage = [&](int radix, From from, const char* target = "v", const char* component = "") {
       for_each_butterfly(radix, [&](int64_t b, int64_t butterflies) {
         if (from == From::global) code += "    if (in_range) {\n";
         for (int r = 0; r < radix; ++r) {
@@ -252,11 +261,34 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           std::string value = shared;
           if (from == From::global) value = fmt::format("load(transform, {})", e);
           if (from == From::convolved_exchange) value = fmt::format("convolve(transform, {}, {})", e, shared);
+          if (from == From::convolve_registers) value = fmt::format("convolve(transform, {}, v[{}])", e, b * radix + r);
           if (from == From::prefetched) value = fmt::format("p[{}]", b * radix + r);
-          code += fmt::format("      {}[{}] = {};\n", target, b * radix + r, value);
+          code += fmt::format("      {}[{}]{} = {};\n", target, b * radix + r, component, value);
         }
         if (from == From::global) code += "    }\n";
       });
+    };
+    // Output index o of butterfly j of a stage (radix, span): its outputs go to o + r * span.
+    auto output_index = [&](int radix, int64_t span) {
+      if (span > 1) return fmt::format("    let k = j % {};\n    let o = (j / {}) * {} + k;\n", u(span), u(span), u(span * radix));
+      return fmt::format("    let o = j * {};\n", u(radix));
+    };
+    // Split exchange: a stage's outputs, kept in v, go through workgroup memory one half at a time
+    // (`next_loads(component)` reads the next inputs' half into v, whose other half still holds the
+    // outputs until its own turn): write .x, barrier, read .x, barrier, write .y, barrier, read .y, barrier.
+    auto split_boundary = [&](int radix, int64_t span, auto&& next_loads) {
+      for (const char* component : {".x", ".y"}) {
+        for_each_butterfly(radix, [&](int64_t b, int64_t) {
+          code += output_index(radix, span);
+          for (int r = 0; r < radix; ++r) {
+            code += fmt::format("    exchange[base + exchange_index(o + {})] = v[{}]{};\n", u(r * span),
+                                b * radix + r, component);
+          }
+        });
+        code += "  workgroupBarrier();\n";
+        next_loads(component);
+        code += "  workgroupBarrier();\n";
+      }
     };
     // The first stage's loads of a group into the prefetch registers p.
     auto prefetch_text = [&]() {
@@ -270,7 +302,10 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       const size_t at = code.find("  PREFETCH\n");
       code.replace(at, 11, prefetch_text());
     }
-    // One FFT of the pass length: first inputs from `from`, last outputs to store() or to exchange.
+    // One FFT of the pass length: first inputs from `from`, last outputs to store() or, with
+    // to_exchange, to workgroup memory (split: left in v, for split_boundary with last_radix / last_span).
+    int last_radix = 1;
+    int64_t last_span = 1;
     auto sweep = [&](From from, bool to_exchange) {
     int64_t span = 1;
     load_stage(pass.radices[0], from);
@@ -313,17 +348,25 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           for (int r = 0; r < radix; ++r)
             code += fmt::format("      store(transform, o + {}, y[{}]);\n", u(r * span), r);
           code += "    }\n";
+        } else if (split) {
+          for (int r = 0; r < radix; ++r) code += fmt::format("    v[{}] = y[{}];\n", first + r, r);
         } else {
           for (int r = 0; r < radix; ++r)
             code += fmt::format("    exchange[base + exchange_index(o + {})] = y[{}];\n", u(r * span), r);
         }
       });
-      span *= radix;
-      if (!last) {
+      if (last) {
+        last_radix = radix;
+        last_span = span;
+      } else if (split) {
+        const int next = pass.radices[s + 1];
+        split_boundary(radix, span, [&](const char* c) { load_stage(next, From::exchange, "v", c); });
+      } else {
         code += "  workgroupBarrier();\n";
         load_stage(pass.radices[s + 1], From::exchange);
         code += "  workgroupBarrier();\n";
       }
+      span *= radix;
     }
     };
     const From first_source = prefetch ? From::prefetched : From::global;
@@ -331,10 +374,39 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       // Bluestein's convolution in one pass: the row's forward FFT, the pointwise product with the
       // kernel spectrum, and the first FFT of the inverse (see PassShape::rows_convolve).
       sweep(first_source, true);
-      code += "  workgroupBarrier();\n";
-      sweep(From::convolved_exchange, false);
+      if (split) {
+        split_boundary(last_radix, last_span,
+                       [&](const char* c) { load_stage(pass.radices[0], From::exchange, "v", c); });
+        sweep(From::convolve_registers, false);
+      } else {
+        code += "  workgroupBarrier();\n";
+        sweep(From::convolved_exchange, false);
+      }
     } else {
       sweep(first_source, real_split);
+    }
+    if (real_split && split) {
+      // The real split below with Z_k and Z_(H-k) (k = 0..H) gathered into registers half by half.
+      const int64_t count = ceil_div(length + 1, threads);
+      code += fmt::format("  var zk: array<vec2<f32>, {0}>;\n  var zc: array<vec2<f32>, {0}>;\n", count);
+      auto for_each_bin = [&](auto&& body) {
+        for (int64_t b = 0; b < count; ++b) {
+          code += fmt::format("  {{\n    let k = t + {};\n    if (k <= {}) {{\n", u(b * threads), u(length));
+          body(b);
+          code += "    }\n  }\n";
+        }
+      };
+      split_boundary(last_radix, last_span, [&](const char* c) {
+        for_each_bin([&](int64_t b) {
+          code += fmt::format(
+              "      zk[{0}]{1} = exchange[base + exchange_index(k % {2})];\n"
+              "      zc[{0}]{1} = exchange[base + exchange_index(({2} - k) % {2})];\n",
+              b, c, u(length));
+        });
+      });
+      code += "  if (in_range) {\n";
+      for_each_bin([&](int64_t b) { code += fmt::format("      write_split_bin(transform, k, zk[{0}], conj(zc[{0}]));\n", b); });
+      code += "  }\n";
     }
   }
   if (real_split && pass.paired_rows) {
@@ -367,7 +439,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         "    }}\n"
         "  }}\n",
         u(plan.fft_length));
-  } else if (real_split) {
+  } else if (real_split && !pass.split_exchange) {
     // As in the generic pass: X_k = E_k + W_N^k O_k from Z_k and conj Z_(H-k), k = 0..H; constant trips.
     code += "  workgroupBarrier();\n  if (in_range) {\n";
     for (int64_t b = 0; b * threads <= length; ++b) {
