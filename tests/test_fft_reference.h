@@ -1,11 +1,14 @@
 // Float64 references and the shared driver of the FFT tests: a direct O(N^2) DFT (exact angles, n*k
-// reduced modulo N) and, above 4096 even points, radix-2 decimation down to an odd direct DFT, with directly
-// computed twiddles; plus run_fft_cases(), which runs descriptions on fresh random data with poisoned outputs
-// in one submit and returns each rel L2 against the reference applied to the same strided layout.
+// reduced modulo N) up to 4096 points; above, radix-2 decimation for powers of two and Bluestein in
+// double (chirp angles from n^2 mod 2N, exact) over a power-of-two radix-2 FFT for other lengths, with
+// directly computed twiddles; plus run_fft_cases(), which runs descriptions on fresh random data with
+// poisoned outputs in one submit and returns each rel L2 against the reference applied to the same
+// strided layout (the references of the cases computed in parallel).
 #pragma once
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <future>
 #include <memory>
 #include <numbers>
 #include <optional>
@@ -65,11 +68,38 @@ inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sig
   return out;
 }
 
+// Bluestein in double: X_k = conj(c_k) sum_n x_n conj(c_n) c_(k-n), c_n = exp(-sign i pi n^2 / N), as a
+// circular convolution of power-of-two length M >= 2N - 1 through radix2_fft.
+inline std::vector<Complex> bluestein_dft(const std::vector<Complex>& x, double sign) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  int64_t m = 1;
+  while (m < 2 * n - 1) m *= 2;
+  std::vector<Complex> chirp(n);
+  for (int64_t j = 0; j < n; ++j) {
+    const int64_t q = (j * j) % (2 * n);  // exp(i pi j^2 / N) depends on j^2 mod 2N only
+    const double angle = -sign * std::numbers::pi * static_cast<double>(q) / static_cast<double>(n);
+    chirp[j] = {std::cos(angle), std::sin(angle)};
+  }
+  std::vector<Complex> a(m, 0.0), b(m, 0.0);
+  for (int64_t j = 0; j < n; ++j) a[j] = x[j] * std::conj(chirp[j]);
+  b[0] = chirp[0];
+  for (int64_t j = 1; j < n; ++j) b[j] = b[m - j] = chirp[j];
+  a = radix2_fft(a, -1.0);
+  b = radix2_fft(b, -1.0);
+  for (int64_t j = 0; j < m; ++j) a[j] *= b[j];
+  a = radix2_fft(a, 1.0);
+  std::vector<Complex> out(n);
+  for (int64_t k = 0; k < n; ++k) out[k] = std::conj(chirp[k]) * a[k] / static_cast<double>(m);
+  return out;
+}
+
 // X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N). Direct up to
-// 4096 points; longer even lengths go through the radix-2 recursion.
+// 4096 points; longer powers of two through the radix-2 recursion, other long lengths by Bluestein.
 inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
   const double sign = inverse ? 1.0 : -1.0;
-  return x.size() > 4096 && x.size() % 2 == 0 ? radix2_fft(x, sign) : direct_dft(x, sign);
+  const size_t n = x.size();
+  if (n <= 4096) return direct_dft(x, sign);
+  return (n & (n - 1)) == 0 ? radix2_fft(x, sign) : bluestein_dft(x, sign);
 }
 
 inline int64_t layout_address(const FftDescription& d, const FftLayout& l, int64_t b, int64_t n) {
@@ -184,15 +214,19 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
   }
   recorder.submit_and_wait();
   const std::vector<float> out = output.download_floats(g.context);
-  std::vector<double> errors;
+  std::vector<std::future<double>> pending;
   for (size_t i = 0; i < cases.size(); ++i) {
-    const FftCase& c = cases[i];
-    const std::vector<float> in(host_input.begin() + input_begin[i],
-                                host_input.begin() + input_begin[i] + c.input_elements);
-    const std::vector<float> got(out.begin() + output_begin[i],
-                                 out.begin() + output_begin[i] + c.output_elements);
-    errors.push_back(rel_l2(got, reference_output(c.description, in, c.output_elements)));
+    pending.push_back(std::async(std::launch::async, [&, i] {
+      const FftCase& c = cases[i];
+      const std::vector<float> in(host_input.begin() + input_begin[i],
+                                  host_input.begin() + input_begin[i] + c.input_elements);
+      const std::vector<float> got(out.begin() + output_begin[i],
+                                   out.begin() + output_begin[i] + c.output_elements);
+      return rel_l2(got, reference_output(c.description, in, c.output_elements));
+    }));
   }
+  std::vector<double> errors;
+  for (std::future<double>& e : pending) errors.push_back(e.get());
   if (kernels_out) *kernels_out = std::move(kernels);
   return errors;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
@@ -60,8 +61,10 @@ StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor
   // Two shader classes only (each pipeline costs seconds to compile on CPU adapters): small passes
   // share 64-thread workgroups and 1024 points of workgroup memory; large ones get a full workgroup.
   const int64_t max_exchange = max_pass_length(limits);
+  // A paired-rows pass needs two rows per workgroup: the small class's 64 threads may hold one only
+  // (r2c N = 2^18 on a CPU adapter: rows of 512 points, 64 threads each).
   const bool small = pass.threads_per_transform <= kMinWorkgroupSize && length <= kSmallExchange &&
-                     kSmallExchange <= max_exchange;
+                     kSmallExchange <= max_exchange && !paired_rows;
   pass.workgroup_size = static_cast<int>(small ? kMinWorkgroupSize : thread_cap);
   pass.exchange_length = small ? kSmallExchange : max_exchange;
   pass.max_registers = small ? kSmallRegisters : kLargeRegisters;
@@ -216,8 +219,13 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     plan.algorithm = n <= max_whole ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
     plan.passes = fft_passes(n, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
   } else {
-    // Bluestein: the convolution must not wrap, so M >= 2N - 1.
+    // Bluestein: the convolution must not wrap, so M >= 2N - 1. ONDA_FFT_BLUESTEIN_M=M (a 7-smooth
+    // M >= 2N - 1 that fits) overrides the choice, for benchmark sweeps of the convolution length.
     int64_t m = next_seven_smooth(2 * n - 1);
+    if (const char* env = std::getenv("ONDA_FFT_BLUESTEIN_M"); env && *env) {
+      const int64_t forced = std::stoll(env);
+      if (forced >= 2 * n - 1 && is_seven_smooth(forced) && fits(forced)) m = forced;
+    }
     while (!fits(m)) {
       if (m > max_length * max_length) {
         throw gpu::DeviceLimitError(
