@@ -29,22 +29,34 @@ using Complex = std::complex<double>;
 
 inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign);
 
-// Radix-2 decimation in time while the length is even, then a direct DFT of the odd rest.
+// Iterative radix-2 FFT of a power-of-two length: bit-reversed order, then log2(N) butterfly
+// passes whose twiddles come from one table of N/2 roots, each computed directly from its exact angle.
 inline std::vector<Complex> radix2_fft(const std::vector<Complex>& x, double sign) {
   const size_t n = x.size();
-  if (n % 2 == 1) return direct_dft(x, sign);
-  std::vector<Complex> even(n / 2), odd(n / 2);
-  for (size_t i = 0; i < n / 2; ++i) even[i] = x[2 * i], odd[i] = x[2 * i + 1];
-  even = radix2_fft(even, sign);
-  odd = radix2_fft(odd, sign);
-  std::vector<Complex> out(n);
+  if ((n & (n - 1)) != 0) return direct_dft(x, sign);
+  std::vector<Complex> a(x);
+  for (size_t i = 1, j = 0; i < n; ++i) {
+    size_t bit = n >> 1;
+    for (; j & bit; bit >>= 1) j ^= bit;
+    j ^= bit;
+    if (i < j) std::swap(a[i], a[j]);
+  }
+  std::vector<Complex> roots(n / 2);
   for (size_t k = 0; k < n / 2; ++k) {
     const double angle = sign * 2.0 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(n);
-    const Complex t = Complex(std::cos(angle), std::sin(angle)) * odd[k];
-    out[k] = even[k] + t;
-    out[k + n / 2] = even[k] - t;
+    roots[k] = {std::cos(angle), std::sin(angle)};
   }
-  return out;
+  for (size_t len = 2; len <= n; len <<= 1) {
+    const size_t half = len / 2, step = n / len;
+    for (size_t i = 0; i < n; i += len) {
+      for (size_t k = 0; k < half; ++k) {
+        const Complex t = roots[k * step] * a[i + k + half];
+        a[i + k + half] = a[i + k] - t;
+        a[i + k] += t;
+      }
+    }
+  }
+  return a;
 }
 
 inline std::vector<Complex> direct_dft(const std::vector<Complex>& x, double sign) {

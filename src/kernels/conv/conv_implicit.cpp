@@ -2,11 +2,12 @@
 // first repacked (implicit_pack_w.wgsl, one small dispatch) to [C_in, taps, C_out] so that its tiles
 // load as coalesced vec4s. The tile is chosen from the shape: BM = 8 WG_Y output channels (WG_Y in
 // 2, 4, 6, 8, 12, 16: even, and a divisor of 24 or 32 for the K step), picked to waste few
-// rows of C_out (UVR's 48 / 96 / 192 / 288 / 384 channels get 48 / 96 / 96 / 96 / 128); BN = 128
-// positions, or 64 where 128 would leave the GPU with few workgroups; BK input channels per K step
+// rows of C_out (UVR's 48 / 96 / 192 / 288 / 384 channels get 48 / 96 / 96 / 96 / 128); BN = 64
+// positions (128 by ConvOptions::implicit_nv); BK input channels per K step
 // picked to waste little of the last chunk (C_in 145 -> 24 x 7) while keeping barriers rare.
 // ConvTranspose (dilation 1) runs the same kernel per stride phase (see conv_implicit.wgsl), W packed
-// by implicit_pack_w_transpose.wgsl; its tile is chosen for the phase problem (phase_geometry).
+// by implicit_pack_w_transpose.wgsl; its tile is chosen for the phase problem (phase_geometry), or, for
+// a kernel equal to its stride, for all phases as one GEMM (shuffle_geometry, SHUFFLE in the shader).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -87,9 +88,12 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int sp
   }
   const int64_t bm = 8 * t.wg_y;
   const int64_t m_tiles = ceil_div(g.out_channels, bm);
-  const int64_t p_tiles_128 = ceil_div(g.out_positions(), 128);
-  t.nv = nv_override > 0 ? static_cast<uint32_t>(nv_override)
-                         : (g.batch * m_tiles * p_tiles_128 < kFewWorkgroups ? 1u : 2u);
+  // 64 positions per tile. 128 (NV = 2) was the choice wherever 128-position tiles gave enough
+  // workgroups until an H200 sweep (2026-12-04) found 64 faster on most of them: SCNet's 64-channel
+  // 3x3 conv 1.40 vs 1.74 ms, UVR's 145 -> 48 convs 1.66 vs 2.28 and 0.88 vs 1.22, HTDemucs' 48 -> 96 3x3
+  // 0.46 vs 0.52 and 48 -> 96 k8 encoder 0.14 vs 0.17, its frequency decoder ConvTranspose (per phase)
+  // 0.26 vs 0.32; 128 stayed ahead by 2-5% only on two deep-K UVR convs (480 -> 192: 1.21 vs 1.27).
+  t.nv = nv_override > 0 ? static_cast<uint32_t>(nv_override) : 1u;
   // K step: a multiple of 8 (vec4 A loads) and of the row groups WG_Y / 2 (B loads), at most 32; cost
   // ~ steps x (BK + 4), the 4 standing for the two barriers and the tile loads' fixed work.
   const uint32_t row_groups = t.wg_y / 2;

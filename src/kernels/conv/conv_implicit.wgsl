@@ -287,7 +287,18 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endif
     for (var v = 0u; v < NV; v++) {
       let p = p0 + (lid.x + v * WG_X) * 4u;
+#if SHUFFLE
+      // Input position p + j as (qy, qx): one division per vec4, then steps along the row.
+      var qy = p / in_w;
+      var qx = p % in_w;
+#endif
       for (var j = 0u; j < 4u; j++) {
+#if SHUFFLE
+        if (j > 0u) {
+          qx += 1u;
+          if (qx == in_w) { qx = 0u; qy += 1u; }
+        }
+#endif
         if (p + j < positions) {
 #if TRANSPOSE
           let oy = u32((qy_lo + i32((p + j) / u32(nqx))) * sy + ry - params.pad.y);
@@ -295,8 +306,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
           let at = row + oy * out_w + ox;
 #else
 #if SHUFFLE
-          let oy = i32(((p + j) / in_w) * params.stride.y + ry) - params.pad.y;
-          let ox = i32(((p + j) % in_w) * params.stride.z + rx) - params.pad.z;
+          let oy = i32(qy * params.stride.y + ry) - params.pad.y;
+          let ox = i32(qx * params.stride.z + rx) - params.pad.z;
           if (oy < 0 || ox < 0 || oy >= i32(params.out_size.y) || ox >= i32(out_w)) { continue; }
           let at = row + u32(oy) * out_w + u32(ox);
 #else

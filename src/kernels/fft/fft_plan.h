@@ -3,8 +3,9 @@
 // passes that each fit one workgroup's memory, and pick each pass's radices and thread shape.
 //
 // Algorithms:
-//  - stockham_workgroup: N is 7-smooth and N complex values fit workgroup memory: one pass, one
-//    workgroup per transform (several for small N), radix-2/3/4/5/7/8 Stockham autosort stages.
+//  - stockham_workgroup: N is 7-smooth and N complex values fit workgroup memory (twice as many on the
+//    unrolled path, whose whole passes may split their exchange into real and imaginary halves): one
+//    pass, one workgroup per transform (several for small N), radix-2/3/4/5/7/8(/16) Stockham stages.
 //  - four_step: N is 7-smooth but too long: N = N1 * N2 (Bailey's four-step FFT): N2 column FFTs of
 //    length N1 with the twiddle W_N^(n2 k1) applied on the way out, then N1 row FFTs of length N2,
 //    through a scratch buffer in global memory.

@@ -47,11 +47,14 @@ bool prefetch_next_group() {
   return on;
 }
 
-// ONDA_FFT_RADIX16=1: powers of two in radix-16 stages (fewer stages and barriers, 16 points per
-// thread) instead of radix 8.
-bool radix16() {
-  static const bool on = env_int("ONDA_FFT_RADIX16", 0) != 0;
-  return on;
+// Powers of two in radix-16 stages (fewer stages and barriers, 16 points per thread) instead of radix 8:
+// for four-step passes by default, whose many transforms per workgroup leave few threads to each. On
+// an H200 (2026-12-04, batches of 2^26 points) radix 16 took c2c 2^20 from 1.92 to 1.68 ms, r2c 2^20
+// 1.25 -> 1.13, c2c 16384 0.87 -> 0.82, but whole passes 5-300% slower (r2c 4096 0.39 -> 0.47, c2c 2048
+// 0.55 -> 0.64 with outliers to 1.8). ONDA_FFT_RADIX16=0: never, =1: every pass.
+bool radix16(const StockhamPassPlan& pass) {
+  static const int64_t mode = env_int("ONDA_FFT_RADIX16", -1);
+  return mode < 0 ? pass.shape != PassShape::whole : mode != 0;
 }
 
 // The radices of choose_radices with the power-of-two part as 16s where that saves a stage without
@@ -110,13 +113,20 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 }
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
-  if (radix16()) pass.radices = radix16_radices(pass.length);
+  if (radix16(pass)) pass.radices = radix16_radices(pass.length);
   const int64_t max_threads = limits.max_invocations_per_workgroup;
   // A whole pass longer than workgroup memory holds as complex values exchanges its halves one after
-  // the other (StockhamPassPlan::split_exchange); ONDA_FFT_SPLIT=2 splits every whole pass (A/B runs).
+  // the other (StockhamPassPlan::split_exchange), and so does one of 512 points or more: half the
+  // workgroup memory lets more workgroups share a multiprocessor, which outweighs the extra barriers.
+  // On an H200 (2026-12-04, 2^26 points) splitting every whole pass took c2c 4096 from 0.61 to 0.46 ms,
+  // c2c 2048 0.55 -> 0.49, r2c 4096 (L = 2048) 0.39 -> 0.36, r2c 1024 (L = 512) 0.31 -> 0.26, c2c
+  // 1024 0.44 -> 0.43, but r2c 2048 (L = 1024) 0.315 -> 0.324 and r2c 256 (L = 128) 0.35 -> 0.38.
+  // ONDA_FFT_SPLIT=0: never (planning too), =2: every whole pass.
   const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+  const int64_t split_mode = env_int("ONDA_FFT_SPLIT", 1);
   pass.split_exchange = limits.split_exchange && pass.shape == PassShape::whole && !pass.paired_rows &&
-                        !pass.radices.empty() && (pass.length > complex_points || env_int("ONDA_FFT_SPLIT", 1) == 2);
+                        !pass.radices.empty() &&
+                        (pass.length > complex_points || split_mode == 2 || (split_mode == 1 && pass.length >= 512));
   const int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
   // butterflies (the larger radices' stages leave some idle). Two or more butterflies per thread and
