@@ -45,6 +45,13 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   cases.push_back(unrolled(dense_case(64, 3, FftDomain::real_to_complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(2, 3, FftDomain::real_to_complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(30, 3, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true)));
+  // The real split from registers (the last stage in Hermitian pairs j, S - j): one stage (N = 16),
+  // an odd last span S (N = 30: 5 x 3; N = 98: 7 x 7), S = 8 after a radix-3 last stage (N = 48), and
+  // two rounds of pairs per thread in a split-exchange pass (N = 16384: 1025 pairs, 1024 threads).
+  for (int64_t n : {16, 30, 48, 98}) {
+    cases.push_back(unrolled(dense_case(n, 3, FftDomain::real_to_complex, FftDirection::forward)));
+  }
+  cases.push_back(unrolled(dense_case(16384, 2, FftDomain::real_to_complex, FftDirection::forward)));
   // Bluestein (M = 25), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
   // padded exchange), and Bluestein N=37 with M = 75 = 5 x 15 four-step in 15-point workgroups (rows
   // of 15 one per workgroup, unpadded), fused into three passes (last of the f32 cases).

@@ -36,6 +36,15 @@ int64_t max_run() {
   static const int64_t run = env_int("ONDA_FFT_MAX_RUN", 8);
   return run;
 }
+// The real split of a whole packed r2c pass straight from registers: the last Stockham stage runs its
+// butterflies in Hermitian pairs (j, S - j), so each thread holds every Z_k it needs next to its
+// Z_(H-k) and writes the bins without a round trip through workgroup memory. ONDA_FFT_PAIR=0: the
+// stages as for c2c, then the split reading workgroup memory.
+bool pair_real_split() {
+  static const bool on = env_int("ONDA_FFT_PAIR", 1) != 0;
+  return on;
+}
+
 // ONDA_FFT_LOOP=K: each workgroup runs K groups of transforms (a K-times smaller dispatch);
 // ONDA_FFT_PREFETCH=0: without loading the next group's first-stage inputs during this group's stages.
 int group_iterations() {
@@ -238,12 +247,22 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     bind_transform("first_group", "");
   }
 
+  bool pair_real_split_done = false;
   if (pass.radices.empty()) {  // length 1: a copy
     code += real_split ? "  if (in_range) {\n    exchange[base] = load(transform, 0u);\n  }\n"
                        : "  if (in_range) {\n    store(transform, 0u, load(transform, 0u));\n  }\n";
   } else {
     const bool split = pass.split_exchange;
-    code += fmt::format("  var v: array<vec2<f32>, {}>;\n", pass.max_registers);
+    // The real split from registers (pair_last_stage): the last stage's butterflies in pairs j, S - j.
+    const bool pair_last = real_split && !pass.paired_rows && !prefetch && pair_real_split();
+    pair_real_split_done = pair_last;
+    const int last_stage_radix = pass.radices.back();
+    const int64_t last_stage_span = length / last_stage_radix;  // S
+    const int64_t pair_count = last_stage_span / 2 + 1;
+    const int64_t pair_rounds = ceil_div(pair_count, threads);
+    const int64_t registers =
+        pair_last ? std::max<int64_t>(pass.max_registers, 2 * last_stage_radix * pair_rounds) : pass.max_registers;
+    code += fmt::format("  var v: array<vec2<f32>, {}>;\n", registers);
     // Each generated statement block runs for butterfly j = t + b * threads of a stage; only the last
     // round can be partial.
     auto for_each_butterfly = [&](int radix, auto&& body) {
@@ -274,6 +293,36 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
           if (from == From::convolve_registers) value = fmt::format("convolve(transform, {}, v[{}])", e, b * radix + r);
           if (from == From::prefetched) value = fmt::format("p[{}]", b * radix + r);
           code += fmt::format("      {}[{}]{} = {};\n", target, b * radix + r, component, value);
+        }
+        if (from == From::global) code += "    }\n";
+      });
+    };
+    // Pair mode's last stage: round b of thread t takes pair p = t + b * threads (p <= S / 2), that is
+    // butterflies j1 = p and j2 = (S - p) mod S, whose outputs are each other's Hermitian partners
+    // (Z_(H - k) of k = j1 + r S is output R-1-r of j2; of k = r S, output (R - r) mod R of j = 0), in
+    // registers b 2R + r (j1) and b 2R + R + r (j2).
+    auto for_each_pair = [&](auto&& body) {
+      for (int64_t b = 0; b < pair_rounds; ++b) {
+        const bool partial = (b + 1) * threads > pair_count;
+        code += fmt::format("  {{\n    let p = t + {};\n", u(b * threads));
+        if (partial) code += fmt::format("    if (p < {}) {{\n", u(pair_count));
+        code += fmt::format("    let j1 = p;\n    let j2 = ({0} - p) % {0};\n", u(last_stage_span));
+        body(b);
+        if (partial) code += "    }\n";
+        code += "  }\n";
+      }
+    };
+    auto load_pairs = [&](From from, const char* component = "") {
+      const int radix = last_stage_radix;
+      for_each_pair([&](int64_t b) {
+        if (from == From::global) code += "    if (in_range) {\n";
+        for (int half = 0; half < 2; ++half) {
+          for (int r = 0; r < radix; ++r) {
+            const std::string e = fmt::format("j{} + {}", half + 1, u(r * last_stage_span));
+            const std::string value = from == From::global ? fmt::format("load(transform, {})", e)
+                                                            : fmt::format("exchange[base + exchange_index({})]", e);
+            code += fmt::format("      v[{}]{} = {};\n", b * 2 * radix + half * radix + r, component, value);
+          }
         }
         if (from == From::global) code += "    }\n";
       });
@@ -316,9 +365,68 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
     // to_exchange, to workgroup memory (split: left in v, for split_boundary with last_radix / last_span).
     int last_radix = 1;
     int64_t last_span = 1;
-    auto sweep = [&](From from, bool to_exchange) {
+    // Twiddles, the radix-R DFT and the outputs' index o of butterfly j (a WGSL `j` in scope) whose
+    // inputs are registers first..first+R-1; the results in `y`.
+    auto butterfly = [&](int radix, int64_t span, int64_t step, int64_t first) {
+      if (span > 1) {
+        code += fmt::format("    let k = j % {};\n", u(span));
+        if (twiddle_powers()) {
+          // w = W^k from the table, w^r by products (w^2 = w w, w^3 = w^2 w, w^4 = w^2 w^2, ...).
+          code += fmt::format("    let w1 = tables[k * {}];\n", u(step));
+          for (int r = 2; r < radix; ++r) {
+            code += fmt::format("    let w{} = cmul(w{}, w{});\n", r, r / 2, r - r / 2);
+          }
+          for (int r = 1; r < radix; ++r) code += fmt::format("    v[{0}] = cmul(v[{0}], w{1});\n", first + r, r);
+        } else {
+          for (int r = 1; r < radix; ++r) {
+            code += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
+          }
+        }
+        code += fmt::format("    let o = (j / {}) * {} + k;\n", u(span), u(span * radix));
+      } else {
+        code += fmt::format("    let o = j * {};\n", u(radix));
+      }
+      std::string args;
+      for (int r = 0; r < radix; ++r) args += fmt::format("{}v[{}]", r ? ", " : "", first + r);
+      code += fmt::format("    let y = dft{0}(array<vec2<f32>, {0}>({1}));\n", radix, args);
+    };
+    // Pair mode's last stage (span S, so j < S and o = j): both butterflies of each pair, then every
+    // bin X_k = split(Z_k, conj Z_(H-k)) from registers, bin H from Z_0 (see for_each_pair).
+    auto pair_stage = [&](int64_t span, int64_t step) {
+      const int radix = last_stage_radix;
+      for_each_pair([&](int64_t b) {
+        const int64_t f1 = b * 2 * radix, f2 = f1 + radix;
+        for (int half = 0; half < 2; ++half) {
+          code += fmt::format("    {{\n    let j = j{};\n", half + 1);
+          butterfly(radix, span, step, half ? f2 : f1);
+          for (int r = 0; r < radix; ++r) code += fmt::format("    v[{}] = y[{}];\n", (half ? f2 : f1) + r, r);
+          code += "    }\n";
+        }
+        code += "    if (in_range) {\n      if (p == 0u) {\n";
+        for (int r = 0; r < radix; ++r) {
+          code += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n", u(r * span), f1 + r,
+                              f1 + (radix - r) % radix);
+        }
+        code += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n      }} else {{\n", u(length), f1, f1);
+        for (int r = 0; r < radix; ++r) {
+          code += fmt::format("        write_split_bin(transform, j1 + {}, v[{}], conj(v[{}]));\n", u(r * span), f1 + r,
+                              f2 + radix - 1 - r);
+        }
+        code += "        if (j2 != j1) {\n";
+        for (int r = 0; r < radix; ++r) {
+          code += fmt::format("          write_split_bin(transform, j2 + {}, v[{}], conj(v[{}]));\n", u(r * span), f2 + r,
+                              f1 + radix - 1 - r);
+        }
+        code += "        }\n      }\n    }\n";
+      });
+    };
+    auto sweep = [&](From from, bool to_exchange, bool pairs = false) {
     int64_t span = 1;
-    load_stage(pass.radices[0], from);
+    if (pairs && pass.radices.size() == 1) {
+      load_pairs(from);
+    } else {
+      load_stage(pass.radices[0], from);
+    }
     if (from == From::prefetched) {
       code += "  {\n";
       bind_transform("first_group + (it + 1u) * group_stride", fmt::format(" && it + 1u < {}", u(iterations)));
@@ -330,29 +438,13 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
       const bool last = s + 1 == pass.radices.size();
       const int64_t step = plan.fft_length / (span * radix);  // W_(Ns*R)^m = W_F^(m * F/(Ns*R))
       code += fmt::format("  // stage {}: radix {}, span {}\n", s, radix, span);
+      if (last && pairs) {
+        pair_stage(span, step);
+        break;
+      }
       for_each_butterfly(radix, [&](int64_t b, int64_t) {
         const int64_t first = b * radix;
-        if (span > 1) {
-          code += fmt::format("    let k = j % {};\n", u(span));
-          if (twiddle_powers()) {
-            // w = W^k from the table, w^r by products (w^2 = w w, w^3 = w^2 w, w^4 = w^2 w^2, ...).
-            code += fmt::format("    let w1 = tables[k * {}];\n", u(step));
-            for (int r = 2; r < radix; ++r) {
-              code += fmt::format("    let w{} = cmul(w{}, w{});\n", r, r / 2, r - r / 2);
-            }
-            for (int r = 1; r < radix; ++r) code += fmt::format("    v[{0}] = cmul(v[{0}], w{1});\n", first + r, r);
-          } else {
-            for (int r = 1; r < radix; ++r) {
-              code += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
-            }
-          }
-          code += fmt::format("    let o = (j / {}) * {} + k;\n", u(span), u(span * radix));
-        } else {
-          code += fmt::format("    let o = j * {};\n", u(radix));
-        }
-        std::string args;
-        for (int r = 0; r < radix; ++r) args += fmt::format("{}v[{}]", r ? ", " : "", first + r);
-        code += fmt::format("    let y = dft{0}(array<vec2<f32>, {0}>({1}));\n", radix, args);
+        butterfly(radix, span, step, first);
         if (last && !to_exchange) {
           code += "    if (in_range) {\n";
           for (int r = 0; r < radix; ++r)
@@ -370,10 +462,21 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         last_span = span;
       } else if (split) {
         const int next = pass.radices[s + 1];
-        split_boundary(radix, span, [&](const char* c) { load_stage(next, From::exchange, "v", c); });
+        const bool next_pairs = pairs && s + 2 == pass.radices.size();
+        split_boundary(radix, span, [&](const char* c) {
+          if (next_pairs) {
+            load_pairs(From::exchange, c);
+          } else {
+            load_stage(next, From::exchange, "v", c);
+          }
+        });
       } else {
         code += "  workgroupBarrier();\n";
-        load_stage(pass.radices[s + 1], From::exchange);
+        if (pairs && s + 2 == pass.radices.size()) {
+          load_pairs(From::exchange);
+        } else {
+          load_stage(pass.radices[s + 1], From::exchange);
+        }
         code += "  workgroupBarrier();\n";
       }
       span *= radix;
@@ -393,9 +496,9 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         sweep(From::convolved_exchange, false);
       }
     } else {
-      sweep(first_source, real_split);
+      sweep(first_source, real_split, pair_last);
     }
-    if (real_split && split) {
+    if (real_split && split && !pair_last) {
       // The real split below with Z_k and Z_(H-k) (k = 0..H) gathered into registers half by half.
       const int64_t count = ceil_div(length + 1, threads);
       code += fmt::format("  var zk: array<vec2<f32>, {0}>;\n  var zc: array<vec2<f32>, {0}>;\n", count);
@@ -449,7 +552,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
         "    }}\n"
         "  }}\n",
         u(plan.fft_length));
-  } else if (real_split && !pass.split_exchange) {
+  } else if (real_split && !pass.split_exchange && !pair_real_split_done) {
     // As in the generic pass: X_k = E_k + W_N^k O_k from Z_k and conj Z_(H-k), k = 0..H; constant trips.
     code += "  workgroupBarrier();\n  if (in_range) {\n";
     for (int64_t b = 0; b * threads <= length; ++b) {
