@@ -8,6 +8,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <string>
 
 #include "kernels/fft/stockham_unrolled.h"
 #include "test_fft_reference.h"
@@ -33,7 +35,29 @@ kernels::fft::FftDeviceLimits small_workgroups(int64_t points) {
   return limits;
 }
 
+// Sets an environment variable for one scope, restoring its previous value.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
 TEST(FftUnrolled, MatchesFloat64Reference) {
+  // The real split from registers on every real-split pass here (by default only from 4096 points).
+  const ScopedEnv pair("ONDA_FFT_PAIR", "2");
   std::vector<FftCase> cases;
   // Whole passes: radices 8, 7, 5, 4, 3, 2; a batch of 70 transforms of 16 points is a full workgroup
   // of 64 and a partial one.

@@ -38,11 +38,14 @@ int64_t max_run() {
 }
 // The real split of a whole packed r2c pass straight from registers: the last Stockham stage runs its
 // butterflies in Hermitian pairs (j, S - j), so each thread holds every Z_k it needs next to its
-// Z_(H-k) and writes the bins without a round trip through workgroup memory. ONDA_FFT_PAIR=0: the
-// stages as for c2c, then the split reading workgroup memory.
-bool pair_real_split() {
-  static const bool on = env_int("ONDA_FFT_PAIR", 1) != 0;
-  return on;
+// Z_(H-k) and writes the bins without a round trip through workgroup memory. It leaves half the
+// threads idle in that stage and doubles their registers: on an H200 (2026-12-04, 2^26 points) it
+// took r2c 16384 (L = 8192) from 0.471 to 0.436 ms, left 2048 and 4096 unchanged and slowed 256..1024
+// (0.26 -> 0.36 ms at 1024), so it runs for passes of 4096 points or more. ONDA_FFT_PAIR=0: never,
+// =2: every real-split pass (the unrolled tests force it on short lengths).
+bool pair_real_split(int64_t length) {
+  const int64_t mode = env_int("ONDA_FFT_PAIR", 1);  // read per pass: the unrolled tests set it
+  return mode == 2 || (mode == 1 && length >= 4096);
 }
 
 // ONDA_FFT_LOOP=K: each workgroup runs K groups of transforms (a K-times smaller dispatch);
@@ -254,7 +257,7 @@ std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& 
   } else {
     const bool split = pass.split_exchange;
     // The real split from registers (pair_last_stage): the last stage's butterflies in pairs j, S - j.
-    const bool pair_last = real_split && !pass.paired_rows && !prefetch && pair_real_split();
+    const bool pair_last = real_split && !pass.paired_rows && !prefetch && pair_real_split(length);
     pair_real_split_done = pair_last;
     const int last_stage_radix = pass.radices.back();
     const int64_t last_stage_span = length / last_stage_radix;  // S
