@@ -121,23 +121,9 @@ TEST(FftComplex, Float16InputAndOutput) {
 
 // inverse(forward(x)) / N == x, recorded back to back in one submit.
 TEST(FftComplex, RoundTripInverseOfForward) {
-  Gpu& g = gpu();
   Random random(test_seed());
   for (int64_t n : {1000, 4099}) {
-    const FftDescription forward = dense_description(n, 2, FftDomain::complex, FftDirection::forward);
-    FftDescription inverse = dense_description(n, 2, FftDomain::complex, FftDirection::inverse);
-    inverse.normalize = true;
-    const std::vector<float> x = random.normal(4 * n);
-    Tensor input = upload_floats(x, DType::f32, {4 * n});
-    Tensor spectrum = poisoned(DType::f32, {4 * n});
-    Tensor back = poisoned(DType::f32, {4 * n});
-    FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
-    FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
-    gpu::CommandRecorder recorder(g.context);
-    forward_kernel.record(recorder, input, spectrum);
-    inverse_kernel.record(recorder, spectrum, back);
-    recorder.submit_and_wait();
-    const double e = rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
+    const double e = round_trip_error(n, 2, false, random);
     std::printf("round trip N=%lld: rel L2 %.3g\n", static_cast<long long>(n), e);
     EXPECT_LE(e, kF32Bound);
   }

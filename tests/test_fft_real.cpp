@@ -83,23 +83,9 @@ TEST(FftReal, Float16Dense) {
 
 // irfft(rfft(x)) / N == x for odd and even N, in one submit.
 TEST(FftReal, RoundTrip) {
-  Gpu& g = gpu();
   Random random(test_seed());
   for (int64_t n : {255, 256, 1021}) {
-    const FftDescription forward = dense_description(n, 2, FftDomain::real_to_complex, FftDirection::forward);
-    FftDescription inverse = dense_description(n, 2, FftDomain::complex_to_real, FftDirection::inverse);
-    inverse.normalize = true;
-    const std::vector<float> x = random.normal(2 * n);
-    Tensor input = upload_floats(x, DType::f32, {2 * n});
-    Tensor spectrum = poisoned(DType::f32, {2 * (n / 2 + 1) * 2});
-    Tensor back = poisoned(DType::f32, {2 * n});
-    FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
-    FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
-    gpu::CommandRecorder recorder(g.context);
-    forward_kernel.record(recorder, input, spectrum);
-    inverse_kernel.record(recorder, spectrum, back);
-    recorder.submit_and_wait();
-    const double e = rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
+    const double e = round_trip_error(n, 2, true, random);
     std::printf("real round trip N=%lld: rel L2 %.3g\n", static_cast<long long>(n), e);
     EXPECT_LE(e, kF32Bound);
   }

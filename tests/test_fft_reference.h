@@ -12,6 +12,7 @@
 #include <memory>
 #include <numbers>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "gpu/command_recorder.h"
@@ -241,6 +242,31 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
   for (std::future<double>& e : pending) errors.push_back(e.get());
   if (kernels_out) *kernels_out = std::move(kernels);
   return errors;
+}
+
+// inverse(forward(x)) / N against x for `batch` dense transforms of length n, complex (c2c both ways)
+// or real (r2c then c2r), recorded back to back in one submit on poisoned intermediates. `plan`, when
+// given, receives the forward plan's summary.
+inline double round_trip_error(int64_t n, int64_t batch, bool real, Random& random, std::string* plan = nullptr) {
+  Gpu& g = gpu();
+  const FftDescription forward =
+      dense_description(n, batch, real ? FftDomain::real_to_complex : FftDomain::complex, FftDirection::forward);
+  FftDescription inverse =
+      dense_description(n, batch, real ? FftDomain::complex_to_real : FftDomain::complex, FftDirection::inverse);
+  inverse.normalize = true;
+  const int64_t samples = (real ? 1 : 2) * n * batch;
+  const std::vector<float> x = random.normal(samples);
+  Tensor input = upload_floats(x, DType::f32, {samples});
+  Tensor spectrum = poisoned(DType::f32, {dense_output_elements(forward)});
+  Tensor back = poisoned(DType::f32, {samples});
+  FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
+  FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
+  gpu::CommandRecorder recorder(g.context);
+  forward_kernel.record(recorder, input, spectrum);
+  inverse_kernel.record(recorder, spectrum, back);
+  recorder.submit_and_wait();
+  if (plan) *plan = forward_kernel.plan().summary();
+  return rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
 }
 
 // Runs the cases, checks each against `bound` and prints one line per case.

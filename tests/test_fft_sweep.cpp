@@ -128,24 +128,13 @@ TEST(FftSweep, LongLengthsAndRoundTrips) {
       for (const FftCase& c : cases) worst = std::max(worst, run_and_check({c}, DType::f32, random));
     }
 
-    // Round trip: inverse(forward(x)) / N == x, recorded back to back.
-    const FftDescription forward = dense_description(n, batch, FftDomain::complex, FftDirection::forward);
-    FftDescription inverse = dense_description(n, batch, FftDomain::complex, FftDirection::inverse);
-    inverse.normalize = true;
-    const std::vector<float> x = random.normal(2 * n * batch);
-    Tensor input = upload_floats(x, DType::f32, {2 * n * batch});
-    Tensor spectrum = poisoned(DType::f32, {2 * n * batch});
-    Tensor back = poisoned(DType::f32, {2 * n * batch});
-    FftKernel forward_kernel(g.context, g.pool, g.pipelines, forward);
-    FftKernel inverse_kernel(g.context, g.pool, g.pipelines, inverse);
-    gpu::CommandRecorder recorder(g.context);
-    forward_kernel.record(recorder, input, spectrum);
-    inverse_kernel.record(recorder, spectrum, back);
-    recorder.submit_and_wait();
-    const double round_trip = rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
-    EXPECT_LE(round_trip, bound_for(n, DType::f32)) << forward_kernel.plan().summary();
+    // Round trips: inverse(forward(x)) / N == x, complex and real.
+    std::string plan;
+    const double round_trip =
+        std::max(round_trip_error(n, batch, false, random, &plan), round_trip_error(n, batch, true, random));
+    EXPECT_LE(round_trip, bound_for(n, DType::f32)) << plan;
     std::printf("long N=%lld x%lld %s: worst rel L2 %.3g, round trip %.3g (%.1f s)\n", static_cast<long long>(n),
-                static_cast<long long>(batch), forward_kernel.plan().summary().substr(0, 60).c_str(), worst,
+                static_cast<long long>(batch), plan.substr(0, 60).c_str(), worst,
                 round_trip, seconds_since(start));
     std::fflush(stdout);  // visible as it goes when a GPU call's timeout cuts the run short
   }

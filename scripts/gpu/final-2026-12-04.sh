@@ -6,8 +6,6 @@
 # Logs in $OUT/logs.tgz, summaries on stdout. TESTS=0 / FFT=0 / CONV=0 / SWEEP=0 / MODELS=none skip.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
 if [ "${TESTS:-1}" != 0 ]; then
   step tests
   timeout 150 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-Fft*:Conv*:ConvTranspose*:Stft*}" > $logs/tests.txt 2>&1
@@ -40,4 +38,4 @@ if [ "${SWEEP:-1}" != 0 ]; then
 fi
 time_models $logs 100 "median|peak|rror"
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs

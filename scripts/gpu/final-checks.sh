@@ -7,8 +7,6 @@
 # configurations compared (default A="ONDA_REPLAY=1", B="ONDA_REPLAY=0").
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
 if [ "${TESTS:-1}" != 0 ]; then
   step tests
   timeout 300 bash scripts/gpu/run.sh build/onda_tests > $logs/tests.txt 2>&1
@@ -50,4 +48,4 @@ print(f"  $m: {len(files)} outputs, worst rel L2 {worst:.2e}")
 PY
 done
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs

@@ -7,8 +7,6 @@
 # Dawn's robustness follows ONDA_ROBUSTNESS as everywhere (on by default).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
 torch() { [ "${TORCH:-1}" != 0 ] && timeout 150 python3 "$@"; }
 if [ "${FFT:-1}" != 0 ]; then
   step fft
@@ -35,4 +33,4 @@ if [ "${CONV:-1}" != 0 ]; then
 fi
 time_models $logs 150 "median|recording|peak|rror"
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs

@@ -4,20 +4,13 @@
 # its own process, with the PyTorch/CUDA twins last. Logs in $OUT/logs.tgz, summaries on stdout.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
-fft() {  # fft LABEL ONLY [ENV=VALUE...]
-  local label=$1 only=$2; shift 2
-  env "$@" timeout 150 bash scripts/gpu/run.sh build/bench_fft --repeats 20 --only "$only" > $logs/fft_$label.txt 2>&1
-  grep -E "^(c2c|r2c|HTD)|failed|rror" $logs/fft_$label.txt | sed "s/^/$label: /" | cut -c1-110
-}
 if [ "${FFT:-1}" != 0 ]; then
   step fft
-  fft default "${FFT_ONLY:-N=,STFT}"
+  fft_variant default "${FFT_ONLY:-N=,STFT}"
   some="c2c N=1024,c2c N=4096,r2c N=1024,r2c N=4096,N=16384,N=1048576,N=4099,N=65537"
-  fft nosplit "r2c N=16384,N=4099" ONDA_FFT_SPLIT=0
-  for k in ${FFT_LOOPS:-2 4}; do fft loop$k "$some" ONDA_FFT_LOOP=$k; done
-  [ -n "${FFT_EXTRA:-}" ] && fft extra "${FFT_EXTRA_ONLY:-N=}" $FFT_EXTRA
+  fft_variant nosplit "r2c N=16384,N=4099" ONDA_FFT_SPLIT=0
+  for k in ${FFT_LOOPS:-2 4}; do fft_variant loop$k "$some" ONDA_FFT_LOOP=$k; done
+  [ -n "${FFT_EXTRA:-}" ] && fft_variant extra "${FFT_EXTRA_ONLY:-N=}" $FFT_EXTRA
   timeout 150 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-110 $logs/torch_fft.txt | tail -18
 fi
 if [ "${TESTS:-1}" != 0 ]; then
@@ -42,4 +35,4 @@ if [ "${CONV:-1}" != 0 ]; then
   timeout 150 python3 bench/torch_conv.py --only "${CONV_ONLY:-scnet_}" > $logs/torch_conv.txt 2>&1; tail -12 $logs/torch_conv.txt | cut -c1-150
 fi
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs

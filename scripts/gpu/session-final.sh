@@ -6,8 +6,6 @@
 # MODELS=none / ACCURATE=0 skip steps; RNN_ONLY / CONV_ONLY pick cases (space-separated substrings).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
 run() { bash scripts/gpu/run.sh "$@"; }
 if [ "${TESTS:-1}" != 0 ]; then
   step tests
@@ -36,4 +34,4 @@ if [ "${ACCURATE:-1}" != 0 ]; then
   tail -8 $logs/accurate_scnet.txt
 fi
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs

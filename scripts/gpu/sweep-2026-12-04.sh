@@ -5,13 +5,6 @@
 # timing. Logs in $OUT/logs.tgz, summaries on stdout. CONV=0 / FFT=0 / SWEEP=0 / TESTS=0 skip steps.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-logs=/tmp/onda-logs
-mkdir -p $logs
-fft() {  # fft LABEL ONLY [ENV=VALUE...]
-  local label=$1 only=$2; shift 2
-  env "$@" timeout 120 bash scripts/gpu/run.sh build/bench_fft --repeats 20 --only "$only" > $logs/fft_$label.txt 2>&1
-  grep -E "^(c2c|r2c|HTD)|failed|rror" $logs/fft_$label.txt | sed "s/^/$label: /" | cut -c1-84
-}
 if [ "${TESTS:-1}" != 0 ]; then
   step tests
   timeout 200 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-ConvTranspose.Implicit*:Conv.Implicit*:FftUnrolled*:FftLarge*}" > $logs/tests.txt 2>&1
@@ -34,18 +27,18 @@ fi
 if [ "${FFT:-1}" != 0 ]; then
   step fft
   small="c2c N=1024,c2c N=2048,c2c N=4096,r2c N=1024,r2c N=2048,r2c N=4096,r2c N=256"
-  fft default "N=,STFT"
-  fft r16 "$small,N=16384,N=1048576" ONDA_FFT_RADIX16=1
-  fft r16loop4 "$small" ONDA_FFT_RADIX16=1 ONDA_FFT_LOOP=4
-  fft loop4 "$small,N=16384,N=1048576" ONDA_FFT_LOOP=4
-  fft loop8 "$small" ONDA_FFT_LOOP=8
-  fft split2 "$small" ONDA_FFT_SPLIT=2
-  fft t512_4099 "N=4099" ONDA_FFT_THREADS=512
-  fft t768_4099 "N=4099" ONDA_FFT_THREADS=768
-  fft t343_4099 "N=4099" ONDA_FFT_THREADS=343
-  for m in 132300 134400 139968 147456 262144; do fft m$m "N=65537" ONDA_FFT_BLUESTEIN_M=$m; done
-  fft run4 "N=16384,N=1048576" ONDA_FFT_MAX_RUN=4
-  fft run16 "N=16384,N=1048576" ONDA_FFT_MAX_RUN=16
+  fft_variant default "N=,STFT"
+  fft_variant r16 "$small,N=16384,N=1048576" ONDA_FFT_RADIX16=1
+  fft_variant r16loop4 "$small" ONDA_FFT_RADIX16=1 ONDA_FFT_LOOP=4
+  fft_variant loop4 "$small,N=16384,N=1048576" ONDA_FFT_LOOP=4
+  fft_variant loop8 "$small" ONDA_FFT_LOOP=8
+  fft_variant split2 "$small" ONDA_FFT_SPLIT=2
+  fft_variant t512_4099 "N=4099" ONDA_FFT_THREADS=512
+  fft_variant t768_4099 "N=4099" ONDA_FFT_THREADS=768
+  fft_variant t343_4099 "N=4099" ONDA_FFT_THREADS=343
+  for m in 132300 134400 139968 147456 262144; do fft_variant m$m "N=65537" ONDA_FFT_BLUESTEIN_M=$m; done
+  fft_variant run4 "N=16384,N=1048576" ONDA_FFT_MAX_RUN=4
+  fft_variant run16 "N=16384,N=1048576" ONDA_FFT_MAX_RUN=16
 fi
 if [ "${SWEEP:-1}" != 0 ]; then
   step sweep
@@ -55,4 +48,4 @@ if [ "${SWEEP:-1}" != 0 ]; then
   grep -E "long N|f16|FAILED|PASSED" $logs/sweep_long.txt | cut -c1-150 | tail -30
 fi
 step done
-tar -C $logs -czf "$out/logs.tgz" .
+pack_logs
