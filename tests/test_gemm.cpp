@@ -460,7 +460,7 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
   // shader cannot run on this operand layout are refused at planning.
   const uint64_t seed = test_seed();
   Random random(seed);
-  auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m) {
+  auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv = 1) {
     GemmVariant v;
     v.path = GemmPath::tiled;
     v.wg_x = wg_x;
@@ -468,15 +468,18 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
     v.tm = tm;
     v.bk = bk;
     v.group_m = group_m;
+    v.nv = nv;
     v.unroll_k = false;
     return v;
   };
   for (bool tb : {false, true}) {
+    // NV = 2: two vec4s of B per thread (128 x 128 tiles; N = 170 leaves a partial second vec4 group).
     for (const GemmVariant& v : {tiled(16, 16, 8, 16, 0), tiled(16, 16, 8, 32, 8), tiled(16, 16, 4, 16, 4),
-                                 tiled(8, 16, 4, 16, 0)}) {
+                                 tiled(8, 16, 4, 16, 0), tiled(16, 16, 8, 16, 0, 2), tiled(16, 16, 8, 32, 8, 2)}) {
       GemmCase c;
       c.a_shape = {150, 70};
-      c.b_shape = tb ? Shape{90, 70} : Shape{70, 90};
+      const int64_t n = v.nv == 2 ? 170 : 90;
+      c.b_shape = tb ? Shape{n, 70} : Shape{70, n};
       c.transpose_b = tb;
       c.options.variant = v;
       std::string variant;

@@ -156,7 +156,8 @@ TEST(GemmBench, TiledModelShapesPrepacked) {
 // one invocation compares tile shapes on the GPU at hand. Every line is checked on 64 sampled
 // outputs against a float64 dot product (err).
 
-GemmVariant tiled_variant(uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m) {
+GemmVariant tiled_variant(uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m,
+                          uint32_t nv = 1) {
   GemmVariant v;
   v.path = GemmPath::tiled;
   v.wg_x = wg_x;
@@ -164,6 +165,7 @@ GemmVariant tiled_variant(uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk
   v.tm = tm;
   v.bk = bk;
   v.group_m = group_m;
+  v.nv = nv;
   v.unroll_k = gpu().context.adapter_description().type != "CPU";
   return v;
 }
@@ -182,21 +184,22 @@ GemmVariant skinny_variant(uint32_t ks, uint32_t nt, uint32_t mv, bool subgroup,
 
 // Tile shapes {WG_X, WG_Y, TM, BK, GROUP_M}: BM = WG_Y * TM rows, BN = 4 * WG_X columns.
 std::vector<GemmVariant> tiled_sweep(int64_t m, int64_t n) {
-  const uint32_t shapes[][5] = {
-      {16, 16, 8, 16, 0}, {16, 16, 8, 16, 8}, {16, 16, 8, 32, 0}, {16, 16, 8, 32, 8},  // 128 x 64
-      {32, 16, 8, 16, 0}, {32, 16, 8, 16, 8},                                          // 128 x 128
-      {32, 8, 8, 16, 0},                                                               // 64 x 128
-      {16, 16, 4, 16, 0}, {16, 16, 4, 32, 0},                                          // 64 x 64
-      {16, 8, 4, 16, 0},                                                               // 32 x 64
-      {8, 16, 8, 16, 0},  {8, 16, 4, 16, 0},  {8, 16, 4, 32, 0},  {8, 8, 4, 8, 0},     // 128/64/32 x 32
-      {4, 16, 8, 16, 0},  {4, 16, 4, 16, 0},  {4, 16, 4, 32, 0},                       // 128/64 x 16
+  const uint32_t shapes[][6] = {
+      {16, 16, 8, 16, 0, 1}, {16, 16, 8, 16, 8, 1}, {16, 16, 8, 32, 0, 1}, {16, 16, 8, 32, 8, 1},  // 128 x 64
+      {32, 16, 8, 16, 0, 1}, {32, 16, 8, 16, 8, 1},                                             // 128 x 128
+      {16, 16, 8, 16, 0, 2}, {16, 16, 8, 16, 8, 2}, {16, 16, 8, 32, 8, 2},  // 128 x 128, 8 x 8 per thread
+      {32, 8, 8, 16, 0, 1},                                                                     // 64 x 128
+      {16, 16, 4, 16, 0, 1}, {16, 16, 4, 32, 0, 1},                                             // 64 x 64
+      {16, 8, 4, 16, 0, 1},                                                                     // 32 x 64
+      {8, 16, 8, 16, 0, 1},  {8, 16, 4, 16, 0, 1},  {8, 16, 4, 32, 0, 1},  {8, 8, 4, 8, 0, 1},  // 128/64/32 x 32
+      {4, 16, 8, 16, 0, 1},  {4, 16, 4, 16, 0, 1},  {4, 16, 4, 32, 0, 1},                       // 128/64 x 16
   };
   std::vector<GemmVariant> out;
   for (const auto& s : shapes) {
-    const int64_t bm = int64_t{s[1]} * s[2], bn = int64_t{s[0]} * 4;
+    const int64_t bm = int64_t{s[1]} * s[2], bn = int64_t{s[0]} * 4 * s[5];
     // Skip tiles mostly padding on this shape, and narrow ones on wide problems (slow, not informative).
     if (bn > 2 * std::max<int64_t>(n, 16) || bm > 2 * std::max<int64_t>(m, 32) || (bn < 64 && n >= 256)) continue;
-    out.push_back(tiled_variant(s[0], s[1], s[2], s[3], s[4]));
+    out.push_back(tiled_variant(s[0], s[1], s[2], s[3], s[4], s[5]));
   }
   return out;
 }

@@ -51,11 +51,11 @@ std::string flag(bool b) {
   return b ? "1" : "0";
 }
 
-// Tile shapes of the tiled path, largest first: {WG_X, WG_Y, TM, BK} -> BM = WG_Y*TM, BN = 4*WG_X.
+// Tile shapes of the tiled path, largest first: {WG_X, WG_Y, TM, BK, NV} -> BM = WG_Y*TM, BN = 4*NV*WG_X.
 struct TileShape {
-  uint32_t wg_x, wg_y, tm, bk;
+  uint32_t wg_x, wg_y, tm, bk, nv = 1;
   constexpr uint32_t bm() const { return wg_y * tm; }
-  constexpr uint32_t bn() const { return wg_x * 4; }
+  constexpr uint32_t bn() const { return wg_x * 4 * nv; }
   constexpr uint32_t threads() const { return wg_x * wg_y; }
   uint64_t workgroup_bytes() const { return uint64_t{bk} * (bm() + bn()) * 4; }
 };
@@ -117,8 +117,8 @@ std::string GemmVariant::describe() const {
     return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
                        nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x4 each) BK={}{}{}", wg_y * tm, wg_x * 4, wg_x, wg_y, tm,
-                     bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x, wg_y, tm,
+                     4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -205,7 +205,8 @@ void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) cons
   const auto& limits = context.limits();
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
   if (v.path == GemmPath::tiled) {
-    const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk};
+    const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk, v.nv};
+    if (v.nv != 1 && v.nv != 2) throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1 or 2");
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) {
       throw std::invalid_argument("gemm: the tile " + v.describe() + " does not fit this problem's operand layout");
     }
@@ -265,6 +266,18 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   const auto grid = [&](const TileShape& t) {
     return layout_.batch_count * ((layout_.m + t.bm() - 1) / t.bm()) * ((layout_.n + t.bn() - 1) / t.bn());
   };
+  // ONDA_GEMM_NV=2: the 128-row tiles widened to 128 columns, each thread TM x 8 (two vec4s of B per
+  // k: four workgroup-memory loads per 64 FMAs instead of three per 32). An experiment, off by default
+  // until measured on a GPU.
+  static const uint32_t wide_nv = [] {
+    const char* v = std::getenv("ONDA_GEMM_NV");
+    return v && std::string(v) == "2" ? 2u : 1u;
+  }();
+  if (wide_nv == 2) {
+    for (TileShape& t : candidates) {
+      if (t.bm() == 128) t.nv = 2;
+    }
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
     const TileShape& t = candidates[i];
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
@@ -280,10 +293,11 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.wg_y = t.wg_y;
     v.tm = t.tm;
     v.bk = t.bk;
+    v.nv = t.nv;
     v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
     // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
     if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
-        t.bn() == kTileLargeKContiguous.bn()) {
+        t.wg_x == kTileLargeKContiguous.wg_x) {
       v.group_m = 8;
     }
     return v;
@@ -431,7 +445,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
     groups_x = (shader_m + 4 * v.mv - 1) / (4 * v.mv);
     groups_y = (shader_n + v.nc * v.nt - 1) / (v.nc * v.nt);
   } else {
-    groups_x = (layout_.n + 4 * v.wg_x - 1) / (4 * v.wg_x);
+    groups_x = (layout_.n + 4 * v.nv * v.wg_x - 1) / (4 * v.nv * v.wg_x);
     groups_y = (layout_.m + v.wg_y * v.tm - 1) / (v.wg_y * v.tm);
   }
   const uint32_t max_groups = context.limits().maxComputeWorkgroupsPerDimension;
@@ -581,8 +595,9 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["SUBGROUP_REDUCE"] = flag(v.subgroup_reduce);
   } else {
     shader_name = "gemm/gemm_tiled.wgsl";
-    const TileShape tile{v.wg_x, v.wg_y, v.tm, v.bk};
+    const TileShape tile{v.wg_x, v.wg_y, v.tm, v.bk, v.nv};
     values["WG_X"] = std::to_string(v.wg_x);
+    values["NV"] = std::to_string(v.nv);
     values["WG_Y"] = std::to_string(v.wg_y);
     values["TM"] = std::to_string(v.tm);
     values["BK"] = std::to_string(v.bk);

@@ -2,7 +2,8 @@
 //
 // Classic shared-memory blocking (as in CUTLASS / Volkov-Demmel SGEMM): per K step of BK the
 // workgroup stages a BM x BK slice of op(A) and a BK x BN slice of op(B) in workgroup memory, then
-// each thread accumulates a TM x 4 register block with one vec4 of B and TM scalars of A per k.
+// each thread accumulates a TM x 4 NV register block with NV vec4s of B (slots lid.x + v WG_X, so the
+// lanes of a warp read neighbouring slots) and TM scalars of A per k.
 // Tile loads move 4 contiguous elements of the stored matrix per thread (one vec4 load when
 // aligned); out-of-range elements are clamped + zeroed, so the hot loop has no bounds branches.
 // Float32 accumulation for every storage type.
@@ -16,6 +17,7 @@
 // vec4 per operand row group, at slot ^ swz_k(k).
 //
 // Template values (besides gemm_common's): WG_X WG_Y (threads along N and M), TM (rows per thread),
+// NV (vec4s of columns per thread),
 // BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread),
 // GROUP_M: 0, or walk the output tiles in column-major groups of GROUP_M tile rows (the "grouped
 // ordering" of Triton's matmul tutorial) so that the workgroups resident at one time span few
@@ -31,8 +33,9 @@ const WG_X: u32 = {{WG_X}}u;
 const WG_Y: u32 = {{WG_Y}}u;
 const TM: u32 = {{TM}}u;
 const BK: u32 = {{BK}}u;
+const NV: u32 = {{NV}}u;
 const BM: u32 = WG_Y * TM;
-const BN: u32 = WG_X * 4u;
+const BN: u32 = WG_X * 4u * NV;
 const THREADS: u32 = WG_X * WG_Y;
 
 // [k][m / 4]: a thread reads its TM rows of one k as TM / 4 vec4s (TM is a multiple of 4).
@@ -113,7 +116,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   let n0 = wg.x * BN;
 #endif
 
-  var acc: array<vec4<f32>, TM>;
+  var acc: array<vec4<f32>, TM * NV>;
   let k_tiles = (params.K + BK - 1u) / BK;
   for (var t = 0u; t < k_tiles; t++) {
     load_tiles(tid, base.a, base.b, m0, n0, t * BK);
@@ -124,33 +127,38 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let k_end = BK;
 #endif
     for (var k = 0u; k < k_end; k++) {
-      let b = tile_b[k * (BN / 4u) + (lid.x ^ b_swz(k))];
+      var b: array<vec4<f32>, NV>;
+      for (var v = 0u; v < NV; v++) { b[v] = tile_b[k * (BN / 4u) + ((lid.x + v * WG_X) ^ b_swz(k))]; }
       for (var q = 0u; q < TM / 4u; q++) {
         let a = tile_a[k * (BM / 4u) + ((lid.y * TM / 4u + q) ^ a_swz(k))];
         for (var i = 0u; i < 4u; i++) {
-          acc[4u * q + i] = fma(vec4<f32>(a[i]), b, acc[4u * q + i]);
+          for (var v = 0u; v < NV; v++) {
+            acc[(4u * q + i) * NV + v] = fma(vec4<f32>(a[i]), b[v], acc[(4u * q + i) * NV + v]);
+          }
         }
       }
     }
     workgroupBarrier();
   }
 
-  let n = n0 + lid.x * 4u;
   for (var i = 0u; i < TM; i++) {
     let m = m0 + lid.y * TM + i;
     if (m >= params.M) { break; }
     let row = base.c + m * params.N;
+    for (var v = 0u; v < NV; v++) {
+      let n = n0 + (lid.x + v * WG_X) * 4u;
+      let c = acc[i * NV + v];
 #if OUT_F16_PAIRS
-    for (var j = 0u; j < 4u; j += 2u) {
-      if (n + j < params.N) {
-        store_pair(row + n + j, vec2<f32>(epilogue(acc[i][j], base.d, m, n + j),
-                                          epilogue(acc[i][j + 1u], base.d, m, n + j + 1u)));
+      for (var j = 0u; j < 4u; j += 2u) {
+        if (n + j < params.N) {
+          store_pair(row + n + j, vec2<f32>(epilogue(c[j], base.d, m, n + j), epilogue(c[j + 1u], base.d, m, n + j + 1u)));
+        }
       }
-    }
 #else
-    for (var j = 0u; j < 4u; j++) {
-      if (n + j < params.N) { store_one(row + n + j, epilogue(acc[i][j], base.d, m, n + j)); }
-    }
+      for (var j = 0u; j < 4u; j++) {
+        if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], base.d, m, n + j)); }
+      }
 #endif
+    }
   }
 }
