@@ -48,11 +48,17 @@ bool pair_real_split(int64_t length) {
   return mode == 2 || (mode == 1 && length >= 4096);
 }
 
-// ONDA_FFT_LOOP=K: each workgroup runs K groups of transforms (a K-times smaller dispatch);
-// ONDA_FFT_PREFETCH=0: without loading the next group's first-stage inputs during this group's stages.
-int group_iterations() {
-  static const int k = static_cast<int>(std::max<int64_t>(1, env_int("ONDA_FFT_LOOP", 1)));
-  return k;
+// Groups of transforms each workgroup runs in turn (a K-times smaller dispatch), loading the next
+// group's first-stage inputs during this group's stages: 4 for the plain four-step passes (on an H200,
+// 2026-12-04, same call: c2c 16384 0.825 -> 0.771 ms, c2c 2^20 1.685 -> 1.646, r2c 2^20 1.131 -> 1.121),
+// 1 elsewhere (Bluestein 65537's four-step passes 5.14 -> 5.19; whole passes within noise or slower,
+// r2c 2048 0.315 -> 0.353). ONDA_FFT_LOOP=K: K for every pass; ONDA_FFT_PREFETCH=0: no prefetch.
+int group_iterations(const StockhamPassPlan& pass) {
+  static const int64_t k = env_int("ONDA_FFT_LOOP", 0);
+  if (k > 0) return static_cast<int>(k);
+  const bool plain_four_step = pass.shape == PassShape::rows ||
+                               (pass.shape == PassShape::columns && pass.source == SequenceSource::user_input);
+  return plain_four_step ? 4 : 1;
 }
 bool prefetch_next_group() {
   static const bool on = env_int("ONDA_FFT_PREFETCH", 1) != 0;
@@ -187,7 +193,7 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   int64_t registers = 1;
   for (int radix : pass.radices) registers = std::max(registers, rounds(pass, radix) * radix);
   pass.max_registers = static_cast<int>(registers);
-  pass.group_iterations = group_iterations();
+  pass.group_iterations = group_iterations(pass);
   pass.unrolled = true;
 }
 
