@@ -28,7 +28,15 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass);
 // unchanged) for other plans.
 bool fuse_bluestein_convolution(FftPlan& plan);
 
-// WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl).
+// Butterflies each thread runs in a stage of radix R of a specialised pass.
+int64_t butterfly_rounds(const StockhamPassPlan& pass, int radix);
+// Whether a pass's lanes walk consecutive transforms (four-step passes: consecutive columns / rows of
+// the signal, so that a warp's global loads and stores are contiguous) rather than the points of one
+// transform (whole passes).
+bool lanes_walk_transforms(const StockhamPassPlan& pass);
+
+// WGSL of `fn main` for an unrolled pass (it relies on load/store/exchange of stockham_pass.wgsl;
+// unrolled_main.cpp).
 std::string unrolled_stockham_main(const FftPlan& plan, const StockhamPassPlan& pass, bool real_split);
 
 }  // namespace onda::kernels::fft

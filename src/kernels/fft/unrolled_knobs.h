@@ -1,0 +1,32 @@
+// The unrolled Stockham path's tuning choices, each with the H200 measurement behind its default and
+// the environment variable that overrides it for sweeps (bench_fft, scripts/gpu/fft-sweep.sh,
+// docs/benchmarks.md). Read by specialise_pass (shapes) and the `fn main` writer (code).
+#pragma once
+#include <cstdint>
+
+#include "kernels/fft/fft_plan.h"
+
+namespace onda::kernels::fft::knobs {
+
+// An integer environment variable, or `fallback` when unset or empty.
+int64_t env_int(const char* name, int64_t fallback);
+
+// Twiddles of a butterfly as W^k from the table and W^(rk) by products (true), or every one from the
+// table (ONDA_FFT_TWIDDLE=table).
+bool twiddle_powers();
+// Most consecutive transforms a four-step workgroup holds (ONDA_FFT_MAX_RUN, default 8).
+int64_t max_run();
+// Powers of two in radix-16 stages for this pass (ONDA_FFT_RADIX16).
+bool radix16(const StockhamPassPlan& pass);
+// ONDA_FFT_SPLIT: 0 never split a whole pass's exchange (planning too), 1 the default rule, 2 every
+// whole pass.
+int64_t split_mode();
+// Groups of transforms each workgroup runs in turn (ONDA_FFT_LOOP), and whether the next group's
+// first-stage inputs load during this group's stages (ONDA_FFT_PREFETCH).
+int group_iterations(const StockhamPassPlan& pass);
+bool prefetch_next_group();
+// A whole packed r2c pass of `length` points splits its bins from registers, its last stage in
+// Hermitian butterfly pairs (ONDA_FFT_PAIR).
+bool pair_real_split(int64_t length);
+
+}  // namespace onda::kernels::fft::knobs
