@@ -79,7 +79,8 @@ TEST(FftSweep, EveryLengthTo4096) {
       per_kind[0].push_back(dense_case(n, 3, FftDomain::complex, FftDirection::forward));
       per_kind[1].push_back(dense_case(n, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true));
       per_kind[2].push_back(dense_case(n, 3, FftDomain::real_to_complex, FftDirection::forward));
-      per_kind[3].push_back(dense_case(n, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true));
+      per_kind[3].push_back(
+          dense_case(n, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true));
     }
     for (int k = 0; k < 4; ++k) worst[k] = std::max(worst[k], run_and_check(per_kind[k], DType::f32, random));
     if (::testing::Test::HasFailure()) break;
@@ -88,8 +89,8 @@ TEST(FftSweep, EveryLengthTo4096) {
     std::printf("sweep N=%lld..%lld %s: worst rel L2 %.3g\n", static_cast<long long>(range.lo),
                 static_cast<long long>(range.hi), kinds[k], worst[k]);
   }
-  std::printf("sweep N=%lld..%lld: %.1f s\n", static_cast<long long>(range.lo), static_cast<long long>(range.hi),
-              seconds_since(start));
+  std::printf("sweep N=%lld..%lld: %.1f s\n", static_cast<long long>(range.lo),
+              static_cast<long long>(range.hi), seconds_since(start));
 }
 
 TEST(FftSweep, LongLengthsAndRoundTrips) {
@@ -133,8 +134,8 @@ TEST(FftSweep, LongLengthsAndRoundTrips) {
     const double round_trip =
         std::max(round_trip_error(n, batch, false, random, &plan), round_trip_error(n, batch, true, random));
     EXPECT_LE(round_trip, bound_for(n, DType::f32)) << plan;
-    std::printf("long N=%lld x%lld %s: worst rel L2 %.3g, round trip %.3g (%.1f s)\n", static_cast<long long>(n),
-                static_cast<long long>(batch), plan.substr(0, 60).c_str(), worst,
+    std::printf("long N=%lld x%lld %s: worst rel L2 %.3g, round trip %.3g (%.1f s)\n",
+                static_cast<long long>(n), static_cast<long long>(batch), plan.substr(0, 60).c_str(), worst,
                 round_trip, seconds_since(start));
     std::fflush(stdout);  // visible as it goes when a GPU call's timeout cuts the run short
   }

@@ -48,8 +48,8 @@ int64_t split_mode() {
 int group_iterations(const StockhamPassPlan& pass) {
   static const int64_t k = env_int("ONDA_FFT_LOOP", 0);
   if (k > 0) return static_cast<int>(k);
-  const bool plain_four_step = pass.shape == PassShape::rows ||
-                               (pass.shape == PassShape::columns && pass.source == SequenceSource::user_input);
+  const bool plain_four_step = pass.shape == PassShape::rows || (pass.shape == PassShape::columns &&
+                                                                 pass.source == SequenceSource::user_input);
   return plain_four_step ? 4 : 1;
 }
 

@@ -125,8 +125,9 @@ class MainWriter {
     last_stage_span_ = length_ / last_stage_radix_;
     pair_count_ = last_stage_span_ / 2 + 1;
     pair_rounds_ = ceil_div(pair_count_, threads_);
-    const int64_t registers = pair_last_ ? std::max<int64_t>(pass_.max_registers, 2 * last_stage_radix_ * pair_rounds_)
-                                         : pass_.max_registers;
+    const int64_t registers =
+        pair_last_ ? std::max<int64_t>(pass_.max_registers, 2 * last_stage_radix_ * pair_rounds_)
+                   : pass_.max_registers;
     code_ += fmt::format("  var v: array<vec2<f32>, {}>;\n", registers);
     if (prefetch_) {
       const size_t at = code_.find("  PREFETCH\n");
@@ -178,7 +179,8 @@ class MainWriter {
         std::string value = shared;
         if (from == From::global) value = fmt::format("load(transform, {})", e);
         if (from == From::convolved_exchange) value = fmt::format("convolve(transform, {}, {})", e, shared);
-        if (from == From::convolve_registers) value = fmt::format("convolve(transform, {}, v[{}])", e, b * radix + r);
+        if (from == From::convolve_registers)
+          value = fmt::format("convolve(transform, {}, v[{}])", e, b * radix + r);
         if (from == From::prefetched) value = fmt::format("p[{}]", b * radix + r);
         code_ += fmt::format("      {}[{}]{} = {};\n", target, b * radix + r, component, value);
       }
@@ -210,8 +212,9 @@ class MainWriter {
       for (int half = 0; half < 2; ++half) {
         for (int r = 0; r < radix; ++r) {
           const std::string e = fmt::format("j{} + {}", half + 1, u(r * last_stage_span_));
-          const std::string value = from == From::global ? fmt::format("load(transform, {})", e)
-                                                          : fmt::format("exchange[base + exchange_index({})]", e);
+          const std::string value = from == From::global
+                                        ? fmt::format("load(transform, {})", e)
+                                        : fmt::format("exchange[base + exchange_index({})]", e);
           code_ += fmt::format("      v[{}]{} = {};\n", b * 2 * radix + half * radix + r, component, value);
         }
       }
@@ -221,7 +224,9 @@ class MainWriter {
 
   // Output index o of butterfly j of a stage (radix, span): its outputs go to o + r * span.
   static std::string output_index(int radix, int64_t span) {
-    if (span > 1) return fmt::format("    let k = j % {};\n    let o = (j / {}) * {} + k;\n", u(span), u(span), u(span * radix));
+    if (span > 1)
+      return fmt::format("    let k = j % {};\n    let o = (j / {}) * {} + k;\n", u(span), u(span),
+                         u(span * radix));
     return fmt::format("    let o = j * {};\n", u(radix));
   }
 
@@ -264,7 +269,8 @@ class MainWriter {
         for (int r = 2; r < radix; ++r) {
           code_ += fmt::format("    let w{} = cmul(w{}, w{});\n", r, r / 2, r - r / 2);
         }
-        for (int r = 1; r < radix; ++r) code_ += fmt::format("    v[{0}] = cmul(v[{0}], w{1});\n", first + r, r);
+        for (int r = 1; r < radix; ++r)
+          code_ += fmt::format("    v[{0}] = cmul(v[{0}], w{1});\n", first + r, r);
       } else {
         for (int r = 1; r < radix; ++r) {
           code_ += fmt::format("    v[{0}] = cmul(v[{0}], tables[k * {1}]);\n", first + r, u(r * step));
@@ -293,19 +299,19 @@ class MainWriter {
       }
       code_ += "    if (in_range) {\n      if (p == 0u) {\n";
       for (int r = 0; r < radix; ++r) {
-        code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n", u(r * span), f1 + r,
-                             f1 + (radix - r) % radix);
+        code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n", u(r * span),
+                             f1 + r, f1 + (radix - r) % radix);
       }
-      code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n      }} else {{\n", u(length_),
-                           f1, f1);
+      code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n      }} else {{\n",
+                           u(length_), f1, f1);
       for (int r = 0; r < radix; ++r) {
-        code_ += fmt::format("        write_split_bin(transform, j1 + {}, v[{}], conj(v[{}]));\n", u(r * span), f1 + r,
-                             f2 + radix - 1 - r);
+        code_ += fmt::format("        write_split_bin(transform, j1 + {}, v[{}], conj(v[{}]));\n",
+                             u(r * span), f1 + r, f2 + radix - 1 - r);
       }
       code_ += "        if (j2 != j1) {\n";
       for (int r = 0; r < radix; ++r) {
-        code_ += fmt::format("          write_split_bin(transform, j2 + {}, v[{}], conj(v[{}]));\n", u(r * span),
-                             f2 + r, f1 + radix - 1 - r);
+        code_ += fmt::format("          write_split_bin(transform, j2 + {}, v[{}], conj(v[{}]));\n",
+                             u(r * span), f2 + r, f1 + radix - 1 - r);
       }
       code_ += "        }\n      }\n    }\n";
     });
@@ -323,7 +329,8 @@ class MainWriter {
     }
     if (from == From::prefetched) {
       code_ += "  {\n";
-      bind_transform("first_group + (it + 1u) * group_stride", fmt::format(" && it + 1u < {}", u(iterations_)));
+      bind_transform("first_group + (it + 1u) * group_stride",
+                     fmt::format(" && it + 1u < {}", u(iterations_)));
       code_ += prefetch_text() + "  }\n";
     }
     if (from == From::exchange || from == From::convolved_exchange) code_ += "  workgroupBarrier();\n";
@@ -341,7 +348,8 @@ class MainWriter {
         butterfly(radix, span, step, first);
         if (last && !to_exchange) {
           code_ += "    if (in_range) {\n";
-          for (int r = 0; r < radix; ++r) code_ += fmt::format("      store(transform, o + {}, y[{}]);\n", u(r * span), r);
+          for (int r = 0; r < radix; ++r)
+            code_ += fmt::format("      store(transform, o + {}, y[{}]);\n", u(r * span), r);
           code_ += "    }\n";
         } else if (split_) {
           for (int r = 0; r < radix; ++r) code_ += fmt::format("    v[{}] = y[{}];\n", first + r, r);
@@ -397,7 +405,9 @@ class MainWriter {
       });
     });
     code_ += "  if (in_range) {\n";
-    for_each_bin([&](int64_t b) { code_ += fmt::format("      write_split_bin(transform, k, zk[{0}], conj(zc[{0}]));\n", b); });
+    for_each_bin([&](int64_t b) {
+      code_ += fmt::format("      write_split_bin(transform, k, zk[{0}], conj(zc[{0}]));\n", b);
+    });
     code_ += "  }\n";
   }
 
