@@ -762,5 +762,28 @@ TEST(ConvGeometry, BadInputThrows) {
                std::invalid_argument);
 }
 
+// The implicit GEMM's packed weight ([phases][C_in + padding][taps][C_out] in f32) must fit a binding
+// as X, W and Y do: a kernel == stride ConvTranspose whose packed weight (8 phases x 95 x 16 floats,
+// 48.6 KB) exceeds a 40 KB binding limit while W (32 KB) does not runs on another path, and matches.
+TEST(ConvTranspose, PackedWeightOverTheBindingLimitTakesAnotherPath) {
+  ConvCase c;
+  c.transpose = true;
+  c.x_shape = {1, 64, 4};
+  c.w_shape = {64, 16, 8};
+  c.attributes.strides = {8};
+  const ConvGeometry geo = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
+  ASSERT_TRUE(automatic_takes_implicit(geo));
+  ConvOptions options;
+  options.max_binding_bytes = 40 * 1024;
+  auto& g = gpu();
+  const Tensor x = Tensor::empty(g.pool, DType::f32, c.x_shape);
+  const Tensor w = Tensor::empty(g.pool, DType::f32, c.w_shape);
+  const Tensor y = Tensor::empty(g.pool, DType::f32, geo.output_shape());
+  EXPECT_FALSE(kernels::conv::detail::conv_implicit_applies(kc(), geo, x, w, y,
+                                                            kernels::conv::detail::chunk_limits(kc(), options)));
+  Random r(test_seed());
+  EXPECT_LE(run_case(c, DType::f32, options, r), kF32Bound) << describe(c);
+}
+
 }  // namespace
 }  // namespace onda::test

@@ -126,6 +126,12 @@ bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const
   for (const Tensor* t : {&x, &w, &y}) {
     if (t->device_bytes() + limits.slack > limits.binding) return false;
   }
+  // The packed weight [phases][ci_pad][taps][co_pad] (f32, ci_pad <= C_in + 31) is bound whole too: a
+  // ConvTranspose with a long kernel and stride repeats W's size in f32 with padding (larger than W in f16).
+  const ConvGeometry phase_problem = phase_geometry(g);
+  const uint64_t packed_bytes = static_cast<uint64_t>(phase_problem.batch / g.batch) * (g.in_channels + 31) *
+                                phase_problem.kernel_elements() * ceil_div(g.out_channels, 4) * 4 * 4;
+  if (packed_bytes + limits.slack > limits.binding) return false;
   const auto& l = kc.gpu.limits();
   // Either problem a ConvTranspose may be run as (ConvOptions::implicit_shuffle) fits the grid limits.
   for (const bool shuffle : {false, shuffle_applies(g)}) {
