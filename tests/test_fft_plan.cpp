@@ -83,6 +83,22 @@ TEST(FftPlan, RespectsSmallerWorkgroupMemory) {
   for (const auto& pass : plan.passes) EXPECT_LE(pass.length, 2048);
 }
 
+// The unrolled path's split exchange doubles the longest whole pass (32 KiB: 4096 -> 8192 points),
+// as far as a full workgroup's registers hold the points (32 each: 256 invocations hold 8192).
+TEST(FftPlan, SplitExchangeDoublesTheWholePassWithinRegisters) {
+  FftDeviceLimits limits = limits_32k();
+  limits.split_exchange = true;
+  EXPECT_EQ(FftPlan::create(complex_description(8192), limits).algorithm, FftAlgorithm::stockham_workgroup);
+  EXPECT_EQ(FftPlan::create(complex_description(16384), limits).algorithm, FftAlgorithm::four_step);
+  limits.workgroup_storage_bytes = 49152;  // 6144 complex points, 12288 split
+  EXPECT_EQ(FftPlan::create(complex_description(12288), limits).algorithm, FftAlgorithm::stockham_workgroup);
+  limits.max_invocations_per_workgroup = 256;  // registers for 8192 points only
+  EXPECT_EQ(FftPlan::create(complex_description(8192), limits).algorithm, FftAlgorithm::stockham_workgroup);
+  EXPECT_EQ(FftPlan::create(complex_description(12288), limits).algorithm, FftAlgorithm::four_step);
+  limits.split_exchange = false;
+  EXPECT_EQ(FftPlan::create(complex_description(8192), limits).algorithm, FftAlgorithm::four_step);
+}
+
 TEST(FftPlan, RejectsBadDescriptions) {
   const FftDeviceLimits limits = limits_32k();
   FftDescription zero = complex_description(0);

@@ -10,6 +10,7 @@
 #include "gpu/transfer.h"
 #include "kernels/fft/fft_tables.h"
 #include "kernels/fft/stockham_unrolled.h"
+#include "kernels/fft/unrolled_knobs.h"
 
 namespace onda::kernels::fft {
 namespace {
@@ -41,9 +42,7 @@ void append(std::vector<float>& table, const std::vector<ComplexDouble>& values)
 FftDeviceLimits planning_limits(const gpu::Context& context, const std::optional<FftDeviceLimits>& limits,
                                 FftCodePath code_path) {
   FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
-  const char* env = std::getenv("ONDA_FFT_SPLIT");
-  device.split_exchange =
-      resolve_code_path(context, code_path) == FftCodePath::unrolled && !(env && std::string(env) == "0");
+  device.split_exchange = resolve_code_path(context, code_path) == FftCodePath::unrolled && knobs::split_mode() != 0;
   return device;
 }
 

@@ -27,10 +27,13 @@ int64_t max_pass_length(const FftDeviceLimits& limits) {
   return static_cast<int64_t>(limits.workgroup_storage_bytes / kComplexBytes);
 }
 
-// Longest transform one whole pass holds: twice max_pass_length where the halves go through
-// workgroup memory one after the other (split_exchange).
+// Longest transform one whole pass holds: up to twice max_pass_length where the halves go through
+// workgroup memory one after the other (split_exchange), as far as the points fit the registers of a
+// full workgroup (32 per thread: 32768 points at 1024 invocations, 8192 at WebGPU's default 256).
 int64_t max_whole_length(const FftDeviceLimits& limits) {
-  return max_pass_length(limits) * (limits.split_exchange ? 2 : 1);
+  if (!limits.split_exchange) return max_pass_length(limits);
+  const int64_t register_points = int64_t{limits.max_invocations_per_workgroup} * kLargeRegisters;
+  return std::max(max_pass_length(limits), std::min(2 * max_pass_length(limits), register_points));
 }
 
 // N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length), as balanced as
