@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Experiments prepared on lavapipe but not yet measured on a GPU (carry .gl, .devpack, .models-small,
-# build/onda, build/bench_rnn, build/onda_tests): the GEMM's 8 x 8-per-thread tiles (ONDA_GEMM_NV=2)
+# build/onda, build/bench_rnn, build/bench_fft, build/onda_tests): the GEMM's 8 x 8-per-thread tiles (ONDA_GEMM_NV=2)
 # against the default on the GEMM benchmarks, the SCNet recurrent layers whose projections and GEMM
-# steps they would speed up, and the models; then a shard of the FFT's every-length correctness sweep
-# (SWEEP_RANGE, default 513:1024; each shard of 512 lengths takes about a minute on an H200).
-# Logs in $OUT/logs.tgz, summaries on stdout. GEMM=0 / RNN=0 / SWEEP=0 / MODELS=none skip steps.
+# steps they would speed up, and the models; the FFT shapes not yet swept for the r2c sizes still under
+# 0.5x cuFFT (transforms per workgroup, threads per transform); then a shard of the FFT's every-length
+# correctness sweep (SWEEP_RANGE, default 513:1024; each shard of 512 lengths takes about a minute).
+# Logs in $OUT/logs.tgz, summaries on stdout. GEMM=0 / RNN=0 / FFT=0 / SWEEP=0 / MODELS=none skip steps.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 if [ "${GEMM:-1}" != 0 ]; then
@@ -31,6 +32,18 @@ if [ "${MODELS:-}" != none ]; then
     mkdir -p $logs/models_nv$nv
     ONDA_GEMM_NV=$nv MODELS="${MODELS:-scnetlargestarrytong htdemucs6 vr_hp_wind_inst}" time_models $logs/models_nv$nv 100 "median|rror"
   done
+fi
+if [ "${FFT:-1}" != 0 ]; then
+  step fft
+  r2c="r2c N=256,r2c N=2048,r2c N=4096"
+  fft_variant default "$r2c,c2c N=16384"
+  for g in 2 8 16; do fft_variant per$g "$r2c" ONDA_FFT_PER_GROUP=$g; done
+  fft_variant t16_256 "r2c N=256" ONDA_FFT_THREADS=16
+  fft_variant t64_256 "r2c N=256" ONDA_FFT_THREADS=64
+  fft_variant nosplit "r2c N=2048,r2c N=4096" ONDA_FFT_SPLIT=0
+  fft_variant loop8 "c2c N=16384,c2c N=1048576" ONDA_FFT_LOOP=8
+  fft_variant run16loop4 "c2c N=16384,c2c N=1048576" ONDA_FFT_MAX_RUN=16
+  timeout 100 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-84 $logs/torch_fft.txt | tail -18
 fi
 if [ "${SWEEP:-1}" != 0 ]; then
   step sweep
