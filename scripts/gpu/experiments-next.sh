@@ -43,6 +43,8 @@ if [ "${FFT:-1}" != 0 ]; then
   fft_variant nosplit "r2c N=2048,r2c N=4096" ONDA_FFT_SPLIT=0
   fft_variant loop8 "c2c N=16384,c2c N=1048576" ONDA_FFT_LOOP=8
   fft_variant run16loop4 "c2c N=16384,c2c N=1048576" ONDA_FFT_MAX_RUN=16
+  # Bluestein 65537's two 7-smooth convolution lengths not yet tried (131220 = 2^2 3^8 5 is the default).
+  for m in 131250 131712; do fft_variant m$m "N=65537" ONDA_FFT_BLUESTEIN_M=$m; done
   timeout 100 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-84 $logs/torch_fft.txt | tail -18
 fi
 if [ "${SWEEP:-1}" != 0 ]; then
