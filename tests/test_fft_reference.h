@@ -107,7 +107,7 @@ inline std::vector<Complex> bluestein_dft(const std::vector<Complex>& x, double 
 }
 
 // X_k = sum_n x_n exp(-+2 pi i n k / N): minus for forward, plus for inverse (no 1/N). Direct up to
-// 4096 points; longer powers of two through the radix-2 recursion, other long lengths by Bluestein.
+// 4096 points; longer powers of two through the iterative radix-2 FFT, other long lengths by Bluestein.
 inline std::vector<Complex> reference_dft(const std::vector<Complex>& x, bool inverse) {
   const double sign = inverse ? 1.0 : -1.0;
   const size_t n = x.size();

@@ -8,6 +8,14 @@ mkdir -p "$out"
 logs=/tmp/onda-logs
 mkdir -p $logs
 pack_logs() { tar -C $logs -czf "$out/logs.tgz" .; }
+# gpu_tests FILTER TIMEOUT_S: build/onda_tests on the tests matching FILTER (TEST_FILTER overrides it),
+# log in $logs/tests.txt, the summary lines on stdout; skipped with TESTS=0.
+gpu_tests() {
+  [ "${TESTS:-1}" = 0 ] && return
+  step tests
+  timeout "$2" bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-$1}" > $logs/tests.txt 2>&1
+  grep -E "^\[  (PASSED|FAILED)|FAILED|tests ran" $logs/tests.txt | tail -12
+}
 # fft_variant LABEL ONLY [ENV=VALUE...]: build/bench_fft on the cases matching ONLY (comma-separated)
 # with the given environment, log in $logs/fft_LABEL.txt, its result lines on stdout.
 fft_variant() {

@@ -6,11 +6,7 @@
 # Logs in $OUT/logs.tgz, summaries on stdout. TESTS=0 / FFT=0 / CONV=0 / SWEEP=0 / MODELS=none skip.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-if [ "${TESTS:-1}" != 0 ]; then
-  step tests
-  timeout 150 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-Fft*:Conv*:ConvTranspose*:Stft*}" > $logs/tests.txt 2>&1
-  grep -E "^\[  (PASSED|FAILED)|FAILED|tests ran" $logs/tests.txt | tail -8
-fi
+gpu_tests "Fft*:Conv*:ConvTranspose*:Stft*" 150
 if [ "${FFT:-1}" != 0 ]; then
   step fft
   timeout 100 bash scripts/gpu/run.sh build/bench_fft --repeats 20 --plans 1 > $logs/fft.txt 2>&1

@@ -5,11 +5,7 @@
 # timing. Logs in $OUT/logs.tgz, summaries on stdout. CONV=0 / FFT=0 / SWEEP=0 / TESTS=0 skip steps.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-if [ "${TESTS:-1}" != 0 ]; then
-  step tests
-  timeout 200 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-ConvTranspose.Implicit*:Conv.Implicit*:FftUnrolled*:FftLarge*}" > $logs/tests.txt 2>&1
-  grep -E "^\[  (PASSED|FAILED)|FAILED|tests ran" $logs/tests.txt | tail -8
-fi
+gpu_tests "ConvTranspose.Implicit*:Conv.Implicit*:FftUnrolled*:FftLarge*" 200
 if [ "${CONV:-1}" != 0 ]; then
   step conv
   cases="${CONV_CASES:-htdemucs_decoder0_convT2d htdemucs_decoder3_convT2d htdemucs_tdecoder3_convT1d htdemucs_decoder0_rewrite htdemucs_decoder3_rewrite htdemucs_encoder1_conv2d htdemucs_tencoder1_conv1d scnet_conv2d_64_3x3 scnet_pointwise_16_64 vr_stg3_dec1_145_48 vr_stg3_dec2_288_96 vr_conv_480_192_3x3 vr_stg3_enc1_38_48 vr_stg2_dec1_145_48 vr_stg2_dec2_288_96 vr_stg3_enc2b_96_96 vr_stg3_dec4_672_288}"

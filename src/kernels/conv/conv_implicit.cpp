@@ -154,7 +154,8 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
                           const ConvOptions& options) {
   const bool shuffle = options.implicit_shuffle.value_or(true) && shuffle_applies(g);
   const ConvGeometry pg = implicit_problem(g, shuffle);  // g itself for a Conv
-  const int64_t phases = shuffle ? g.kernel_elements() : pg.batch / std::max<int64_t>(g.batch, 1);
+  const ConvGeometry phase_problem = phase_geometry(g);  // one phase's taps J (a Conv: its own kernel)
+  const int64_t phases = phase_problem.batch / std::max<int64_t>(g.batch, 1);
   ImplicitTile t = choose_implicit_tile(pg, options.implicit_nv, options.implicit_splits);
   if (t.nv != 1 && t.nv != 2) throw std::invalid_argument("conv: implicit_nv must be 0, 1 or 2");
   // The partial sums must fit one binding, and the slices one dispatch dimension.
@@ -166,13 +167,12 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   const bool split = t.splits > 1;
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
-  const int64_t taps = pg.kernel_elements();  // a ConvTranspose's taps per phase
+  const int64_t taps = phase_problem.kernel_elements();  // a ConvTranspose's taps per phase
   const int64_t ci_pad = ceil_div(g.in_channels, t.bk) * t.bk, co_pad = ceil_div(g.out_channels, 4) * 4;
   u.region[2] = u32(co_pad, "packed weight row");
   u.region[3] = u32(phases * co_pad, "shuffled rows");  // SHUFFLE: GEMM rows phase x co_pad
   u.chunk[2] = t.bk;  // the k loop bound under KEEP_K_LOOP
-  // The phase taps J (a Conv: its own kernel; a shuffle: 1).
-  const ConvUniforms pu_taps = make_uniforms(shuffle ? phase_geometry(g) : pg);
+  const ConvUniforms pu_taps = make_uniforms(phase_problem);
   if (g.transpose) {
     u.region[0] = u32(ci_pad * taps * co_pad, "packed weight phase block");
     for (int d = 0; d < 3; ++d) u.kernel[d] = pu_taps.kernel[d];

@@ -257,15 +257,6 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   if (!b_k_contiguous && layout_.m >= 64 && layout_.n <= 32) {
     candidates.insert(candidates.begin(), kTileNarrow32);
   }
-  // ONDA_GEMM_FILL=W: skip a tile whose grid has fewer than W workgroups while a smaller one is left
-  // (an experiment for mid-sized batched products such as the RNN GEMM step; off by default).
-  static const int64_t min_workgroups = [] {
-    const char* v = std::getenv("ONDA_GEMM_FILL");
-    return v && *v ? std::stoll(v) : int64_t{0};
-  }();
-  const auto grid = [&](const TileShape& t) {
-    return layout_.batch_count * ((layout_.m + t.bm() - 1) / t.bm()) * ((layout_.n + t.bn() - 1) / t.bn());
-  };
   // ONDA_GEMM_NV=2: the 128-row tiles widened to 128 columns, each thread TM x 8 (two vec4s of B per
   // k: four workgroup-memory loads per 64 FMAs instead of three per 32). An experiment, off by default
   // until measured on a GPU.
@@ -278,15 +269,13 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
       if (t.bm() == 128) t.nv = 2;
     }
   }
-  for (size_t i = 0; i < candidates.size(); ++i) {
-    const TileShape& t = candidates[i];
+  for (const TileShape& t : candidates) {
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
         t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
         t.wg_y > limits.maxComputeWorkgroupSizeY) {
       continue;
     }
-    if (i + 1 < candidates.size() && grid(t) < min_workgroups) continue;
     GemmVariant v;
     v.path = GemmPath::tiled;
     v.wg_x = t.wg_x;
