@@ -39,6 +39,7 @@ struct Case {
   std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
   std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
   std::optional<kernels::rnn::ResidentTiling> resident;  // unset: choose_resident_tiling
+  std::optional<kernels::rnn::CooperativeTiling> coop;  // unset: choose_cooperative_tiling
   bool allow_subgroups = true;
   bool want_y = true, want_yh = true, want_yc = true;
 };
@@ -49,7 +50,7 @@ std::string describe(const Case& c) {
   const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
-  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident"};
+  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident", " cooperative"};
   std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled"
                        : c.kernel == kernels::rnn::StepKernel::dot ? " dot"
                        : c.kernel == kernels::rnn::StepKernel::gemm ? " gemm"
@@ -59,6 +60,7 @@ std::string describe(const Case& c) {
                           c.rows->k_split, c.rows->k_block);
   }
   if (c.resident) kernel += fmt::format(" BM={} KQ={}", c.resident->rows, c.resident->slice_vectors);
+  if (c.coop) kernel += fmt::format(" JT={} BM={} KQ={}", c.coop->units, c.coop->rows, c.coop->slice_vectors);
   if (!c.allow_subgroups) kernel += " no-subgroups";
   if (c.tiled) {
     kernel += fmt::format(" BM={} TM={} BU={} TU={} KT={} KS={}", c.tiled->rows, c.tiled->thread_rows, c.tiled->units,
@@ -143,6 +145,7 @@ double run_case(const Case& c, Random& rng) {
   options.tiled_tiling = c.tiled;
   options.row_tiling = c.rows;
   options.resident_tiling = c.resident;
+  options.cooperative_tiling = c.coop;
   options.allow_subgroups = c.allow_subgroups;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
   recorder.submit_and_wait();
@@ -598,6 +601,70 @@ TEST(RnnKernel, Resident) {
     cases.push_back(gru);
   }
   run_all(cases);
+}
+
+// The cooperative kernel's workgroups wait for each other, so its grid must run all at once: on
+// lavapipe that is one workgroup per thread of its pool (one per core; the CI machines have 2). The
+// tilings keep every grid at 2 workgroups: two unit tiles of one direction (so each step waits for
+// the other workgroup's units), or one tile per direction; every cell and direction, both layouts,
+// ragged lengths, initial states, clip, peepholes, random activations, f16, partial unit tiles
+// (H = 37 in tiles of 19), slices past H, row blocks of every row, K-slice sums through subgroups and
+// through workgroup memory.
+TEST(RnnKernel, Cooperative) {
+  using T = kernels::rnn::CooperativeTiling;
+  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::cooperative, [&](Case& c, int i) {
+    const int64_t dirs = c.direction == Direction::bidirectional ? 2 : 1;
+    const uint32_t kq = i % 3 == 2 ? 2 : 1;
+    T t{1, 1, kq};
+    t.rows = std::min<uint32_t>(static_cast<uint32_t>(c.batch), t.slices(c.hidden));
+    const int64_t blocks = (c.batch + t.rows - 1) / t.rows;
+    const int64_t unit_tiles = std::max<int64_t>(1, 2 / (dirs * blocks));
+    t.units = static_cast<uint32_t>((c.hidden + unit_tiles - 1) / unit_tiles);
+    c.coop = t;
+    c.allow_subgroups = i % 2 == 0;
+  });
+  // The fallbacks (GRU lbr=0, chunked projection) run per step; the chooser's tiling on a shape
+  // whose grid is small.
+  Case chosen;
+  chosen.direction = Direction::forward;
+  chosen.seq = 6;
+  chosen.batch = 2;
+  chosen.hidden = 48;
+  chosen.lens = chosen.h0 = chosen.c0 = true;
+  chosen.mode = kernels::rnn::StepMode::cooperative;
+  cases.push_back(chosen);
+  run_all(cases);
+}
+
+TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
+  auto& g = gpu();
+  RnnSpec spec;
+  spec.hidden_size = 8;
+  kernels::rnn::RnnInputs in;
+  in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
+  in.w = Tensor::empty(g.pool, DType::f32, {1, 32, 5});
+  in.r = Tensor::empty(g.pool, DType::f32, {1, 32, 8});
+  kernels::rnn::RnnOutputs out;
+  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 2, 8});
+  kernels::KernelContext k{g.context, g.pipelines};
+  gpu::CommandRecorder recorder(g.context);
+  kernels::rnn::RnnOptions options;
+  options.cooperative_tiling = kernels::rnn::CooperativeTiling{8, 2, 4};  // 2 rows, 1 slice
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  options.cooperative_tiling = kernels::rnn::CooperativeTiling{0, 1, 1};
+  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  // One workgroup per unit and row, more than any GPU (or lavapipe's threads) runs at once.
+  spec.hidden_size = 8;
+  in.x = Tensor::empty(g.pool, DType::f32, {3, 64, 5});
+  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 64, 8});
+  options.cooperative_tiling = kernels::rnn::CooperativeTiling{1, 1, 1};
+  options.step_mode = kernels::rnn::StepMode::cooperative;
+  try {
+    kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
+    ADD_FAILURE() << "a grid of 512 workgroups of 2 invocations was taken as resident";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("does not run all at once"), std::string::npos) << e.what();
+  }
 }
 
 TEST(RnnKernel, ResidentRejectsTilingsThatDoNotFit) {

@@ -10,6 +10,7 @@
 
 #include "kernels/common/tensor_access.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/rnn/cooperative_probe.h"
 #include "kernels/rnn/rnn_step_tiling.h"
 #include "kernels/shader_template.h"
 
@@ -266,6 +267,43 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
 }
 
+std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, int64_t hidden, bool subgroup_reduce,
+                               DType out) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  TemplateValues v = fused_cell_values(spec);
+  v.merge(TemplateValues{
+      {"BT", "1"},
+      {"H", std::to_string(hidden)},
+      {"KQ", std::to_string(t.slice_vectors)},
+      {"NS", std::to_string(t.slices(hidden))},
+      {"JT", std::to_string(t.units)},
+      {"BM", std::to_string(t.rows)},
+      {"RU", t.rows % 2 == 0 ? "2" : "1"},
+      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
+      {"ACC", std::to_string(g)},
+      {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
+      {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
+      {"CELL_PRELOADED", "1"},
+      {"UNIFORM_BINDING", "8"},
+  });
+  // The kernel first, for its `enable subgroups;` (as resident_shader).
+  return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
+         tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
+}
+
+// ONDA_RNN_COOP="JT,BM,KQ" forces the cooperative kernel with that tiling; "0" turns its automatic
+// choice off.
+std::optional<CooperativeTiling> cooperative_tiling_from_env(bool* disabled) {
+  const char* env = std::getenv("ONDA_RNN_COOP");
+  *disabled = env && std::string(env) == "0";
+  if (!env || !*env || *disabled) return std::nullopt;
+  CooperativeTiling t;
+  if (std::sscanf(env, "%u,%u,%u", &t.units, &t.rows, &t.slice_vectors) != 3) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_COOP is '{}', expected JT,BM,KQ or 0", env));
+  }
+  return t;
+}
+
 // ONDA_RNN_RESIDENT="BM,KQ" forces the resident kernel with that tiling; "0" turns its automatic
 // choice off.
 std::optional<ResidentTiling> resident_tiling_from_env(bool* disabled) {
@@ -511,8 +549,66 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       (resident_forced || (options.step_mode == StepMode::automatic && !resident_disabled && on_gpu &&
                            static_cast<uint64_t>(gh * d.hidden) * 4 <= kResidentMaxWeightBytes &&
                            resident_row_blocks * d.dirs <= kResidentMaxWorkgroups));
+  // The cooperative kernel: requested, or automatic on GPUs for small batches whose R^T exceeds the
+  // resident kernel's registers; only where the probe finds its grid resident all at once.
+  bool coop_disabled = false;
+  std::optional<CooperativeTiling> coop_tiling = options.cooperative_tiling;
+  if (!coop_tiling && options.step_mode == StepMode::automatic) coop_tiling = cooperative_tiling_from_env(&coop_disabled);
+  const bool coop_given = coop_tiling.has_value();
+  const bool coop_forced = options.step_mode == StepMode::cooperative || coop_given;
+  const bool subgroups_usable = options.allow_subgroups && k.gpu.has(gpu::Feature::Subgroups);
+  if (!coop_tiling) {
+    coop_tiling = choose_cooperative_tiling(d.batch, d.hidden, static_cast<uint32_t>(d.gates), max_invocations_all,
+                                            subgroups_usable ? k.gpu.subgroup_min_size() : 0);
+  }
+  const bool coop_subgroup_reduce = subgroups_usable && k.gpu.subgroup_min_size() >= coop_tiling->slices(d.hidden);
+  // Word 0: the "gave up" flag; then every step's h.
+  const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
+  const bool coop_fits =
+      coop_tiling->well_formed(d.hidden) && coop_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
+      coop_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), coop_subgroup_reduce) <=
+          device_limits.maxComputeWorkgroupStorageSize &&
+      exchange_words * 4 <= std::min<uint64_t>(device_limits.maxStorageBufferBindingSize, device_limits.maxBufferSize);
+  if (coop_given && !coop_fits) {
+    throw std::invalid_argument(
+        fmt::format("RNN cooperative tiling JT={} BM={} KQ={} does not fit the device (hidden {}, exchange {} bytes)",
+                    coop_tiling->units, coop_tiling->rows, coop_tiling->slice_vectors, d.hidden, exchange_words * 4));
+  }
+  const int64_t coop_workgroups = coop_tiling->workgroups(d.batch, d.hidden, d.dirs);
+  const bool coop_wanted =
+      !two_phase && !chunked && !resident && coop_fits &&
+      (coop_forced || (options.step_mode == StepMode::automatic && !coop_disabled && on_gpu &&
+                       static_cast<uint64_t>(gh * d.hidden) * 4 > kResidentMaxWeightBytes &&
+                       d.batch <= kCooperativeMaxBatch && coop_workgroups <= kCooperativeMaxWorkgroups &&
+                       exchange_words * 4 <= kCooperativeMaxExchangeBytes));
+  const wgpu::ComputePipeline* coop_pipeline = nullptr;
+  const gpu::WorkgroupCount coop_groups{u32((d.hidden + coop_tiling->units - 1) / coop_tiling->units, "unit tiles"),
+                                        u32((d.batch + coop_tiling->rows - 1) / coop_tiling->rows, "row blocks"),
+                                        u32(d.dirs, "dirs")};
+  if (coop_wanted) {
+    coop_pipeline = &k.pipelines.get(cooperative_shader(spec, *coop_tiling, d.hidden, coop_subgroup_reduce, out_dtype),
+                                     {}, "rnn_cooperative");
+    // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late),
+    // the exchange at element 0.
+    StepUniforms probe = u;
+    probe.dims[0] = 0xfffffffeu;
+    probe.dims[1] = on_gpu ? (1u << 16) : (1u << 22);
+    probe.st[3] = 0;
+    const std::vector<gpu::BufferBinding> probe_bindings = {
+        xw.binding(k.gpu),  weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
+        y.binding(k.gpu),   yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
+    if (!probe_grid_resident(k, *coop_pipeline, probe_bindings, 7, &probe, sizeof probe, coop_groups)) {
+      if (coop_forced) {
+        throw std::invalid_argument(fmt::format(
+            "RNN cooperative kernel: a grid of {} workgroups of {} invocations does not run all at once on this device",
+            coop_workgroups, coop_tiling->workgroup_size(d.hidden)));
+      }
+      coop_pipeline = nullptr;
+    }
+  }
+  const bool cooperative = coop_pipeline != nullptr;
   const bool whole_sequence =
-      !two_phase && !chunked && !resident &&
+      !two_phase && !chunked && !resident && !cooperative &&
       (options.step_mode == StepMode::whole_sequence ||
        (options.step_mode == StepMode::automatic &&
         static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
@@ -538,8 +634,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                             row_tiling->k_split, row_tiling->k_block));
   }
   const bool row_sequence =
-      !two_phase && !chunked && !resident && rows_fit && options.step_mode != StepMode::per_step &&
+      !two_phase && !chunked && !resident && !cooperative && rows_fit && options.step_mode != StepMode::per_step &&
       options.step_mode != StepMode::whole_sequence && options.step_mode != StepMode::resident &&
+      options.step_mode != StepMode::cooperative &&
       (rows_forced || (!rows_disabled && !whole_sequence && on_gpu &&
                        static_cast<uint64_t>(gh * d.hidden) * 4 <= kRowSequenceMaxWeightBytes &&
                        d.batch * d.dirs <= kRowSequenceMaxRows));
@@ -549,7 +646,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   // Its gates buffer (and the batched GEMM's operands) must fit one binding; else the tiled step.
   const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * gate_count(spec.cell) * d.hidden) * 4 <=
                          device_limits.maxStorageBufferBindingSize;
-  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !two_phase && gates_fit &&
+  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && gates_fit &&
                          (kernel == StepKernel::gemm ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
   const bool tiled = !whole_sequence && (kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
@@ -595,7 +692,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return sp;
   };
   StepPipeline fused, zr, hp;
-  if (row_sequence || resident) {
+  if (row_sequence || resident || cooperative) {
     // rnn_sequence_rows.wgsl below
   } else if (gemm_step) {
     // the GEMM plan and rnn_step_gates.wgsl below
@@ -655,6 +752,18 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
         k.pipelines.get(resident_shader(spec, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
     const gpu::WorkgroupCount groups{1, u32(resident_row_blocks, "row blocks"), u32(d.dirs, "dirs")};
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
+    return;
+  }
+  if (cooperative) {
+    one_dispatch_sequence();
+    // The exchange, cleared: 0 marks an h not yet published.
+    const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
+    recorder.retain(exchange.storage());
+    recorder.clear(exchange.buffer(), exchange.byte_offset(), exchange_words * 4);
+    u.st[3] = exchange.element_offset(k.gpu);
+    std::vector<gpu::BufferBinding> bindings = binding_list;
+    bindings.push_back(exchange.binding(k.gpu));
+    recorder.dispatch(*coop_pipeline, bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
     return;
   }
   if (row_sequence) {

@@ -77,7 +77,15 @@ struct RnnWeights {
 // only, projection not chunked, the workgroup within the device's invocation limit (else per_step).
 // automatic, on GPUs, before the others: resident when R of a direction is at most
 // kResidentMaxWeightBytes and the grid at most kResidentMaxWorkgroups.
-enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident };
+// cooperative: one dispatch for all timesteps, R^T of a direction spread over the registers of
+// ceil(H / JT) workgroups per block of rows, which trade h through an exchange buffer every step
+// (rnn_sequence_cooperative.wgsl; CooperativeTiling); one fused kernel only, projection not chunked,
+// the exchange within a storage binding, and the grid resident all at once (probe_grid_resident),
+// else std::invalid_argument when forced. automatic, on GPUs, after resident: where R^T of a
+// direction exceeds kResidentMaxWeightBytes, the batch is at most kCooperativeMaxBatch and the probe
+// passes.
+enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident, cooperative };
+constexpr int64_t kCooperativeMaxBatch = 16;
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
 constexpr int64_t kRowSequenceMaxRows = 1024;
@@ -108,7 +116,10 @@ struct RnnOptions {
   // The resident kernel's tiling; unset: choose_resident_tiling. std::invalid_argument when it is
   // malformed or exceeds the device's workgroup limits.
   std::optional<ResidentTiling> resident_tiling;
-  // false: the resident kernel sums K slices through workgroup memory even where subgroups exist
+  // The cooperative kernel's tiling; unset: choose_cooperative_tiling. std::invalid_argument when it
+  // is malformed or exceeds the device's workgroup limits.
+  std::optional<CooperativeTiling> cooperative_tiling;
+  // false: the resident and cooperative kernels sum K slices through workgroup memory even where subgroups exist
   // (tests cover both).
   bool allow_subgroups = true;
 };

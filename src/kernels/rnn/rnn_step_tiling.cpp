@@ -118,4 +118,20 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
   return t;
 }
 
+CooperativeTiling choose_cooperative_tiling(int64_t batch, int64_t hidden, uint32_t gates, uint32_t max_invocations,
+                                            uint32_t max_slices) {
+  CooperativeTiling t;
+  t.slice_vectors = gates <= 3 ? 8 : 4;
+  while (max_slices > 0 && t.slices(hidden) > max_slices && t.slice_vectors < 16) t.slice_vectors *= 2;
+  const uint32_t slices = t.slices(hidden);
+  const uint32_t invocations = std::min<uint32_t>(256, max_invocations);
+  t.units = std::max<uint32_t>(1, invocations / slices);
+  while (t.units > 1 && t.units / 2 >= hidden) t.units /= 2;
+  const uint64_t row_bytes = 16ull * slices * t.slice_vectors;
+  const int64_t max_rows = std::max<int64_t>(1, std::min<int64_t>(slices, (16 * 1024) / row_bytes));
+  const int64_t blocks = (std::max<int64_t>(batch, 1) + max_rows - 1) / max_rows;
+  t.rows = static_cast<uint32_t>((std::max<int64_t>(batch, 1) + blocks - 1) / blocks);  // balanced blocks
+  return t;
+}
+
 }  // namespace onda::kernels::rnn

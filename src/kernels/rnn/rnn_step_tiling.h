@@ -168,4 +168,42 @@ constexpr int64_t kResidentMaxWorkgroups = 256;
 ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                       uint32_t max_invocations);
 
+// The cooperative kernel (rnn_sequence_cooperative.wgsl, StepMode::cooperative): every step in one
+// dispatch, R^T of a direction spread over ceil(H / JT) workgroups per block of `rows` batch rows,
+// each holding its JT units' gate columns in registers (invocation (jl, s): KQ vec4 registers per
+// gate for K slice s, as ResidentTiling); the workgroups trade h through an exchange buffer, so the
+// whole grid must be resident at once. Grid (ceil(H / JT), ceil(B / rows), D), workgroup JT * slices.
+struct CooperativeTiling {
+  uint32_t units = 8;          // JT
+  uint32_t rows = 1;           // BM (<= slices)
+  uint32_t slice_vectors = 4;  // KQ
+
+  uint32_t slices(int64_t hidden) const { return ResidentTiling{rows, slice_vectors}.slices(hidden); }
+  uint32_t workgroup_size(int64_t hidden) const { return units * slices(hidden); }
+  // h of the rows (single-buffered), and without subgroups the partial sums of one row.
+  uint64_t workgroup_bytes(int64_t hidden, uint32_t gates, bool subgroup_reduce) const {
+    const uint64_t row_vectors = uint64_t{slices(hidden)} * slice_vectors;
+    return 16ull * rows * row_vectors + (subgroup_reduce ? 0 : 4ull * gates * workgroup_size(hidden));
+  }
+  int64_t workgroups(int64_t batch, int64_t hidden, int64_t directions) const {
+    return (hidden + units - 1) / units * ((batch + rows - 1) / rows) * directions;
+  }
+  bool well_formed(int64_t hidden) const {
+    return hidden > 0 && units > 0 && rows > 0 && slice_vectors > 0 && slice_vectors <= 16 && rows <= slices(hidden);
+  }
+};
+
+// The largest grid the automatic choice asks the probe about (a GPU with fewer resident
+// workgroups gets another kernel).
+constexpr int64_t kCooperativeMaxWorkgroups = 512;
+// The exchange buffer (every step's h) the automatic choice accepts.
+constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
+
+// KQ = 8 for up to 3 gates, 4 for LSTM (as the resident kernel), doubled while the slices exceed
+// `max_slices` (the subgroup size, so that a unit's slices sum by shuffles; 0: no limit);
+// JT = 256 / slices invocations' worth of units (at most H); rows: the batch in balanced blocks of
+// at most the slices and 16 KiB of h per workgroup.
+CooperativeTiling choose_cooperative_tiling(int64_t batch, int64_t hidden, uint32_t gates, uint32_t max_invocations,
+                                            uint32_t max_slices);
+
 }  // namespace onda::kernels::rnn

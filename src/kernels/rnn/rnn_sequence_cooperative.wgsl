@@ -1,0 +1,252 @@
+// Every timestep of an ONNX LSTM / GRU (linear_before_reset=1) / RNN in one dispatch, R^T spread
+// over the registers of many workgroups that run at the same time and trade h through global memory
+// (rnn_kernel.h, StepMode::cooperative).
+//
+// The resident kernel (rnn_sequence_resident.wgsl) holds a direction's whole R^T in one workgroup,
+// which caps it at what one multiprocessor's registers hold (192 KiB). Past that, every other kernel
+// either streams R^T from L2 each step or pays a dependent dispatch per step (~4-5 us on the H200:
+// the LSTM H512 B1 step took 13 us). Here a workgroup owns JT hidden units (all G gates of them) of
+// one direction and a block of BM rows: invocation (jl, s) keeps unit jl's gate columns of R^T for K
+// slice s in registers for the whole sequence, as the resident kernel does. The grid (ceil(H / JT)
+// unit tiles, row blocks, directions) must be resident on the GPU at once (record_rnn checks it
+// with a probe dispatch of this very pipeline: cooperative_probe.h), since each workgroup waits for
+// the h of the others' units.
+//
+// The exchange: hx[1 + ((step * D + d) * B + b) * H + j] holds the bits of h of step `step`, written
+// once with an atomic store; 0 means "not yet" (the buffer is cleared before the dispatch, and a
+// computed +0.0 is stored as -0.0, the same value). So each value carries its own readiness and no
+// ordering between different addresses is needed (WGSL's atomics are relaxed). A reader spins on
+// the value with a bound: past it, or once another wait gave up (hx[0] != 0), the wait returns NaN
+// so that a grid that was not resident after all yields NaN outputs, never a hang.
+//
+// Per step: the BM rows' h of the previous step into workgroup memory (every entry waited for), one
+// barrier, G * KQ dot products per row and invocation, a sum over the NS slices of a unit (subgroup
+// shuffles, or workgroup memory), the cell by slice s for row s (BM <= NS, c in a register), the new
+// h stored to the exchange.
+//
+// Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
+// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
+// ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
+// UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
+#if SUBGROUP_REDUCE
+enable subgroups;
+#endif
+#include "rnn/rnn_cell.wgsl"
+
+@group(0) @binding(7) var<storage, read_write> hx: array<atomic<u32>>;
+
+const H: u32 = {{H}}u;
+const KQ: u32 = {{KQ}}u;
+const SL: u32 = 4u * KQ;
+const NS: u32 = {{NS}}u;
+const HQ: u32 = NS * KQ;  // vec4s of one row of h
+const JT: u32 = {{JT}}u;
+const BM: u32 = {{BM}}u;
+const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
+const WG: u32 = {{WG_SIZE}}u;
+// p.dims.x in the probe dispatch (every real dispatch has step 0 there).
+const PROBE: u32 = 0xfffffffeu;
+// Spins of one wait before the grid is taken as not resident (a step is a few microseconds; an
+// atomic load on a GPU takes about one).
+const SPIN_LIMIT: u32 = 1u << 21u;
+
+var<workgroup> hs: array<vec4<f32>, BM * HQ>;
+#if SUBGROUP_REDUCE
+#else
+var<workgroup> red: array<f32, {{RED_SIZE}}>;  // [gate][unit][slice] partial sums of one row
+#endif
+
+// Where entry k of a row of h lives in `hs` (vec4 index from the row's start, component k % 4).
+fn h_slot(k: u32) -> u32 {
+  return ((k % SL) / 4u) * NS + k / SL;
+}
+
+// R^T[k][column] of direction base w_base; zero past H (the padding of the last slice) and for
+// the units past H of the last tile.
+fn r_entry(w_base: u32, k: u32, column: u32, unit_ok: bool) -> f32 {
+  if (k < H && unit_ok) {
+    return weights[w_base + k * GT * H + column];
+  }
+  return 0.0;
+}
+
+fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
+  return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
+}
+
+// The h another workgroup stored at exchange index i, once it is there.
+fn wait_h(i: u32) -> f32 {
+  var bits = atomicLoad(&hx[i]);
+  var spins = 0u;
+  while (bits == 0u) {
+    spins++;
+    if ((spins & 255u) == 0u) {
+      if (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u) {
+        atomicStore(&hx[p.st.w], 1u);
+        var nan_bits = 0x7fc00000u;
+        return bitcast<f32>(nan_bits);
+      }
+    }
+    bits = atomicLoad(&hx[i]);
+  }
+  return bitcast<f32>(bits);
+}
+
+// The bits that publish h: never 0 (a +0.0 becomes -0.0).
+fn published(h: f32) -> u32 {
+  let bits = bitcast<u32>(h);
+  return select(bits, 0x80000000u, bits == 0u);
+}
+
+// The sum of v over the NS slices of this invocation's unit, in every one of them.
+fn slice_sum(v: f32, jl: u32, s: u32, g: u32) -> f32 {
+#if SUBGROUP_REDUCE
+  var total = v;
+  for (var o = 1u; o < NS; o <<= 1u) {
+    total += subgroupShuffleXor(total, o);
+  }
+  return total;
+#else
+  red[(g * JT + jl) * NS + s] = v;
+  workgroupBarrier();
+  var total = 0.0;
+  for (var i = 0u; i < NS; i++) {
+    total += red[(g * JT + jl) * NS + i];
+  }
+  workgroupBarrier();
+  return total;
+#endif
+}
+
+@compute @workgroup_size({{WG_SIZE}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lidx: u32) {
+  if (p.dims.x == PROBE) {
+    // Does the whole grid run at once? Every workgroup arrives, then waits (bounded by p.dims.y
+    // spins) for all of them; a workgroup that gives up sets hx[p.st.w], and the others stop
+    // waiting once they see it.
+    if (lidx == 0u) {
+      atomicAdd(&hx[p.st.w + 1u], 1u);
+      let total = groups.x * groups.y * groups.z;
+      var spins = 0u;
+      while (atomicLoad(&hx[p.st.w + 1u]) < total && atomicLoad(&hx[p.st.w]) == 0u) {
+        spins++;
+        if (spins >= p.dims.y) {
+          atomicStore(&hx[p.st.w], 1u);
+        }
+      }
+    }
+    return;
+  }
+  let S = p.dims.y;
+  let B = p.dims.z;
+  let d = wg.z;
+  let s = lidx % NS;
+  let jl = lidx / NS;
+  let j = wg.x * JT + jl;
+  let unit_ok = j < H;
+  let r0 = wg.y * BM;
+  let w_base = p.wts.w + d * H * GT * H;
+  let k0 = s * SL;
+
+  // This invocation's part of R^T, once for the whole sequence.
+#for g G
+#for q KQ
+  let r_{{g}}_{{q}} = vec4<f32>(r_entry(w_base, k0 + 4u * {{q}}u, {{g}}u * H + j, unit_ok),
+                                r_entry(w_base, k0 + 4u * {{q}}u + 1u, {{g}}u * H + j, unit_ok),
+                                r_entry(w_base, k0 + 4u * {{q}}u + 2u, {{g}}u * H + j, unit_ok),
+                                r_entry(w_base, k0 + 4u * {{q}}u + 3u, {{g}}u * H + j, unit_ok));
+#endfor
+#endfor
+
+  // Slice s applies the cell to row s of the block; its unit's c stays in a register and h_prev is
+  // read from workgroup memory.
+  let my_row = r0 + s;
+  let finishes = unit_ok && s < BM && my_row < B;
+  var pre: CellPreload;
+#if CELL_LSTM
+  if (finishes) {
+    pre.c = state[p.st.z + (d * B + my_row) * H + j];
+  }
+#endif
+  for (var step = 0u; step < S; step++) {
+    let odd = (step & 1u) == 1u;
+    let h_in = select(p.st.x, p.st.y, odd);
+    let h_out = select(p.st.y, p.st.x, odd);
+
+    // The projections of this invocation's row, loaded before the wait hides their latency.
+    var xu: array<f32, GT>;
+    if (finishes) {
+      let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+      let xb = xw_index(t, d, my_row, j);
+#for g G
+      xu[{{g}}] = xw[xb + {{g}}u * H];
+#endfor
+    }
+
+    // h of the block's rows: the initial state, then what the previous step published (rows past B
+    // and entries past H stay zero).
+    for (var i = lidx; i < BM * HQ * 4u; i += WG) {
+      let row = i / (HQ * 4u);
+      let k = i % (HQ * 4u);
+      var v = 0.0;
+      if (k < H && r0 + row < B) {
+        if (step == 0u) {
+          v = state[p.st.x + (d * B + r0 + row) * H + k];
+        } else {
+          v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
+        }
+      }
+      hs[row * HQ + h_slot(k)][k % 4u] = v;
+    }
+    workgroupBarrier();
+
+#for g G
+    var total_{{g}} = 0.0;
+#endfor
+    // RU rows at a time: their products and sums are independent chains that overlap.
+    for (var m0 = 0u; m0 < BM; m0 += RU) {
+#for u RU
+#for g G
+      var a_{{u}}_{{g}} = 0.0;
+#endfor
+#endfor
+#for q KQ
+      {
+#for u RU
+        let h_{{u}} = hs[(m0 + {{u}}u) * HQ + s + {{q}}u * NS];
+#for g G
+        a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
+#endfor
+#endfor
+      }
+#endfor
+#for u RU
+#for g G
+      a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, jl, s, {{g}}u);
+      if (m0 + {{u}}u == s) {
+        total_{{g}} = a_{{u}}_{{g}};
+      }
+#endfor
+#endfor
+    }
+
+    if (finishes) {
+      var au: array<f32, {{ACC}}>;
+#for g G
+      au[{{g}}] = total_{{g}};
+#endfor
+      pre.h_prev = hs[s * HQ + h_slot(j)][j % 4u];
+      let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu, &pre);
+      atomicStore(&hx[exchange_index(step, d, my_row, j)], published(h_new));
+    }
+    // hs is refilled next step.
+    workgroupBarrier();
+  }
+  if (p.dims.x == 0xffffffffu) {
+    // Never taken: keeps every binding in the automatic layout, which all variants share.
+    store_y(0u, 0.0);
+    store_yh(0u, 0.0);
+    store_yc(0u, 0.0);
+  }
+}
