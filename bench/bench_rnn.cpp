@@ -26,8 +26,8 @@
 //   resident    rnn_sequence_resident.wgsl (whole sequence, R^T in registers) with choose_resident_tiling;
 //               resident-wgmem without subgroups; resBMqKQ with that tiling
 //   coop        rnn_sequence_cooperative.wgsl (whole sequence, R^T in the registers of many workgroups
-//               trading h through memory) with choose_cooperative_tiling; coop-wgmem without
-//               subgroups; coopJTrBMqKQ with that tiling (batch <= 128 only)
+//               trading h through memory), the first resident candidate tiling; coop-wgmem without
+//               subgroups; coopJTrBMqKQ[cRC] each candidate (batch <= 128 only)
 // and the best of them against cuDNN.
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
@@ -294,27 +294,22 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
       variants.push_back({fmt::format("res{}q{}", bm, kq), o});
     }
   }
-  // The cooperative kernel for the batches it is meant for: the chooser's tiling, without
-  // subgroups, and units per workgroup x K vectors per slice around it (rows as the chooser's, at
-  // most the slices).
+  // The cooperative kernel for the batches it is meant for: the automatic choice (the first resident
+  // of cooperative_tiling_candidates), without subgroups, and every candidate forced
+  // (coopJTrBMqKQ[cRC]; n/a where its grid is not resident).
   if (c.batch <= 128) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::cooperative;
     variants.push_back({"coop", o});
     o.allow_subgroups = false;
     variants.push_back({"coop-wgmem", o});
-    const uint32_t gates = c.lstm ? 4 : 3;
-    for (uint32_t kq : {4u, 8u}) {
-      for (uint32_t jt : {4u, 8u, 16u, 32u}) {
-        kernels::rnn::CooperativeTiling t = kernels::rnn::choose_cooperative_tiling(c.batch, c.hidden, gates, 1024, 32);
-        t.units = jt;
-        t.slice_vectors = kq;
-        t.rows = std::min(t.rows, t.slices(c.hidden));
-        kernels::rnn::RnnOptions f;
-        f.step_mode = StepMode::cooperative;
-        f.cooperative_tiling = t;
-        variants.push_back({fmt::format("coop{}r{}q{}", jt, t.rows, kq), f});
-      }
+    for (const auto& t : kernels::rnn::cooperative_tiling_candidates(c.batch, c.hidden, c.lstm ? 4 : 3, 1024, 32)) {
+      kernels::rnn::RnnOptions f;
+      f.step_mode = StepMode::cooperative;
+      f.cooperative_tiling = t;
+      variants.push_back({fmt::format("coop{}r{}q{}{}", t.units, t.rows, t.slice_vectors,
+                                      t.row_chunks > 1 ? fmt::format("c{}", t.row_chunks) : ""),
+                          f});
     }
   }
   std::string line = "    variants ms:";

@@ -153,10 +153,16 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         EXPECT_TRUE(pass.unrolled);
         EXPECT_EQ(pass.workgroup_size, pass.threads_per_transform * pass.transforms_per_workgroup);
         EXPECT_LE(pass.workgroup_size, limits.max_invocations_per_workgroup);
-        // One butterfly per thread in every stage where the workgroup size allows it.
+        // One butterfly per thread in every stage where the workgroup size allows it; one butterfly of
+        // the largest radix for whole passes of 128 and 512..4096 points (specialise_pass).
         const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
-        if ((pass.length + min_radix - 1) / min_radix <= limits.max_invocations_per_workgroup) {
-          EXPECT_GE(int64_t{pass.threads_per_transform} * min_radix, pass.length);
+        const int max_radix = pass.radices.empty() ? 1 : *std::max_element(pass.radices.begin(), pass.radices.end());
+        const bool largest_radix_rule = pass.shape == kernels::fft::PassShape::whole &&
+                                        (pass.length == 128 || pass.length == 512 || pass.length == 1024 ||
+                                         pass.length == 2048 || pass.length == 4096);
+        const int radix = largest_radix_rule ? max_radix : min_radix;
+        if ((pass.length + radix - 1) / radix <= limits.max_invocations_per_workgroup) {
+          EXPECT_EQ(int64_t{pass.threads_per_transform}, (pass.length + radix - 1) / radix) << plan.summary();
         }
         EXPECT_LT(last_point, stride);
         EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);

@@ -77,13 +77,24 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
                         (pass.length > complex_points || split_mode == 2 || (split_mode == 1 && pass.length >= 512));
   const int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
-  // butterflies (the larger radices' stages leave some idle). Two or more butterflies per thread and
-  // stage ran 4-8x slower on an H200 (2026-12-03, batches of 2^26 points, c2c): N = 4096 (8,8,8,8)
-  // 3.85 ms with 256 threads, 0.62 ms with 512; N = 1024 (8,8,4,4) 2.20 ms with 128, 0.44 with 256.
+  // butterflies (the larger radices' stages leave some idle). With the generator of 2026-12-03, two or
+  // more butterflies per thread and stage ran 4-8x slower on an H200 (batches of 2^26 points, c2c):
+  // N = 4096 (8,8,8,8) 3.85 ms with 256 threads, 0.62 ms with 512; N = 1024 (8,8,4,4) 2.20 ms with
+  // 128, 0.44 with 256. Today's (split exchange, unrolled rounds) measures otherwise, below.
   const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
+  // Except for whole passes of 128 and 512..4096 points (powers of two): one butterfly of the largest
+  // radix per thread, the smaller radices' stages taking two rounds. On an H200 (2026-12-04, 2^26
+  // points, same call, ONDA_FFT_THREADS): r2c 256 (L = 128) 0.354 -> 0.300 ms with 16 threads instead
+  // of 32, c2c 1024 0.430 -> 0.344 (128 instead of 256), r2c 2048 (L = 1024) 0.325 -> 0.276, c2c 2048
+  // 0.496 -> 0.370 (256 instead of 512), r2c 4096 (L = 2048) 0.366 -> 0.291; L = 256 kept its 64
+  // (r2c 512: 0.289 against 0.305 with 32), and where every radix is 8 nothing changes.
+  const int max_radix = pass.radices.empty() ? 1 : *std::max_element(pass.radices.begin(), pass.radices.end());
+  const bool largest_radix_rule = pass.shape == PassShape::whole && (pass.length & (pass.length - 1)) == 0 &&
+                                  (pass.length == 128 || (pass.length >= 512 && pass.length <= 4096));
   // A paired-rows pass needs two transforms per workgroup at least.
   const int64_t thread_cap = pass.paired_rows ? std::max<int64_t>(1, max_threads / 2) : max_threads;
-  int64_t threads = std::clamp<int64_t>(ceil_div(pass.length, min_radix), 1, thread_cap);
+  int64_t threads =
+      std::clamp<int64_t>(ceil_div(pass.length, largest_radix_rule ? max_radix : min_radix), 1, thread_cap);
   threads = std::clamp<int64_t>(knobs::env_int("ONDA_FFT_THREADS", threads), 1, std::min(thread_cap, pass.length));
   // Transforms per workgroup. A four-step pass reads and writes runs of consecutive transforms (one
   // point of each per lane): up to 32 (256 bytes), else 16, 8, 4 (32 bytes, a memory sector) or 2, as

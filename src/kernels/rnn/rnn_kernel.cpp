@@ -278,6 +278,7 @@ std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, 
       {"NS", std::to_string(t.slices(hidden))},
       {"JT", std::to_string(t.units)},
       {"BM", std::to_string(t.rows)},
+      {"RC", std::to_string(t.row_chunks)},
       {"RU", t.rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(g)},
@@ -291,15 +292,15 @@ std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, 
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
 }
 
-// ONDA_RNN_COOP="JT,BM,KQ" forces the cooperative kernel with that tiling; "0" turns its automatic
-// choice off.
+// ONDA_RNN_COOP="JT,BM,KQ,RC" forces the cooperative kernel with that tiling; "0" turns its
+// automatic choice off.
 std::optional<CooperativeTiling> cooperative_tiling_from_env(bool* disabled) {
   const char* env = std::getenv("ONDA_RNN_COOP");
   *disabled = env && std::string(env) == "0";
   if (!env || !*env || *disabled) return std::nullopt;
   CooperativeTiling t;
-  if (std::sscanf(env, "%u,%u,%u", &t.units, &t.rows, &t.slice_vectors) != 3) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_COOP is '{}', expected JT,BM,KQ or 0", env));
+  if (std::sscanf(env, "%u,%u,%u,%u", &t.units, &t.rows, &t.slice_vectors, &t.row_chunks) != 4) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_COOP is '{}', expected JT,BM,KQ,RC or 0", env));
   }
   return t;
 }
@@ -549,61 +550,70 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       (resident_forced || (options.step_mode == StepMode::automatic && !resident_disabled && on_gpu &&
                            static_cast<uint64_t>(gh * d.hidden) * 4 <= kResidentMaxWeightBytes &&
                            resident_row_blocks * d.dirs <= kResidentMaxWorkgroups));
-  // The cooperative kernel: requested, or automatic on GPUs for small batches whose R^T exceeds the
-  // resident kernel's registers; only where the probe finds its grid resident all at once.
+  // The cooperative kernel: requested, or automatic on GPUs for batches whose R^T exceeds the resident
+  // kernel's registers; the first candidate tiling whose grid the probe finds resident all at once.
   bool coop_disabled = false;
-  std::optional<CooperativeTiling> coop_tiling = options.cooperative_tiling;
-  if (!coop_tiling && options.step_mode == StepMode::automatic) coop_tiling = cooperative_tiling_from_env(&coop_disabled);
-  const bool coop_given = coop_tiling.has_value();
+  std::optional<CooperativeTiling> coop_given = options.cooperative_tiling;
+  if (!coop_given && options.step_mode == StepMode::automatic) coop_given = cooperative_tiling_from_env(&coop_disabled);
   const bool coop_forced = options.step_mode == StepMode::cooperative || coop_given;
   const bool subgroups_usable = options.allow_subgroups && k.gpu.has(gpu::Feature::Subgroups);
-  if (!coop_tiling) {
-    coop_tiling = choose_cooperative_tiling(d.batch, d.hidden, static_cast<uint32_t>(d.gates), max_invocations_all,
-                                            subgroups_usable ? k.gpu.subgroup_min_size() : 0);
-  }
-  const bool coop_subgroup_reduce = subgroups_usable && k.gpu.subgroup_min_size() >= coop_tiling->slices(d.hidden);
   // Word 0: the "gave up" flag; then every step's h.
   const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
-  const bool coop_fits =
-      coop_tiling->well_formed(d.hidden) && coop_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
-      coop_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), coop_subgroup_reduce) <=
-          device_limits.maxComputeWorkgroupStorageSize &&
+  const bool exchange_fits =
       exchange_words * 4 <= std::min<uint64_t>(device_limits.maxStorageBufferBindingSize, device_limits.maxBufferSize);
-  if (coop_given && !coop_fits) {
-    throw std::invalid_argument(
-        fmt::format("RNN cooperative tiling JT={} BM={} KQ={} does not fit the device (hidden {}, exchange {} bytes)",
-                    coop_tiling->units, coop_tiling->rows, coop_tiling->slice_vectors, d.hidden, exchange_words * 4));
+  const auto coop_subgroup_reduce = [&](const CooperativeTiling& t) {
+    return subgroups_usable && k.gpu.subgroup_min_size() >= t.slices(d.hidden);
+  };
+  const auto coop_fits = [&](const CooperativeTiling& t) {
+    return t.well_formed(d.hidden) && t.workgroup_size(d.hidden) <= max_invocations_all &&
+           t.workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), coop_subgroup_reduce(t)) <=
+               device_limits.maxComputeWorkgroupStorageSize &&
+           exchange_fits;
+  };
+  if (coop_given && !coop_fits(*coop_given)) {
+    throw std::invalid_argument(fmt::format(
+        "RNN cooperative tiling JT={} BM={} KQ={} RC={} does not fit the device (hidden {}, exchange {} bytes)",
+        coop_given->units, coop_given->rows, coop_given->slice_vectors, coop_given->row_chunks, d.hidden,
+        exchange_words * 4));
   }
-  const int64_t coop_workgroups = coop_tiling->workgroups(d.batch, d.hidden, d.dirs);
   const bool coop_wanted =
-      !two_phase && !chunked && !resident && coop_fits &&
+      !two_phase && !chunked && !resident &&
       (coop_forced || (options.step_mode == StepMode::automatic && !coop_disabled && on_gpu &&
                        static_cast<uint64_t>(gh * d.hidden) * 4 > kResidentMaxWeightBytes &&
-                       d.batch <= kCooperativeMaxBatch && coop_workgroups <= kCooperativeMaxWorkgroups &&
-                       exchange_words * 4 <= kCooperativeMaxExchangeBytes));
+                       d.batch <= kCooperativeMaxBatch && exchange_words * 4 <= kCooperativeMaxExchangeBytes));
   const wgpu::ComputePipeline* coop_pipeline = nullptr;
-  const gpu::WorkgroupCount coop_groups{u32((d.hidden + coop_tiling->units - 1) / coop_tiling->units, "unit tiles"),
-                                        u32((d.batch + coop_tiling->rows - 1) / coop_tiling->rows, "row blocks"),
-                                        u32(d.dirs, "dirs")};
+  gpu::WorkgroupCount coop_groups;
   if (coop_wanted) {
-    coop_pipeline = &k.pipelines.get(cooperative_shader(spec, *coop_tiling, d.hidden, coop_subgroup_reduce, out_dtype),
-                                     {}, "rnn_cooperative");
-    // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late),
-    // the exchange at element 0.
+    const std::vector<CooperativeTiling> candidates =
+        coop_given ? std::vector<CooperativeTiling>{*coop_given}
+                   : cooperative_tiling_candidates(d.batch, d.hidden, static_cast<uint32_t>(d.gates), max_invocations_all,
+                                                   subgroups_usable ? k.gpu.subgroup_min_size() : 0);
+    // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
+    // exchange at element 0.
     StepUniforms probe = u;
     probe.dims[0] = 0xfffffffeu;
     probe.dims[1] = on_gpu ? (1u << 16) : (1u << 22);
     probe.st[3] = 0;
     const std::vector<gpu::BufferBinding> probe_bindings = {
-        xw.binding(k.gpu),  weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
-        y.binding(k.gpu),   yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
-    if (!probe_grid_resident(k, *coop_pipeline, probe_bindings, 7, &probe, sizeof probe, coop_groups)) {
-      if (coop_forced) {
-        throw std::invalid_argument(fmt::format(
-            "RNN cooperative kernel: a grid of {} workgroups of {} invocations does not run all at once on this device",
-            coop_workgroups, coop_tiling->workgroup_size(d.hidden)));
+        xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
+        y.binding(k.gpu),  yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
+    for (const CooperativeTiling& t : candidates) {
+      if (!coop_fits(t) || (!coop_forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups)) continue;
+      const gpu::WorkgroupCount groups{u32((d.hidden + t.units - 1) / t.units, "unit tiles"),
+                                       u32(t.row_blocks(d.batch), "row blocks"), u32(d.dirs, "dirs")};
+      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, t, d.hidden, coop_subgroup_reduce(t), out_dtype),
+                                             {}, "rnn_cooperative");
+      if (probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {
+        coop_pipeline = &pipeline;
+        coop_groups = groups;
+        break;
       }
-      coop_pipeline = nullptr;
+    }
+    if (!coop_pipeline && coop_forced) {
+      throw std::invalid_argument(fmt::format(
+          "RNN cooperative kernel: no tiling's grid runs all at once on this device (the first: {} workgroups of {} "
+          "invocations)",
+          candidates.front().workgroups(d.batch, d.hidden, d.dirs), candidates.front().workgroup_size(d.hidden)));
     }
   }
   const bool cooperative = coop_pipeline != nullptr;

@@ -83,9 +83,8 @@ struct RnnWeights {
 // the exchange within a storage binding, and the grid resident all at once (probe_grid_resident),
 // else std::invalid_argument when forced. automatic, on GPUs, after resident: where R^T of a
 // direction exceeds kResidentMaxWeightBytes, the batch is at most kCooperativeMaxBatch and the probe
-// passes.
+// passes for one of cooperative_tiling_candidates.
 enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident, cooperative };
-constexpr int64_t kCooperativeMaxBatch = 16;
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
 constexpr int64_t kRowSequenceMaxRows = 1024;

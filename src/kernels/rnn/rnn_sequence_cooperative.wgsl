@@ -6,9 +6,10 @@
 // which caps it at what one multiprocessor's registers hold (192 KiB). Past that, every other kernel
 // either streams R^T from L2 each step or pays a dependent dispatch per step (~4-5 us on the H200:
 // the LSTM H512 B1 step took 13 us). Here a workgroup owns JT hidden units (all G gates of them) of
-// one direction and a block of BM rows: invocation (jl, s) keeps unit jl's gate columns of R^T for K
-// slice s in registers for the whole sequence, as the resident kernel does. The grid (ceil(H / JT)
-// unit tiles, row blocks, directions) must be resident on the GPU at once (record_rnn checks it
+// one direction and RC chunks of BM rows: invocation (jl, s) keeps unit jl's gate columns of R^T for K
+// slice s in registers for the whole sequence, as the resident kernel does (RC > 1 lets fewer
+// workgroups, each holding R^T once, serve more rows). The grid (ceil(H / JT) unit tiles, row
+// blocks of BM * RC, directions) must be resident on the GPU at once (record_rnn checks it
 // with a probe dispatch of this very pipeline: cooperative_probe.h), since each workgroup waits for
 // the h of the others' units.
 //
@@ -19,13 +20,13 @@
 // the value with a bound: past it, or once another wait gave up (hx[0] != 0), the wait returns NaN
 // so that a grid that was not resident after all yields NaN outputs, never a hang.
 //
-// Per step: the BM rows' h of the previous step into workgroup memory (every entry waited for), one
-// barrier, G * KQ dot products per row and invocation, a sum over the NS slices of a unit (subgroup
-// shuffles, or workgroup memory), the cell by slice s for row s (BM <= NS, c in a register), the new
-// h stored to the exchange.
+// Per step and chunk of BM rows: their h of the previous step into workgroup memory (every entry
+// waited for), one barrier, G * KQ dot products per row and invocation, a sum over the NS slices of a
+// unit (subgroup shuffles, or workgroup memory), the cell by slice s for row s (BM <= NS, c kept in
+// workgroup memory), the new h stored to the exchange.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
+// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
 // ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
 // UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
 #if SUBGROUP_REDUCE
@@ -42,6 +43,7 @@ const NS: u32 = {{NS}}u;
 const HQ: u32 = NS * KQ;  // vec4s of one row of h
 const JT: u32 = {{JT}}u;
 const BM: u32 = {{BM}}u;
+const RC: u32 = {{RC}}u;  // chunks of BM rows per workgroup
 const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
 // p.dims.x in the probe dispatch (every real dispatch has step 0 there).
@@ -51,6 +53,7 @@ const PROBE: u32 = 0xfffffffeu;
 const SPIN_LIMIT: u32 = 1u << 21u;
 
 var<workgroup> hs: array<vec4<f32>, BM * HQ>;
+var<workgroup> cs: array<f32, RC * JT * BM>;  // LSTM: c of [chunk][unit][row of the chunk]
 #if SUBGROUP_REDUCE
 #else
 var<workgroup> red: array<f32, {{RED_SIZE}}>;  // [gate][unit][slice] partial sums of one row
@@ -145,7 +148,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   let jl = lidx / NS;
   let j = wg.x * JT + jl;
   let unit_ok = j < H;
-  let r0 = wg.y * BM;
+  let rows_base = wg.y * BM * RC;
   let w_base = p.wts.w + d * H * GT * H;
   let k0 = s * SL;
 
@@ -159,89 +162,101 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
 #endfor
 #endfor
 
-  // Slice s applies the cell to row s of the block; its unit's c stays in a register and h_prev is
-  // read from workgroup memory.
-  let my_row = r0 + s;
-  let finishes = unit_ok && s < BM && my_row < B;
+  // Slice s applies the cell to row s of each chunk; its unit's c lives in workgroup memory and
+  // h_prev is read from workgroup memory.
   var pre: CellPreload;
 #if CELL_LSTM
-  if (finishes) {
-    pre.c = state[p.st.z + (d * B + my_row) * H + j];
+  for (var rc = 0u; rc < RC; rc++) {
+    let row = rows_base + rc * BM + s;
+    if (unit_ok && s < BM && row < B) {
+      cs[(rc * JT + jl) * BM + s] = state[p.st.z + (d * B + row) * H + j];
+    }
   }
 #endif
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
     let h_out = select(p.st.y, p.st.x, odd);
+    for (var rc = 0u; rc < RC; rc++) {
+      let r0 = rows_base + rc * BM;
+      let my_row = r0 + s;
+      let finishes = unit_ok && s < BM && my_row < B;
 
-    // The projections of this invocation's row, loaded before the wait hides their latency.
-    var xu: array<f32, GT>;
-    if (finishes) {
-      let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
-      let xb = xw_index(t, d, my_row, j);
+      // The projections of this invocation's row, loaded before the wait hides their latency.
+      var xu: array<f32, GT>;
+      if (finishes) {
+        let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+        let xb = xw_index(t, d, my_row, j);
 #for g G
-      xu[{{g}}] = xw[xb + {{g}}u * H];
+        xu[{{g}}] = xw[xb + {{g}}u * H];
 #endfor
-    }
-
-    // h of the block's rows: the initial state, then what the previous step published (rows past B
-    // and entries past H stay zero).
-    for (var i = lidx; i < BM * HQ * 4u; i += WG) {
-      let row = i / (HQ * 4u);
-      let k = i % (HQ * 4u);
-      var v = 0.0;
-      if (k < H && r0 + row < B) {
-        if (step == 0u) {
-          v = state[p.st.x + (d * B + r0 + row) * H + k];
-        } else {
-          v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
-        }
       }
-      hs[row * HQ + h_slot(k)][k % 4u] = v;
-    }
-    workgroupBarrier();
+
+      // h of the chunk's rows: the initial state, then what the previous step published (rows past
+      // B and entries past H stay zero).
+      for (var i = lidx; i < BM * HQ * 4u; i += WG) {
+        let row = i / (HQ * 4u);
+        let k = i % (HQ * 4u);
+        var v = 0.0;
+        if (k < H && r0 + row < B) {
+          if (step == 0u) {
+            v = state[p.st.x + (d * B + r0 + row) * H + k];
+          } else {
+            v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
+          }
+        }
+        hs[row * HQ + h_slot(k)][k % 4u] = v;
+      }
+      workgroupBarrier();
 
 #for g G
-    var total_{{g}} = 0.0;
+      var total_{{g}} = 0.0;
 #endfor
-    // RU rows at a time: their products and sums are independent chains that overlap.
-    for (var m0 = 0u; m0 < BM; m0 += RU) {
+      // RU rows at a time: their products and sums are independent chains that overlap.
+      for (var m0 = 0u; m0 < BM; m0 += RU) {
 #for u RU
 #for g G
-      var a_{{u}}_{{g}} = 0.0;
+        var a_{{u}}_{{g}} = 0.0;
 #endfor
 #endfor
 #for q KQ
-      {
+        {
 #for u RU
-        let h_{{u}} = hs[(m0 + {{u}}u) * HQ + s + {{q}}u * NS];
+          let h_{{u}} = hs[(m0 + {{u}}u) * HQ + s + {{q}}u * NS];
 #for g G
-        a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
+          a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
+#endfor
+#endfor
+        }
+#endfor
+#for u RU
+#for g G
+        a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, jl, s, {{g}}u);
+        if (m0 + {{u}}u == s) {
+          total_{{g}} = a_{{u}}_{{g}};
+        }
 #endfor
 #endfor
       }
-#endfor
-#for u RU
-#for g G
-      a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, jl, s, {{g}}u);
-      if (m0 + {{u}}u == s) {
-        total_{{g}} = a_{{u}}_{{g}};
-      }
-#endfor
-#endfor
-    }
 
-    if (finishes) {
-      var au: array<f32, {{ACC}}>;
+      if (finishes) {
+        var au: array<f32, {{ACC}}>;
 #for g G
-      au[{{g}}] = total_{{g}};
+        au[{{g}}] = total_{{g}};
 #endfor
-      pre.h_prev = hs[s * HQ + h_slot(j)][j % 4u];
-      let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu, &pre);
-      atomicStore(&hx[exchange_index(step, d, my_row, j)], published(h_new));
+        pre.h_prev = hs[s * HQ + h_slot(j)][j % 4u];
+#if CELL_LSTM
+        pre.c = cs[(rc * JT + jl) * BM + s];
+#endif
+        let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu, &pre);
+#if CELL_LSTM
+        cs[(rc * JT + jl) * BM + s] = pre.c;
+#endif
+        atomicStore(&hx[exchange_index(step, d, my_row, j)], published(h_new));
+      }
+      // hs is refilled by the next chunk or step.
+      workgroupBarrier();
     }
-    // hs is refilled next step.
-    workgroupBarrier();
   }
   if (p.dims.x == 0xffffffffu) {
     // Never taken: keeps every binding in the automatic layout, which all variants share.

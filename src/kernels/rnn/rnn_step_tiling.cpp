@@ -118,20 +118,41 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
   return t;
 }
 
-CooperativeTiling choose_cooperative_tiling(int64_t batch, int64_t hidden, uint32_t gates, uint32_t max_invocations,
-                                            uint32_t max_slices) {
-  CooperativeTiling t;
-  t.slice_vectors = gates <= 3 ? 8 : 4;
-  while (max_slices > 0 && t.slices(hidden) > max_slices && t.slice_vectors < 16) t.slice_vectors *= 2;
-  const uint32_t slices = t.slices(hidden);
-  const uint32_t invocations = std::min<uint32_t>(256, max_invocations);
-  t.units = std::max<uint32_t>(1, invocations / slices);
-  while (t.units > 1 && t.units / 2 >= hidden) t.units /= 2;
-  const uint64_t row_bytes = 16ull * slices * t.slice_vectors;
-  const int64_t max_rows = std::max<int64_t>(1, std::min<int64_t>(slices, (16 * 1024) / row_bytes));
-  const int64_t blocks = (std::max<int64_t>(batch, 1) + max_rows - 1) / max_rows;
-  t.rows = static_cast<uint32_t>((std::max<int64_t>(batch, 1) + blocks - 1) / blocks);  // balanced blocks
-  return t;
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
+                                                             uint32_t max_invocations, uint32_t max_slices) {
+  (void)gates;  // the registers of R^T: G * KQ * 4 per invocation, 128 at most with KQ = 8
+  std::vector<CooperativeTiling> plain, chunked;
+  for (uint32_t kq : {8u, 4u}) {
+    CooperativeTiling t;
+    t.slice_vectors = kq;
+    while (max_slices > 0 && t.slices(hidden) > max_slices && t.slice_vectors < 16) t.slice_vectors *= 2;
+    const uint32_t slices = t.slices(hidden);
+    const uint64_t row_bytes = 16ull * slices * t.slice_vectors;
+    const int64_t max_rows = std::max<int64_t>(1, std::min<int64_t>(slices, (16 * 1024) / row_bytes));
+    const int64_t blocks = (std::max<int64_t>(batch, 1) + max_rows - 1) / max_rows;
+    t.rows = static_cast<uint32_t>((std::max<int64_t>(batch, 1) + blocks - 1) / blocks);  // balanced blocks
+    for (uint32_t invocations : {256u, 128u}) {
+      t.units = std::max<uint32_t>(1, std::min(invocations, max_invocations) / slices);
+      while (t.units > 1 && t.units / 2 >= hidden) t.units /= 2;
+      t.row_chunks = 1;
+      plain.push_back(t);
+      for (int64_t chunks : {int64_t{2}, int64_t{4}, blocks}) {
+        if (chunks <= 1 || chunks > blocks) continue;
+        t.row_chunks = static_cast<uint32_t>(chunks);
+        chunked.push_back(t);
+      }
+    }
+  }
+  plain.insert(plain.end(), chunked.begin(), chunked.end());
+  // Distinct tilings only (KQ = 4 may have been doubled into KQ = 8).
+  std::vector<CooperativeTiling> out;
+  for (const CooperativeTiling& t : plain) {
+    const bool seen = std::any_of(out.begin(), out.end(), [&](const CooperativeTiling& o) {
+      return o.units == t.units && o.rows == t.rows && o.slice_vectors == t.slice_vectors && o.row_chunks == t.row_chunks;
+    });
+    if (!seen) out.push_back(t);
+  }
+  return out;
 }
 
 }  // namespace onda::kernels::rnn

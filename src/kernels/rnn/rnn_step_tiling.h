@@ -10,6 +10,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <vector>
 
 namespace onda::kernels::rnn {
 
@@ -169,41 +170,56 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
                                       uint32_t max_invocations);
 
 // The cooperative kernel (rnn_sequence_cooperative.wgsl, StepMode::cooperative): every step in one
-// dispatch, R^T of a direction spread over ceil(H / JT) workgroups per block of `rows` batch rows,
-// each holding its JT units' gate columns in registers (invocation (jl, s): KQ vec4 registers per
-// gate for K slice s, as ResidentTiling); the workgroups trade h through an exchange buffer, so the
-// whole grid must be resident at once. Grid (ceil(H / JT), ceil(B / rows), D), workgroup JT * slices.
+// dispatch, R^T of a direction spread over ceil(H / JT) workgroups per block of rows, each holding its
+// JT units' gate columns in registers (invocation (jl, s): KQ vec4 registers per gate for K slice s,
+// as ResidentTiling) and serving `row_chunks` chunks of `rows` batch rows one after the other; the
+// workgroups trade h through an exchange buffer, so the whole grid must be resident at once. Grid
+// (ceil(H / JT), ceil(B / (rows * row_chunks)), D), workgroup JT * slices.
 struct CooperativeTiling {
   uint32_t units = 8;          // JT
   uint32_t rows = 1;           // BM (<= slices)
   uint32_t slice_vectors = 4;  // KQ
+  uint32_t row_chunks = 1;     // RC
 
   uint32_t slices(int64_t hidden) const { return ResidentTiling{rows, slice_vectors}.slices(hidden); }
   uint32_t workgroup_size(int64_t hidden) const { return units * slices(hidden); }
-  // h of the rows (single-buffered), and without subgroups the partial sums of one row.
+  // h of one chunk's rows, c of every chunk's rows, and without subgroups the partial sums of one row.
   uint64_t workgroup_bytes(int64_t hidden, uint32_t gates, bool subgroup_reduce) const {
     const uint64_t row_vectors = uint64_t{slices(hidden)} * slice_vectors;
-    return 16ull * rows * row_vectors + (subgroup_reduce ? 0 : 4ull * gates * workgroup_size(hidden));
+    return 16ull * rows * row_vectors + 4ull * row_chunks * units * rows +
+           (subgroup_reduce ? 0 : 4ull * gates * workgroup_size(hidden));
+  }
+  int64_t row_blocks(int64_t batch) const {
+    const int64_t block = int64_t{rows} * row_chunks;
+    return (batch + block - 1) / block;
   }
   int64_t workgroups(int64_t batch, int64_t hidden, int64_t directions) const {
-    return (hidden + units - 1) / units * ((batch + rows - 1) / rows) * directions;
+    return (hidden + units - 1) / units * row_blocks(batch) * directions;
   }
   bool well_formed(int64_t hidden) const {
-    return hidden > 0 && units > 0 && rows > 0 && slice_vectors > 0 && slice_vectors <= 16 && rows <= slices(hidden);
+    return hidden > 0 && units > 0 && rows > 0 && row_chunks > 0 && slice_vectors > 0 && slice_vectors <= 16 &&
+           rows <= slices(hidden);
   }
 };
 
 // The largest grid the automatic choice asks the probe about (a GPU with fewer resident
-// workgroups gets another kernel).
+// workgroups gets another kernel), and the largest batch it tries the kernel for (beyond, the GEMM
+// step's throughput wins).
 constexpr int64_t kCooperativeMaxWorkgroups = 512;
+constexpr int64_t kCooperativeMaxBatch = 128;
 // The exchange buffer (every step's h) the automatic choice accepts.
 constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
 
-// KQ = 8 for up to 3 gates, 4 for LSTM (as the resident kernel), doubled while the slices exceed
-// `max_slices` (the subgroup size, so that a unit's slices sum by shuffles; 0: no limit);
-// JT = 256 / slices invocations' worth of units (at most H); rows: the batch in balanced blocks of
-// at most the slices and 16 KiB of h per workgroup.
-CooperativeTiling choose_cooperative_tiling(int64_t batch, int64_t hidden, uint32_t gates, uint32_t max_invocations,
-                                            uint32_t max_slices);
+// The tilings the automatic choice probes, best first (the first whose grid is resident runs).
+// KQ = 8 then 4 (NS = the slices it gives, at most `max_slices`, the subgroup size, so that a unit's
+// slices sum by shuffles; 0: no limit), 256 then 128 invocations' worth of units (JT = invocations /
+// NS, at most H); rows: the batch in balanced blocks of at most NS rows and 16 KiB of h; then the same
+// with 2, 4 and all the row blocks as chunks of one workgroup (fewer workgroups, each slower). On an
+// H200 (2026-12-04): LSTM H512 B1 9.27 ms for KQ 8 / JT 16, 9.34 for KQ 4 / JT 16, 11.3 for JT 32;
+// biLSTM H256 B2 2.39 (KQ 8, JT 32) vs 2.77 (KQ 4, JT 16); H128 B64 2.26 (KQ 8, JT 32, 4 rows) vs 2.59;
+// H256 B85 10.7 (KQ 8, JT 16, 8 rows: 352 workgroups) vs 13.4 (KQ 4, JT 16, 15 rows), JT 32 with
+// KQ 8 not resident.
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
+                                                             uint32_t max_invocations, uint32_t max_slices);
 
 }  // namespace onda::kernels::rnn
