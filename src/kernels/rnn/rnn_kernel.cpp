@@ -279,6 +279,8 @@ std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, 
       {"JT", std::to_string(t.units)},
       {"BM", std::to_string(t.rows)},
       {"RC", std::to_string(t.row_chunks)},
+      {"LOADS", std::to_string((uint64_t{t.rows} * t.slices(hidden) * t.slice_vectors * 4 + t.workgroup_size(hidden) - 1) /
+                               t.workgroup_size(hidden))},
       {"RU", t.rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(g)},

@@ -17,8 +17,8 @@
 // once with an atomic store; 0 means "not yet" (the buffer is cleared before the dispatch, and a
 // computed +0.0 is stored as -0.0, the same value). So each value carries its own readiness and no
 // ordering between different addresses is needed (WGSL's atomics are relaxed). A reader spins on
-// the value with a bound: past it, or once another wait gave up (hx[0] != 0), the wait returns NaN
-// so that a grid that was not resident after all yields NaN outputs, never a hang.
+// the values with a bound: past it, or once another wait gave up (hx[0] != 0), the missing values
+// read as NaN, so that a grid that was not resident after all yields NaN outputs, never a hang.
 //
 // Per step and chunk of BM rows: their h of the previous step into workgroup memory (every entry
 // waited for), one barrier, G * KQ dot products per row and invocation, a sum over the NS slices of a
@@ -26,7 +26,7 @@
 // workgroup memory), the new h stored to the exchange.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
+// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU, LOADS (= ceil(BM * HQ * 4 / WG_SIZE)) (1 or 2, divides BM), WG_SIZE (= JT * NS),
 // ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
 // UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
 #if SUBGROUP_REDUCE
@@ -48,8 +48,8 @@ const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
 // p.dims.x in the probe dispatch (every real dispatch has step 0 there).
 const PROBE: u32 = 0xfffffffeu;
-// Spins of one wait before the grid is taken as not resident (a step is a few microseconds; an
-// atomic load on a GPU takes about one).
+// Rounds of reloads of one wait before the grid is taken as not resident (a step is a few
+// microseconds; a round of atomic loads on a GPU takes about one).
 const SPIN_LIMIT: u32 = 1u << 21u;
 
 var<workgroup> hs: array<vec4<f32>, BM * HQ>;
@@ -77,22 +77,15 @@ fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
   return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
 }
 
-// The h another workgroup stored at exchange index i, once it is there.
-fn wait_h(i: u32) -> f32 {
-  var bits = atomicLoad(&hx[i]);
-  var spins = 0u;
-  while (bits == 0u) {
-    spins++;
-    if ((spins & 255u) == 0u) {
-      if (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u) {
-        atomicStore(&hx[p.st.w], 1u);
-        var nan_bits = 0x7fc00000u;
-        return bitcast<f32>(nan_bits);
-      }
-    }
-    bits = atomicLoad(&hx[i]);
+// The projections X W^T (+ nothing else) of unit j's gates for row b at step `step` of direction d.
+fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
+  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+  let xb = xw_index(t, d, b, j);
+  var xu: array<f32, GT>;
+  for (var g = 0u; g < GT; g++) {
+    xu[g] = xw[xb + g * H];
   }
-  return bitcast<f32>(bits);
+  return xu;
 }
 
 // The bits that publish h: never 0 (a +0.0 becomes -0.0).
@@ -173,6 +166,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
     }
   }
 #endif
+  var xu_next: array<f32, GT>;
+  if (unit_ok && s < BM && rows_base + s < B && S > 0u) {
+    xu_next = projections(0u, d, rows_base + s, j);
+  }
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
@@ -182,31 +179,63 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       let my_row = r0 + s;
       let finishes = unit_ok && s < BM && my_row < B;
 
-      // The projections of this invocation's row, loaded before the wait hides their latency.
-      var xu: array<f32, GT>;
-      if (finishes) {
-        let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
-        let xb = xw_index(t, d, my_row, j);
-#for g G
-        xu[{{g}}] = xw[xb + {{g}}u * H];
-#endfor
+      // The projections of this invocation's row: loaded one chunk ahead (below), so the load's
+      // latency hides behind a whole chunk's work.
+      var xu = xu_next;
+      {
+        let last_chunk = rc + 1u == RC;
+        let next_step = select(step, step + 1u, last_chunk);
+        let next_row = rows_base + select(rc + 1u, 0u, last_chunk) * BM + s;
+        if (unit_ok && s < BM && next_row < B && next_step < S) {
+          xu_next = projections(next_step, d, next_row, j);
+        }
       }
 
       // h of the chunk's rows: the initial state, then what the previous step published (rows past
-      // B and entries past H stay zero).
-      for (var i = lidx; i < BM * HQ * 4u; i += WG) {
-        let row = i / (HQ * 4u);
-        let k = i % (HQ * 4u);
-        var v = 0.0;
-        if (k < H && r0 + row < B) {
-          if (step == 0u) {
-            v = state[p.st.x + (d * B + r0 + row) * H + k];
-          } else {
-            v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
+      // B and entries past H stay zero). All LOADS entries of an invocation are loaded together, and
+      // the ones not yet published reloaded together, so a step waits about one round trip to L2
+      // rather than one per entry.
+#for e LOADS
+      let i_{{e}} = lidx + {{e}}u * WG;
+      let row_{{e}} = i_{{e}} / (HQ * 4u);
+      let k_{{e}} = i_{{e}} % (HQ * 4u);
+      let need_{{e}} = i_{{e}} < BM * HQ * 4u && k_{{e}} < H && r0 + row_{{e}} < B;
+      var b_{{e}} = 0u;
+      if (need_{{e}} && step == 0u) {
+        b_{{e}} = bitcast<u32>(state[p.st.x + (d * B + r0 + row_{{e}}) * H + k_{{e}}]);
+      }
+#endfor
+      if (step > 0u) {
+        var spins = 0u;
+        loop {
+#for e LOADS
+          if (need_{{e}} && b_{{e}} == 0u) {
+            b_{{e}} = atomicLoad(&hx[exchange_index(step - 1u, d, r0 + row_{{e}}, k_{{e}})]);
+          }
+#endfor
+          var waiting = false;
+#for e LOADS
+          waiting = waiting || (need_{{e}} && b_{{e}} == 0u);
+#endfor
+          if (!waiting) {
+            break;
+          }
+          spins++;
+          // Past the bound, or once another wait gave up: NaN for what is missing.
+          if ((spins & 63u) == 0u && (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u)) {
+            atomicStore(&hx[p.st.w], 1u);
+#for e LOADS
+            b_{{e}} = select(b_{{e}}, 0x7fc00000u, b_{{e}} == 0u);
+#endfor
+            break;
           }
         }
-        hs[row * HQ + h_slot(k)][k % 4u] = v;
       }
+#for e LOADS
+      if (i_{{e}} < BM * HQ * 4u) {
+        hs[row_{{e}} * HQ + h_slot(k_{{e}})][k_{{e}} % 4u] = select(0.0, bitcast<f32>(b_{{e}}), need_{{e}});
+      }
+#endfor
       workgroupBarrier();
 
 #for g G

@@ -56,6 +56,17 @@ fn r_entry(w_base: u32, k: u32, column: u32) -> f32 {
   return 0.0;
 }
 
+// The projections X W^T of unit j's gates for row b at step `step` of direction d.
+fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
+  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+  let xb = xw_index(t, d, b, j);
+  var xu: array<f32, GT>;
+  for (var g = 0u; g < GT; g++) {
+    xu[g] = xw[xb + g * H];
+  }
+  return xu;
+}
+
 // The sum of v over the NS slices of this invocation's unit, in every one of them.
 fn slice_sum(v: f32, j: u32, s: u32, g: u32) -> f32 {
 #if SUBGROUP_REDUCE
@@ -119,6 +130,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     pre.c = state[p.st.z + (d * B + my_row) * H + j];
   }
 #endif
+  var xu_next: array<f32, GT>;
+  if (finishes && S > 0u) {
+    xu_next = projections(0u, d, my_row, j);
+  }
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
@@ -126,14 +141,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     let cur = select(0u, BM * HQ, odd);
     let nxt = select(BM * HQ, 0u, odd);
 
-    // The projections of this invocation's row, loaded before the products hide their latency.
-    var xu: array<f32, GT>;
-    if (finishes) {
-      let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
-      let xb = xw_index(t, d, my_row, j);
-#for g G
-      xu[{{g}}] = xw[xb + {{g}}u * H];
-#endfor
+    // The projections of this invocation's row, loaded a step ahead: the load's latency (most of a
+    // short step's time when it was issued at the step's start) hides behind a whole step.
+    var xu = xu_next;
+    if (finishes && step + 1u < S) {
+      xu_next = projections(step + 1u, d, my_row, j);
     }
 
 #for g G

@@ -121,7 +121,7 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
 std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
                                                              uint32_t max_invocations, uint32_t max_slices) {
   (void)gates;  // the registers of R^T: G * KQ * 4 per invocation, 128 at most with KQ = 8
-  std::vector<CooperativeTiling> plain, chunked;
+  std::vector<CooperativeTiling> out;
   for (uint32_t kq : {8u, 4u}) {
     CooperativeTiling t;
     t.slice_vectors = kq;
@@ -134,23 +134,12 @@ std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int6
     for (uint32_t invocations : {256u, 128u}) {
       t.units = std::max<uint32_t>(1, std::min(invocations, max_invocations) / slices);
       while (t.units > 1 && t.units / 2 >= hidden) t.units /= 2;
-      t.row_chunks = 1;
-      plain.push_back(t);
-      for (int64_t chunks : {int64_t{2}, int64_t{4}, blocks}) {
-        if (chunks <= 1 || chunks > blocks) continue;
-        t.row_chunks = static_cast<uint32_t>(chunks);
-        chunked.push_back(t);
-      }
+      // Distinct tilings only (KQ = 4 may have been doubled into KQ = 8).
+      const bool seen = std::any_of(out.begin(), out.end(), [&](const CooperativeTiling& o) {
+        return o.units == t.units && o.rows == t.rows && o.slice_vectors == t.slice_vectors;
+      });
+      if (!seen) out.push_back(t);
     }
-  }
-  plain.insert(plain.end(), chunked.begin(), chunked.end());
-  // Distinct tilings only (KQ = 4 may have been doubled into KQ = 8).
-  std::vector<CooperativeTiling> out;
-  for (const CooperativeTiling& t : plain) {
-    const bool seen = std::any_of(out.begin(), out.end(), [&](const CooperativeTiling& o) {
-      return o.units == t.units && o.rows == t.rows && o.slice_vectors == t.slice_vectors && o.row_chunks == t.row_chunks;
-    });
-    if (!seen) out.push_back(t);
   }
   return out;
 }

@@ -213,12 +213,13 @@ constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
 // The tilings the automatic choice probes, best first (the first whose grid is resident runs).
 // KQ = 8 then 4 (NS = the slices it gives, at most `max_slices`, the subgroup size, so that a unit's
 // slices sum by shuffles; 0: no limit), 256 then 128 invocations' worth of units (JT = invocations /
-// NS, at most H); rows: the batch in balanced blocks of at most NS rows and 16 KiB of h; then the same
-// with 2, 4 and all the row blocks as chunks of one workgroup (fewer workgroups, each slower). On an
-// H200 (2026-12-04): LSTM H512 B1 9.27 ms for KQ 8 / JT 16, 9.34 for KQ 4 / JT 16, 11.3 for JT 32;
-// biLSTM H256 B2 2.39 (KQ 8, JT 32) vs 2.77 (KQ 4, JT 16); H128 B64 2.26 (KQ 8, JT 32, 4 rows) vs 2.59;
-// H256 B85 10.7 (KQ 8, JT 16, 8 rows: 352 workgroups) vs 13.4 (KQ 4, JT 16, 15 rows), JT 32 with
-// KQ 8 not resident.
+// NS, at most H); rows: the batch in balanced blocks of at most NS rows and 16 KiB of h; one chunk of
+// rows per workgroup. On an H200 (2026-12-04): LSTM H512 B1 9.27 ms for KQ 8 / JT 16, 9.34 for KQ 4 /
+// JT 16, 11.3 for JT 32; biLSTM H256 B2 2.39 (KQ 8, JT 32) vs 2.77 (KQ 4, JT 16); H128 B64 2.26 (KQ 8,
+// JT 32, 4 rows) vs 2.59; H256 B85 10.7 (KQ 8, JT 16, 8 rows: 352 workgroups) vs 13.4 (KQ 4, JT 16, 15
+// rows), JT 32 with KQ 8 not resident. Chunks of rows (RC > 1) were slower on every shape: per step
+// they serialise, e.g. H128 B64 2.15 ms -> 4.04 with 2 chunks, and H512 B85 (no single-chunk grid
+// resident) 49.5 ms with 11 chunks against 22.5 for the tiled step.
 std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
                                                              uint32_t max_invocations, uint32_t max_slices);
 
