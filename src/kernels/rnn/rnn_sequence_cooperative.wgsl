@@ -26,7 +26,8 @@
 // workgroup memory), the new h stored to the exchange.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU, LOADS (= ceil(BM * HQ * 4 / WG_SIZE)) (1 or 2, divides BM), WG_SIZE (= JT * NS),
+// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU, LOADS_TOGETHER, LOADS (= ceil(BM * HQ * 4 /
+// WG_SIZE)) (1 or 2, divides BM), WG_SIZE (= JT * NS),
 // ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
 // UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
 #if SUBGROUP_REDUCE
@@ -77,7 +78,29 @@ fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
   return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
 }
 
-// The projections X W^T (+ nothing else) of unit j's gates for row b at step `step` of direction d.
+#if LOADS_TOGETHER
+#else
+// The h another workgroup stored at exchange index i, once it is there (NaN past the bound or once
+// another wait gave up).
+fn wait_h(i: u32) -> f32 {
+  var bits = atomicLoad(&hx[i]);
+  var spins = 0u;
+  while (bits == 0u) {
+    spins++;
+    if ((spins & 255u) == 0u) {
+      if (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u) {
+        atomicStore(&hx[p.st.w], 1u);
+        bits = 0x7fc00000u;
+        break;
+      }
+    }
+    bits = atomicLoad(&hx[i]);
+  }
+  return bitcast<f32>(bits);
+}
+#endif
+
+// The projections X W^T of unit j's gates for row b at step `step` of direction d.
 fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
   let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
   let xb = xw_index(t, d, b, j);
@@ -192,9 +215,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       }
 
       // h of the chunk's rows: the initial state, then what the previous step published (rows past
-      // B and entries past H stay zero). All LOADS entries of an invocation are loaded together, and
-      // the ones not yet published reloaded together, so a step waits about one round trip to L2
-      // rather than one per entry.
+      // B and entries past H stay zero).
+#if LOADS_TOGETHER
+      // All LOADS entries of an invocation loaded together, the ones not yet published reloaded
+      // together: one L2 round trip per wait rather than one per entry, in principle; on an H200
+      // (2026-12-04) slower than the plain loop below on every shape measured (H256 B85 10.99 ->
+      // 15.37 ms, H128 B64 2.18 -> 2.38), so off by default (ONDA_RNN_COOP_LOADS=together).
 #for e LOADS
       let i_{{e}} = lidx + {{e}}u * WG;
       let row_{{e}} = i_{{e}} / (HQ * 4u);
@@ -236,6 +262,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
         hs[row_{{e}} * HQ + h_slot(k_{{e}})][k_{{e}} % 4u] = select(0.0, bitcast<f32>(b_{{e}}), need_{{e}});
       }
 #endfor
+#else
+      for (var i = lidx; i < BM * HQ * 4u; i += WG) {
+        let row = i / (HQ * 4u);
+        let k = i % (HQ * 4u);
+        var v = 0.0;
+        if (k < H && r0 + row < B) {
+          if (step == 0u) {
+            v = state[p.st.x + (d * B + r0 + row) * H + k];
+          } else {
+            v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
+          }
+        }
+        hs[row * HQ + h_slot(k)][k % 4u] = v;
+      }
+#endif
       workgroupBarrier();
 
 #for g G
