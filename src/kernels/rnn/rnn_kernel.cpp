@@ -267,12 +267,6 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
 }
 
-// ONDA_RNN_COOP_LOADS=together: the cooperative kernel's h loads issued together (measured slower).
-bool cooperative_loads_together() {
-  const char* env = std::getenv("ONDA_RNN_COOP_LOADS");
-  return env && std::string(env) == "together";
-}
-
 std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, int64_t hidden, bool subgroup_reduce,
                                DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
@@ -285,9 +279,6 @@ std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, 
       {"JT", std::to_string(t.units)},
       {"BM", std::to_string(t.rows)},
       {"RC", std::to_string(t.row_chunks)},
-      {"LOADS_TOGETHER", cooperative_loads_together() ? "1" : "0"},
-      {"LOADS", std::to_string((uint64_t{t.rows} * t.slices(hidden) * t.slice_vectors * 4 + t.workgroup_size(hidden) - 1) /
-                               t.workgroup_size(hidden))},
       {"RU", t.rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
       {"ACC", std::to_string(g)},

@@ -26,8 +26,7 @@
 // workgroup memory), the new h stored to the exchange.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU, LOADS_TOGETHER, LOADS (= ceil(BM * HQ * 4 /
-// WG_SIZE)) (1 or 2, divides BM), WG_SIZE (= JT * NS),
+// NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
 // ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
 // UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
 #if SUBGROUP_REDUCE
@@ -78,8 +77,6 @@ fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
   return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
 }
 
-#if LOADS_TOGETHER
-#else
 // The h another workgroup stored at exchange index i, once it is there (NaN past the bound or once
 // another wait gave up).
 fn wait_h(i: u32) -> f32 {
@@ -98,7 +95,6 @@ fn wait_h(i: u32) -> f32 {
   }
   return bitcast<f32>(bits);
 }
-#endif
 
 // The projections X W^T of unit j's gates for row b at step `step` of direction d.
 fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
@@ -216,53 +212,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
 
       // h of the chunk's rows: the initial state, then what the previous step published (rows past
       // B and entries past H stay zero).
-#if LOADS_TOGETHER
-      // All LOADS entries of an invocation loaded together, the ones not yet published reloaded
-      // together: one L2 round trip per wait rather than one per entry, in principle; on an H200
-      // (2026-12-04) slower than the plain loop below on every shape measured (H256 B85 10.99 ->
-      // 15.37 ms, H128 B64 2.18 -> 2.38), so off by default (ONDA_RNN_COOP_LOADS=together).
-#for e LOADS
-      let i_{{e}} = lidx + {{e}}u * WG;
-      let row_{{e}} = i_{{e}} / (HQ * 4u);
-      let k_{{e}} = i_{{e}} % (HQ * 4u);
-      let need_{{e}} = i_{{e}} < BM * HQ * 4u && k_{{e}} < H && r0 + row_{{e}} < B;
-      var b_{{e}} = 0u;
-      if (need_{{e}} && step == 0u) {
-        b_{{e}} = bitcast<u32>(state[p.st.x + (d * B + r0 + row_{{e}}) * H + k_{{e}}]);
-      }
-#endfor
-      if (step > 0u) {
-        var spins = 0u;
-        loop {
-#for e LOADS
-          if (need_{{e}} && b_{{e}} == 0u) {
-            b_{{e}} = atomicLoad(&hx[exchange_index(step - 1u, d, r0 + row_{{e}}, k_{{e}})]);
-          }
-#endfor
-          var waiting = false;
-#for e LOADS
-          waiting = waiting || (need_{{e}} && b_{{e}} == 0u);
-#endfor
-          if (!waiting) {
-            break;
-          }
-          spins++;
-          // Past the bound, or once another wait gave up: NaN for what is missing.
-          if ((spins & 63u) == 0u && (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u)) {
-            atomicStore(&hx[p.st.w], 1u);
-#for e LOADS
-            b_{{e}} = select(b_{{e}}, 0x7fc00000u, b_{{e}} == 0u);
-#endfor
-            break;
-          }
-        }
-      }
-#for e LOADS
-      if (i_{{e}} < BM * HQ * 4u) {
-        hs[row_{{e}} * HQ + h_slot(k_{{e}})][k_{{e}} % 4u] = select(0.0, bitcast<f32>(b_{{e}}), need_{{e}});
-      }
-#endfor
-#else
+      // (Loading all of an invocation's entries first and reloading the missing ones together, for
+      // one L2 round trip per wait in principle, was slower on every H200 shape measured, 2026-12-04:
+      // H256 B85 10.86 -> 15.41 ms, H512 B1 9.37 -> 9.77, H256 B2 2.61 -> 2.77, H128 B64 2.30 -> 2.34.)
       for (var i = lidx; i < BM * HQ * 4u; i += WG) {
         let row = i / (HQ * 4u);
         let k = i % (HQ * 4u);
@@ -276,7 +228,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
         }
         hs[row * HQ + h_slot(k)][k % 4u] = v;
       }
-#endif
       workgroupBarrier();
 
 #for g G
