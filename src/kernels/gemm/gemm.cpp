@@ -258,8 +258,9 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     candidates.insert(candidates.begin(), kTileNarrow32);
   }
   // ONDA_GEMM_NV=2: the 128-row tiles widened to 128 columns, each thread TM x 8 (two vec4s of B per
-  // k: four workgroup-memory loads per 64 FMAs instead of three per 32). An experiment, off by default
-  // until measured on a GPU.
+  // k: four workgroup-memory loads per 64 FMAs instead of three per 32). Off: slower on the H200
+  // (2026-12-04, same call): 4096^3 3.54 -> 4.57 ms, 1024^3 0.081 -> 0.153, 2048^3 equal; SCNet's band
+  // LSTMs 7.61 -> 8.17 / 12.52 -> 14.22 ms; SCNet end to end 257.8 -> 265.5 ms.
   static const uint32_t wide_nv = [] {
     const char* v = std::getenv("ONDA_GEMM_NV");
     return v && std::string(v) == "2" ? 2u : 1u;
