@@ -603,7 +603,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                        u32(t.row_blocks(d.batch), "row blocks"), u32(d.dirs, "dirs")};
       const auto& pipeline = k.pipelines.get(cooperative_shader(spec, t, d.hidden, coop_subgroup_reduce(t), out_dtype),
                                              {}, "rnn_cooperative");
-      if (probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {
+      if (!options.probe_cooperative_grid ||
+          probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {
         coop_pipeline = &pipeline;
         coop_groups = groups;
         break;

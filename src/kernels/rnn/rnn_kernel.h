@@ -118,6 +118,9 @@ struct RnnOptions {
   // The cooperative kernel's tiling; unset: choose_cooperative_tiling. std::invalid_argument when it
   // is malformed or exceeds the device's workgroup limits.
   std::optional<CooperativeTiling> cooperative_tiling;
+  // false: the cooperative kernel runs its first tiling that fits without asking the probe whether
+  // the grid is resident (tests use it to exercise the bounded waits: NaN outputs, never a hang).
+  bool probe_cooperative_grid = true;
   // false: the resident and cooperative kernels sum K slices through workgroup memory even where subgroups exist
   // (tests cover both).
   bool allow_subgroups = true;
