@@ -245,22 +245,31 @@ std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t,
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
 }
 
-std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_t hidden, bool subgroup_reduce, DType out) {
+// The template values the register-resident kernels share (rnn_register_*.wgsl: resident and
+// cooperative): the fused cell, the K slices of R^T in registers, the rows of h and their sums.
+TemplateValues register_kernel_values(const RnnSpec& spec, int64_t hidden, uint32_t slice_vectors, uint32_t slices,
+                                      uint32_t rows, uint32_t workgroup_size, bool subgroup_reduce) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   TemplateValues v = fused_cell_values(spec);
   v.merge(TemplateValues{
       {"BT", "1"},
       {"H", std::to_string(hidden)},
-      {"KQ", std::to_string(t.slice_vectors)},
-      {"NS", std::to_string(t.slices(hidden))},
-      {"BM", std::to_string(t.rows)},
-      {"RU", t.rows % 2 == 0 ? "2" : "1"},
-      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
+      {"KQ", std::to_string(slice_vectors)},
+      {"NS", std::to_string(slices)},
+      {"BM", std::to_string(rows)},
+      {"RU", rows % 2 == 0 ? "2" : "1"},
+      {"WG_SIZE", std::to_string(workgroup_size)},
       {"ACC", std::to_string(g)},
       {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
-      {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
+      {"RED_SIZE", std::to_string(g * workgroup_size)},
       {"CELL_PRELOADED", "1"},
   });
+  return v;
+}
+
+std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_t hidden, bool subgroup_reduce, DType out) {
+  const TemplateValues v = register_kernel_values(spec, hidden, t.slice_vectors, t.slices(hidden), t.rows,
+                                                  t.workgroup_size(hidden), subgroup_reduce);
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
   return render_shader("rnn/rnn_sequence_resident.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
@@ -269,24 +278,11 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
 
 std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, int64_t hidden, bool subgroup_reduce,
                                DType out) {
-  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
-  TemplateValues v = fused_cell_values(spec);
-  v.merge(TemplateValues{
-      {"BT", "1"},
-      {"H", std::to_string(hidden)},
-      {"KQ", std::to_string(t.slice_vectors)},
-      {"NS", std::to_string(t.slices(hidden))},
-      {"JT", std::to_string(t.units)},
-      {"BM", std::to_string(t.rows)},
-      {"RC", std::to_string(t.row_chunks)},
-      {"RU", t.rows % 2 == 0 ? "2" : "1"},
-      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
-      {"ACC", std::to_string(g)},
-      {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
-      {"RED_SIZE", std::to_string(g * t.workgroup_size(hidden))},
-      {"CELL_PRELOADED", "1"},
-      {"UNIFORM_BINDING", "8"},
-  });
+  TemplateValues v = register_kernel_values(spec, hidden, t.slice_vectors, t.slices(hidden), t.rows,
+                                            t.workgroup_size(hidden), subgroup_reduce);
+  v.merge(TemplateValues{{"JT", std::to_string(t.units)},
+                         {"RC", std::to_string(t.row_chunks)},
+                         {"UNIFORM_BINDING", "8"}});
   // The kernel first, for its `enable subgroups;` (as resident_shader).
   return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);

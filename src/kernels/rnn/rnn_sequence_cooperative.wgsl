@@ -7,8 +7,9 @@
 // either streams R^T from L2 each step or pays a dependent dispatch per step (~4-5 us on the H200:
 // the LSTM H512 B1 step took 13 us). Here a workgroup owns JT hidden units (all G gates of them) of
 // one direction and RC chunks of BM rows: invocation (jl, s) keeps unit jl's gate columns of R^T for K
-// slice s in registers for the whole sequence, as the resident kernel does (RC > 1 lets fewer
-// workgroups, each holding R^T once, serve more rows). The grid (ceil(H / JT) unit tiles, row
+// slice s in registers for the whole sequence, as the resident kernel does (rnn_register_*.wgsl;
+// RC > 1 lets fewer workgroups serve more rows, but the chunks serialise: slower on every H200 shape,
+// so only forced tilings use it). The grid (ceil(H / JT) unit tiles, row
 // blocks of BM * RC, directions) must be resident on the GPU at once (record_rnn checks it
 // with a probe dispatch of this very pipeline: cooperative_probe.h), since each workgroup waits for
 // the h of the others' units.
@@ -46,6 +47,7 @@ const BM: u32 = {{BM}}u;
 const RC: u32 = {{RC}}u;  // chunks of BM rows per workgroup
 const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
+const UNITS: u32 = JT;  // units per workgroup
 // p.dims.x in the probe dispatch (every real dispatch has step 0 there).
 const PROBE: u32 = 0xfffffffeu;
 // Rounds of reloads of one wait before the grid is taken as not resident (a step is a few
@@ -54,24 +56,7 @@ const SPIN_LIMIT: u32 = 1u << 21u;
 
 var<workgroup> hs: array<vec4<f32>, BM * HQ>;
 var<workgroup> cs: array<f32, RC * JT * BM>;  // LSTM: c of [chunk][unit][row of the chunk]
-#if SUBGROUP_REDUCE
-#else
-var<workgroup> red: array<f32, {{RED_SIZE}}>;  // [gate][unit][slice] partial sums of one row
-#endif
-
-// Where entry k of a row of h lives in `hs` (vec4 index from the row's start, component k % 4).
-fn h_slot(k: u32) -> u32 {
-  return ((k % SL) / 4u) * NS + k / SL;
-}
-
-// R^T[k][column] of direction base w_base; zero past H (the padding of the last slice) and for
-// the units past H of the last tile.
-fn r_entry(w_base: u32, k: u32, column: u32, unit_ok: bool) -> f32 {
-  if (k < H && unit_ok) {
-    return weights[w_base + k * GT * H + column];
-  }
-  return 0.0;
-}
+#include "rnn/rnn_register_slices.wgsl"
 
 fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
   return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
@@ -96,41 +81,10 @@ fn wait_h(i: u32) -> f32 {
   return bitcast<f32>(bits);
 }
 
-// The projections X W^T of unit j's gates for row b at step `step` of direction d.
-fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
-  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
-  let xb = xw_index(t, d, b, j);
-  var xu: array<f32, GT>;
-  for (var g = 0u; g < GT; g++) {
-    xu[g] = xw[xb + g * H];
-  }
-  return xu;
-}
-
 // The bits that publish h: never 0 (a +0.0 becomes -0.0).
 fn published(h: f32) -> u32 {
   let bits = bitcast<u32>(h);
   return select(bits, 0x80000000u, bits == 0u);
-}
-
-// The sum of v over the NS slices of this invocation's unit, in every one of them.
-fn slice_sum(v: f32, jl: u32, s: u32, g: u32) -> f32 {
-#if SUBGROUP_REDUCE
-  var total = v;
-  for (var o = 1u; o < NS; o <<= 1u) {
-    total += subgroupShuffleXor(total, o);
-  }
-  return total;
-#else
-  red[(g * JT + jl) * NS + s] = v;
-  workgroupBarrier();
-  var total = 0.0;
-  for (var i = 0u; i < NS; i++) {
-    total += red[(g * JT + jl) * NS + i];
-  }
-  workgroupBarrier();
-  return total;
-#endif
 }
 
 @compute @workgroup_size({{WG_SIZE}})
@@ -164,15 +118,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   let w_base = p.wts.w + d * H * GT * H;
   let k0 = s * SL;
 
-  // This invocation's part of R^T, once for the whole sequence.
-#for g G
-#for q KQ
-  let r_{{g}}_{{q}} = vec4<f32>(r_entry(w_base, k0 + 4u * {{q}}u, {{g}}u * H + j, unit_ok),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 1u, {{g}}u * H + j, unit_ok),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 2u, {{g}}u * H + j, unit_ok),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 3u, {{g}}u * H + j, unit_ok));
-#endfor
-#endfor
+#include "rnn/rnn_register_weights.wgsl"
 
   // Slice s applies the cell to row s of each chunk; its unit's c lives in workgroup memory and
   // h_prev is read from workgroup memory.
@@ -230,35 +176,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       }
       workgroupBarrier();
 
-#for g G
-      var total_{{g}} = 0.0;
-#endfor
-      // RU rows at a time: their products and sums are independent chains that overlap.
-      for (var m0 = 0u; m0 < BM; m0 += RU) {
-#for u RU
-#for g G
-        var a_{{u}}_{{g}} = 0.0;
-#endfor
-#endfor
-#for q KQ
-        {
-#for u RU
-          let h_{{u}} = hs[(m0 + {{u}}u) * HQ + s + {{q}}u * NS];
-#for g G
-          a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
-#endfor
-#endfor
-        }
-#endfor
-#for u RU
-#for g G
-        a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, jl, s, {{g}}u);
-        if (m0 + {{u}}u == s) {
-          total_{{g}} = a_{{u}}_{{g}};
-        }
-#endfor
-#endfor
-      }
+      let hbase = 0u;
+      let sum_unit = jl;
+#include "rnn/rnn_register_product.wgsl"
 
       if (finishes) {
         var au: array<f32, {{ACC}}>;

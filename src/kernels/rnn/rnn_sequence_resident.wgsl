@@ -12,13 +12,10 @@
 // (consecutive invocations: subgroup shuffles, or workgroup memory without subgroups), and the cell
 // (finish_units) applied by slice s for row s of the block (BM <= NS), all in parallel.
 //
-// Register arrays would be indexed in loops the GPU compiler may not unroll (then they live in
-// local memory: the row-sequence kernel's TM > 1 ran 2-10x slower), so the registers are named
-// variables, unrolled with the template's #for.
-//
-// h of the block's rows in workgroup memory, double-buffered, laid out [buffer][row][q][s] (vec4
-// q of slice s holds k = s * SL + 4q .. +3): the NS slices of one q are consecutive vec4s, so the
-// reads of one instruction do not conflict.
+// The registers (named variables unrolled with the template's #for: arrays indexed in loops the GPU
+// compiler may not unroll live in local memory, where the row-sequence kernel's TM > 1 ran 2-10x
+// slower), the layout of h in workgroup memory ([row][q][s], double-buffered here) and a step's
+// products are rnn_register_slices / _weights / _product.wgsl's, shared with the cooperative kernel.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
 // NS (a power of two, NS * 4 * KQ >= H), BM (<= NS), RU (1 or 2, divides BM), WG_SIZE (= H * NS), ACC (= G), ACTS,
@@ -36,56 +33,10 @@ const HQ: u32 = NS * KQ;  // vec4s of one row of h
 const BM: u32 = {{BM}}u;
 const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
+const UNITS: u32 = H;  // units per workgroup: all of them
 
 var<workgroup> hs: array<vec4<f32>, 2u * BM * HQ>;
-#if SUBGROUP_REDUCE
-#else
-var<workgroup> red: array<f32, {{RED_SIZE}}>;  // [gate][unit][slice] partial sums of one row
-#endif
-
-// Where entry k of a row of h lives in `hs` (vec4 index from the row's start, component k % 4).
-fn h_slot(k: u32) -> u32 {
-  return ((k % SL) / 4u) * NS + k / SL;
-}
-
-// R^T[k][column] of direction base w_base; zero past H (the padding of the last slice).
-fn r_entry(w_base: u32, k: u32, column: u32) -> f32 {
-  if (k < H) {
-    return weights[w_base + k * GT * H + column];
-  }
-  return 0.0;
-}
-
-// The projections X W^T of unit j's gates for row b at step `step` of direction d.
-fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
-  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
-  let xb = xw_index(t, d, b, j);
-  var xu: array<f32, GT>;
-  for (var g = 0u; g < GT; g++) {
-    xu[g] = xw[xb + g * H];
-  }
-  return xu;
-}
-
-// The sum of v over the NS slices of this invocation's unit, in every one of them.
-fn slice_sum(v: f32, j: u32, s: u32, g: u32) -> f32 {
-#if SUBGROUP_REDUCE
-  var total = v;
-  for (var o = 1u; o < NS; o <<= 1u) {
-    total += subgroupShuffleXor(total, o);
-  }
-  return total;
-#else
-  red[(g * H + j) * NS + s] = v;
-  workgroupBarrier();
-  var total = 0.0;
-  for (var i = 0u; i < NS; i++) {
-    total += red[(g * H + j) * NS + i];
-  }
-  workgroupBarrier();
-  return total;
-#endif
-}
+#include "rnn/rnn_register_slices.wgsl"
 
 @compute @workgroup_size({{WG_SIZE}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lidx: u32) {
@@ -98,15 +49,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let w_base = p.wts.w + d * H * GT * H;
   let k0 = s * SL;
 
-  // This invocation's part of R^T, once for the whole sequence.
-#for g G
-#for q KQ
-  let r_{{g}}_{{q}} = vec4<f32>(r_entry(w_base, k0 + 4u * {{q}}u, {{g}}u * H + j),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 1u, {{g}}u * H + j),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 2u, {{g}}u * H + j),
-                                r_entry(w_base, k0 + 4u * {{q}}u + 3u, {{g}}u * H + j));
-#endfor
-#endfor
+  let unit_ok = true;
+#include "rnn/rnn_register_weights.wgsl"
 
   // The initial state of the block's rows into buffer 0 (rows past B and entries past H stay zero).
   for (var i = lidx; i < BM * HQ * 4u; i += WG) {
@@ -148,36 +92,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
       xu_next = projections(step + 1u, d, my_row, j);
     }
 
-#for g G
-    var total_{{g}} = 0.0;
-#endfor
-    // RU rows at a time: their products and sums are independent chains that overlap.
-    for (var m0 = 0u; m0 < BM; m0 += RU) {
-      // One vec4 of h per row live at a time (R^T already holds G * KQ * 4 registers).
-#for u RU
-#for g G
-      var a_{{u}}_{{g}} = 0.0;
-#endfor
-#endfor
-#for q KQ
-      {
-#for u RU
-        let h_{{u}} = hs[cur + (m0 + {{u}}u) * HQ + s + {{q}}u * NS];
-#for g G
-        a_{{u}}_{{g}} += dot(r_{{g}}_{{q}}, h_{{u}});
-#endfor
-#endfor
-      }
-#endfor
-#for u RU
-#for g G
-      a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, j, s, {{g}}u);
-      if (m0 + {{u}}u == s) {
-        total_{{g}} = a_{{u}}_{{g}};
-      }
-#endfor
-#endfor
-    }
+    let hbase = cur;
+    let sum_unit = j;
+#include "rnn/rnn_register_product.wgsl"
 
     if (finishes) {
       var au: array<f32, {{ACC}}>;
