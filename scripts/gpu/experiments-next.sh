@@ -1,56 +1,34 @@
 #!/usr/bin/env bash
-# Experiments prepared on lavapipe but not yet measured on a GPU (carry .gl, .devpack, .models-small,
-# build/onda, build/bench_rnn, build/bench_fft, build/onda_tests): the GEMM's 8 x 8-per-thread tiles (ONDA_GEMM_NV=2)
-# against the default on the GEMM benchmarks, the SCNet recurrent layers whose projections and GEMM
-# steps they would speed up, and the models; the FFT shapes not yet swept for the r2c sizes still under
-# 0.5x cuFFT (transforms per workgroup, threads per transform); then a shard of the FFT's every-length
-# correctness sweep (SWEEP_RANGE, default 513:1024; each shard of 512 lengths takes about a minute).
-# Logs in $OUT/logs.tgz, summaries on stdout. GEMM=0 / RNN=0 / FFT=0 / SWEEP=0 / MODELS=none skip steps.
+# Prepared for the next H200 call (carry .gl, .devpack, .models-small, build/onda, build/onda_tests,
+# build/bench_rnn, build/bench_fft): what the afternoon of 2026-12-04 could not measure for lack of
+# device time. (1) The four models end to end with the final code (the cooperative kernel with its
+# per-entry waits on SCNet's H256 time LSTMs; the register-kernel WGSL refactor). (2) bench_rnn on every
+# shape next to cuDNN in the same call, the resident kernel's shapes with their variants (the refactor
+# must not change them: MP-SENet GRUs ~0.82 ms, UVR ~0.42-0.48). (3) The c2c FFT cases that ran 2.5-3.3x
+# slower in some calls (c2c 512 / 1024 / 4096): three back-to-back runs with GPU clocks read around them.
+# Logs in $OUT/logs.tgz. TESTS=0 / MODELS=none / RNN=0 / FFT=0 skip steps.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
-if [ "${GEMM:-1}" != 0 ]; then
-  step gemm
-  for nv in 1 2; do
-    for t in TiledSquare TiledModelShapesPrepacked; do
-      ONDA_GEMM_NV=$nv ONDA_GEMM_BENCH=1 timeout 150 bash scripts/gpu/run.sh build/onda_tests --gtest_filter="GemmBench.$t" > $logs/gemm_${t}_nv$nv.txt 2>&1
-      grep -E "^  tiled|auto|BEST" $logs/gemm_${t}_nv$nv.txt | sed "s/^/nv$nv $t: /" | cut -c1-150 | tail -8
-    done
-  done
-  timeout 100 python3 bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -12 $logs/torch_matmul.txt
-fi
+gpu_tests 'Rnn*' 240
+mkdir -p $logs/models
+time_models $logs/models 120 "median|rror"
 if [ "${RNN:-1}" != 0 ]; then
   step rnn
-  for nv in 1 2; do
-    for c in "scnet H256 freq" "scnet H512 freq" "scnet H512 time" "scnet H256 time"; do
-      ONDA_GEMM_NV=$nv timeout 120 bash scripts/gpu/run.sh build/bench_rnn --no-variants --only "$c" >> $logs/rnn_nv$nv.txt 2>&1
-    done
-    grep -E "^scnet" $logs/rnn_nv$nv.txt | sed "s/^/nv$nv: /" | cut -c1-150
+  timeout 300 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --no-variants > $logs/rnn_all.txt 2>&1
+  grep -E "^[a-zA-Z]|rror" $logs/rnn_all.txt | cut -c1-170
+  for c in "mpsenet-freq biGRU" "uvr H32"; do
+    timeout 120 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --only "$c" >> $logs/rnn_variants.txt 2>&1
   done
-fi
-if [ "${MODELS:-}" != none ]; then
-  for nv in 1 2; do
-    mkdir -p $logs/models_nv$nv
-    ONDA_GEMM_NV=$nv MODELS="${MODELS:-scnetlargestarrytong htdemucs6 vr_hp_wind_inst}" time_models $logs/models_nv$nv 100 "median|rror"
-  done
+  grep -E "variants|best" $logs/rnn_variants.txt | cut -c1-500
+  (cd bench && timeout 200 python3 torch_rnn.py --repeats 5) > $logs/torch_rnn.txt 2>&1; cut -c1-100 $logs/torch_rnn.txt
 fi
 if [ "${FFT:-1}" != 0 ]; then
   step fft
-  r2c="r2c N=256,r2c N=2048,r2c N=4096"
-  fft_variant default "$r2c,c2c N=16384"
-  for g in 2 8 16; do fft_variant per$g "$r2c" ONDA_FFT_PER_GROUP=$g; done
-  fft_variant t16_256 "r2c N=256" ONDA_FFT_THREADS=16
-  fft_variant t64_256 "r2c N=256" ONDA_FFT_THREADS=64
-  fft_variant nosplit "r2c N=2048,r2c N=4096" ONDA_FFT_SPLIT=0
-  fft_variant loop8 "c2c N=16384,c2c N=1048576" ONDA_FFT_LOOP=8
-  fft_variant run16loop4 "c2c N=16384,c2c N=1048576" ONDA_FFT_MAX_RUN=16
-  # Bluestein 65537's two 7-smooth convolution lengths not yet tried (131220 = 2^2 3^8 5 is the default).
-  for m in 131250 131712; do fft_variant m$m "N=65537" ONDA_FFT_BLUESTEIN_M=$m; done
+  for i in 1 2 3; do
+    nvidia-smi --query-gpu=clocks.sm,clocks.mem,power.draw,temperature.gpu --format=csv,noheader 2>/dev/null | sed "s/^/clocks before run $i: /"
+    fft_variant run$i "c2c N=512,c2c N=1024,c2c N=4096,r2c N=4096"
+  done
   timeout 100 python3 bench/torch_fft.py > $logs/torch_fft.txt 2>&1; cut -c1-84 $logs/torch_fft.txt | tail -18
-fi
-if [ "${SWEEP:-1}" != 0 ]; then
-  step sweep
-  ONDA_FFT_SWEEP=${SWEEP_RANGE:-513:1024} timeout 240 bash scripts/gpu/run.sh build/onda_tests --gtest_filter='FftSweep.Every*' > $logs/sweep.txt 2>&1
-  grep -E "sweep|FAILED|PASSED" $logs/sweep.txt | tail -8
 fi
 step done
 pack_logs

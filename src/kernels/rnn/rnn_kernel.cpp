@@ -277,11 +277,12 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
 }
 
 std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, int64_t hidden, bool subgroup_reduce,
-                               DType out) {
+                               bool on_gpu, DType out) {
   TemplateValues v = register_kernel_values(spec, hidden, t.slice_vectors, t.slices(hidden), t.rows,
                                             t.workgroup_size(hidden), subgroup_reduce);
   v.merge(TemplateValues{{"JT", std::to_string(t.units)},
                          {"RC", std::to_string(t.row_chunks)},
+                         {"SPIN_LIMIT", on_gpu ? "2097152" : "67108864"},
                          {"UNIFORM_BINDING", "8"}});
   // The kernel first, for its `enable subgroups;` (as resident_shader).
   return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
@@ -588,7 +589,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     // exchange at element 0.
     StepUniforms probe = u;
     probe.dims[0] = 0xfffffffeu;
-    probe.dims[1] = on_gpu ? (1u << 16) : (1u << 22);
+    probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
     probe.st[3] = 0;
     const std::vector<gpu::BufferBinding> probe_bindings = {
         xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
@@ -597,7 +598,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       if (!coop_fits(t) || (!coop_forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups)) continue;
       const gpu::WorkgroupCount groups{u32((d.hidden + t.units - 1) / t.units, "unit tiles"),
                                        u32(t.row_blocks(d.batch), "row blocks"), u32(d.dirs, "dirs")};
-      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, t, d.hidden, coop_subgroup_reduce(t), out_dtype),
+      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, t, d.hidden, coop_subgroup_reduce(t), on_gpu, out_dtype),
                                              {}, "rnn_cooperative");
       if (!options.probe_cooperative_grid ||
           probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {

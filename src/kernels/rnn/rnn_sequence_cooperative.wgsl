@@ -29,7 +29,7 @@
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
 // NS (a power of two, NS * 4 * KQ >= H), JT, BM (<= NS), RC, RU (1 or 2, divides BM), WG_SIZE (= JT * NS),
 // ACC (= G), ACTS, SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE,
-// UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
+// SPIN_LIMIT, UNIFORM_BINDING = 8. p.st.w: the exchange's first element in hx.
 #if SUBGROUP_REDUCE
 enable subgroups;
 #endif
@@ -50,9 +50,10 @@ const WG: u32 = {{WG_SIZE}}u;
 const UNITS: u32 = JT;  // units per workgroup
 // p.dims.x in the probe dispatch (every real dispatch has step 0 there).
 const PROBE: u32 = 0xfffffffeu;
-// Rounds of reloads of one wait before the grid is taken as not resident (a step is a few
-// microseconds; a round of atomic loads on a GPU takes about one).
-const SPIN_LIMIT: u32 = 1u << 21u;
+// Spins of one wait before the grid is taken as not resident: on a GPU 2^21 (a step is a few
+// microseconds, an atomic load about one), on a CPU adapter 2^26 (its loads take nanoseconds, and a
+// thread of lavapipe's pool may wait out an OS time slice before it runs).
+const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
 
 var<workgroup> hs: array<vec4<f32>, BM * HQ>;
 var<workgroup> cs: array<f32, RC * JT * BM>;  // LSTM: c of [chunk][unit][row of the chunk]
