@@ -303,7 +303,7 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({"coop", o});
     o.allow_subgroups = false;
     variants.push_back({"coop-wgmem", o});
-    for (const auto& t : kernels::rnn::cooperative_tiling_candidates(c.batch, c.hidden, c.lstm ? 4 : 3, 1024, 32)) {
+    for (const auto& t : kernels::rnn::cooperative_tiling_candidates(c.batch, c.hidden, 1024, 32)) {
       kernels::rnn::RnnOptions f;
       f.step_mode = StepMode::cooperative;
       f.cooperative_tiling = t;

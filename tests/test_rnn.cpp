@@ -40,7 +40,7 @@ struct Case {
   std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
   std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
   std::optional<kernels::rnn::ResidentTiling> resident;  // unset: choose_resident_tiling
-  std::optional<kernels::rnn::CooperativeTiling> coop;  // unset: choose_cooperative_tiling
+  std::optional<kernels::rnn::CooperativeTiling> coop;  // unset: cooperative_tiling_candidates
   bool allow_subgroups = true;
   bool probe_cooperative_grid = true;
   bool want_y = true, want_yh = true, want_yc = true;

@@ -154,7 +154,7 @@ TEST(RnnStepTiling, CooperativeCandidates) {
     for (int64_t hidden : {7, 48, 128, 256, 512, 1000}) {
       for (uint32_t gates : {1u, 3u, 4u}) {
         for (uint32_t max_slices : {0u, 4u, 32u}) {
-          const auto candidates = kernels::rnn::cooperative_tiling_candidates(batch, hidden, gates, 256, max_slices);
+          const auto candidates = kernels::rnn::cooperative_tiling_candidates(batch, hidden, 256, max_slices);
           ASSERT_FALSE(candidates.empty());
           for (const CooperativeTiling& t : candidates) {
             SCOPED_TRACE(fmt::format("B={} H={} G={} max slices {}: JT={} BM={} KQ={} RC={}", batch, hidden, gates,
@@ -164,16 +164,20 @@ TEST(RnnStepTiling, CooperativeCandidates) {
             EXPECT_LE(t.workgroup_bytes(hidden, gates, false), 48u * 1024);
             EXPECT_EQ(t.row_chunks, 1u);
             EXPECT_LE(t.rows, std::max<int64_t>(batch, 1));
-            if (max_slices > 0 && t.slice_vectors < 16) EXPECT_LE(t.slices(hidden), max_slices);
+            if (max_slices > 0 && t.slice_vectors < 16) {
+              EXPECT_LE(t.slices(hidden), max_slices);
+            }
           }
           // KQ = 8 first (fewer slices to sum: the H200's best), 256 invocations before 128.
-          if (max_slices == 0 || max_slices >= 32) EXPECT_GE(candidates.front().slice_vectors, 8u);
+          if (max_slices == 0 || max_slices >= 32) {
+            EXPECT_GE(candidates.front().slice_vectors, 8u);
+          }
         }
       }
     }
   }
   // H = 512, one row: KQ 8 gives 16 slices and JT 16 (the H200's fastest for LSTM H512 B1).
-  const CooperativeTiling t = kernels::rnn::cooperative_tiling_candidates(1, 512, 4, 1024, 32).front();
+  const CooperativeTiling t = kernels::rnn::cooperative_tiling_candidates(1, 512, 1024, 32).front();
   EXPECT_EQ(t.slices(512), 16u);
   EXPECT_EQ(t.units, 16u);
   EXPECT_EQ(t.rows, 1u);

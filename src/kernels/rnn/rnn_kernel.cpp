@@ -583,7 +583,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (coop_wanted) {
     const std::vector<CooperativeTiling> candidates =
         coop_given ? std::vector<CooperativeTiling>{*coop_given}
-                   : cooperative_tiling_candidates(d.batch, d.hidden, static_cast<uint32_t>(d.gates), max_invocations_all,
+                   : cooperative_tiling_candidates(d.batch, d.hidden, max_invocations_all,
                                                    subgroups_usable ? k.gpu.subgroup_min_size() : 0);
     // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
     // exchange at element 0.

@@ -115,8 +115,8 @@ struct RnnOptions {
   // The resident kernel's tiling; unset: choose_resident_tiling. std::invalid_argument when it is
   // malformed or exceeds the device's workgroup limits.
   std::optional<ResidentTiling> resident_tiling;
-  // The cooperative kernel's tiling; unset: choose_cooperative_tiling. std::invalid_argument when it
-  // is malformed or exceeds the device's workgroup limits.
+  // The cooperative kernel's tiling; unset: the first of cooperative_tiling_candidates whose grid is
+  // resident. std::invalid_argument when it is malformed or exceeds the device's workgroup limits.
   std::optional<CooperativeTiling> cooperative_tiling;
   // false: the cooperative kernel runs its first tiling that fits without asking the probe whether
   // the grid is resident (tests use it to exercise the bounded waits: NaN outputs, never a hang).

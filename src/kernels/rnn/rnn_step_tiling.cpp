@@ -118,9 +118,9 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
   return t;
 }
 
-std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
-                                                             uint32_t max_invocations, uint32_t max_slices) {
-  (void)gates;  // the registers of R^T: G * KQ * 4 per invocation, 128 at most with KQ = 8
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t max_invocations,
+                                                             uint32_t max_slices) {
+  // (The gate count does not enter: R^T takes G * KQ * 4 registers per invocation, 128 at most.)
   std::vector<CooperativeTiling> out;
   for (uint32_t kq : {8u, 4u}) {
     CooperativeTiling t;

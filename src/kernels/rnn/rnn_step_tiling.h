@@ -220,7 +220,7 @@ constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
 // rows), JT 32 with KQ 8 not resident. Chunks of rows (RC > 1) were slower on every shape: per step
 // they serialise, e.g. H128 B64 2.15 ms -> 4.04 with 2 chunks, and H512 B85 (no single-chunk grid
 // resident) 49.5 ms with 11 chunks against 22.5 for the tiled step.
-std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t gates,
-                                                             uint32_t max_invocations, uint32_t max_slices);
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t max_invocations,
+                                                             uint32_t max_slices);
 
 }  // namespace onda::kernels::rnn
