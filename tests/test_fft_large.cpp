@@ -33,14 +33,14 @@ TEST(FftLarge, FourStepReal) {
 
 // Packed real forward FFTs whose half length goes four-step split their bins in a rows pass of
 // paired rows k1 and N1 - k1 (StockhamPassPlan::paired_rows). Workgroup memory of 64 points forces it
-// at small lengths: N = 480 (H = 15 x 16, N1 odd: row 0 self-paired) and N = 512 (16 x 16, N1 even:
-// rows 0 and 8 self-paired), both code paths, a batch with a partial last workgroup, and f16.
+// at small lengths: N = 630 (H = 63 x 5, N1 odd: row 0 self-paired) and N = 512 (64 x 4, N1 even:
+// rows 0 and 32 self-paired), both code paths, a batch with a partial last workgroup, and f16.
 TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
   kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
   limits.workgroup_storage_bytes = 64 * 8;
   std::vector<FftCase> cases;
   for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
-    for (int64_t n : {480, 512}) {
+    for (int64_t n : {630, 512}) {
       FftCase c = dense_case(n, 5, FftDomain::real_to_complex, FftDirection::forward);
       c.limits = limits;
       c.code_path = path;

@@ -59,14 +59,17 @@ TEST(FftPlan, ChoosesTheAlgorithmByLength) {
   EXPECT_EQ(large.passes[0].length * large.passes[1].length, 1 << 20);
   EXPECT_TRUE(large.needs_stage_scratch);
 
-  for (int64_t n : {17, 257, 1021, 4097, 4099}) {
+  for (int64_t n : {17, 257, 1021, 4097, 4099, 65537}) {
     FftPlan prime = FftPlan::create(complex_description(n), limits);
     EXPECT_EQ(prime.algorithm, FftAlgorithm::bluestein) << n;
-    EXPECT_GE(prime.fft_length, 2 * n - 1);
+    EXPECT_GE(prime.fft_length, 2 * n - 2);
     EXPECT_TRUE(is_seven_smooth(prime.fft_length));
     EXPECT_TRUE(prime.needs_spectrum);
     std::printf("%s\n", prime.summary().c_str());
   }
+  // N = 2^k + 1: the even chirp kernel lets M = 2N - 2 be a power of two.
+  EXPECT_EQ(FftPlan::create(complex_description(257), limits).fft_length, 512);
+  EXPECT_EQ(FftPlan::create(complex_description(65537), limits).fft_length, 1 << 17);
 }
 
 TEST(FftPlan, SmallTransformsShareAWorkgroup) {

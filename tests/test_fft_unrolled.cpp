@@ -76,15 +76,16 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
     cases.push_back(unrolled(dense_case(n, 3, FftDomain::real_to_complex, FftDirection::forward)));
   }
   cases.push_back(unrolled(dense_case(16384, 2, FftDomain::real_to_complex, FftDirection::forward)));
-  // Bluestein (M = 25), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
-  // padded exchange), and Bluestein N=37 with M = 75 = 5 x 15 four-step in 15-point workgroups (rows
-  // of 15 one per workgroup, unpadded), fused into three passes (last of the f32 cases).
+  // Bluestein (M = 24), then four-step: 256 = 16 x 16 in 64-point workgroups (3 columns per workgroup,
+  // padded exchange), and Bluestein N=38 with M = 75 = 5 x 15 (the 7-smooth length >= 2N - 2) four-step
+  // in 15-point workgroups (rows of 15 one per workgroup, unpadded), fused into three passes (last of
+  // the f32 cases).
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
-  cases.push_back(unrolled(dense_case(37, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
+  cases.push_back(unrolled(dense_case(38, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
   // Whole passes longer than workgroup memory holds as complex values (split exchange: halves one
   // after the other): c2c, r2c and c2r through a 100-point pass in 64-point workgroups, and Bluestein
-  // N=13 (M = 25) convolved in one pass in 16-point workgroups.
+  // N=13 (M = 24) convolved in one pass in 16-point workgroups.
   const size_t first_split = cases.size();
   cases.push_back(unrolled(dense_case(100, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
   cases.push_back(unrolled(dense_case(200, 3, FftDomain::real_to_complex, FftDirection::forward), small_workgroups(64)));
@@ -111,7 +112,7 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
     EXPECT_LE(errors[i], kF32Bound) << plan.summary();
   }
   EXPECT_TRUE(four_step) << "no four-step pass with several transforms per workgroup was tested";
-  // Bluestein runs fused: in one pass when M fits a workgroup (N=13, M=25), and with a four-step M as
+  // Bluestein runs fused: in one pass when M fits a workgroup (N=13, M=24), and with a four-step M as
   // columns, rows_convolve, columns_out.
   for (size_t i = first_split; i < first_split + 4; ++i) {
     const auto& plan = kernels[i]->plan();
@@ -157,9 +158,11 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         // the largest radix for whole passes of 128 and 512..4096 points (specialise_pass).
         const int min_radix = pass.radices.empty() ? 1 : *std::min_element(pass.radices.begin(), pass.radices.end());
         const int max_radix = pass.radices.empty() ? 1 : *std::max_element(pass.radices.begin(), pass.radices.end());
-        const bool largest_radix_rule = pass.shape == kernels::fft::PassShape::whole &&
-                                        (pass.length == 128 || pass.length == 512 || pass.length == 1024 ||
-                                         pass.length == 2048 || pass.length == 4096);
+        // Four-step passes that split their exchange for longer runs take the largest radix too.
+        const bool whole = pass.shape == kernels::fft::PassShape::whole;
+        const bool largest_radix_rule = (whole && (pass.length == 128 || pass.length == 512 || pass.length == 1024 ||
+                                                   pass.length == 2048 || pass.length == 4096)) ||
+                                        (!whole && pass.split_exchange);
         const int radix = largest_radix_rule ? max_radix : min_radix;
         if ((pass.length + radix - 1) / radix <= limits.max_invocations_per_workgroup) {
           EXPECT_EQ(int64_t{pass.threads_per_transform}, (pass.length + radix - 1) / radix) << plan.summary();
@@ -167,8 +170,12 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         EXPECT_LT(last_point, stride);
         EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
         EXPECT_LE(pass.exchange_length * (pass.split_exchange ? 4 : 8), static_cast<int64_t>(limits.workgroup_storage_bytes));
-        // Whole passes of 512 points or more split their exchange (those over 6144 must).
-        EXPECT_EQ(pass.split_exchange, pass.shape == kernels::fft::PassShape::whole && pass.length >= 512)
+        // Whole passes of 512 points or more split their exchange (those over 6144 must); four-step
+        // passes (not paired rows) where a run of transforms would not fit otherwise.
+        const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+        EXPECT_EQ(pass.split_exchange,
+                  whole ? pass.length >= 512
+                        : !pass.paired_rows && pass.transforms_per_workgroup * (pass.length + 1) > complex_points)
             << plan.summary();
         if (pass.shape != kernels::fft::PassShape::whole) {
           EXPECT_GE(pass.transforms_per_workgroup, 4);  // runs of at least a 32-byte sector

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -36,17 +37,35 @@ int64_t max_whole_length(const FftDeviceLimits& limits) {
   return std::max(max_pass_length(limits), std::min(2 * max_pass_length(limits), register_points));
 }
 
-// N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length), as balanced as
-// possible; {0, 0} when impossible.
-std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0) {
+// The four-step split N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length);
+// {0, 0} when impossible. Short columns (N1 near 64: many transforms per workgroup, hence long runs of
+// consecutive columns in the strided reads) while the rows still fit `run_rows` (the longest rows
+// whose pass holds a run of 8 for its strided writes; max_rows where the rows are written whole, as in
+// Bluestein's fused rows_convolve); else as balanced as possible. ONDA_FFT_COLUMNS=N1 forces N1 where
+// it divides n and fits (sweeps). On an H200 (2026-12-04, batches of 2^26 points, unrolled passes, ms):
+// c2c 16384 as 64 x 256 0.727, 128 x 128 0.776, 32 x 512 0.89, 256 x 64 0.857; Bluestein 65537 (M =
+// 2^17) as 64 x 2048 4.00, 32 x 4096 3.99, 128 x 1024 4.23, 256 x 512 4.87, 512 x 256 4.67; c2c 2^20
+// (split-exchange runs) as 1024 x 1024 1.44, 512 x 2048 1.42, 2048 x 512 1.43, 256 x 4096 1.95; r2c
+// 2^20 (N/2 = 2^19, paired rows) as 1024 x 512 0.943, 512 x 1024 1.13, 256 x 2048 1.13.
+std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0,
+                                            int64_t run_rows = 0) {
   if (max_rows == 0) max_rows = max_length;
-  std::pair<int64_t, int64_t> best{0, 0};
+  if (run_rows == 0) run_rows = max_rows;
+  if (const char* env = std::getenv("ONDA_FFT_COLUMNS"); env && *env) {
+    const int64_t n1 = std::stoll(env);
+    if (n1 > 1 && n1 <= max_length && n % n1 == 0 && n / n1 <= max_rows) return {n1, n / n1};
+  }
+  const auto distance_from_64 = [](int64_t n1) { return std::abs(std::log2(static_cast<double>(n1)) - 6.0); };
+  std::pair<int64_t, int64_t> best{0, 0}, short_columns{0, 0};
   for (int64_t n1 = 2; n1 <= max_length && n1 < n; ++n1) {
     if (n % n1 != 0 || n / n1 > max_rows) continue;
     const int64_t n2 = n / n1;
     if (best.first == 0 || std::max(n1, n2) < std::max(best.first, best.second)) best = {n1, n2};
+    if (n2 <= run_rows && (short_columns.first == 0 || distance_from_64(n1) < distance_from_64(short_columns.first))) {
+      short_columns = {n1, n2};
+    }
   }
-  return best;
+  return short_columns.first != 0 ? short_columns : best;
 }
 
 StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor, int64_t batch,
@@ -112,7 +131,14 @@ std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSourc
     pass.sink = sink;
     return {pass};
   }
-  auto [n1, n2] = four_step_split(n, max_pass_length(limits), paired_rows ? max_paired_row_length(limits) : 0);
+  // Rows written in runs of 8 (split exchanges double the points of plain rows passes; stockham_unrolled.h)
+  // unless Bluestein's convolution will write them whole (fuse_bluestein_convolution, which also needs
+  // its forward and inverse FFTs split alike).
+  const int64_t row_points = max_pass_length(limits) * (limits.split_exchange && !paired_rows ? 2 : 1);
+  const bool rows_written_whole = limits.split_exchange && source != SequenceSource::user_input;
+  const int64_t max_rows = paired_rows ? max_paired_row_length(limits) : max_pass_length(limits);
+  auto [n1, n2] = four_step_split(n, max_pass_length(limits), max_rows,
+                                  rows_written_whole ? max_rows : std::max<int64_t>(1, row_points / 8 - 1));
   StockhamPassPlan columns = make_pass(PassShape::columns, n1, n2, batch, limits);
   columns.source = source;
   StockhamPassPlan rows = make_pass(PassShape::rows, n2, n1, batch, limits, paired_rows);
@@ -156,6 +182,8 @@ int64_t next_seven_smooth(int64_t n) {
   while (!is_seven_smooth(m)) ++m;
   return m;
 }
+
+int64_t bluestein_min_length(int64_t n) { return std::max<int64_t>(2 * n - 2, 1); }
 
 std::vector<int> choose_radices(int64_t length) {
   if (!is_seven_smooth(length)) {
@@ -222,12 +250,15 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     plan.algorithm = n <= max_whole ? FftAlgorithm::stockham_workgroup : FftAlgorithm::four_step;
     plan.passes = fft_passes(n, batch, SequenceSource::user_input, SequenceSink::user_output, limits);
   } else {
-    // Bluestein: the convolution must not wrap, so M >= 2N - 1. ONDA_FFT_BLUESTEIN_M=M (a 7-smooth
-    // M >= 2N - 1 that fits) overrides the choice, for benchmark sweeps of the convolution length.
-    int64_t m = next_seven_smooth(2 * n - 1);
+    // Bluestein: the convolution needs the kernel c_d for every lag d in (-N, N), at d mod M. The usual
+    // bound M >= 2N - 1 keeps all 2N - 1 lags apart; but c is even (c_-d = c_d), so at M = 2N - 2 the
+    // one lags that share a slot, N - 1 and -(N - 1), hold the same value, and M >= 2N - 2 suffices.
+    // That matters for N = 2^k + 1 (65537: M = 2^17 instead of 131220). ONDA_FFT_BLUESTEIN_M=M (a
+    // 7-smooth M >= 2N - 2 that fits) overrides the choice, for benchmark sweeps of the length.
+    int64_t m = next_seven_smooth(bluestein_min_length(n));
     if (const char* env = std::getenv("ONDA_FFT_BLUESTEIN_M"); env && *env) {
       const int64_t forced = std::stoll(env);
-      if (forced >= 2 * n - 1 && is_seven_smooth(forced) && fits(forced)) m = forced;
+      if (forced >= bluestein_min_length(n) && is_seven_smooth(forced) && fits(forced)) m = forced;
     }
     while (!fits(m)) {
       if (m > max_length * max_length) {

@@ -13,7 +13,7 @@
 //    a four-step forward one splits the bins in its rows pass, whose workgroups hold paired rows
 //    k1 and N1 - k1 (bin k's partner H - k lies in the other).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
-//    M >= 2N-1, M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
+//    M >= 2N-2 (bluestein_min_length), M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
 //
 // FftPlan::create plans for the generic shaders (lengths as uniforms). On GPUs FftKernel then re-shapes
 // each pass for the unrolled shaders and fuses Bluestein's passes (stockham_unrolled.h).
@@ -127,5 +127,8 @@ std::vector<int> choose_radices(int64_t length);
 bool is_seven_smooth(int64_t n);
 // The smallest 7-smooth number >= n.
 int64_t next_seven_smooth(int64_t n);
+// The shortest circular convolution that computes Bluestein's N-point chirp-z transform: 2N - 2, since
+// the chirp kernel is even and the lags +-(N - 1) may share a slot (fft_plan.cpp).
+int64_t bluestein_min_length(int64_t n);
 
 }  // namespace onda::kernels::fft

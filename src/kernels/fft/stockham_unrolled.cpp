@@ -75,7 +75,7 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   pass.split_exchange = limits.split_exchange && pass.shape == PassShape::whole && !pass.paired_rows &&
                         !pass.radices.empty() &&
                         (pass.length > complex_points || split_mode == 2 || (split_mode == 1 && pass.length >= 512));
-  const int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
+  int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
   // butterflies (the larger radices' stages leave some idle). With the generator of 2026-12-03, two or
   // more butterflies per thread and stage ran 4-8x slower on an H200 (batches of 2^26 points, c2c):
@@ -102,12 +102,23 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   // per workgroup 0.36 ms, 2: 0.37, 4: 0.38, 8: 0.45).
   int64_t per_group = 1;
   if (lanes_walk_transforms(pass)) {
-    for (int64_t run : {32, 16, 8, 4, 2}) {
-      if (run > knobs::max_run()) continue;
-      if (run * threads <= max_threads && run * (pass.length + 1) <= memory_points && pass.transform_count >= run) {
-        per_group = run;
-        break;
+    const auto longest_run = [&](int64_t points, int64_t thread_count) {
+      for (int64_t run : {32, 16, 8, 4, 2}) {
+        if (run > knobs::max_run()) continue;
+        if (run * thread_count <= max_threads && run * (pass.length + 1) <= points && pass.transform_count >= run) {
+          return run;
+        }
       }
+      return int64_t{1};
+    };
+    per_group = longest_run(memory_points, threads);
+    const int64_t split_threads = knobs::split_runs() == 2 ? ceil_div(pass.length, max_radix) : threads;
+    if (limits.split_exchange && knobs::split_runs() != 0 && !pass.paired_rows && !pass.radices.empty() &&
+        longest_run(2 * memory_points, split_threads) > per_group) {
+      pass.split_exchange = true;
+      memory_points *= 2;
+      threads = split_threads;
+      per_group = longest_run(memory_points, threads);
     }
   } else {
     per_group = std::max<int64_t>(1, 128 / threads);

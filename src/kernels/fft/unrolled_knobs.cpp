@@ -42,15 +42,23 @@ int64_t split_mode() {
   return env_int("ONDA_FFT_SPLIT", 1);
 }
 
-// 4 for the plain four-step passes (on an H200, 2026-12-04, same call: c2c 16384 0.825 -> 0.771 ms, c2c
-// 2^20 1.685 -> 1.646, r2c 2^20 1.131 -> 1.121), 1 elsewhere (Bluestein 65537's four-step passes 5.14 ->
-// 5.19; whole passes within noise or slower, r2c 2048 0.315 -> 0.353). ONDA_FFT_LOOP=K: K for every pass.
+// On an H200 (2026-12-04, 2^26 points, same call): c2c 2^20 (1024 x 1024) 1.65 -> 1.44 ms with runs of
+// 8 and one radix-16 butterfly per thread (=2; =1, 128 threads per transform: 2.66, or 1.45 with a group
+// loop of 1), r2c 2^20 1.12 -> 1.12 (its rows are paired, so only the columns pass splits); passes
+// that already hold runs of 8 are unchanged.
+int64_t split_runs() {
+  static const int64_t mode = env_int("ONDA_FFT_SPLIT_RUNS", 2);
+  return mode;
+}
+
+// 4 for four-step passes (on an H200, 2026-12-04, same call: c2c 16384 0.825 -> 0.771 ms, c2c 2^20
+// 1.685 -> 1.646, r2c 2^20 1.131 -> 1.121; Bluestein 65537 as 64 x 2048 4.00 -> 3.78, though as 405 x 324
+// (M = 131220) 5.14 -> 5.19), 1 for whole passes (within noise or slower, r2c 2048 0.315 -> 0.353).
+// ONDA_FFT_LOOP=K: K for every pass.
 int group_iterations(const StockhamPassPlan& pass) {
   static const int64_t k = env_int("ONDA_FFT_LOOP", 0);
   if (k > 0) return static_cast<int>(k);
-  const bool plain_four_step = pass.shape == PassShape::rows || (pass.shape == PassShape::columns &&
-                                                                 pass.source == SequenceSource::user_input);
-  return plain_four_step ? 4 : 1;
+  return pass.shape == PassShape::whole ? 1 : 4;
 }
 
 bool prefetch_next_group() {

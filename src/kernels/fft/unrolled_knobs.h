@@ -21,6 +21,10 @@ bool radix16(const StockhamPassPlan& pass);
 // ONDA_FFT_SPLIT: 0 never split a whole pass's exchange (planning too), 1 the default rule, 2 every
 // whole pass.
 int64_t split_mode();
+// Four-step passes (columns / rows, not paired rows) split their exchange where that lets a workgroup
+// hold a longer run of consecutive transforms, hence longer contiguous global accesses
+// (ONDA_FFT_SPLIT_RUNS=1; =2, the default: with one butterfly of the largest radix per thread; =0 never).
+int64_t split_runs();
 // Groups of transforms each workgroup runs in turn (ONDA_FFT_LOOP), and whether the next group's
 // first-stage inputs load during this group's stages (ONDA_FFT_PREFETCH).
 int group_iterations(const StockhamPassPlan& pass);
