@@ -8,6 +8,7 @@
 // encoding. Then per shape, the median of R runs of the whole layer (projection GEMM + T steps):
 //   gpu ms      GPU time of the layer recorded as onda records it (one pass, GpuSpan)
 //   wall ms     host time to record, submit and wait for the layer
+//   sub ms      GPU time of the layer recorded before the span starts (GpuSpan around the submit only)
 //   disp/step   dispatches of the steps / T (1 per step; 1/T when the whole sequence is one dispatch)
 //   us/step     gpu ms / T
 //   floor/step  the floor x dispatches per step: what the steps would cost if they did no work
@@ -109,7 +110,7 @@ std::vector<float> random_floats(size_t n, float bound, std::mt19937& rng) {
 }
 
 struct LayerTimes {
-  double gpu_ms, wall_ms, step_kernel_us, projection_ms;
+  double gpu_ms, wall_ms, submit_ms, step_kernel_us, projection_ms;
   size_t dispatches, projection_dispatches;
 };
 
@@ -162,6 +163,15 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
   }
   t.gpu_ms = median(gpu_ms);
   t.wall_ms = median(wall_ms);
+  // The same layer recorded before the first marker: the GPU's part alone (in a model, onda records
+  // ahead of the GPU, so this host time overlaps the work of earlier submits).
+  std::vector<double> submit_ms;
+  for (int rep = 0; rep < repeats; ++rep) {
+    gpu::CommandRecorder recorder(context);
+    record_rnn(k, recorder, pool, spec, weights, in, out, options);
+    submit_ms.push_back(span.measure([&] { recorder.submit(); }));
+  }
+  t.submit_ms = median(submit_ms);
 
   // Per-kernel breakdown: every dispatch in its own timed pass (the first 2048 dispatches).
   if (!profile) return t;
@@ -177,7 +187,8 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
       if (e.name.rfind("rnn_step", 0) == 0 || (c.seq > 4 && e.count >= static_cast<size_t>(c.seq))) {
         step_ms += e.total_ms;
         step_count = std::max(step_count, static_cast<double>(e.count));
-      } else if (e.name == "rnn_sequence" || e.name == "rnn_rows") {  // one dispatch for all steps
+      } else if (e.name == "rnn_sequence" || e.name == "rnn_rows" || e.name == "rnn_resident" ||
+                 e.name == "rnn_cooperative") {  // one dispatch for all steps
         step_ms += e.total_ms;
         step_count = static_cast<double>(c.seq);
       } else {
@@ -369,8 +380,8 @@ int main(int argc, char** argv) {
   fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",
              floor.gpu_us, floor.wall_us, floor_steps);
 
-  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
-             "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
+  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
+             "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "sub ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
   for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     try {
@@ -386,8 +397,8 @@ int main(int argc, char** argv) {
                            : per_step > 1.5 ? (c.batch >= kernels::rnn::kGemmStepMinBatch ? "gemm" : "2-phase")
                            : c.batch >= kernels::rnn::kTiledMinBatch     ? "tiled"
                                                                          : "dot";
-      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
-                 c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.gpu_ms * 1e3 / c.seq,
+      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
+                 c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.submit_ms, t.gpu_ms * 1e3 / c.seq,
                  floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
                  c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
                  c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
