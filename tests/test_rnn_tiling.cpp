@@ -127,8 +127,9 @@ TEST(RnnStepTiling, ResidentChoices) {
   // the target, but 4 is the most rows 4 slices apply).
   EXPECT_EQ(choose(101, 128, 3), std::pair(2u, 8u));
   EXPECT_EQ(choose(321, 128, 3), std::pair(4u, 8u));
-  EXPECT_EQ(choose(1, 64, 4), std::pair(1u, 4u));  // UVR's LSTMs: 4 slices of 16
-  EXPECT_EQ(choose(1, 32, 4), std::pair(1u, 4u));
+  EXPECT_EQ(choose(1, 64, 4), std::pair(1u, 8u));  // UVR's LSTMs: 2 slices of 32, one of 32
+  EXPECT_EQ(choose(1, 32, 4), std::pair(1u, 8u));
+  EXPECT_EQ(choose(64, 128, 4), std::pair(1u, 4u));  // LSTMs on many workgroups keep KQ 4
   EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(128), 4u);
   EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(100), 4u);  // 4 slices of 32 >= 100
   EXPECT_EQ(kernels::rnn::ResidentTiling({1, 8}).slices(20), 1u);

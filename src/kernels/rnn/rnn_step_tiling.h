@@ -163,7 +163,8 @@ constexpr uint64_t kResidentMaxWeightBytes = 192 * 1024;
 constexpr int64_t kResidentTargetWorkgroups = 128;
 constexpr int64_t kResidentMaxWorkgroups = 256;
 
-// KQ = 8 for up to 3 gates (GRU: 96 registers of R^T), 4 for LSTM (64), doubled while the workgroup
+// KQ = 8 for up to 3 gates (GRU: 96 registers of R^T), 4 for LSTM (64; 8 where H <= 64 and batch *
+// directions <= 16, a grid too small for occupancy to matter), doubled while the workgroup
 // exceeds `max_invocations`; rows doubled (up to the slices) until the grid is at most
 // kResidentTargetWorkgroups.
 ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
