@@ -380,8 +380,10 @@ int main(int argc, char** argv) {
   fmt::print("dispatch floor: {:.2f} us GPU, {:.2f} us wall per dependent dispatch ({} in one compute pass)\n\n",
              floor.gpu_us, floor.wall_us, floor_steps);
 
-  fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n", "case", "T", "B",
-             "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "sub ms", "us/step", "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
+  fmt::print(
+      "{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n",
+      "case", "T", "B", "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "sub ms", "us/step",
+      "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
   for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     try {
@@ -397,11 +399,13 @@ int main(int argc, char** argv) {
                            : per_step > 1.5 ? (c.batch >= kernels::rnn::kGemmStepMinBatch ? "gemm" : "2-phase")
                            : c.batch >= kernels::rnn::kTiledMinBatch     ? "tiled"
                                                                          : "dot";
-      fmt::print("{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} {:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
-                 c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.submit_ms, t.gpu_ms * 1e3 / c.seq,
-                 floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
-                 c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
-                 c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
+      fmt::print(
+          "{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9.3f} {:>9.3f} {:>9.3f} {:>9.3f} {:>8.2f} {:>10.2f} "
+          "{:>9.2f} {:>8.3f} {:>8.3f} {:>9} {:>8}\n",
+          c.name, c.seq, c.batch, c.input, c.hidden, kernel, per_step, t.gpu_ms, t.wall_ms, t.submit_ms,
+          t.gpu_ms * 1e3 / c.seq, floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
+          c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
+          c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
       if (!no_variants) time_variants(context, pool, pipelines, c, repeats, sweep);
       if (sweep) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
     } catch (const std::exception& e) {

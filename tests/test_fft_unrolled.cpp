@@ -82,7 +82,8 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   // the f32 cases).
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::forward)));
   cases.push_back(unrolled(dense_case(256, 3, FftDomain::complex, FftDirection::forward), small_workgroups(64)));
-  cases.push_back(unrolled(dense_case(38, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
+  cases.push_back(
+      unrolled(dense_case(38, 2, FftDomain::complex, FftDirection::inverse), small_workgroups(15)));
   // Whole passes longer than workgroup memory holds as complex values (split exchange: halves one
   // after the other): c2c, r2c and c2r through a 100-point pass in 64-point workgroups, and Bluestein
   // N=13 (M = 24) convolved in one pass in 16-point workgroups.
@@ -160,9 +161,10 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         const int max_radix = pass.radices.empty() ? 1 : *std::max_element(pass.radices.begin(), pass.radices.end());
         // Four-step passes that split their exchange for longer runs take the largest radix too.
         const bool whole = pass.shape == kernels::fft::PassShape::whole;
-        const bool largest_radix_rule = (whole && (pass.length == 128 || pass.length == 512 || pass.length == 1024 ||
-                                                   pass.length == 2048 || pass.length == 4096)) ||
-                                        (!whole && pass.split_exchange);
+        const bool largest_radix_rule =
+            (whole && (pass.length == 128 || pass.length == 512 || pass.length == 1024 ||
+                       pass.length == 2048 || pass.length == 4096)) ||
+            (!whole && pass.split_exchange);
         const int radix = largest_radix_rule ? max_radix : min_radix;
         if ((pass.length + radix - 1) / radix <= limits.max_invocations_per_workgroup) {
           EXPECT_EQ(int64_t{pass.threads_per_transform}, (pass.length + radix - 1) / radix) << plan.summary();
@@ -173,9 +175,10 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         // Whole passes of 512 points or more split their exchange (those over 6144 must); four-step
         // passes (not paired rows) where a run of transforms would not fit otherwise.
         const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
-        EXPECT_EQ(pass.split_exchange,
-                  whole ? pass.length >= 512
-                        : !pass.paired_rows && pass.transforms_per_workgroup * (pass.length + 1) > complex_points)
+        EXPECT_EQ(
+            pass.split_exchange,
+            whole ? pass.length >= 512
+                  : !pass.paired_rows && pass.transforms_per_workgroup * (pass.length + 1) > complex_points)
             << plan.summary();
         if (pass.shape != kernels::fft::PassShape::whole) {
           EXPECT_GE(pass.transforms_per_workgroup, 4);  // runs of at least a 32-byte sector

@@ -61,7 +61,8 @@ std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64
     if (n % n1 != 0 || n / n1 > max_rows) continue;
     const int64_t n2 = n / n1;
     if (best.first == 0 || std::max(n1, n2) < std::max(best.first, best.second)) best = {n1, n2};
-    if (n2 <= run_rows && (short_columns.first == 0 || distance_from_64(n1) < distance_from_64(short_columns.first))) {
+    if (n2 <= run_rows &&
+        (short_columns.first == 0 || distance_from_64(n1) < distance_from_64(short_columns.first))) {
       short_columns = {n1, n2};
     }
   }
@@ -183,7 +184,9 @@ int64_t next_seven_smooth(int64_t n) {
   return m;
 }
 
-int64_t bluestein_min_length(int64_t n) { return std::max<int64_t>(2 * n - 2, 1); }
+int64_t bluestein_min_length(int64_t n) {
+  return std::max<int64_t>(2 * n - 2, 1);
+}
 
 std::vector<int> choose_radices(int64_t length) {
   if (!is_seven_smooth(length)) {
@@ -252,7 +255,7 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
   } else {
     // Bluestein: the convolution needs the kernel c_d for every lag d in (-N, N), at d mod M. The usual
     // bound M >= 2N - 1 keeps all 2N - 1 lags apart; but c is even (c_-d = c_d), so at M = 2N - 2 the
-    // one lags that share a slot, N - 1 and -(N - 1), hold the same value, and M >= 2N - 2 suffices.
+    // only lags that share a slot, N - 1 and -(N - 1), hold the same value, and M >= 2N - 2 suffices.
     // That matters for N = 2^k + 1 (65537: M = 2^17 instead of 131220). ONDA_FFT_BLUESTEIN_M=M (a
     // 7-smooth M >= 2N - 2 that fits) overrides the choice, for benchmark sweeps of the length.
     int64_t m = next_seven_smooth(bluestein_min_length(n));

@@ -13,7 +13,8 @@
 //    a four-step forward one splits the bins in its rows pass, whose workgroups hold paired rows
 //    k1 and N1 - k1 (bin k's partner H - k lies in the other).
 //  - bluestein: N has a prime factor > 7: the chirp-z transform as a circular convolution of length
-//    M >= 2N-2 (bluestein_min_length), M 7-smooth, done with two FFTs of length M (each stockham_workgroup or four_step).
+//    M >= 2N-2 (bluestein_min_length), M 7-smooth, done with two FFTs of length M (each
+//    stockham_workgroup or four_step).
 //
 // FftPlan::create plans for the generic shaders (lengths as uniforms). On GPUs FftKernel then re-shapes
 // each pass for the unrolled shaders and fuses Bluestein's passes (stockham_unrolled.h).

@@ -1,8 +1,8 @@
 // The sequence a pass transforms and where its result goes (see SequenceSource / SequenceSink in
 // fft_plan.h). Bluestein (chirp-z): X_k = conj(c_k) * sum_n (x_n conj(c_n)) c_(k-n), c_n = exp(i pi n^2/N),
-// computed as a circular convolution of length M >= 2N-2 (bluestein_min_length): the spectrum of the chirped input times the
-// kernel spectrum (host double precision, already divided by M), then an inverse FFT written as
-// conj(FFT(conj(.))).
+// computed as a circular convolution of length M >= 2N-2 (bluestein_min_length): the spectrum of the
+// chirped input times the kernel spectrum (host double precision, already divided by M), then an
+// inverse FFT written as conj(FFT(conj(.))).
 
 #if SOURCE_USER
 fn read_sequence(b: u32, n: u32) -> vec2<f32> {

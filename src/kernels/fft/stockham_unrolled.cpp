@@ -105,7 +105,8 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
     const auto longest_run = [&](int64_t points, int64_t thread_count) {
       for (int64_t run : {32, 16, 8, 4, 2}) {
         if (run > knobs::max_run()) continue;
-        if (run * thread_count <= max_threads && run * (pass.length + 1) <= points && pass.transform_count >= run) {
+        if (run * thread_count <= max_threads && run * (pass.length + 1) <= points &&
+            pass.transform_count >= run) {
           return run;
         }
       }
