@@ -67,6 +67,61 @@ TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
   EXPECT_LE(f16_errors[0], 1e-3);
 }
 
+// Three passes N1 x N2 x N3 (PassShape::inner_columns / inner_rows), forced from 1024 points: powers
+// of two and a mixed-radix length (2^7 3^3 5), forward and normalized inverse, a Hermitian-input inverse
+// (real packed, N/2 three-pass), a batch with a partial last workgroup, both code paths; then a chunked batch
+// of interleaved rows (strided user layouts, a tightened binding limit).
+TEST(FftLarge, ThreePasses) {
+  kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
+  limits.three_pass_from = 1024;
+  std::vector<FftCase> cases;
+  for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
+    // Longer than a whole pass holds on either path (8192 points with split exchanges).
+    for (FftCase c :
+         {dense_case(16384, 3, FftDomain::complex, FftDirection::forward),
+          dense_case(17280, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true),
+          dense_case(2 * 16384, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true),
+          dense_case(1 << 16, 1, FftDomain::complex, FftDirection::forward)}) {
+      c.limits = limits;
+      c.code_path = path;
+      cases.push_back(c);
+    }
+  }
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    std::printf("three passes %s: rel L2 %.3g\n", plan.summary().c_str(), errors[i]);
+    ASSERT_EQ(plan.passes.size(), 3u) << plan.summary();
+    EXPECT_EQ(plan.passes[1].shape, kernels::fft::PassShape::inner_columns) << plan.summary();
+    EXPECT_EQ(plan.passes[2].shape, kernels::fft::PassShape::inner_rows) << plan.summary();
+    EXPECT_EQ(plan.passes[0].length * plan.passes[1].length * plan.passes[2].length, plan.fft_length);
+    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
+  }
+
+  Gpu& g = gpu();
+  const int64_t n = 16384;
+  FftDescription d = dense_description(n, 7, FftDomain::complex, FftDirection::forward);
+  d.inner_count = 2;  // outer rows of two transforms each, interleaved
+  d.input = kernels::fft::contiguous_layout(n, 2, 2);
+  d.output = kernels::fft::contiguous_layout(n, 2, 2);
+  limits.max_storage_binding_bytes = 3 * 2 * n * 8;  // three outer rows of scratch
+  FftKernel kernel(g.context, g.pool, g.pipelines, d, limits, kernels::fft::FftCodePath::unrolled);
+  EXPECT_EQ(kernel.plan().outer_per_chunk, 3) << kernel.plan().summary();
+  EXPECT_EQ(kernel.plan().passes.size(), 3u) << kernel.plan().summary();
+  const int64_t elements = 7 * 2 * n * 2;
+  const std::vector<float> x = random.normal(elements);
+  Tensor input = upload_floats(x, DType::f32, {elements});
+  Tensor output = poisoned(DType::f32, {elements});
+  gpu::CommandRecorder recorder(g.context);
+  kernel.record(recorder, input, output);
+  recorder.submit_and_wait();
+  const double e = rel_l2(output.download_floats(g.context), reference_output(d, x, elements));
+  std::printf("three passes, chunked: rel L2 %.3g\n", e);
+  EXPECT_LE(e, kF32Bound);
+}
+
 TEST(FftLarge, BluesteinWithFourStepConvolution) {
   std::vector<FftCase> cases;
   cases.push_back(dense_case(10007, 1, FftDomain::complex, FftDirection::forward));

@@ -172,12 +172,16 @@ TEST(FftUnrolled, PassShapesFitTheDevice) {
         EXPECT_LT(last_point, stride);
         EXPECT_GE(pass.exchange_length, stride * pass.transforms_per_workgroup);
         EXPECT_LE(pass.exchange_length * (pass.split_exchange ? 4 : 8), static_cast<int64_t>(limits.workgroup_storage_bytes));
-        // Whole passes of 512 points or more split their exchange (those over 6144 must); four-step
-        // passes (not paired rows) where a run of transforms would not fit otherwise.
+        // Whole passes of 128 and of 512 points or more split their exchange (those over 6144 must);
+        // four-step passes (not paired rows) where a run of transforms would not fit otherwise. Split
+        // exchanges go unpadded.
         const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
+        if (pass.split_exchange) {
+          EXPECT_FALSE(pass.padded_exchange) << plan.summary();
+        }
         EXPECT_EQ(
             pass.split_exchange,
-            whole ? pass.length >= 512
+            whole ? pass.length == 128 || pass.length >= 512
                   : !pass.paired_rows && pass.transforms_per_workgroup * (pass.length + 1) > complex_points)
             << plan.summary();
         if (pass.shape != kernels::fft::PassShape::whole) {

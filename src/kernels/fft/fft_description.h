@@ -73,6 +73,9 @@ struct FftDeviceLimits {
   // path only): one transform of up to workgroup_storage_bytes / 4 points in one pass instead of
   // four-step's two.
   bool split_exchange = false;
+  // Complex transforms of at least this many points run as three passes (PassShape::inner_columns)
+  // where they split so; 0: never. ONDA_FFT_THREE_PASS_FROM overrides it (planning_limits).
+  int64_t three_pass_from = 0;
 };
 
 }  // namespace onda::kernels::fft

@@ -25,7 +25,7 @@ struct PassUniforms {
   uint32_t stage_count, threads_per_transform, transforms_per_workgroup, chirp_offset;
   uint32_t kernel_offset, half_length;
   float conjugate;
-  uint32_t input_kind, output_kind, window_offset, real_offset, pad2;
+  uint32_t input_kind, output_kind, window_offset, real_offset, split_twiddle_offset;
   uint32_t radices[16];
 };
 static_assert(sizeof(PassUniforms) == 176);
@@ -43,6 +43,7 @@ FftDeviceLimits planning_limits(const gpu::Context& context, const std::optional
                                 FftCodePath code_path) {
   FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
   device.split_exchange = resolve_code_path(context, code_path) == FftCodePath::unrolled && knobs::split_mode() != 0;
+  device.three_pass_from = knobs::env_int("ONDA_FFT_THREE_PASS_FROM", device.three_pass_from);
   return device;
 }
 
@@ -95,6 +96,8 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
     real_twiddles.resize(description.length / 2 + 1);
     append(table, real_twiddles);
   }
+  split_twiddle_offset_ = table.size() / 2;
+  if (plan_.needs_stage_scratch) append(table, split_twiddle_table(plan_.fft_length));
   tables_bytes_ = table.size() * sizeof(float);
   tables_ = pool.acquire(tables_bytes_);
   gpu::upload(context, tables_->buffer(), 0, table.data(), tables_bytes_);
@@ -178,6 +181,7 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
   u.input_kind = kinds.input;
   u.output_kind = kinds.output;
   u.real_offset = static_cast<uint32_t>(plan_.fft_length);
+  u.split_twiddle_offset = static_cast<uint32_t>(split_twiddle_offset_);
   u.window_offset = window ? window->element_offset(context_) : 0;
   u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
   u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;

@@ -73,6 +73,7 @@ class FftKernel {
   std::shared_ptr<gpu::PooledBuffer> stage_scratch_;
   std::shared_ptr<gpu::PooledBuffer> spectrum_;
   uint64_t tables_bytes_ = 0;
+  uint64_t split_twiddle_offset_ = 0;  // complex index of split_twiddle_table in tables_ (four-step plans)
   uint64_t scratch_bytes_ = 0;  // of each of stage_scratch_ and spectrum_ (the pool may hand out more)
 };
 

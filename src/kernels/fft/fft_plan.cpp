@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
@@ -34,7 +36,13 @@ int64_t max_pass_length(const FftDeviceLimits& limits) {
 int64_t max_whole_length(const FftDeviceLimits& limits) {
   if (!limits.split_exchange) return max_pass_length(limits);
   const int64_t register_points = int64_t{limits.max_invocations_per_workgroup} * kLargeRegisters;
-  return std::max(max_pass_length(limits), std::min(2 * max_pass_length(limits), register_points));
+  const int64_t longest =
+      std::max(max_pass_length(limits), std::min(2 * max_pass_length(limits), register_points));
+  // ONDA_FFT_MAX_WHOLE=L (sweeps): longer transforms go four-step, down to max_pass_length.
+  if (const char* env = std::getenv("ONDA_FFT_MAX_WHOLE"); env && *env) {
+    return std::clamp<int64_t>(std::stoll(env), max_pass_length(limits), longest);
+  }
+  return longest;
 }
 
 // The four-step split N1 * N2 = n with N1 <= max_length and N2 <= max_rows (default: max_length);
@@ -70,11 +78,13 @@ std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64
 }
 
 StockhamPassPlan make_pass(PassShape shape, int64_t length, int64_t other_factor, int64_t batch,
-                           const FftDeviceLimits& limits, bool paired_rows = false) {
+                           const FftDeviceLimits& limits, bool paired_rows = false,
+                           int64_t outer_factor = 1) {
   StockhamPassPlan pass;
   pass.shape = shape;
   pass.length = length;
   pass.other_factor = other_factor;
+  pass.outer_factor = outer_factor;
   pass.paired_rows = paired_rows;
   pass.transform_count = batch * pass.transforms_per_sequence();
   pass.radices = choose_radices(length);
@@ -122,6 +132,33 @@ int64_t max_paired_row_length(const FftDeviceLimits& limits) {
   return std::min<int64_t>(points * 8 / 9, 1024);
 }
 
+// Three passes N1 x N2 x N3 = n for a long complex transform (PassShape::inner_columns), where two
+// passes would need transforms too long for runs of 16 consecutive ones per workgroup: every pass
+// then reads and writes runs of consecutive points (N1's bins k1 in the last pass, n3 in the
+// middle one), at the price of a third round trip through memory. From limits.three_pass_from
+// points (0: never); factors as equal as possible, N1 and N3 >= 32 where there is a choice (runs of
+// 32). std::nullopt when n is shorter or does not split into three factors that fit a pass.
+std::optional<std::array<int64_t, 3>> three_pass_split(int64_t n, const FftDeviceLimits& limits) {
+  if (limits.three_pass_from <= 0 || n < limits.three_pass_from) return std::nullopt;
+  const int64_t max_length = max_pass_length(limits);
+  std::optional<std::array<int64_t, 3>> best;
+  auto score = [](const std::array<int64_t, 3>& f) {
+    const int64_t short_runs = (f[0] < 32) + (f[2] < 32);
+    return std::pair{short_runs, std::max({f[0], f[1], f[2]})};
+  };
+  for (int64_t n1 = 2; n1 <= max_length && n1 < n; ++n1) {
+    if (n % n1 != 0) continue;
+    for (int64_t n2 = 2; n2 <= max_length && n2 < n / n1; ++n2) {
+      if ((n / n1) % n2 != 0) continue;
+      const int64_t n3 = n / n1 / n2;
+      if (n3 < 2 || n3 > max_length) continue;
+      const std::array<int64_t, 3> f{n1, n2, n3};
+      if (!best || score(f) < score(*best)) best = f;
+    }
+  }
+  return best;
+}
+
 // The passes of one forward FFT of length `n` from `source` to `sink`; with paired_rows a four-step
 // plan's rows pass holds row pairs (see StockhamPassPlan::paired_rows).
 std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSource source, SequenceSink sink,
@@ -138,6 +175,17 @@ std::vector<StockhamPassPlan> fft_passes(int64_t n, int64_t batch, SequenceSourc
   const int64_t row_points = max_pass_length(limits) * (limits.split_exchange && !paired_rows ? 2 : 1);
   const bool rows_written_whole = limits.split_exchange && source != SequenceSource::user_input;
   const int64_t max_rows = paired_rows ? max_paired_row_length(limits) : max_pass_length(limits);
+  if (source == SequenceSource::user_input && sink == SequenceSink::user_output && !paired_rows) {
+    if (auto factors = three_pass_split(n, limits)) {
+      const auto [n1, n2, n3] = *factors;
+      StockhamPassPlan first = make_pass(PassShape::columns, n1, n2 * n3, batch, limits);
+      first.source = source;
+      StockhamPassPlan middle = make_pass(PassShape::inner_columns, n2, n3, batch, limits, false, n1);
+      StockhamPassPlan last = make_pass(PassShape::inner_rows, n3, n2, batch, limits, false, n1);
+      last.sink = sink;
+      return {first, middle, last};
+    }
+  }
   auto [n1, n2] = four_step_split(n, max_pass_length(limits), max_rows,
                                   rows_written_whole ? max_rows : std::max<int64_t>(1, row_points / 8 - 1));
   StockhamPassPlan columns = make_pass(PassShape::columns, n1, n2, batch, limits);
@@ -163,6 +211,7 @@ const char* algorithm_name(FftAlgorithm algorithm) {
 
 int64_t StockhamPassPlan::transforms_per_sequence() const {
   if (shape == PassShape::whole) return 1;
+  if (shape == PassShape::inner_columns || shape == PassShape::inner_rows) return other_factor * outer_factor;
   return paired_rows ? 2 * (other_factor / 2 + 1) : other_factor;
 }
 
@@ -282,6 +331,10 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
   plan.needs_stage_scratch =
       std::any_of(plan.passes.begin(), plan.passes.end(),
                   [](const StockhamPassPlan& p) { return p.shape != PassShape::whole; });
+  plan.needs_spectrum = plan.needs_spectrum ||
+                        std::any_of(plan.passes.begin(), plan.passes.end(), [](const StockhamPassPlan& p) {
+                          return p.shape == PassShape::inner_columns;
+                        });
 
   // Scratch must fit one storage binding: a long batch runs in chunks of whole outer rows.
   plan.outer_per_chunk = description.outer_count;

@@ -43,6 +43,14 @@ enum class PassShape : uint8_t {
   // ... then t = b*N2 + c2 reads column c2 of the spectrum buffer (elements e*N2 + c2), FFTs it over k1
   // and writes samples c2 + N2*e (e < N1) to the sink.
   columns_out,
+  // Three-pass four-step for long transforms, N = N1*N2*N3 (fft_passes): a columns pass over N1 with
+  // other_factor M = N2*N3 first, then the four-step of M over each of its N1 scratch rows:
+  // t = (b*N1 + k1)*N3 + n3 reads scratch elements e*N3 + n3 of row k1 (e < N2) and writes them,
+  // twiddled by W_M^(e*n3), to the same place in the spectrum buffer (other_factor N3) ...
+  inner_columns,
+  // ... then t = (b*N2 + k2)*N1 + k1 (k1 fastest: consecutive transforms write consecutive bins) reads
+  // the N3 elements k2*N3 + e of spectrum row k1 and writes bins k1 + N1*k2 + N1*N2*e (other_factor N2).
+  inner_rows,
 };
 
 // Where a pass's sequence comes from (whole and columns passes).
@@ -63,6 +71,7 @@ struct StockhamPassPlan {
   PassShape shape = PassShape::whole;
   int64_t length = 1;        // L: points of each transform of this pass
   int64_t other_factor = 1;  // four-step: N2 for a columns pass, N1 for a rows pass
+  int64_t outer_factor = 1;  // inner_columns / inner_rows: N1, the first pass's length
   int64_t transform_count = 1;
   std::vector<int> radices;  // product = length; empty for length 1
   int threads_per_transform = 1;
@@ -94,8 +103,8 @@ struct StockhamPassPlan {
   // Unrolled passes: groups of transforms_per_workgroup transforms each workgroup runs in turn.
   int group_iterations = 1;
 
-  // Transforms of this pass per transformed sequence: 1 (whole), N2 or N1 (four-step), or two per
-  // row pair (paired_rows).
+  // Transforms of this pass per transformed sequence: 1 (whole), N2 or N1 (four-step), F / length
+  // (three-pass inner passes), or two per row pair (paired_rows).
   int64_t transforms_per_sequence() const;
   int64_t workgroup_count() const;
 };
@@ -106,7 +115,7 @@ struct FftPlan {
   int64_t fft_length = 1;  // F: N, or Bluestein's M
   std::vector<StockhamPassPlan> passes;
   bool needs_stage_scratch = false;  // four-step intermediate, batch * F complex f32
-  bool needs_spectrum = false;       // Bluestein spectrum, batch * M complex f32
+  bool needs_spectrum = false;       // Bluestein spectrum (or three-pass scratch), batch * F complex f32
   // Real input forward / Hermitian input inverse of even N with N/2 7-smooth: a complex FFT of F = N/2
   // points (samples packed in pairs), split into the N/2+1 bins in workgroup memory (r2c) or combined
   // from them on load (c2r). Otherwise real data goes through a full-length complex FFT.

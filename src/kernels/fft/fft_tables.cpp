@@ -27,6 +27,15 @@ std::vector<ComplexDouble> twiddle_table(int64_t fft_length) {
   return table;
 }
 
+std::vector<ComplexDouble> split_twiddle_table(int64_t fft_length) {
+  std::vector<ComplexDouble> table;
+  for (int64_t j = 0; j < kSplitTwiddleLow; ++j) table.push_back(root_of_unity(j, fft_length));
+  for (int64_t j = 0; j * kSplitTwiddleLow < fft_length; ++j) {
+    table.push_back(root_of_unity(j * kSplitTwiddleLow, fft_length));
+  }
+  return table;
+}
+
 std::vector<ComplexDouble> bluestein_chirp(int64_t length) {
   std::vector<ComplexDouble> chirp(length);
   for (int64_t n = 0; n < length; ++n) {

@@ -6,7 +6,9 @@
 #include <cstdlib>
 #include <numbers>
 
+#include "kernels/fft/fft_tables.h"
 #include "kernels/fft/stockham_unrolled.h"
+#include "kernels/fft/unrolled_knobs.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::fft {
@@ -93,13 +95,18 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   const FftDescription& d = plan.description;
   const bool convolve = pass.shape == PassShape::rows_convolve;
   const bool columns_out = pass.shape == PassShape::columns_out;
+  const bool inner_columns = pass.shape == PassShape::inner_columns;
+  const bool inner_rows = pass.shape == PassShape::inner_rows;
   const bool reads_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::columns;
-  const bool writes_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::rows || columns_out;
+  const bool writes_sequence =
+      pass.shape == PassShape::whole || pass.shape == PassShape::rows || columns_out || inner_rows;
   const bool user_input = reads_sequence && pass.source != SequenceSource::spectrum_product;
   const bool user_output = writes_sequence && pass.sink != SequenceSink::spectrum;
   const bool spectrum = (reads_sequence && pass.source == SequenceSource::spectrum_product) ||
-                        (writes_sequence && pass.sink == SequenceSink::spectrum) || convolve || columns_out;
-  const bool stage = pass.shape == PassShape::columns || pass.shape == PassShape::rows || convolve;
+                        (writes_sequence && pass.sink == SequenceSink::spectrum) || convolve || columns_out ||
+                        inner_columns || inner_rows;
+  const bool stage =
+      pass.shape == PassShape::columns || pass.shape == PassShape::rows || convolve || inner_columns;
 
   GeneratedPass generated;
   TemplateValues values;
@@ -140,6 +147,11 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   flag("SHAPE_ROWS_CONVOLVE", convolve);
   flag("WHOLE_CONVOLVE", pass.convolve_in_workgroup);
   flag("SHAPE_COLUMNS_OUT", columns_out);
+  flag("SHAPE_INNER_COLUMNS", inner_columns);
+  flag("SHAPE_INNER_ROWS", inner_rows);
+  flag("FOUR_STEP_TWIDDLE", pass.shape == PassShape::columns || convolve || inner_columns);
+  flag("SPLIT_TWIDDLE", knobs::split_four_step_twiddle());
+  values["SPLIT_TWIDDLE_LOW"] = std::to_string(kSplitTwiddleLow);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
   values["EXCHANGE_TYPE"] = pass.split_exchange ? "f32" : "vec2<f32>";

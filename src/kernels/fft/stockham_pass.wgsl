@@ -42,7 +42,7 @@ struct Params {
   output_kind: u32,
   window_offset: u32,
   real_offset: u32,
-  _pad2: u32,
+  split_twiddle_offset: u32,
   radices: array<vec4<u32>, 4>,
 }
 
@@ -62,6 +62,19 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 }
 #endif
 
+#if FOUR_STEP_TWIDDLE
+// The four-step twiddle W_F^t from the two short tables of split_twiddle_table (fft_tables.h);
+// SPLIT_TWIDDLE off (ONDA_FFT_FOUR_STEP_TWIDDLE=full, sweeps): gathered from the F-entry table.
+fn four_step_twiddle(t: u32) -> vec2<f32> {
+#if SPLIT_TWIDDLE
+  let low = tables[params.split_twiddle_offset + (t % {{SPLIT_TWIDDLE_LOW}}u)];
+  return cmul(low, tables[params.split_twiddle_offset + {{SPLIT_TWIDDLE_LOW}}u + t / {{SPLIT_TWIDDLE_LOW}}u]);
+#else
+  return tables[t];
+#endif
+}
+#endif
+
 #if SHAPE_COLUMNS
 // Four-step (Bailey), first pass: column n2 of batch b holds samples n1*N2 + n2; its FFT over n1 is
 // twiddled by W_F^(n2*k1) and stored transposed, at k1*N2 + n2, for the row pass.
@@ -74,7 +87,7 @@ fn load(t: u32, e: u32) -> vec2<f32> {
 fn store(t: u32, e: u32, v: vec2<f32>) {
   let b = t / params.other_factor;
   let n2 = t - b * params.other_factor;
-  stage_scratch[b * params.fft_length + e * params.other_factor + n2] = cmul(v, tables[e * n2]);
+  stage_scratch[b * params.fft_length + e * params.other_factor + n2] = cmul(v, four_step_twiddle(e * n2));
 }
 #endif
 
@@ -90,6 +103,48 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
   let b = t / params.other_factor;
   let k1 = t - b * params.other_factor;
   write_sequence(b, k1 + params.other_factor * e, v);
+}
+#endif
+
+#if SHAPE_INNER_COLUMNS
+// Three-pass four-step (PassShape::inner_columns), middle pass: row k1 of the first pass's scratch
+// (M = N2*N3 points) as a four-step of M, its columns n3 over e < N2, twiddled by W_M^(e*n3) =
+// W_F^(N1*e*n3) into the spectrum buffer.
+@group(0) @binding({{STAGE_BINDING}}) var<storage, read> stage_scratch: array<vec2<f32>>;
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read_write> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let row = t / params.other_factor;  // b*N1 + k1: rows of M points, back to back
+  let n3 = t - row * params.other_factor;
+  return stage_scratch[row * params.pass_length * params.other_factor + e * params.other_factor + n3];
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let row = t / params.other_factor;
+  let n3 = t - row * params.other_factor;
+  let n1 = params.fft_length / (params.pass_length * params.other_factor);
+  spectrum[row * params.pass_length * params.other_factor + e * params.other_factor + n3] =
+      cmul(v, four_step_twiddle(n1 * e * n3));
+}
+#endif
+
+#if SHAPE_INNER_ROWS
+// ... and the last: transform t = (b*N2 + k2)*N1 + k1 reads the N3 points k2*N3 + e of spectrum row
+// k1 and writes bins k1 + N1*k2 + N1*N2*e (consecutive k1: consecutive bins).
+@group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read> spectrum: array<vec2<f32>>;
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let n1 = params.fft_length / (params.pass_length * params.other_factor);
+  let rest = t / n1;  // b*N2 + k2
+  let k1 = t - rest * n1;
+  let b = rest / params.other_factor;
+  let k2 = rest - b * params.other_factor;
+  return spectrum[b * params.fft_length + k1 * params.pass_length * params.other_factor + k2 * params.pass_length + e];
+}
+fn store(t: u32, e: u32, v: vec2<f32>) {
+  let n1 = params.fft_length / (params.pass_length * params.other_factor);
+  let rest = t / n1;
+  let k1 = t - rest * n1;
+  let b = rest / params.other_factor;
+  let k2 = rest - b * params.other_factor;
+  write_sequence(b, k1 + n1 * (k2 + params.other_factor * e), v);
 }
 #endif
 
@@ -139,7 +194,7 @@ fn convolve(t: u32, k2: u32, v: vec2<f32>) -> vec2<f32> {
 fn store(t: u32, c2: u32, v: vec2<f32>) {
   let b = t / params.other_factor;
   let k1 = t - b * params.other_factor;
-  spectrum[b * params.fft_length + k1 * params.pass_length + c2] = cmul(v, tables[k1 * c2]);
+  spectrum[b * params.fft_length + k1 * params.pass_length + c2] = cmul(v, four_step_twiddle(k1 * c2));
 }
 #endif
 

@@ -52,7 +52,8 @@ int64_t butterfly_rounds(const StockhamPassPlan& pass, int radix) {
 
 bool lanes_walk_transforms(const StockhamPassPlan& pass) {
   return pass.shape == PassShape::columns || pass.shape == PassShape::rows ||
-         pass.shape == PassShape::columns_out;
+         pass.shape == PassShape::columns_out || pass.shape == PassShape::inner_columns ||
+         pass.shape == PassShape::inner_rows;
 }
 
 int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
@@ -64,17 +65,21 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   if (knobs::radix16(pass)) pass.radices = radix16_radices(pass.length);
   const int64_t max_threads = limits.max_invocations_per_workgroup;
   // A whole pass longer than workgroup memory holds as complex values exchanges its halves one after
-  // the other (StockhamPassPlan::split_exchange), and so does one of 512 points or more: half the
-  // workgroup memory lets more workgroups share a multiprocessor, which outweighs the extra barriers.
-  // On an H200 (2026-12-04, 2^26 points) splitting every whole pass took c2c 4096 from 0.61 to 0.46 ms,
-  // c2c 2048 0.55 -> 0.49, r2c 4096 (L = 2048) 0.39 -> 0.36, r2c 1024 (L = 512) 0.31 -> 0.26, c2c
-  // 1024 0.44 -> 0.43, but r2c 2048 (L = 1024) 0.315 -> 0.324 and r2c 256 (L = 128) 0.35 -> 0.38.
-  // ONDA_FFT_SPLIT=0: never (planning too), =2: every whole pass.
+  // the other (StockhamPassPlan::split_exchange), and so do those of 128 and of 512 points or more:
+  // half the workgroup memory lets more workgroups share a multiprocessor, which outweighs the extra
+  // barriers. On an H200 (2026-12-04, 2^26 points) splitting every whole pass took c2c 4096 from 0.61
+  // to 0.46 ms, c2c 2048 0.55 -> 0.49, r2c 4096 (L = 2048) 0.39 -> 0.36, r2c 1024 (L = 512) 0.31 ->
+  // 0.26, c2c 1024 0.44 -> 0.43. L = 128 (r2c 256) gains since it runs one largest-radix butterfly per
+  // thread (below): 0.302 -> 0.256 ms; L = 256, which keeps a thread per smallest-radix butterfly,
+  // loses (c2c 256 0.375 -> 0.425, r2c 512 0.289 -> 0.297; split and unpadded, 2026-12-04 night).
+  // ONDA_FFT_SPLIT=0: never (planning too), =2: every whole pass, =3: from 512 points only.
   const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
   const int64_t split_mode = knobs::split_mode();
+  const bool split_length = pass.length >= 512 || (split_mode == 1 && pass.length == 128);
   pass.split_exchange = limits.split_exchange && pass.shape == PassShape::whole && !pass.paired_rows &&
                         !pass.radices.empty() &&
-                        (pass.length > complex_points || split_mode == 2 || (split_mode == 1 && pass.length >= 512));
+                        (pass.length > complex_points || split_mode == 2 ||
+                         ((split_mode == 1 || split_mode == 3) && split_length));
   int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
   // butterflies (the larger radices' stages leave some idle). With the generator of 2026-12-03, two or
@@ -136,9 +141,14 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
           fmt::format("FFT rows pass of {} points: two rows do not fit one workgroup", pass.length));
     }
   }
+  // Padding (one slot per 8 points) spreads a stage's strided accesses over the banks. A split exchange
+  // goes without: on an H200 (2026-12-04, 2^26 points) unpadded split passes took r2c 2048 from 0.276 to
+  // 0.260 ms, r2c 4096 0.291 -> 0.272, c2c 2^20 1.45 -> 1.41, while the unsplit r2c 256 lost (0.302 ->
+  // 0.327). ONDA_FFT_PAD=0: never, =1 (default): unless split, =2: always where it fits.
   const int64_t extra = per_group > 1 ? 1 : 0;
+  const int64_t pad_mode = knobs::env_int("ONDA_FFT_PAD", 1);
   pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points &&
-                         knobs::env_int("ONDA_FFT_PAD", 1) != 0;
+                         (pad_mode == 2 || (pad_mode == 1 && !pass.split_exchange));
   pass.threads_per_transform = static_cast<int>(threads);
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   pass.workgroup_size = static_cast<int>(threads * per_group);

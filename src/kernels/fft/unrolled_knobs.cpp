@@ -20,6 +20,14 @@ bool twiddle_powers() {
   return powers;
 }
 
+bool split_four_step_twiddle() {
+  static const bool split = [] {
+    const char* v = std::getenv("ONDA_FFT_FOUR_STEP_TWIDDLE");
+    return !(v && std::string(v) == "full");
+  }();
+  return split;
+}
+
 // Default 8 (64-byte runs): on an H200 (2026-12-03) 16 and 32 ran slower (c2c N = 16384: 8 -> 0.86 ms,
 // 16 -> 1.08 (staged), 32 -> 1.22), as did loading rows passes row-contiguously through workgroup memory
 // first (0.86 -> 0.97); again on 2026-12-04 with radix 16 and split exchange, 4 and 16: 1.07 / 1.04 ms.

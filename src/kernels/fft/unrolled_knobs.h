@@ -14,12 +14,15 @@ int64_t env_int(const char* name, int64_t fallback);
 // Twiddles of a butterfly as W^k from the table and W^(rk) by products (true), or every one from the
 // table (ONDA_FFT_TWIDDLE=table).
 bool twiddle_powers();
+// Four-step twiddles from two short tables (split_twiddle_table), or gathered from the F-entry table
+// (ONDA_FFT_FOUR_STEP_TWIDDLE=full). Both code paths.
+bool split_four_step_twiddle();
 // Most consecutive transforms a four-step workgroup holds (ONDA_FFT_MAX_RUN, default 8).
 int64_t max_run();
 // Powers of two in radix-16 stages for this pass (ONDA_FFT_RADIX16).
 bool radix16(const StockhamPassPlan& pass);
-// ONDA_FFT_SPLIT: 0 never split a whole pass's exchange (planning too), 1 the default rule, 2 every
-// whole pass.
+// ONDA_FFT_SPLIT: 0 never split a whole pass's exchange (planning too), 1 the default rule (128 points
+// and 512 or more), 2 every whole pass, 3 from 512 points.
 int64_t split_mode();
 // Four-step passes (columns / rows, not paired rows) split their exchange where that lets a workgroup
 // hold a longer run of consecutive transforms, hence longer contiguous global accesses
