@@ -1,5 +1,5 @@
 // The GPU layer on whatever adapter the tests run on: features confirmed, errors surfaced,
-// limits enforced, pool reuse, pipeline cache, readback, profiler.
+// limits enforced, pool reuse, pipeline cache, readback, profiler, run guards.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +7,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
 #include "gpu/profiler.h"
+#include "gpu/run_guards.h"
 #include "gpu/transfer.h"
 #include "harness.h"
 
@@ -112,6 +113,42 @@ TEST(GpuContext, BindingLimitIsChecked) {
   uint32_t n = 1;
   EXPECT_THROW(recorder.dispatch(pipeline, {{buffer->buffer(), 0, limit + 256}}, &n, 4, {1, 1, 1}, "too big"),
                gpu::DeviceLimitError);
+}
+
+// A guard copies a flag word after the work recorded before it; a non-zero word becomes a GpuError with
+// the guard's text once (the slot is cleared), a zero word passes, and a replay-style second recording
+// of the same text reuses its slot.
+TEST(GpuContext, RunGuardsReportFlagWords) {
+  Gpu& g = gpu();
+  gpu::RunGuards& guards = g.context.guards();
+  auto flags = g.pool.acquire(256);
+  const uint32_t words[2] = {0, 7};
+  gpu::upload(g.context, flags->buffer(), 0, words, sizeof words);
+  {
+    gpu::CommandRecorder recorder(g.context);
+    guards.guard(recorder, flags->buffer(), 0, "test guard: a fine kernel");
+    recorder.submit_and_wait();
+  }
+  EXPECT_NO_THROW(guards.check());
+  {
+    gpu::CommandRecorder recorder(g.context);
+    guards.guard(recorder, flags->buffer(), 4, "test guard: a failed kernel");
+    gpu::PendingDownload pending = guards.begin_check(recorder);
+    recorder.submit();
+    try {
+      guards.finish_check(pending.finish(g.context));
+      ADD_FAILURE() << "a set flag word passed the check";
+    } catch (const gpu::GpuError& e) {
+      EXPECT_STREQ(e.what(), "test guard: a failed kernel");
+    }
+  }
+  EXPECT_NO_THROW(guards.check());  // reported once: the slot was cleared
+  {
+    gpu::CommandRecorder recorder(g.context);
+    guards.guard(recorder, flags->buffer(), 4, "test guard: a failed kernel");  // same slot again
+    recorder.submit_and_wait();
+  }
+  EXPECT_THROW(guards.check(), gpu::GpuError);
 }
 
 TEST(GpuContext, PoolReusesBuffers) {

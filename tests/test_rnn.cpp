@@ -2,14 +2,16 @@
 // on fresh random inputs: both layouts, every direction, ragged sequence_lens, initial states,
 // peepholes, clip, input_forget, linear_before_reset 0/1, every activation, f16, several hidden /
 // batch tiles, and the chunked projection fallback. Outputs are poisoned before each run.
-#include <gtest/gtest.h>
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cmath>
 #include <functional>
 
 #include "gpu/command_recorder.h"
+#include "gpu/gpu_error.h"
+#include "gpu/run_guards.h"
 #include "harness.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "test_rnn_reference.h"
@@ -648,7 +650,7 @@ TEST(RnnKernel, Cooperative) {
 // A cooperative grid run without the probe: where it is resident (an H200 holds these 512 small
 // workgroups) the outputs match; where it is not (lavapipe runs one workgroup per thread, so the first
 // ones wait for workgroups that cannot start) the bounded waits give up and the outputs are NaN. Never
-// finite garbage, never a hang.
+// finite garbage, never a hang, and a GpuError from the run's guards.
 TEST(RnnKernel, CooperativeGridNotResidentGivesNanNotAHang) {
   Case c;
   c.direction = Direction::forward;
@@ -665,6 +667,17 @@ TEST(RnnKernel, CooperativeGridNotResidentGivesNanNotAHang) {
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("  %.2f s, worst rel L2 %g\n", seconds, worst);
   EXPECT_TRUE(worst <= tolerance(c.dtype) || std::isinf(worst)) << worst;
+  // The outputs are not all: the run's guard word says the waits gave up (gpu::RunGuards).
+  if (std::isinf(worst)) {
+    try {
+      gpu().context.guards().check();
+      ADD_FAILURE() << "NaN outputs but no guard error";
+    } catch (const onda::gpu::GpuError& e) {
+      EXPECT_NE(std::string(e.what()).find("was not resident"), std::string::npos) << e.what();
+    }
+  } else {
+    EXPECT_NO_THROW(gpu().context.guards().check());
+  }
 }
 
 TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {

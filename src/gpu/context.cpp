@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "gpu/gpu_error.h"
+#include "gpu/run_guards.h"
 
 namespace onda::gpu {
 namespace {
@@ -199,6 +200,7 @@ Context::Context(const ContextOptions& options) {
   description_ = describe(adapter_, &subgroup_min_size_, &subgroup_max_size_);
   create_device(options);
   confirm_features();
+  guards_ = std::make_unique<RunGuards>(*this);
 }
 
 Context::~Context() = default;

@@ -17,6 +17,8 @@
 
 namespace onda::gpu {
 
+class RunGuards;
+
 struct AdapterDescription {
   int index = 0;             // position in list_adapters()
   std::string name;          // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
@@ -76,6 +78,8 @@ class Context {
 
   // Bind groups and uniform chunks shared by every recorder of this device.
   BindGroupCache& bind_groups() { return *bind_groups_; }
+  // Health words of kernels that can fail in ways only the GPU sees (run_guards.h).
+  RunGuards& guards() { return *guards_; }
 
   // Runs `create` inside an error scope for `filter` and returns the error message, if any.
   std::string capture_error(wgpu::ErrorFilter filter, const std::function<void()>& create);
@@ -104,6 +108,7 @@ class Context {
   uint64_t wait_timeout_ns_ = 0;
   // After the device: released before it.
   std::unique_ptr<BindGroupCache> bind_groups_ = std::make_unique<BindGroupCache>(*this);
+  std::unique_ptr<RunGuards> guards_;
 };
 
 }  // namespace onda::gpu

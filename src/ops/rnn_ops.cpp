@@ -96,6 +96,8 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
   }
   std::vector<Value> outputs(node.outputs.size());
   kernels::rnn::RnnOutputs out;
+  kernels::rnn::RnnOptions options;
+  options.label = node.describe();
   try {
     const Shape state = kernels::rnn::rnn_state_shape(spec, x.shape());
     if (wants_output(node, 0)) out.y = outputs[0].device = context.allocate(x.dtype(), kernels::rnn::rnn_y_shape(spec, x.shape()));
@@ -114,9 +116,9 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
             context.kernels, context.recorder, context.persistent_pool, spec, in.w, in.r, in.b, in.p));
       }
       kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec,
-                               *std::static_pointer_cast<kernels::rnn::RnnWeights>(state), in, out);
+                               *std::static_pointer_cast<kernels::rnn::RnnWeights>(state), in, out, options);
     } else {
-      kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out);
+      kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out, options);
     }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

@@ -33,13 +33,14 @@
 #include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
+#include "gpu/run_guards.h"
 #include "gpu/transfer.h"
+#include "graph/fuse_activations.h"
+#include "graph/fuse_group_norm.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
-#include "graph/fuse_activations.h"
-#include "graph/fuse_group_norm.h"
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
@@ -133,6 +134,8 @@ struct Session::Impl {
       gpu::PendingDownload download;
     };
     std::vector<Output> outputs;
+    // The run's guard words (gpu::RunGuards), read back after its outputs when a kernel set any.
+    std::optional<gpu::PendingDownload> guards;
   };
   std::deque<PendingRun> pending;
 
@@ -440,6 +443,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     }
     run.outputs.push_back(std::move(out));
   }
+  if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
   run.submitted = std::chrono::steady_clock::now();
   if (active_profiler) {
     // Profiled runs complete here: their timestamps are read back with the wait.
@@ -505,6 +509,7 @@ void Session::Impl::replay(const std::map<std::string, HostTensor>& inputs, std:
     if (!o.host.defined()) o.download = o.device.begin_download(context, recorder);
     run.outputs.push_back(std::move(o));
   }
+  if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
   run.submitted = std::chrono::steady_clock::now();
   recorder.submit();
   run.stats.submits = recorder.submit_count();
@@ -528,6 +533,7 @@ std::map<std::string, HostTensor> Session::Impl::collect() {
   context.check_errors();
   // The readbacks were the run's last commands: everything it retained is free now.
   run.recorder->release_in_flight();
+  if (run.guards) context.guards().finish_check(run.guards->finish(context));
   run.stats.gpu_wait_ms = ms_since(run.submitted);
   run.stats.wall_ms = ms_since(run.start);
   stats = std::move(run.stats);

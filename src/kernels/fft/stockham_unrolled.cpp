@@ -63,6 +63,7 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   if (knobs::radix16(pass)) pass.radices = radix16_radices(pass.length);
+  if (auto forced = knobs::forced_radices(pass.length); !forced.empty()) pass.radices = forced;
   const int64_t max_threads = limits.max_invocations_per_workgroup;
   // A whole pass longer than workgroup memory holds as complex values exchanges its halves one after
   // the other (StockhamPassPlan::split_exchange), and so do those of 128 and of 512 points or more:
@@ -107,9 +108,12 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   // per workgroup 0.36 ms, 2: 0.37, 4: 0.38, 8: 0.45).
   int64_t per_group = 1;
   if (lanes_walk_transforms(pass)) {
+    // Passes of very short transforms (a thread or two each) take longer runs, up to 64 threads a
+    // workgroup: eight one-thread columns of 8 points would otherwise make a workgroup of 8 threads.
     const auto longest_run = [&](int64_t points, int64_t thread_count) {
-      for (int64_t run : {32, 16, 8, 4, 2}) {
-        if (run > knobs::max_run()) continue;
+      const int64_t cap = std::max<int64_t>(knobs::max_run(), 64 / thread_count);
+      for (int64_t run : {64, 32, 16, 8, 4, 2}) {
+        if (run > cap) continue;
         if (run * thread_count <= max_threads && run * (pass.length + 1) <= points &&
             pass.transform_count >= run) {
           return run;

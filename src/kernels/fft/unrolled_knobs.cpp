@@ -46,6 +46,22 @@ bool radix16(const StockhamPassPlan& pass) {
   return mode < 0 ? pass.shape != PassShape::whole : mode != 0;
 }
 
+std::vector<int> forced_radices(int64_t length) {
+  const char* v = std::getenv("ONDA_FFT_RADICES");
+  if (!v || !*v) return {};
+  std::vector<int> radices;
+  int64_t product = 1;
+  for (const char* p = v; *p;) {
+    char* end = nullptr;
+    const long r = std::strtol(p, &end, 10);
+    if (end == p || r < 2) return {};
+    radices.push_back(static_cast<int>(r));
+    product *= r;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return product == length ? radices : std::vector<int>{};
+}
+
 int64_t split_mode() {
   return env_int("ONDA_FFT_SPLIT", 1);
 }

@@ -3,6 +3,7 @@
 // docs/benchmarks.md). Read by specialise_pass (shapes) and the `fn main` writer (code).
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "kernels/fft/fft_plan.h"
 
@@ -21,6 +22,9 @@ bool split_four_step_twiddle();
 int64_t max_run();
 // Powers of two in radix-16 stages for this pass (ONDA_FFT_RADIX16).
 bool radix16(const StockhamPassPlan& pass);
+// ONDA_FFT_RADICES=R1,R2,...: the radices, in order, of every pass whose length is their product
+// (sweeps); empty when unset or another length.
+std::vector<int> forced_radices(int64_t length);
 // ONDA_FFT_SPLIT: 0 never split a whole pass's exchange (planning too), 1 the default rule (128 points
 // and 512 or more), 2 every whole pass, 3 from 512 points.
 int64_t split_mode();

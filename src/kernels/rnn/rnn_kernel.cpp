@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "gpu/run_guards.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/rnn/cooperative_probe.h"
@@ -772,6 +773,15 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(exchange.binding(k.gpu));
     recorder.dispatch(*coop_pipeline, bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
+    // The flag word a wait sets when it gives up (the grid was not resident after all): a GpuError
+    // when the run's owner checks its guards, not just NaN outputs.
+    k.gpu.guards().guard(
+        recorder, exchange.buffer(), exchange.byte_offset(),
+        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the cooperative kernel's grid of {} "
+                    "workgroups was not resident at once (another workload on the GPU?), its waits gave up "
+                    "and the outputs are invalid; ONDA_RNN_COOP=0 avoids the cooperative kernel",
+                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch,
+                    uint64_t{coop_groups.x} * coop_groups.y * coop_groups.z));
     return;
   }
   if (row_sequence) {

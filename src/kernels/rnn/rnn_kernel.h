@@ -16,6 +16,7 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
@@ -124,6 +125,8 @@ struct RnnOptions {
   // false: the resident and cooperative kernels sum K slices through workgroup memory even where subgroups exist
   // (tests cover both).
   bool allow_subgroups = true;
+  // Names the node in errors found after the run (gpu::RunGuards).
+  std::string label;
 };
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their
