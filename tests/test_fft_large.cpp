@@ -11,6 +11,34 @@ using namespace fft_reference;
 
 constexpr double kF32Bound = 1e-6;
 
+// A batch whose scratch exceeds the storage binding limit (tightened to three outer rows of scratch)
+// runs in chunks of outer rows, with a partial last chunk: 7 outer rows of two interleaved transforms
+// of n points, forward, checked against float64 (rel L2 printed and held to kF32Bound). Returns the
+// plan for the caller's checks.
+kernels::fft::FftPlan expect_chunked_batch_within_bound(int64_t n, kernels::fft::FftDeviceLimits limits,
+                                                        kernels::fft::FftCodePath path, Random& random) {
+  Gpu& g = gpu();
+  FftDescription d = dense_description(n, 7, FftDomain::complex, FftDirection::forward);
+  d.inner_count = 2;  // outer rows of two transforms each, interleaved
+  d.input = kernels::fft::contiguous_layout(n, 2, 2);
+  d.output = kernels::fft::contiguous_layout(n, 2, 2);
+  const int64_t f = kernels::fft::FftPlan::create(d, limits).fft_length;
+  limits.max_storage_binding_bytes = 3 * 2 * f * 8;
+  FftKernel kernel(g.context, g.pool, g.pipelines, d, limits, path);
+  EXPECT_EQ(kernel.plan().outer_per_chunk, 3) << kernel.plan().summary();
+  const int64_t elements = 7 * 2 * n * 2;
+  const std::vector<float> x = random.normal(elements);
+  Tensor input = upload_floats(x, DType::f32, {elements});
+  Tensor output = poisoned(DType::f32, {elements});
+  gpu::CommandRecorder recorder(g.context);
+  kernel.record(recorder, input, output);
+  recorder.submit_and_wait();
+  const double e = rel_l2(output.download_floats(g.context), reference_output(d, x, elements));
+  std::printf("chunked %s: rel L2 %.3g\n", kernel.plan().summary().substr(0, 90).c_str(), e);
+  EXPECT_LE(e, kF32Bound) << kernel.plan().summary();
+  return kernel.plan();
+}
+
 TEST(FftLarge, FourStepComplex) {
   std::vector<FftCase> cases;
   cases.push_back(dense_case(8192, 2, FftDomain::complex, FftDirection::forward));
@@ -100,26 +128,9 @@ TEST(FftLarge, ThreePasses) {
     EXPECT_LE(errors[i], kF32Bound) << plan.summary();
   }
 
-  Gpu& g = gpu();
-  const int64_t n = 16384;
-  FftDescription d = dense_description(n, 7, FftDomain::complex, FftDirection::forward);
-  d.inner_count = 2;  // outer rows of two transforms each, interleaved
-  d.input = kernels::fft::contiguous_layout(n, 2, 2);
-  d.output = kernels::fft::contiguous_layout(n, 2, 2);
-  limits.max_storage_binding_bytes = 3 * 2 * n * 8;  // three outer rows of scratch
-  FftKernel kernel(g.context, g.pool, g.pipelines, d, limits, kernels::fft::FftCodePath::unrolled);
-  EXPECT_EQ(kernel.plan().outer_per_chunk, 3) << kernel.plan().summary();
-  EXPECT_EQ(kernel.plan().passes.size(), 3u) << kernel.plan().summary();
-  const int64_t elements = 7 * 2 * n * 2;
-  const std::vector<float> x = random.normal(elements);
-  Tensor input = upload_floats(x, DType::f32, {elements});
-  Tensor output = poisoned(DType::f32, {elements});
-  gpu::CommandRecorder recorder(g.context);
-  kernel.record(recorder, input, output);
-  recorder.submit_and_wait();
-  const double e = rel_l2(output.download_floats(g.context), reference_output(d, x, elements));
-  std::printf("three passes, chunked: rel L2 %.3g\n", e);
-  EXPECT_LE(e, kF32Bound);
+  const auto chunked =
+      expect_chunked_batch_within_bound(16384, limits, kernels::fft::FftCodePath::unrolled, random);
+  EXPECT_EQ(chunked.passes.size(), 3u) << chunked.summary();
 }
 
 TEST(FftLarge, BluesteinWithFourStepConvolution) {
@@ -135,32 +146,13 @@ TEST(FftLarge, OneMegaPoint) {
   expect_cases_within(cases, DType::f32, 2e-6, "2^20");
 }
 
-// A batch whose scratch exceeds the storage binding limit (here a tightened one) runs in chunks of
-// outer rows, with a partial last chunk.
+// A batch whose scratch exceeds the storage binding limit runs in chunks of outer rows.
 TEST(FftLarge, ScratchLargerThanABindingRunsInChunks) {
-  Gpu& g = gpu();
   Random random(test_seed());
   // 16384: four-step even where a whole pass splits its exchange (8192 points fit one pass then).
   for (int64_t n : {16384, 1021}) {
-    FftDescription d = dense_description(n, 7, FftDomain::complex, FftDirection::forward);
-    d.inner_count = 2;  // outer rows of two transforms each, interleaved
-    d.input = kernels::fft::contiguous_layout(n, 2, 2);
-    d.output = kernels::fft::contiguous_layout(n, 2, 2);
-    kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(g.context);
-    const int64_t f = kernels::fft::FftPlan::create(d, limits).fft_length;
-    limits.max_storage_binding_bytes = 3 * 2 * f * 8;  // three outer rows of scratch
-    FftKernel kernel(g.context, g.pool, g.pipelines, d, limits);
-    EXPECT_EQ(kernel.plan().outer_per_chunk, 3) << kernel.plan().summary();
-    const int64_t elements = 7 * 2 * n * 2;
-    const std::vector<float> x = random.normal(elements);
-    Tensor input = upload_floats(x, DType::f32, {elements});
-    Tensor output = poisoned(DType::f32, {elements});
-    gpu::CommandRecorder recorder(g.context);
-    kernel.record(recorder, input, output);
-    recorder.submit_and_wait();
-    const double e = rel_l2(output.download_floats(g.context), reference_output(d, x, elements));
-    std::printf("chunked %s: rel L2 %.3g\n", kernel.plan().summary().substr(0, 90).c_str(), e);
-    EXPECT_LE(e, kF32Bound);
+    expect_chunked_batch_within_bound(n, kernels::fft::fft_device_limits(gpu().context),
+                                      kernels::fft::FftCodePath::automatic, random);
   }
 }
 
