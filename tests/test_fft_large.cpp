@@ -11,6 +11,20 @@ using namespace fft_reference;
 
 constexpr double kF32Bound = 1e-6;
 
+// Each of `cases` with `limits`, on the generic and then on the unrolled code path.
+std::vector<FftCase> on_both_paths(const std::vector<FftCase>& cases,
+                                   const kernels::fft::FftDeviceLimits& limits) {
+  std::vector<FftCase> both;
+  for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
+    for (FftCase c : cases) {
+      c.limits = limits;
+      c.code_path = path;
+      both.push_back(c);
+    }
+  }
+  return both;
+}
+
 // A batch whose scratch exceeds the storage binding limit (tightened to three outer rows of scratch)
 // runs in chunks of outer rows, with a partial last chunk: 7 outer rows of two interleaved transforms
 // of n points, forward, checked against float64 (rel L2 printed and held to kF32Bound). Returns the
@@ -66,15 +80,10 @@ TEST(FftLarge, FourStepReal) {
 TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
   kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
   limits.workgroup_storage_bytes = 64 * 8;
-  std::vector<FftCase> cases;
-  for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
-    for (int64_t n : {630, 512}) {
-      FftCase c = dense_case(n, 5, FftDomain::real_to_complex, FftDirection::forward);
-      c.limits = limits;
-      c.code_path = path;
-      cases.push_back(c);
-    }
-  }
+  const std::vector<FftCase> cases =
+      on_both_paths({dense_case(630, 5, FftDomain::real_to_complex, FftDirection::forward),
+                     dense_case(512, 5, FftDomain::real_to_complex, FftDirection::forward)},
+                    limits);
   Random random(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
   const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
@@ -102,19 +111,13 @@ TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
 TEST(FftLarge, ThreePasses) {
   kernels::fft::FftDeviceLimits limits = kernels::fft::fft_device_limits(gpu().context);
   limits.three_pass_from = 1024;
-  std::vector<FftCase> cases;
-  for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
-    // Longer than a whole pass holds on either path (8192 points with split exchanges).
-    for (FftCase c :
-         {dense_case(16384, 3, FftDomain::complex, FftDirection::forward),
-          dense_case(17280, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true),
-          dense_case(2 * 16384, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true),
-          dense_case(1 << 16, 1, FftDomain::complex, FftDirection::forward)}) {
-      c.limits = limits;
-      c.code_path = path;
-      cases.push_back(c);
-    }
-  }
+  // Longer than a whole pass holds on either path (8192 points with split exchanges).
+  const std::vector<FftCase> cases = on_both_paths(
+      {dense_case(16384, 3, FftDomain::complex, FftDirection::forward),
+       dense_case(17280, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true),
+       dense_case(2 * 16384, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true),
+       dense_case(1 << 16, 1, FftDomain::complex, FftDirection::forward)},
+      limits);
   Random random(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
   const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
