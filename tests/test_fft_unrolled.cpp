@@ -56,7 +56,7 @@ class ScopedEnv {
 };
 
 TEST(FftUnrolled, MatchesFloat64Reference) {
-  // The real split from registers on every real-split pass here (by default only from 4096 points).
+  // The real split from registers on every real-split pass here (by default only for 1024 to 4096 points).
   const ScopedEnv pair("ONDA_FFT_PAIR", "2");
   std::vector<FftCase> cases;
   // Whole passes: radices 8, 7, 5, 4, 3, 2; a batch of 70 transforms of 16 points is a full workgroup

@@ -93,11 +93,13 @@ bool prefetch_next_group() {
 // Each thread then holds every Z_k it needs next to its Z_(H-k) and writes the bins without a round trip
 // through workgroup memory, but half the threads idle in that stage with twice the registers: on an H200
 // (2026-12-04, 2^26 points) it took r2c 16384 (L = 8192) from 0.471 to 0.436 ms, left 2048 and 4096
-// unchanged and slowed 256..1024 (0.26 -> 0.36 ms at 1024), so it runs for passes of 4096 points or
-// more. ONDA_FFT_PAIR=0: never, =2: every real-split pass (read per pass: the unrolled tests set it).
+// unchanged and slowed 256..1024 (0.26 -> 0.36 ms at 1024). With unpadded split exchanges and the pairs
+// in one round (night, same call, off / on): r2c 2048 (L = 1024) 0.263 / 0.258, r2c 4096 0.273 / 0.263,
+// r2c 16384 0.424 / 0.435, r2c 512 (L = 256) 0.289 / 0.337; so it runs for passes of 1024 to 4096
+// points. ONDA_FFT_PAIR=0: never, =2: every real-split pass (read per pass: the unrolled tests set it).
 bool pair_real_split(int64_t length) {
   const int64_t mode = env_int("ONDA_FFT_PAIR", 1);
-  return mode == 2 || (mode == 1 && length >= 4096);
+  return mode == 2 || (mode == 1 && length >= 1024 && length <= 4096);
 }
 
 }  // namespace onda::kernels::fft::knobs

@@ -123,7 +123,10 @@ class MainWriter {
     pair_last_ = real_split_ && !pass_.paired_rows && !prefetch_ && knobs::pair_real_split(length_);
     last_stage_radix_ = pass_.radices.back();
     last_stage_span_ = length_ / last_stage_radix_;
-    pair_count_ = last_stage_span_ / 2 + 1;
+    // Pairs p = 0..S/2. For even S, p = S/2 is self-paired like p = 0, and thread 0 takes it as its
+    // j2 (see for_each_pair): S/2 pairs, so that S = 2 * threads needs one round, not a second one for
+    // a single pair with every register doubled (r2c 4096 and 16384: 257 / 1025 pairs otherwise).
+    pair_count_ = last_stage_span_ % 2 == 0 ? last_stage_span_ / 2 : last_stage_span_ / 2 + 1;
     pair_rounds_ = ceil_div(pair_count_, threads_);
     const int64_t registers =
         pair_last_ ? std::max<int64_t>(pass_.max_registers, 2 * last_stage_radix_ * pair_rounds_)
@@ -188,8 +191,9 @@ class MainWriter {
     });
   }
 
-  // Pair mode's last stage: round b of thread t takes pair p = t + b * threads (p <= S / 2), that is
-  // butterflies j1 = p and j2 = (S - p) mod S, whose outputs are each other's Hermitian partners
+  // Pair mode's last stage: round b of thread t takes pair p = t + b * threads (p <= S / 2 for odd S;
+  // p < S / 2 for even S, where p = 0 takes the self-paired S / 2 as its j2), that is butterflies
+  // j1 = p and j2 = (S - p) mod S, whose outputs are each other's Hermitian partners
   // (Z_(H - k) of k = j1 + r S is output R-1-r of j2; of k = r S, output (R - r) mod R of j = 0), in
   // registers b 2R + r (j1) and b 2R + R + r (j2).
   template <class Body>
@@ -198,7 +202,12 @@ class MainWriter {
       const bool partial = (b + 1) * threads_ > pair_count_;
       code_ += fmt::format("  {{\n    let p = t + {};\n", u(b * threads_));
       if (partial) code_ += fmt::format("    if (p < {}) {{\n", u(pair_count_));
-      code_ += fmt::format("    let j1 = p;\n    let j2 = ({0} - p) % {0};\n", u(last_stage_span_));
+      if (last_stage_span_ % 2 == 0) {
+        code_ += fmt::format("    let j1 = p;\n    let j2 = select({0} - p, {1}, p == 0u);\n",
+                             u(last_stage_span_), u(last_stage_span_ / 2));
+      } else {
+        code_ += fmt::format("    let j1 = p;\n    let j2 = ({0} - p) % {0};\n", u(last_stage_span_));
+      }
       body(b);
       if (partial) code_ += "    }\n";
       code_ += "  }\n";
@@ -302,8 +311,16 @@ class MainWriter {
         code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n", u(r * span),
                              f1 + r, f1 + (radix - r) % radix);
       }
-      code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n      }} else {{\n",
-                           u(length_), f1, f1);
+      code_ +=
+          fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n", u(length_), f1, f1);
+      if (span % 2 == 0) {
+        // j2 = S/2, self-paired: Z_(H-k) of k = S/2 + r S is its output R-1-r.
+        for (int r = 0; r < radix; ++r) {
+          code_ += fmt::format("        write_split_bin(transform, {}, v[{}], conj(v[{}]));\n",
+                               u(span / 2 + r * span), f2 + r, f2 + radix - 1 - r);
+        }
+      }
+      code_ += "      } else {\n";
       for (int r = 0; r < radix; ++r) {
         code_ += fmt::format("        write_split_bin(transform, j1 + {}, v[{}], conj(v[{}]));\n",
                              u(r * span), f1 + r, f2 + radix - 1 - r);
