@@ -401,30 +401,45 @@ class MainWriter {
     }
   }
 
-  // The r2c split of a split-exchange pass: Z_k and Z_(H-k) (k = 0..H) gathered into registers half by
-  // half, then X_k = E_k + W_N^k O_k.
+  // The r2c split of a split-exchange pass, X_k = E_k + W_N^k O_k, in Hermitian pairs (k, H - k) for
+  // k = 0..H/2: Z_k and Z_(H-k), gathered into registers half by half, serve both X_k and X_(H-k), so
+  // each Z is read once. k = 0 also gives X_H (Z_H = Z_0); for even H the self-paired k = H/2 goes to
+  // thread 0 as well (an extra register), so that H/2 pairs fill whole rounds of threads.
   void split_exchange_real_split() {
-    const int64_t count = ceil_div(length_ + 1, threads_);
+    const bool even = length_ % 2 == 0;
+    const int64_t pairs = even ? length_ / 2 : length_ / 2 + 1;
+    const int64_t count = ceil_div(pairs, threads_);
     code_ += fmt::format("  var zk: array<vec2<f32>, {0}>;\n  var zc: array<vec2<f32>, {0}>;\n", count);
-    auto for_each_bin = [&](auto&& body) {
+    if (even) code_ += "  var zm: vec2<f32>;\n";
+    auto for_each_pair_of_bins = [&](auto&& body) {
       for (int64_t b = 0; b < count; ++b) {
-        code_ += fmt::format("  {{\n    let k = t + {};\n    if (k <= {}) {{\n", u(b * threads_), u(length_));
+        code_ += fmt::format("  {{\n    let k = t + {};\n    if (k < {}) {{\n", u(b * threads_), u(pairs));
         body(b);
         code_ += "    }\n  }\n";
       }
     };
     split_boundary(last_radix_, last_span_, [&](const char* c) {
-      for_each_bin([&](int64_t b) {
+      for_each_pair_of_bins([&](int64_t b) {
         code_ += fmt::format(
-            "      zk[{0}]{1} = exchange[base + exchange_index(k % {2})];\n"
+            "      zk[{0}]{1} = exchange[base + exchange_index(k)];\n"
             "      zc[{0}]{1} = exchange[base + exchange_index(({2} - k) % {2})];\n",
             b, c, u(length_));
       });
+      if (even)
+        code_ += fmt::format("  if (t == 0u) {{ zm{} = exchange[base + exchange_index({})]; }}\n", c,
+                             u(length_ / 2));
     });
     code_ += "  if (in_range) {\n";
-    for_each_bin([&](int64_t b) {
-      code_ += fmt::format("      write_split_bin(transform, k, zk[{0}], conj(zc[{0}]));\n", b);
+    for_each_pair_of_bins([&](int64_t b) {
+      code_ += fmt::format(
+          "      write_split_bin(transform, k, zk[{0}], conj(zc[{0}]));\n"
+          "      write_split_bin(transform, {1} - k, zc[{0}], conj(zk[{0}]));\n",
+          b, u(length_));
     });
+    if (even) {
+      code_ += fmt::format("    if (t == 0u) {{ write_split_bin(transform, {}, zm, conj(zm)); }}\n",
+                           u(length_ / 2));
+    }
     code_ += "  }\n";
   }
 
