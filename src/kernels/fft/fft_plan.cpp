@@ -132,12 +132,13 @@ int64_t max_paired_row_length(const FftDeviceLimits& limits) {
   return std::min<int64_t>(points * 8 / 9, 1024);
 }
 
-// Three passes N1 x N2 x N3 = n for a long complex transform (PassShape::inner_columns), where two
-// passes would need transforms too long for runs of 16 consecutive ones per workgroup: every pass
-// then reads and writes runs of consecutive points (N1's bins k1 in the last pass, n3 in the
-// middle one), at the price of a third round trip through memory. From limits.three_pass_from
-// points (0: never); factors as equal as possible, N1 and N3 >= 32 where there is a choice (runs of
-// 32). std::nullopt when n is shorter or does not split into three factors that fit a pass.
+// Three passes N1 x N2 x N3 = n for a long complex transform (PassShape::inner_columns): short
+// transforms in every pass, each reading and writing runs of consecutive points (N1's bins k1 in the
+// last pass, n3 in the middle one), at the price of a third round trip through memory. Opt-in, from
+// limits.three_pass_from points (0, the default: never): on an H200 (2026-12-04) c2c 2^20 as 64 x 128
+// x 128 took 1.27 ms of GPU time against two passes' 1.23, c2c 16384 1.05 against 0.73. Factors as
+// equal as possible, N1 and N3 >= 32 where there is a choice (runs of 32). std::nullopt when n is
+// shorter or does not split into three factors that fit a pass.
 std::optional<std::array<int64_t, 3>> three_pass_split(int64_t n, const FftDeviceLimits& limits) {
   if (limits.three_pass_from <= 0 || n < limits.three_pass_from) return std::nullopt;
   const int64_t max_length = max_pass_length(limits);
