@@ -680,33 +680,44 @@ TEST(RnnKernel, CooperativeGridNotResidentGivesNanNotAHang) {
   }
 }
 
-TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
-  auto& g = gpu();
+// A forward LSTM, hidden 8, 3 steps of batch 2 (input 5), its tensors unfilled: enough to plan and
+// record, for the tests that expect record_rnn to reject a tiling.
+struct UnfilledLstm {
+  Gpu& g = gpu();
   RnnSpec spec;
-  spec.hidden_size = 8;
   kernels::rnn::RnnInputs in;
-  in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
-  in.w = Tensor::empty(g.pool, DType::f32, {1, 32, 5});
-  in.r = Tensor::empty(g.pool, DType::f32, {1, 32, 8});
   kernels::rnn::RnnOutputs out;
-  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 2, 8});
   kernels::KernelContext k{g.context, g.pipelines};
-  gpu::CommandRecorder recorder(g.context);
+  gpu::CommandRecorder recorder{g.context};
+  UnfilledLstm() {
+    spec.hidden_size = 8;
+    in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
+    in.w = Tensor::empty(g.pool, DType::f32, {1, 32, 5});
+    in.r = Tensor::empty(g.pool, DType::f32, {1, 32, 8});
+    out.y_h = Tensor::empty(g.pool, DType::f32, {1, 2, 8});
+  }
+  void record(const kernels::rnn::RnnOptions& options) {
+    kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
+  }
+};
+
+TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
+  UnfilledLstm l;
   kernels::rnn::RnnOptions options;
   options.cooperative_tiling = kernels::rnn::CooperativeTiling{8, 2, 4, 1};  // 2 rows, 1 slice
-  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  EXPECT_THROW(l.record(options), std::invalid_argument);
   options.cooperative_tiling = kernels::rnn::CooperativeTiling{0, 1, 1, 1};
-  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  EXPECT_THROW(l.record(options), std::invalid_argument);
   options.cooperative_tiling = kernels::rnn::CooperativeTiling{8, 1, 1, 0};
-  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  EXPECT_THROW(l.record(options), std::invalid_argument);
   // One workgroup of 2 invocations per unit and row: 2^16 of them, more than any GPU (an H200 holds
   // 132 x 32) or lavapipe's threads run at once.
-  in.x = Tensor::empty(g.pool, DType::f32, {2, 8192, 5});
-  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 8192, 8});
+  l.in.x = Tensor::empty(l.g.pool, DType::f32, {2, 8192, 5});
+  l.out.y_h = Tensor::empty(l.g.pool, DType::f32, {1, 8192, 8});
   options.cooperative_tiling = kernels::rnn::CooperativeTiling{1, 1, 1, 1};
   options.step_mode = kernels::rnn::StepMode::cooperative;
   try {
-    kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
+    l.record(options);
     ADD_FAILURE() << "a grid of 65536 workgroups of 2 invocations was taken as resident";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("runs all at once"), std::string::npos) << e.what();
@@ -714,22 +725,12 @@ TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
 }
 
 TEST(RnnKernel, ResidentRejectsTilingsThatDoNotFit) {
-  auto& g = gpu();
-  RnnSpec spec;
-  spec.hidden_size = 8;
-  kernels::rnn::RnnInputs in;
-  in.x = Tensor::empty(g.pool, DType::f32, {3, 2, 5});
-  in.w = Tensor::empty(g.pool, DType::f32, {1, 32, 5});
-  in.r = Tensor::empty(g.pool, DType::f32, {1, 32, 8});
-  kernels::rnn::RnnOutputs out;
-  out.y_h = Tensor::empty(g.pool, DType::f32, {1, 2, 8});
-  kernels::KernelContext k{g.context, g.pipelines};
-  gpu::CommandRecorder recorder(g.context);
+  UnfilledLstm l;
   kernels::rnn::RnnOptions options;
   options.resident_tiling = kernels::rnn::ResidentTiling{2, 4};  // 2 rows, 1 slice: a row without a slice
-  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  EXPECT_THROW(l.record(options), std::invalid_argument);
   options.resident_tiling = kernels::rnn::ResidentTiling{1, 0};
-  EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options), std::invalid_argument);
+  EXPECT_THROW(l.record(options), std::invalid_argument);
 }
 
 TEST(RnnKernel, DispatchesPerStep) {
