@@ -130,21 +130,20 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 // ... and the last: transform t = (b*N2 + k2)*N1 + k1 reads the N3 points k2*N3 + e of spectrum row
 // k1 and writes bins k1 + N1*k2 + N1*N2*e (consecutive k1: consecutive bins).
 @group(0) @binding({{SPECTRUM_BINDING}}) var<storage, read> spectrum: array<vec2<f32>>;
-fn load(t: u32, e: u32) -> vec2<f32> {
+struct InnerRow { b: u32, k1: u32, k2: u32, n1: u32 }
+fn inner_row(t: u32) -> InnerRow {
   let n1 = params.fft_length / (params.pass_length * params.other_factor);
   let rest = t / n1;  // b*N2 + k2
-  let k1 = t - rest * n1;
   let b = rest / params.other_factor;
-  let k2 = rest - b * params.other_factor;
-  return spectrum[b * params.fft_length + k1 * params.pass_length * params.other_factor + k2 * params.pass_length + e];
+  return InnerRow(b, t - rest * n1, rest - b * params.other_factor, n1);
+}
+fn load(t: u32, e: u32) -> vec2<f32> {
+  let r = inner_row(t);
+  return spectrum[r.b * params.fft_length + (r.k1 * params.other_factor + r.k2) * params.pass_length + e];
 }
 fn store(t: u32, e: u32, v: vec2<f32>) {
-  let n1 = params.fft_length / (params.pass_length * params.other_factor);
-  let rest = t / n1;
-  let k1 = t - rest * n1;
-  let b = rest / params.other_factor;
-  let k2 = rest - b * params.other_factor;
-  write_sequence(b, k1 + n1 * (k2 + params.other_factor * e), v);
+  let r = inner_row(t);
+  write_sequence(r.b, r.k1 + r.n1 * (r.k2 + params.other_factor * e), v);
 }
 #endif
 

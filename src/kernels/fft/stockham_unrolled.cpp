@@ -76,11 +76,11 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   // ONDA_FFT_SPLIT=0: never (planning too), =2: every whole pass, =3: from 512 points only.
   const int64_t complex_points = static_cast<int64_t>(limits.workgroup_storage_bytes / 8);
   const int64_t split_mode = knobs::split_mode();
-  const bool split_length = pass.length >= 512 || (split_mode == 1 && pass.length == 128);
+  const bool split_by_rule = (split_mode == 1 && (pass.length == 128 || pass.length >= 512)) ||
+                             (split_mode == 3 && pass.length >= 512);
   pass.split_exchange = limits.split_exchange && pass.shape == PassShape::whole && !pass.paired_rows &&
                         !pass.radices.empty() &&
-                        (pass.length > complex_points || split_mode == 2 ||
-                         ((split_mode == 1 || split_mode == 3) && split_length));
+                        (pass.length > complex_points || split_mode == 2 || split_by_rule);
   int64_t memory_points = complex_points * (pass.split_exchange ? 2 : 1);
   // One butterfly per thread in every stage: as many threads as the stage of the smallest radix has
   // butterflies (the larger radices' stages leave some idle). With the generator of 2026-12-03, two or

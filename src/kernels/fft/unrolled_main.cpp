@@ -126,7 +126,7 @@ class MainWriter {
     // Pairs p = 0..S/2. For even S, p = S/2 is self-paired like p = 0, and thread 0 takes it as its
     // j2 (see for_each_pair): S/2 pairs, so that S = 2 * threads needs one round, not a second one for
     // a single pair with every register doubled (r2c 4096 and 16384: 257 / 1025 pairs otherwise).
-    pair_count_ = last_stage_span_ % 2 == 0 ? last_stage_span_ / 2 : last_stage_span_ / 2 + 1;
+    pair_count_ = (last_stage_span_ + 1) / 2;
     pair_rounds_ = ceil_div(pair_count_, threads_);
     const int64_t registers =
         pair_last_ ? std::max<int64_t>(pass_.max_registers, 2 * last_stage_radix_ * pair_rounds_)
@@ -407,7 +407,7 @@ class MainWriter {
   // thread 0 as well (an extra register), so that H/2 pairs fill whole rounds of threads.
   void split_exchange_real_split() {
     const bool even = length_ % 2 == 0;
-    const int64_t pairs = even ? length_ / 2 : length_ / 2 + 1;
+    const int64_t pairs = (length_ + 1) / 2;
     const int64_t count = ceil_div(pairs, threads_);
     code_ += fmt::format("  var zk: array<vec2<f32>, {0}>;\n  var zc: array<vec2<f32>, {0}>;\n", count);
     if (even) code_ += "  var zm: vec2<f32>;\n";
