@@ -135,6 +135,38 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   EXPECT_LE(f16_errors[0], 1e-3);
 }
 
+// Split exchanges of 512 points and of more than 4096 are swizzled (StockhamPassPlan::
+// swizzled_exchange), and 8192 points run as radices 8,8,16,8: c2c 512, r2c 1024 (L = 512), c2c 8192,
+// r2c 16384 with the real split through workgroup memory (the default there), and the c2r 16384 inverse.
+// Dense real signals are read and written as vec2 pairs.
+TEST(FftUnrolled, SwizzledExchangesAndVec2RealSignals) {
+  // The device's own limits: 8192 points fit a split exchange from 32 KiB of workgroup memory (lavapipe).
+  const std::optional<kernels::fft::FftDeviceLimits> limits;
+  std::vector<FftCase> cases;
+  cases.push_back(unrolled(dense_case(512, 3, FftDomain::complex, FftDirection::forward), limits));
+  cases.push_back(unrolled(dense_case(1024, 3, FftDomain::real_to_complex, FftDirection::forward), limits));
+  cases.push_back(
+      unrolled(dense_case(8192, 2, FftDomain::complex, FftDirection::inverse, DType::f32, true), limits));
+  cases.push_back(unrolled(dense_case(16384, 3, FftDomain::real_to_complex, FftDirection::forward), limits));
+  cases.push_back(unrolled(
+      dense_case(16384, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true), limits));
+  Random random(test_seed());
+  std::vector<std::unique_ptr<FftKernel>> kernels;
+  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
+  for (size_t i = 0; i < errors.size(); ++i) {
+    const auto& plan = kernels[i]->plan();
+    std::printf("swizzled %s: rel L2 %.3g\n", plan.summary().c_str(), errors[i]);
+    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
+    ASSERT_EQ(plan.passes.size(), 1u) << plan.summary();
+    const auto& pass = plan.passes[0];
+    EXPECT_TRUE(pass.split_exchange && pass.swizzled_exchange && !pass.padded_exchange) << plan.summary();
+    if (pass.length == 8192) {
+      EXPECT_EQ(pass.radices, (std::vector<int>{8, 8, 16, 8})) << plan.summary();
+    }
+    EXPECT_TRUE(kernels[i]->vec2_io()) << plan.summary();
+  }
+}
+
 // The shapes the unrolled path gives an H200-like device (48 KiB of workgroup memory): every pass's
 // workgroup is threads x transforms exactly, within 256 invocations, and its (padded) workgroup memory
 // fits; four-step passes walk runs of at least 4 consecutive columns.

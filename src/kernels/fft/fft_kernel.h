@@ -43,6 +43,8 @@ class FftKernel {
             FftCodePath code_path = FftCodePath::automatic);
 
   const FftPlan& plan() const { return plan_; }
+  // Whether user tensors are read and written as vec2 where their offsets allow (vec2_user_io).
+  bool vec2_io() const { return vec2_io_; }
 
   // Records the passes reading `input` (times `window` when the description is windowed) and writing
   // `output`. Throws std::invalid_argument when a tensor has the wrong dtype or is too small for its

@@ -376,12 +376,15 @@ std::string FftPlan::summary() const {
                                  real_packed ? " real_packed" : "", fft_length);
   if (outer_per_chunk < description.outer_count) text += fmt::format(" chunks of {} outer", outer_per_chunk);
   for (const StockhamPassPlan& pass : passes) {
-    text +=
-        fmt::format(" | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {}{}{})", pass.length,
-                    fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
-                    pass.workgroup_size, pass.exchange_length, pass.max_registers,
-                    pass.unrolled ? (pass.split_exchange ? ", unrolled, split" : ", unrolled") : "",
-                    pass.group_iterations > 1 ? fmt::format(", {} groups each", pass.group_iterations) : "");
+    text += fmt::format(
+        " | L={} radices={} threads={}x{} (workgroup {}, exchange {}, registers {}{}{}{})", pass.length,
+        fmt::join(pass.radices, ","), pass.threads_per_transform, pass.transforms_per_workgroup,
+        pass.workgroup_size, pass.exchange_length, pass.max_registers,
+        pass.unrolled ? (pass.split_exchange ? ", unrolled, split" : ", unrolled") : "",
+        pass.padded_exchange     ? ", padded"
+        : pass.swizzled_exchange ? ", swizzled"
+                                 : "",
+        pass.group_iterations > 1 ? fmt::format(", {} groups each", pass.group_iterations) : "");
   }
   return text;
 }

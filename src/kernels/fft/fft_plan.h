@@ -88,6 +88,10 @@ struct StockhamPassPlan {
   // Unrolled passes: point p of a transform sits at p + (p >> 3) in workgroup memory when true (one pad
   // every 8 points breaks the bank conflicts of the stride-R writes of the first stages).
   bool padded_exchange = false;
+  // Unpadded unrolled passes: point p sits at p ^ ((p >> 3) & 31) when true. The XOR permutes each
+  // aligned block of 32 points (bits 5 up are kept, so it stays a bijection inside the transform's
+  // slot) and sends the 32 lanes of a stride-8 or stride-64 stage write to 32 different banks.
+  bool swizzled_exchange = false;
   // Bluestein in one whole pass (unrolled only, fuse_bluestein_convolution): FFT of the chirped input,
   // product with the kernel spectrum, inverse FFT, all in workgroup memory.
   bool convolve_in_workgroup = false;

@@ -80,8 +80,12 @@ bool vec2_user_io(const FftPlan& plan) {
   const FftDescription& d = plan.description;
   // Complex values at even element indices; a real side may also be dense (axis stride 1), whose
   // sample pairs (2n, 2n+1) are then one vec2 (the packed half-length transforms read and write pairs).
-  auto fits = [](const FftLayout& l, bool real) {
-    return l.offset % 2 == 0 && l.outer_stride % 2 == 0 && l.inner_stride % 2 == 0 &&
+  // A stride that is never stepped (one outer or one inner index) does not matter: a real signal's
+  // contiguous layout has inner stride 1, and demanding it even kept every dense r2c / c2r on scalar
+  // loads and stores.
+  auto fits = [&](const FftLayout& l, bool real) {
+    return l.offset % 2 == 0 && (l.outer_stride % 2 == 0 || d.outer_count == 1) &&
+           (l.inner_stride % 2 == 0 || d.inner_count == 1) &&
            (l.axis_stride % 2 == 0 || (real && l.axis_stride == 1));
   };
   return d.dtype == DType::f32 && fits(d.input, d.domain == FftDomain::real_to_complex) &&

@@ -63,6 +63,11 @@ int64_t unrolled_exchange_stride(const StockhamPassPlan& pass) {
 
 void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   if (knobs::radix16(pass)) pass.radices = radix16_radices(pass.length);
+  // A whole pass of 8192 points (r2c 16384) runs 8,8,16,8: four stages instead of 8,8,8,4,4's five, so
+  // one exchange fewer. With swizzled exchanges, on an H200 (2026-12-04, 2^26 points, same call):
+  // 0.394 ms against 0.400 (16,8,8,8 0.422, 16,16,16,2 0.481); unswizzled it lost (0.477 against 0.427).
+  if (pass.shape == PassShape::whole && pass.length == 8192 && knobs::swizzle_mode() != 0)
+    pass.radices = {8, 8, 16, 8};
   if (auto forced = knobs::forced_radices(pass.length); !forced.empty()) pass.radices = forced;
   const int64_t max_threads = limits.max_invocations_per_workgroup;
   // A whole pass longer than workgroup memory holds as complex values exchanges its halves one after
@@ -153,6 +158,19 @@ void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits) {
   const int64_t pad_mode = knobs::env_int("ONDA_FFT_PAD", 1);
   pass.padded_exchange = per_group * (padded_length(pass.length, true) + extra) <= memory_points &&
                          (pad_mode == 2 || (pad_mode == 1 && !pass.split_exchange));
+  // Split exchanges of 512 points and of more than 4096 swizzle instead (StockhamPassPlan::
+  // swizzled_exchange). On an H200 (2026-12-04, 2^26 points, two runs each in one call, GPU ms):
+  // c2c 512 0.354 -> 0.311, r2c 16384 (L = 8192) 0.411 -> 0.400; r2c 1024 (L = 512) unchanged at
+  // 0.26; the passes of 1024..4096 points, one largest-radix butterfly per thread, lost 6-11% (c2c 4096
+  // 0.383 -> 0.424, r2c 4096 0.263 -> 0.282) and L = 128 3% (r2c 256 0.246 -> 0.254): the XOR costs
+  // instructions on every access where the plain index folds into an immediate offset.
+  // ONDA_FFT_SWIZZLE=0: never, =1 (default): by this rule, =2: every unpadded whole pass, =3: every split
+  // one.
+  const int64_t swizzle = knobs::swizzle_mode();
+  const bool swizzle_by_rule = pass.split_exchange && (pass.length == 512 || pass.length > 4096);
+  pass.swizzled_exchange =
+      !pass.padded_exchange && pass.shape == PassShape::whole && pass.length % 32 == 0 &&
+      (swizzle == 2 || (swizzle == 1 && swizzle_by_rule) || (swizzle == 3 && pass.split_exchange));
   pass.threads_per_transform = static_cast<int>(threads);
   pass.transforms_per_workgroup = static_cast<int>(per_group);
   pass.workgroup_size = static_cast<int>(threads * per_group);

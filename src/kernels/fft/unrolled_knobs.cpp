@@ -102,4 +102,8 @@ bool pair_real_split(int64_t length) {
   return mode == 2 || (mode == 1 && length >= 1024 && length <= 4096);
 }
 
+int64_t swizzle_mode() {
+  return env_int("ONDA_FFT_SWIZZLE", 1);
+}
+
 }  // namespace onda::kernels::fft::knobs

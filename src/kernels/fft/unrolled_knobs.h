@@ -39,5 +39,9 @@ bool prefetch_next_group();
 // A whole packed r2c pass of `length` points splits its bins from registers, its last stage in
 // Hermitian butterfly pairs (ONDA_FFT_PAIR).
 bool pair_real_split(int64_t length);
+// Which unpadded whole passes (of a multiple of 32 points) place point p at p ^ ((p >> 3) & 31)
+// (StockhamPassPlan::swizzled_exchange): ONDA_FFT_SWIZZLE=0 none, =1 (default) split exchanges of 512
+// and of more than 4096 points (specialise_pass), =2 every one, =3 every split one.
+int64_t swizzle_mode();
 
 }  // namespace onda::kernels::fft::knobs

@@ -62,7 +62,9 @@ class MainWriter {
   // within it, and the group loop's head with `transform` / `in_range` bound.
   void header() {
     code_ = fmt::format("fn exchange_index(p: u32) -> u32 {{\n  return {};\n}}\n\n",
-                        pass_.padded_exchange ? "p + (p >> 3u)" : "p");
+                        pass_.padded_exchange     ? "p + (p >> 3u)"
+                        : pass_.swizzled_exchange ? "p ^ ((p >> 3u) & 31u)"
+                                                  : "p");
     code_ += fmt::format(
         "@compute @workgroup_size({})\n"
         "fn main(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wg: vec3<u32>,\n"
