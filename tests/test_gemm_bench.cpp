@@ -126,7 +126,11 @@ TEST(GemmBench, TiledModelShapesPrepacked) {
   if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
   Random random(test_seed());
-  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{16384, 512, 512}, {4096, 4096, 4096}}) {
+  // SCNet's band biLSTM input projections (T B x D G H x I: H256 B864, H512 B433) after the first two.
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{16384, 512, 512},
+                         {4096, 4096, 4096},
+                         {85 * 864, 2048, 256},
+                         {85 * 433, 4096, 512}}) {
     const auto a = random.normal(m * k), b = random.normal(k * n);
     const Tensor a_t = upload_floats(a, DType::f32, {m, k});
     // b holds op(B) row-major [K, N]; its transpose [N, K] for the transposed and packed forms.

@@ -396,8 +396,11 @@ RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& rec
   out.directions = dirs;
   out.has_peepholes = p.defined();
   const int64_t gh = gates * hidden;
-  // W of all directions stacked: rows d*G*H + n, so one GEMM projects every direction.
-  out.w = gemm::prepack_b(k.gpu, pool, k.pipelines, recorder, w.reshape({dirs * gh, input}), true);
+  // W^T of all directions side by side, W^T[i][d G H + n] = W[d][n][i], so one GEMM projects every
+  // direction.
+  out.w = w;
+  out.w_t = Tensor::empty(pool, DType::f32, {input, dirs * gh});
+  record_gather(k, recorder, w, out.w_t, 0, {input, dirs, gh}, {1, gh * input, input}, "rnn_transpose_w");
   const int64_t rt_size = dirs * hidden * gh;
   out.bias_offset = u32(rt_size, "R size");
   out.peephole_offset = u32(rt_size + dirs * 2 * gh, "parameter size");
@@ -421,7 +424,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const int64_t gh = d.gates * d.hidden;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
   recorder.retain(weights.params.storage());
-  recorder.retain(weights.w.data.storage());
+  recorder.retain(weights.w_t.storage());
+  recorder.retain(weights.w.storage());
 
   // State: h ping, h pong, c, then the GRU scratch r (.) H_prev and z; all float32.
   const Tensor state = Tensor::empty(pool, DType::f32, {5 * dbh});
@@ -719,10 +723,13 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const auto project = [&](int64_t chunk_index) {
     if (!chunked) {
       const Tensor a = in.x.reshape({d.seq * d.batch, d.input});
-      const auto problem = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), false, weights.w);
+      gemm::GemmProblem problem;
+      problem.a_shape = a.shape();
+      problem.a_dtype = a.dtype();
+      problem.b_shape = weights.w_t.shape();
       gemm::GemmTensors t;
       t.a = a;
-      t.packed_b = &weights.w;
+      t.b = weights.w_t;
       t.out = xw.reshape({d.seq * d.batch, d.dirs * gh});
       gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
       return;
@@ -733,11 +740,17 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       const int64_t t0 = reverse ? d.seq - s1 : s0;
       u.xw_base[2 + dir] = static_cast<uint32_t>(t0);
       const Tensor a = x_time_major.reshape({d.seq * d.batch, d.input}).slice_outer(t0 * d.batch, (t0 + s1 - s0) * d.batch);
-      gemm::PackedB packed{weights.w.data.slice_outer(dir * gh, (dir + 1) * gh), weights.w.k, gh};
-      const auto problem = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), false, packed);
+      // This direction's W [G H, I] as a transposed B (W^T's columns of one direction are not one
+      // contiguous tensor).
+      gemm::GemmProblem problem;
+      problem.a_shape = a.shape();
+      problem.a_dtype = a.dtype();
+      problem.b_shape = {gh, d.input};
+      problem.b_dtype = weights.w.dtype();
+      problem.transpose_b = true;
       gemm::GemmTensors t;
       t.a = a;
-      t.packed_b = &packed;
+      t.b = weights.w.slice_outer(dir, dir + 1).reshape({gh, d.input});
       t.out = xw.slice_outer(dir * chunk * d.batch * gh, dir * chunk * d.batch * gh + (s1 - s0) * d.batch * gh)
                   .reshape({(s1 - s0) * d.batch, gh});
       gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
