@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # H200 call of 2026-12-04 (late): XOR-swizzled workgroup exchanges (ONDA_FFT_SWIZZLE, p ^ ((p >> 3) & 31))
 # against the plain / padded ones on the whole-pass cases, beside cuFFT; the FFT tests with the swizzle
-# on every unpadded pass. Carry .gl, .devpack, build/bench_fft, build/onda_tests.
+# on every unpadded pass. At the time ONDA_FFT_SWIZZLE=1 swizzled every split exchange (since cb5b01e
+# that is =3; =1 is the default rule). Carry .gl, .devpack, build/bench_fft, build/onda_tests.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 TEST_FILTER='Fft*:Stft*:Dft*' gpu_tests x 150
