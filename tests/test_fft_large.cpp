@@ -2,8 +2,6 @@
 // 2^20, 3 * 2^14) and Bluestein whose convolution length needs four-step itself (10007).
 #include <gtest/gtest.h>
 
-#include <functional>
-
 #include "test_fft_reference.h"
 
 namespace onda::test {
@@ -25,22 +23,6 @@ std::vector<FftCase> on_both_paths(const std::vector<FftCase>& cases,
     }
   }
   return both;
-}
-
-// Runs float32 `cases` and, for each, prints its plan and rel L2 after `label`, runs the caller's plan
-// checks and holds the error to kF32Bound. Returns the kernels (cases' order).
-std::vector<std::unique_ptr<FftKernel>> expect_f32_cases_within_bound(
-    const std::vector<FftCase>& cases, const char* label, Random& random,
-    const std::function<void(const kernels::fft::FftPlan&)>& check_plan) {
-  std::vector<std::unique_ptr<FftKernel>> kernels;
-  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const auto& plan = kernels[i]->plan();
-    std::printf("%s %s: rel L2 %.3g\n", label, plan.summary().c_str(), errors[i]);
-    check_plan(plan);
-    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
-  }
-  return kernels;
 }
 
 // A batch whose scratch exceeds the storage binding limit (tightened to three outer rows of scratch)
@@ -103,13 +85,15 @@ TEST(FftLarge, FourStepRealPairsRowsForTheSplit) {
                      dense_case(512, 5, FftDomain::real_to_complex, FftDirection::forward)},
                     limits);
   Random random(test_seed());
-  std::vector<std::unique_ptr<FftKernel>> kernels =
-      expect_f32_cases_within_bound(cases, "paired rows", random, [](const kernels::fft::FftPlan& plan) {
+  std::vector<std::unique_ptr<FftKernel>> kernels = expect_cases_within(
+      cases, DType::f32, kF32Bound, "paired rows",
+      [](const kernels::fft::FftPlan& plan) {
         EXPECT_TRUE(plan.real_packed) << plan.summary();
         ASSERT_EQ(plan.passes.size(), 2u) << plan.summary();
         EXPECT_TRUE(plan.passes[1].paired_rows) << plan.summary();
         EXPECT_EQ(plan.passes[1].transforms_per_workgroup % 2, 0) << plan.summary();
-      });
+      },
+      &random);
   EXPECT_EQ(kernels[0]->plan().passes[0].length % 2, 1) << "N1 should be odd in the first case";
   FftCase f16 = dense_case(512, 3, FftDomain::real_to_complex, FftDirection::forward, DType::f16);
   f16.limits = limits;
@@ -133,12 +117,15 @@ TEST(FftLarge, ThreePasses) {
        dense_case(1 << 16, 1, FftDomain::complex, FftDirection::forward)},
       limits);
   Random random(test_seed());
-  expect_f32_cases_within_bound(cases, "three passes", random, [](const kernels::fft::FftPlan& plan) {
-    ASSERT_EQ(plan.passes.size(), 3u) << plan.summary();
-    EXPECT_EQ(plan.passes[1].shape, kernels::fft::PassShape::inner_columns) << plan.summary();
-    EXPECT_EQ(plan.passes[2].shape, kernels::fft::PassShape::inner_rows) << plan.summary();
-    EXPECT_EQ(plan.passes[0].length * plan.passes[1].length * plan.passes[2].length, plan.fft_length);
-  });
+  expect_cases_within(
+      cases, DType::f32, kF32Bound, "three passes",
+      [](const kernels::fft::FftPlan& plan) {
+        ASSERT_EQ(plan.passes.size(), 3u) << plan.summary();
+        EXPECT_EQ(plan.passes[1].shape, kernels::fft::PassShape::inner_columns) << plan.summary();
+        EXPECT_EQ(plan.passes[2].shape, kernels::fft::PassShape::inner_rows) << plan.summary();
+        EXPECT_EQ(plan.passes[0].length * plan.passes[1].length * plan.passes[2].length, plan.fft_length);
+      },
+      &random);
 
   const auto chunked =
       expect_chunked_batch_within_bound(16384, limits, kernels::fft::FftCodePath::unrolled, random);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdio>
+#include <functional>
 #include <future>
 #include <memory>
 #include <numbers>
@@ -269,19 +270,22 @@ inline double round_trip_error(int64_t n, int64_t batch, bool real, Random& rand
   return rel_l2(back.download_floats(g.context), std::vector<double>(x.begin(), x.end()));
 }
 
-// Runs the cases, checks each against `bound` and prints one line per case.
-inline void expect_cases_within(const std::vector<FftCase>& cases, DType dtype, double bound,
-                                const char* what) {
-  Random random(test_seed());
+// Runs the cases (inputs from `random`, else from a fresh test_seed() generator), prints one line per
+// case, runs `check_plan` (when given) on each plan and holds each error to `bound`. Returns the
+// kernels in the cases' order, for checks beyond the plan.
+inline std::vector<std::unique_ptr<FftKernel>> expect_cases_within(
+    const std::vector<FftCase>& cases, DType dtype, double bound, const char* what,
+    const std::function<void(const kernels::fft::FftPlan&)>& check_plan = {}, Random* random = nullptr) {
+  Random own(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
-  const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
+  const std::vector<double> errors = run_fft_cases(cases, dtype, random ? *random : own, &kernels);
   for (size_t i = 0; i < cases.size(); ++i) {
     const auto& plan = kernels[i]->plan();
-    std::printf("%s %s %s%s F=%lld: rel L2 %.3g\n", what, plan.description.summary().c_str(),
-                kernels::fft::algorithm_name(plan.algorithm), plan.real_packed ? " real_packed" : "",
-                static_cast<long long>(plan.fft_length), errors[i]);
-    EXPECT_LE(errors[i], bound) << kernels[i]->plan().summary();
+    std::printf("%s %s: rel L2 %.3g\n", what, plan.summary().c_str(), errors[i]);
+    if (check_plan) check_plan(plan);
+    EXPECT_LE(errors[i], bound) << plan.summary();
   }
+  return kernels;
 }
 
 }  // namespace onda::test::fft_reference

@@ -150,21 +150,16 @@ TEST(FftUnrolled, SwizzledExchangesAndVec2RealSignals) {
   cases.push_back(unrolled(dense_case(16384, 3, FftDomain::real_to_complex, FftDirection::forward), limits));
   cases.push_back(unrolled(
       dense_case(16384, 2, FftDomain::complex_to_real, FftDirection::inverse, DType::f32, true), limits));
-  Random random(test_seed());
-  std::vector<std::unique_ptr<FftKernel>> kernels;
-  const std::vector<double> errors = run_fft_cases(cases, DType::f32, random, &kernels);
-  for (size_t i = 0; i < errors.size(); ++i) {
-    const auto& plan = kernels[i]->plan();
-    std::printf("swizzled %s: rel L2 %.3g\n", plan.summary().c_str(), errors[i]);
-    EXPECT_LE(errors[i], kF32Bound) << plan.summary();
-    ASSERT_EQ(plan.passes.size(), 1u) << plan.summary();
-    const auto& pass = plan.passes[0];
-    EXPECT_TRUE(pass.split_exchange && pass.swizzled_exchange && !pass.padded_exchange) << plan.summary();
-    if (pass.length == 8192) {
-      EXPECT_EQ(pass.radices, (std::vector<int>{8, 8, 16, 8})) << plan.summary();
-    }
-    EXPECT_TRUE(kernels[i]->vec2_io()) << plan.summary();
-  }
+  const std::vector<std::unique_ptr<FftKernel>> kernels =
+      expect_cases_within(cases, DType::f32, kF32Bound, "swizzled", [](const kernels::fft::FftPlan& plan) {
+        ASSERT_EQ(plan.passes.size(), 1u) << plan.summary();
+        const auto& pass = plan.passes[0];
+        EXPECT_TRUE(pass.split_exchange && pass.swizzled_exchange && !pass.padded_exchange) << plan.summary();
+        if (pass.length == 8192) {
+          EXPECT_EQ(pass.radices, (std::vector<int>{8, 8, 16, 8})) << plan.summary();
+        }
+      });
+  for (const auto& kernel : kernels) EXPECT_TRUE(kernel->vec2_io()) << kernel->plan().summary();
 }
 
 // The shapes the unrolled path gives an H200-like device (48 KiB of workgroup memory): every pass's

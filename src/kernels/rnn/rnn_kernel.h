@@ -56,7 +56,7 @@ struct RnnWeights {
   // (2026-12-04) SCNet's band-LSTM projection, 73440 x 2048 x 256, took 2.03 ms against 2.54
   // prepacked, and 36805 x 4096 x 512 3.86 against 4.94 (bench_rnn), the biLSTMs 5-8% less in all.
   Tensor w_t;
-  Tensor w;
+  Tensor w;              // the caller's W, kept for chunked projections
   Tensor params;         // float32, see above
   int64_t input_size = 0;
   int64_t hidden_size = 0;
