@@ -2,6 +2,7 @@
 // (bench/rnn_cases.h) through torch.nn.LSTM / GRU in the same GPU-machine call (bench/rnn.sh).
 //
 //   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]
+//                   [--variants REGEX]
 //
 // First the dispatch floor: N dependent trivial dispatches (one workgroup reads and writes the same
 // word) in one compute pass, GPU time per dispatch (GpuSpan, bench/gpu_span.h) and wall time with
@@ -20,6 +21,10 @@
 // Under each case, one line of variants (GPU ms of the whole layer, same measure as gpu ms):
 //   dot         rnn_step.wgsl with choose_step_tiling (the code before the tiled kernel)
 //   tiled       rnn_step_tiled.wgsl with choose_tiled_step_tiling
+//   gemm        the GEMM step (the GEMM core's H_prev R^T, then rnn_step_gates.wgsl)
+//   vec4        rnn_step_vec4.wgsl with choose_vec4_step_tiling; vBMxBU/TMxNVkBKsKS[p0] with that
+//               tiling (rows x units per workgroup, rows x units per invocation, K tile, K slices, p0:
+//               no register prefetch; --sweep, batch >= 32)
 //   BMxBU/TMxTU kKT sKS   rnn_step_tiled.wgsl with that tiling (rows x units per workgroup,
 //               rows x units per invocation, K tile, K slices)
 //   rows        rnn_sequence_rows.wgsl (whole sequence, a workgroup per block of rows) with
@@ -32,6 +37,8 @@
 // and the best of them against cuDNN.
 // --sweep also times a grid of step tilings per shape (JT x KS, BT, KC), gpu ms each, for tuning
 // choose_step_tiling.
+// --variants REGEX times only the variants whose name matches (std::regex_search), and with --sweep
+// skips the step-tiling grid unless "dot" matches.
 // --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
 #include <fmt/format.h>
 
@@ -40,6 +47,7 @@
 #include <cmath>
 #include <cstdio>
 #include <random>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -157,7 +165,12 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
       recorder.submit();
     });
     const double wall = ms_since(start);
-    if (rep == 0) continue;  // warm-up (pipeline creation)
+    if (rep == 0) {
+      // Warm-up (pipeline creation). Compiling a large unrolled shader can leave the GPU idle long
+      // enough for its clocks to drop, so they are brought up again before the timed runs.
+      gpu::warm_up_clocks(context, pool, 0.1);
+      continue;
+    }
     gpu_ms.push_back(ms);
     wall_ms.push_back(wall);
   }
@@ -243,7 +256,7 @@ std::string tiled_name(const kernels::rnn::TiledStepTiling& t) {
 // The step variants timed for every case: both kernels with their automatic tilings, then fixed
 // tiled tilings around the automatic choice (see the header).
 void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines, const bench::RnnCase& c,
-                   int repeats, bool sweep) {
+                   int repeats, bool sweep, const std::regex& filter) {
   using kernels::rnn::StepKernel;
   using kernels::rnn::StepMode;
   using T = kernels::rnn::TiledStepTiling;
@@ -261,6 +274,26 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({"tiled", o});
     o.step_kernel = StepKernel::gemm;
     variants.push_back({"gemm", o});
+    o.step_kernel = StepKernel::vec4;
+    variants.push_back({"vec4", o});
+  }
+  // Fixed tilings of the vec4 step (the sweep behind choose_vec4_step_tiling): with --sweep only.
+  using V = kernels::rnn::Vec4StepTiling;
+  const std::vector<V> vec4_fixed = {
+      V{16, 8, 4, 1, 32, 2, true},  V{16, 8, 4, 1, 32, 4, true},  V{16, 8, 4, 1, 64, 2, true},
+      V{16, 8, 4, 1, 64, 4, true},  V{16, 16, 4, 1, 32, 2, true}, V{16, 8, 4, 1, 32, 2, false},
+      V{8, 8, 4, 1, 32, 2, true},   V{8, 8, 4, 1, 32, 4, true},   V{16, 4, 4, 1, 32, 4, true},
+      V{32, 8, 4, 1, 32, 2, true},  V{16, 8, 4, 1, 16, 2, true},  V{16, 16, 8, 1, 16, 1, true},
+      V{16, 32, 4, 1, 16, 1, true}, V{16, 8, 8, 1, 32, 2, true},  V{32, 4, 4, 1, 32, 2, true},
+      V{16, 24, 4, 1, 16, 1, true}};
+  for (const V& t : sweep && c.batch >= 32 ? vec4_fixed : std::vector<V>{}) {
+    kernels::rnn::RnnOptions o;
+    o.step_mode = StepMode::per_step;
+    o.step_kernel = StepKernel::vec4;
+    o.vec4_tiling = t;
+    variants.push_back({fmt::format("v{}x{}/{}x{}k{}s{}{}", t.rows(), t.units(), t.thread_rows, t.thread_units,
+                                    t.k_tile, t.k_split, t.prefetch ? "" : "p0"),
+                        o});
   }
   // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.
   const std::vector<T> fixed = {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},
@@ -327,6 +360,7 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
   double best = 1e30;
   std::string best_name;
   for (const Variant& v : variants) {
+    if (!std::regex_search(v.name, filter)) continue;
     try {
       const LayerTimes r = time_layer(context, pool, pipelines, c, repeats, v.options, false);
       line += fmt::format(" {}={:.3f}", v.name, r.gpu_ms);
@@ -349,6 +383,7 @@ int main(int argc, char** argv) {
   bool quick = false, sweep = false, no_variants = false;
   int repeats = 10, floor_steps = 2000;
   std::string only;
+  std::string variant_filter;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -358,8 +393,9 @@ int main(int argc, char** argv) {
     else if (a == "--repeats" && has_value) repeats = std::stoi(argv[++i]);
     else if (a == "--floor-steps" && has_value) floor_steps = std::stoi(argv[++i]);
     else if (a == "--only" && has_value) only = argv[++i];
+    else if (a == "--variants" && has_value) variant_filter = argv[++i];
     else {
-      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]\n");
+      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants] [--variants REGEX]\n");
       return 2;
     }
   }
@@ -395,8 +431,11 @@ int main(int argc, char** argv) {
                                                   static_cast<uint32_t>(std::min<int64_t>(c.batch, 4)), 64};
       const LayerTimes w = time_layer(context, pool, pipelines, c, repeats, wide, false);
       const double per_step = static_cast<double>(t.dispatches - t.projection_dispatches) / static_cast<double>(c.seq);
+      const bool on_gpu = context.adapter_description().type != "CPU";
       const char* kernel = per_step < 0.5                                ? "seq"
                            : per_step > 1.5 ? (c.batch >= kernels::rnn::kGemmStepMinBatch ? "gemm" : "2-phase")
+                           : c.batch >= kernels::rnn::kGemmStepMinBatch  ? "?"
+                           : c.batch >= kernels::rnn::kVec4StepMinBatch && on_gpu ? "vec4"
                            : c.batch >= kernels::rnn::kTiledMinBatch     ? "tiled"
                                                                          : "dot";
       fmt::print(
@@ -406,8 +445,9 @@ int main(int argc, char** argv) {
           t.gpu_ms * 1e3 / c.seq, floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
           c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
           c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
-      if (!no_variants) time_variants(context, pool, pipelines, c, repeats, sweep);
-      if (sweep) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
+      const std::regex filter(variant_filter);
+      if (!no_variants) time_variants(context, pool, pipelines, c, repeats, sweep, filter);
+      if (sweep && std::regex_search("dot", filter)) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
     } catch (const std::exception& e) {
       fmt::print("{:<26} failed: {}\n", c.name, e.what());
     }

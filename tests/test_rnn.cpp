@@ -40,6 +40,7 @@ struct Case {
   kernels::rnn::StepMode mode = kernels::rnn::StepMode::automatic;
   kernels::rnn::StepKernel kernel = kernels::rnn::StepKernel::automatic;
   std::optional<kernels::rnn::TiledStepTiling> tiled;  // unset: choose_tiled_step_tiling
+  std::optional<kernels::rnn::Vec4StepTiling> vec4;    // unset: choose_vec4_step_tiling
   std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
   std::optional<kernels::rnn::ResidentTiling> resident;  // unset: choose_resident_tiling
   std::optional<kernels::rnn::CooperativeTiling> coop;  // unset: cooperative_tiling_candidates
@@ -58,7 +59,12 @@ std::string describe(const Case& c) {
   std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled"
                        : c.kernel == kernels::rnn::StepKernel::dot ? " dot"
                        : c.kernel == kernels::rnn::StepKernel::gemm ? " gemm"
+                       : c.kernel == kernels::rnn::StepKernel::vec4 ? " vec4"
                                                                     : "";
+  if (c.vec4) {
+    kernel += fmt::format(" WGX={} WGY={} TM={} NV={} BK={} KS={}{}", c.vec4->wg_x, c.vec4->wg_y, c.vec4->thread_rows,
+                          c.vec4->thread_units, c.vec4->k_tile, c.vec4->k_split, c.vec4->prefetch ? "" : " no-prefetch");
+  }
   if (c.rows) {
     kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
                           c.rows->k_split, c.rows->k_block);
@@ -149,6 +155,7 @@ double run_case(const Case& c, Random& rng) {
   options.step_mode = c.mode;
   options.step_kernel = c.kernel;
   options.tiled_tiling = c.tiled;
+  options.vec4_tiling = c.vec4;
   options.row_tiling = c.rows;
   options.resident_tiling = c.resident;
   options.cooperative_tiling = c.coop;
@@ -471,6 +478,52 @@ TEST(RnnKernel, GemmStep) {
     c.kernel = kernels::rnn::StepKernel::gemm;
     c.mode = kernels::rnn::StepMode::per_step;
     cases.push_back(c);
+  }
+  run_all(cases);
+}
+
+// The vec4 step (StepKernel::vec4: the GEMM core's tile on R^T with the cell in its epilogue): row,
+// unit and K tiles that do not divide B and H, K slices, 8 rows per invocation, every fused cell (GRU
+// lbr=0 falls back to its two-phase step), both layouts, every direction, ragged lens, initial
+// states, peepholes, clip, input_forget, random activations, f16, the chunked projection, and the
+// automatic tiling.
+TEST(RnnKernel, Vec4Step) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 7);
+  using V = kernels::rnn::Vec4StepTiling;
+  const std::optional<V> tilings[] = {V{16, 16, 8, 1, 16, 1},       V{4, 4, 4, 2, 8, 2, false}, V{2, 8, 8, 3, 12, 4},
+                                      V{8, 2, 4, 1, 16, 4},        V{1, 1, 4, 1, 4, 1},        V{4, 8, 4, 2, 20, 4},
+                                      std::nullopt,                std::nullopt,               V{8, 8, 8, 2, 16, 2}};
+  int i = 0;
+  for (const auto& t : tilings) {
+    Case c;
+    c.cell = static_cast<CellType>(i % 3);
+    c.linear_before_reset = i != 7;
+    c.direction = static_cast<Direction>((i + 2) % 3);
+    c.layout = i % 2;
+    c.seq = 3 + i % 3;
+    c.batch = 5 + pick.integer(0, 40);   // partial row tiles
+    c.input = 7;
+    c.hidden = 9 + pick.integer(0, 60);  // partial unit tiles and K tiles
+    c.lens = c.h0 = i % 2 == 0;
+    c.c0 = c.peepholes = c.cell == CellType::lstm;
+    if (i % 4 == 1) c.clip = 0.8f;
+    if (i == 3) c.random_activations = true;
+    if (i == 4 || i == 6) c.input_forget = c.cell == CellType::lstm;
+    if (i == 5) c.dtype = DType::f16;
+    if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
+    if (i == 8) {  // a bidirectional LSTM over 2 x 4 workgroups of 64 rows x 16 units
+      c.cell = CellType::lstm;
+      c.direction = Direction::bidirectional;
+      c.batch = 100;
+      c.hidden = 60;
+      c.c0 = c.peepholes = true;
+    }
+    c.vec4 = t;
+    c.kernel = kernels::rnn::StepKernel::vec4;
+    c.mode = kernels::rnn::StepMode::per_step;
+    cases.push_back(c);
+    ++i;
   }
   run_all(cases);
 }

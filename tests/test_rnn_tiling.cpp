@@ -87,6 +87,30 @@ TEST(RnnStepTiling, TiledFitsTheLimits) {
   }
 }
 
+// choose_vec4_step_tiling: within the limits it is given, and the H200's best tilings for SCNet's
+// shapes (bench_rnn --sweep, docs/benchmarks.md).
+TEST(RnnStepTiling, Vec4FitsTheLimits) {
+  for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
+    for (uint32_t invocations : {256u, 1024u, 300u}) {
+      for (int64_t batch : {32, 85, 201, 433, 864}) {
+        for (int64_t hidden : {1, 5, 64, 256, 512}) {
+          const auto t = kernels::rnn::choose_vec4_step_tiling(batch, hidden, 2, bytes, invocations);
+          EXPECT_TRUE(t.well_formed());
+          EXPECT_LE(t.workgroup_bytes(), bytes) << batch << " " << hidden;
+          EXPECT_LE(t.workgroup_size(), invocations) << batch << " " << hidden;
+        }
+      }
+    }
+  }
+  const auto mid = kernels::rnn::choose_vec4_step_tiling(85, 512, 2, 49152, 1024);
+  EXPECT_EQ(mid.rows(), 32u);
+  EXPECT_EQ(mid.units(), 16u);
+  EXPECT_EQ(mid.k_split, 2u);
+  const auto large = kernels::rnn::choose_vec4_step_tiling(864, 256, 2, 49152, 1024);
+  EXPECT_EQ(large.rows(), 128u);
+  EXPECT_EQ(large.units(), 16u);
+}
+
 // choose_row_sequence_tiling: the H200's best tilings for the models' shapes (bench_rnn's rows
 // variants, docs/benchmarks.md), and every choice within the limits it is given.
 TEST(RnnStepTiling, RowSequenceChoices) {

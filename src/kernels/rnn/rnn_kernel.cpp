@@ -194,6 +194,37 @@ std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
+std::string vec4_step_shader(const RnnSpec& spec, const Vec4StepTiling& t, DType out) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  const uint32_t wg = t.workgroup_size();
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", "1"},
+      {"PHASE_ZR", "0"},
+      {"PHASE_H", "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(g)},
+      {"BT", std::to_string(t.thread_rows)},
+      {"TQ", std::to_string(t.thread_rows / 4)},
+      {"NV", std::to_string(t.thread_units)},
+      {"WG_X", std::to_string(t.wg_x)},
+      {"WG_Y", std::to_string(t.wg_y)},
+      {"BK", std::to_string(t.k_tile)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
+      {"NB", std::to_string((t.k_tile * t.units() + wg - 1) / wg)},
+      {"PREFETCH", t.prefetch ? "1" : "0"},
+      {"WG_SIZE", std::to_string(wg)},
+      {"ACC", std::to_string(t.thread_rows * g)},
+      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
+  };
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_vec4.wgsl", v);
+}
+
 // The template values of a one-kernel-per-sequence cell (every gate in one product, the fused
 // phase): what the row-sequence and resident kernels share.
 TemplateValues fused_cell_values(const RnnSpec& spec) {
@@ -337,7 +368,9 @@ StepKernel resolve_step_kernel(StepKernel requested) {
     if (value == "dot") return StepKernel::dot;
     if (value == "tiled") return StepKernel::tiled;
     if (value == "gemm") return StepKernel::gemm;
-    throw std::invalid_argument(fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot', 'tiled' or 'gemm'", value));
+    if (value == "vec4") return StepKernel::vec4;
+    throw std::invalid_argument(
+        fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot', 'tiled', 'gemm' or 'vec4'", value));
   }
   return StepKernel::automatic;
 }
@@ -352,6 +385,20 @@ std::optional<TiledStepTiling> tiled_tiling_from_env() {
                   &t.k_split) != 6) {
     throw std::invalid_argument(fmt::format("ONDA_RNN_TILED is '{}', expected BM,TM,BU,TU,KT,KS", env));
   }
+  return t;
+}
+
+// ONDA_RNN_VEC4="WGX,WGY,TM,NV,BK,KS[,PREFETCH]" forces the vec4 kernel's tiling; unset: choose_vec4_step_tiling.
+std::optional<Vec4StepTiling> vec4_tiling_from_env() {
+  const char* env = std::getenv("ONDA_RNN_VEC4");
+  if (!env || !*env) return std::nullopt;
+  Vec4StepTiling t;
+  unsigned prefetch = 1;
+  if (std::sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &t.wg_x, &t.wg_y, &t.thread_rows, &t.thread_units, &t.k_tile,
+                  &t.k_split, &prefetch) < 6) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_VEC4 is '{}', expected WGX,WGY,TM,NV,BK,KS[,PREFETCH]", env));
+  }
+  t.prefetch = prefetch != 0;
   return t;
 }
 
@@ -659,7 +706,13 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   // Its gates buffer (and the batched GEMM's operands) must fit one binding; else the tiled step.
   const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * gate_count(spec.cell) * d.hidden) * 4 <=
                          device_limits.maxStorageBufferBindingSize;
+  // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase only).
+  const bool vec4_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && d.gates <= 4 &&
+                         (kernel == StepKernel::vec4 ||
+                          (kernel == StepKernel::automatic && on_gpu && d.batch >= kVec4StepMinBatch &&
+                          d.batch < kGemmStepMinBatch));
   const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && gates_fit &&
+                         !vec4_step &&
                          (kernel == StepKernel::gemm ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
   const bool tiled = !whole_sequence && (kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
@@ -667,6 +720,23 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
     const wgpu::Limits& limits = k.gpu.limits();
     const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+    if (vec4_step) {
+      const std::optional<Vec4StepTiling> forced = options.vec4_tiling ? options.vec4_tiling : vec4_tiling_from_env();
+      const Vec4StepTiling t =
+          forced ? *forced
+                 : choose_vec4_step_tiling(d.batch, d.hidden, d.dirs, limits.maxComputeWorkgroupStorageSize,
+                                           max_invocations);
+      if (!t.well_formed() || t.workgroup_size() > max_invocations ||
+          t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize) {
+        throw std::invalid_argument(fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device",
+                                                t.wg_x, t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
+      }
+      StepPipeline sp;
+      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, t, out_dtype), {}, label);
+      sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
+                   u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
+      return sp;
+    }
     if (tiled) {
       const uint32_t g = static_cast<uint32_t>(gates_in_product);
       const std::optional<TiledStepTiling> forced = options.tiled_tiling ? options.tiled_tiling : tiled_tiling_from_env();

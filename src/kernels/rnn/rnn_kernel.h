@@ -101,7 +101,9 @@ constexpr int64_t kRowSequenceMaxRows = 1024;
 // gemm: per step H_prev R^T of all directions on the GEMM core (one batched tiled GEMM) into a
 // gates buffer, then rnn_step_gates.wgsl applies the cell (2 dispatches per step); automatic on GPUs
 // for batch >= kGemmStepMinBatch (not GRU linear_before_reset=0, which keeps its two-phase step).
-enum class StepKernel { automatic, dot, tiled, gemm };
+// vec4: rnn_step_vec4.wgsl (Vec4StepTiling), the GEMM core's tile on R^T's gate-major layout with the
+// cell in its epilogue, one dispatch per step (fused phase only: not GRU linear_before_reset=0).
+enum class StepKernel { automatic, dot, tiled, gemm, vec4 };
 
 struct RnnOptions {
   // Projection buffer bytes above which the chunked projection is used; 0: the device's
@@ -115,6 +117,9 @@ struct RnnOptions {
   // The tiled kernel's tiling; unset: choose_tiled_step_tiling. std::invalid_argument when it is
   // malformed or exceeds the device's workgroup limits.
   std::optional<TiledStepTiling> tiled_tiling;
+  // The vec4 kernel's tiling; unset: choose_vec4_step_tiling. std::invalid_argument when it is
+  // malformed or exceeds the device's workgroup limits.
+  std::optional<Vec4StepTiling> vec4_tiling;
   // The row-sequence kernel's tiling; unset: choose_row_sequence_tiling. std::invalid_argument when it
   // is malformed or exceeds the device's workgroup limits.
   std::optional<RowSequenceTiling> row_tiling;

@@ -75,6 +75,26 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
   return t;
 }
 
+Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
+                                       uint64_t max_workgroup_bytes, uint32_t max_invocations) {
+  // Measured on the H200 (bench_rnn --sweep, 2026-12-04; docs/benchmarks.md). A few hundred rows:
+  // the GEMM core's large tile, 128 rows x 16 units at 8 x 1 per invocation (SCNet's B = 864 band
+  // LSTM 7.23 ms, within 2% of the best of 20 tilings and of the GEMM step). Fewer rows: 32 x 16 at
+  // 4 x 1 with K tiles of 32 split over 2 slices (SCNet's B = 85 H512 time LSTM 20.0 ms against 22.6
+  // for the tiled step; 32- and 64-row tiles without slices 21.9-31).
+  (void)directions;
+  (void)hidden;
+  Vec4StepTiling t = batch >= kGemmStepMinBatch ? Vec4StepTiling{16, 16, 8, 1, 16, 1, true}
+                                                : Vec4StepTiling{16, 8, 4, 1, 32, 2, true};
+  while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
+  while (t.workgroup_size() > max_invocations && t.wg_y > 1) t.wg_y /= 2;
+  while (t.workgroup_bytes() > max_workgroup_bytes && (t.k_split > 1 || t.k_tile > 4)) {
+    if (t.k_split > 1) t.k_split /= 2;
+    else t.k_tile /= 2;
+  }
+  return t;
+}
+
 RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                              uint64_t max_workgroup_bytes, uint32_t max_invocations) {
   // Measured on the H200 (bench_rnn's rows variants, 2026-12-03; docs/benchmarks.md): the stream of

@@ -86,6 +86,48 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
                                          uint64_t max_workgroup_bytes, uint32_t max_invocations,
                                          int64_t target_workgroups = kTiledTargetWorkgroups);
 
+// The vec4 step kernel (rnn_step_vec4.wgsl, StepKernel::vec4): the GEMM core's tile with the cell in
+// its epilogue. Invocation (tx, ty, ks) owns thread_rows rows x thread_units units, one vec4
+// accumulator per (row, unit) holding the unit's gates, over K slice ks of `k_split`; a workgroup owns
+// rows() = thread_rows * wg_y rows x units() = thread_units * wg_x units, staging K tiles of `k_tile`
+// entries. Grid (ceil(H / units()), ceil(B / rows()), D).
+struct Vec4StepTiling {
+  uint32_t wg_x = 16;         // invocations along units
+  uint32_t wg_y = 16;         // invocations along rows
+  uint32_t thread_rows = 8;   // TM: a multiple of 4 (the staged rows are read as vec4s)
+  uint32_t thread_units = 1;  // NV
+  uint32_t k_tile = 16;       // BK
+  uint32_t k_split = 1;       // KS (divides BK)
+  bool prefetch = true;       // the next K tile loaded into registers during the product
+
+  uint32_t rows() const { return thread_rows * wg_y; }
+  uint32_t units() const { return thread_units * wg_x; }
+  uint32_t workgroup_size() const { return wg_x * wg_y * k_split; }
+  // The staged rows (padded by 4) and R^T tile (a vec4 per unit), and the slices' partial sums of one
+  // unit.
+  uint64_t workgroup_bytes() const {
+    const uint64_t partials = uint64_t{k_split - 1} * thread_rows * wg_x * wg_y;
+    return 4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * (uint64_t{k_tile} * units() + partials);
+  }
+  int64_t workgroups(int64_t batch, int64_t hidden, int64_t directions) const {
+    return (hidden + units() - 1) / units() * ((batch + rows() - 1) / rows()) * directions;
+  }
+  bool well_formed() const {
+    return wg_x > 0 && wg_y > 0 && thread_rows > 0 && thread_rows % 4 == 0 && thread_units > 0 && k_tile > 0 &&
+           k_split > 0 && k_tile % k_split == 0;
+  }
+};
+
+// Batches from this size up to kGemmStepMinBatch run the vec4 step on GPUs (StepKernel::automatic,
+// fused phase, G <= 4) where no whole-sequence kernel applies; larger batches the GEMM step, which
+// measured 1-3% faster than the vec4 step there (SCNet's band LSTMs).
+constexpr int64_t kVec4StepMinBatch = 32;
+
+// See rnn_step_tiling.cpp for the measurements behind it. Fits `max_workgroup_bytes` and
+// `max_invocations` (WebGPU's minimum limits assumed at least).
+Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
+                                       uint64_t max_workgroup_bytes, uint32_t max_invocations);
+
 // The row-sequence kernel (rnn_sequence_rows.wgsl, StepMode::row_sequence): every step in one dispatch,
 // a workgroup per `rows` batch rows of one direction owning all hidden units; invocation (tx, ty, ks)
 // holds thread_rows rows x unit_vector consecutive units x gates accumulators over K slice ks of
