@@ -31,9 +31,6 @@
 //               choose_row_sequence_tiling; rowsBM/TMvUVsKSbKB with that tiling
 //   resident    rnn_sequence_resident.wgsl (whole sequence, R^T in registers) with choose_resident_tiling;
 //               resident-wgmem without subgroups; resBMqKQ with that tiling
-//   stationary  rnn_sequence_stationary.wgsl (whole sequence, R^T in the workgroup memory of many
-//               workgroups trading h through memory) with choose_stationary_tiling (batch >= 32);
-//               sJTxTMrRGsKSkBK with that tiling (--sweep)
 //   coop        rnn_sequence_cooperative.wgsl (whole sequence, R^T in the registers of many workgroups
 //               trading h through memory), the first resident candidate tiling; coop-wgmem without
 //               subgroups; coopJTrBMqKQ[cRC] each candidate (batch <= 128 only)
@@ -297,25 +294,6 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({fmt::format("v{}x{}/{}x{}k{}s{}{}", t.rows(), t.units(), t.thread_rows, t.thread_units,
                                     t.k_tile, t.k_split, t.prefetch ? "" : "p0"),
                         o});
-  }
-  // The stationary kernel: its automatic tiling, and with --sweep fixed ones (sJTxTMrRGsKSkBK).
-  if (c.batch >= 32) {
-    kernels::rnn::RnnOptions o;
-    o.step_mode = StepMode::stationary;
-    variants.push_back({"stationary", o});
-  }
-  using ST = kernels::rnn::StationaryTiling;
-  const std::vector<ST> stationary_fixed = {ST{4, 4, 22, 2, 16}, ST{4, 4, 22, 1, 16}, ST{4, 4, 22, 4, 16},
-                                            ST{2, 4, 22, 4, 16}, ST{8, 4, 22, 1, 16}, ST{4, 8, 11, 2, 16},
-                                            ST{4, 4, 11, 2, 16}, ST{4, 4, 54, 1, 16}, ST{4, 8, 27, 1, 16},
-                                            ST{2, 4, 54, 2, 16}, ST{4, 4, 32, 1, 16}, ST{4, 4, 64, 1, 8},
-                                            ST{4, 4, 55, 1, 16}, ST{8, 4, 32, 1, 8}};
-  for (const ST& t : sweep && c.batch >= 32 ? stationary_fixed : std::vector<ST>{}) {
-    kernels::rnn::RnnOptions o;
-    o.step_mode = StepMode::stationary;
-    o.stationary_tiling = t;
-    variants.push_back(
-        {fmt::format("s{}x{}r{}s{}k{}", t.units, t.thread_rows, t.row_groups, t.k_split, t.k_tile), o});
   }
   // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.
   const std::vector<T> fixed = {T{64, 4, 32, 2, 32, 1}, T{32, 4, 32, 2, 32, 2}, T{32, 4, 16, 1, 32, 2}, T{16, 4, 32, 2, 32, 4},

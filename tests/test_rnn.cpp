@@ -44,7 +44,6 @@ struct Case {
   std::optional<kernels::rnn::RowSequenceTiling> rows;  // unset: choose_row_sequence_tiling
   std::optional<kernels::rnn::ResidentTiling> resident;  // unset: choose_resident_tiling
   std::optional<kernels::rnn::CooperativeTiling> coop;  // unset: cooperative_tiling_candidates
-  std::optional<kernels::rnn::StationaryTiling> stationary;  // unset: choose_stationary_tiling
   bool allow_subgroups = true;
   bool probe_cooperative_grid = true;
   bool want_y = true, want_yh = true, want_yc = true;
@@ -56,7 +55,7 @@ std::string describe(const Case& c) {
   const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
                                                     c.tiling->batch_tile, c.tiling->k_chunk)
                                       : "";
-  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident", " cooperative", " stationary"};
+  const char* modes[] = {"", " per_step", " whole_sequence", " row_sequence", " resident", " cooperative"};
   std::string kernel = c.kernel == kernels::rnn::StepKernel::tiled ? " tiled"
                        : c.kernel == kernels::rnn::StepKernel::dot ? " dot"
                        : c.kernel == kernels::rnn::StepKernel::gemm ? " gemm"
@@ -73,10 +72,6 @@ std::string describe(const Case& c) {
   if (c.resident) kernel += fmt::format(" BM={} KQ={}", c.resident->rows, c.resident->slice_vectors);
   if (c.coop) {
     kernel += fmt::format(" JT={} BM={} KQ={} RC={}", c.coop->units, c.coop->rows, c.coop->slice_vectors, c.coop->row_chunks);
-  }
-  if (c.stationary) {
-    kernel += fmt::format(" JT={} TM={} RG={} KS={} BK={}", c.stationary->units, c.stationary->thread_rows,
-                          c.stationary->row_groups, c.stationary->k_split, c.stationary->k_tile);
   }
   if (!c.allow_subgroups) kernel += " no-subgroups";
   if (c.tiled) {
@@ -164,7 +159,6 @@ double run_case(const Case& c, Random& rng) {
   options.row_tiling = c.rows;
   options.resident_tiling = c.resident;
   options.cooperative_tiling = c.coop;
-  options.stationary_tiling = c.stationary;
   options.allow_subgroups = c.allow_subgroups;
   options.probe_cooperative_grid = c.probe_cooperative_grid;
   kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, out, options);
@@ -703,26 +697,6 @@ TEST(RnnKernel, Cooperative) {
   chosen.lens = chosen.h0 = chosen.c0 = true;
   chosen.mode = kernels::rnn::StepMode::cooperative;
   cases.push_back(chosen);
-  run_all(cases);
-}
-
-// The stationary kernel (StepMode::stationary): every cell, direction and layout, lens, initial
-// states, peepholes, clip, input_forget, random activations, f16; one and several passes of rows, K
-// slices, 8 rows per invocation, K tiles that do not divide H. Grids of at most two workgroups (one
-// unit tile per direction, or two for one direction), which any adapter runs at once (lavapipe runs
-// a workgroup per thread), and hidden sizes whose R^T fits lavapipe's 32 KiB of workgroup memory.
-TEST(RnnKernel, Stationary) {
-  using T = kernels::rnn::StationaryTiling;
-  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::stationary, [&](Case& c, int i) {
-    const int64_t dirs = c.direction == Direction::bidirectional ? 2 : 1;
-    c.hidden = std::min<int64_t>(c.hidden, 30 + i % 8);
-    const int64_t unit_tiles = 2 / dirs;
-    const uint32_t units = static_cast<uint32_t>((c.hidden + unit_tiles - 1) / unit_tiles);
-    const uint32_t groups = static_cast<uint32_t>((c.batch + 3) / 4);
-    c.stationary = i % 3 == 0   ? T{units, 4, groups, 1, 16}  // one pass
-                   : i % 3 == 1 ? T{units, 4, 1, 2, 8}        // a pass per 4 rows, 2 K slices
-                                : T{units, 8, 1, 4, 12};      // 8 rows per invocation, 4 K slices
-  });
   run_all(cases);
 }
 

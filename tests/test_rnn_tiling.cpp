@@ -111,33 +111,6 @@ TEST(RnnStepTiling, Vec4FitsTheLimits) {
   EXPECT_EQ(large.units(), 16u);
 }
 
-// choose_stationary_tiling: every choice within the limits it is given (or none), rows in balanced
-// passes.
-TEST(RnnStepTiling, StationaryFitsTheLimits) {
-  for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
-    for (uint32_t invocations : {256u, 1024u}) {
-      for (int64_t batch : {1, 32, 85, 433, 864}) {
-        for (int64_t hidden : {8, 64, 256, 512, 1024}) {
-          const auto t = kernels::rnn::choose_stationary_tiling(batch, hidden, bytes, invocations);
-          if (!t) {
-            // Not even one unit's R^T and the smallest tile (4 rows, K tile 4) fit.
-            EXPECT_GT(16ull * hidden + 4 * 4 * 8, bytes) << batch << " " << hidden;
-            continue;
-          }
-          EXPECT_TRUE(t->well_formed());
-          EXPECT_LE(t->workgroup_bytes(hidden), bytes) << batch << " " << hidden;
-          EXPECT_LE(t->workgroup_size(), invocations) << batch << " " << hidden;
-          EXPECT_LT(t->passes(batch) * t->rows() - batch, t->rows()) << batch << " " << hidden;  // no empty pass
-        }
-      }
-    }
-  }
-  const auto scnet_time = kernels::rnn::choose_stationary_tiling(85, 512, 49152, 1024);
-  ASSERT_TRUE(scnet_time);
-  EXPECT_EQ(scnet_time->units, 4u);
-  EXPECT_EQ(scnet_time->passes(85), 1);
-}
-
 // choose_row_sequence_tiling: the H200's best tilings for the models' shapes (bench_rnn's rows
 // variants, docs/benchmarks.md), and every choice within the limits it is given.
 TEST(RnnStepTiling, RowSequenceChoices) {

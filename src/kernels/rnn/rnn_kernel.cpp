@@ -321,43 +321,6 @@ std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, 
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
 }
 
-std::string stationary_shader(const RnnSpec& spec, const StationaryTiling& t, int64_t hidden, int64_t batch, bool on_gpu,
-                              DType out) {
-  const uint32_t wg = t.workgroup_size();
-  TemplateValues v = fused_cell_values(spec);
-  v.merge(TemplateValues{
-      {"BT", std::to_string(t.thread_rows)},
-      {"TQ", std::to_string(t.thread_rows / 4)},
-      {"JT", std::to_string(t.units)},
-      {"RG", std::to_string(t.row_groups)},
-      {"KS", std::to_string(t.k_split)},
-      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
-      {"BK", std::to_string(t.k_tile)},
-      {"NP", std::to_string(t.passes(batch))},
-      {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
-      {"HR", std::to_string(t.padded_hidden(hidden))},
-      {"WG_SIZE", std::to_string(wg)},
-      {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
-      {"SPIN_LIMIT", on_gpu ? "2097152" : "67108864"},
-      {"UNIFORM_BINDING", "8"},
-  });
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_stationary.wgsl", v);
-}
-
-// ONDA_RNN_STATIONARY="JT,TM,RG,KS,BK" forces the stationary kernel with that tiling; "0" turns its
-// automatic choice off.
-std::optional<StationaryTiling> stationary_tiling_from_env(bool* disabled) {
-  const char* env = std::getenv("ONDA_RNN_STATIONARY");
-  *disabled = env && std::string(env) == "0";
-  if (!env || !*env || *disabled) return std::nullopt;
-  StationaryTiling t;
-  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.units, &t.thread_rows, &t.row_groups, &t.k_split, &t.k_tile) != 5) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_STATIONARY is '{}', expected JT,TM,RG,KS,BK or 0", env));
-  }
-  return t;
-}
-
 // ONDA_RNN_COOP="JT,BM,KQ,RC" forces the cooperative kernel with that tiling; "0" turns its
 // automatic choice off.
 std::optional<CooperativeTiling> cooperative_tiling_from_env(bool* disabled) {
@@ -704,54 +667,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     }
   }
   const bool cooperative = coop_pipeline != nullptr;
-  // The stationary kernel: requested, or automatic on GPUs (kStationaryMinBatch); where its tiling fits
-  // and the probe finds its grid resident all at once.
-  bool stat_disabled = false;
-  std::optional<StationaryTiling> stat_given = options.stationary_tiling;
-  if (!stat_given && options.step_mode == StepMode::automatic) stat_given = stationary_tiling_from_env(&stat_disabled);
-  const bool stat_forced = options.step_mode == StepMode::stationary || stat_given;
-  const std::optional<StationaryTiling> stat_tiling =
-      stat_given ? stat_given
-                 : choose_stationary_tiling(d.batch, d.hidden, device_limits.maxComputeWorkgroupStorageSize,
-                                            max_invocations_all);
-  const bool stat_fits = stat_tiling && stat_tiling->well_formed() && d.gates <= 4 && exchange_fits &&
-                         stat_tiling->workgroup_size() <= max_invocations_all &&
-                         stat_tiling->workgroup_bytes(d.hidden) <= device_limits.maxComputeWorkgroupStorageSize;
-  if (stat_given && !stat_fits) {
-    throw std::invalid_argument(fmt::format(
-        "RNN stationary tiling JT={} TM={} RG={} KS={} BK={} does not fit the device (hidden {}, exchange {} bytes)",
-        stat_given->units, stat_given->thread_rows, stat_given->row_groups, stat_given->k_split, stat_given->k_tile,
-        d.hidden, exchange_words * 4));
-  }
-  const bool stat_wanted = !two_phase && !chunked && !resident && !cooperative && stat_fits &&
-                           (stat_forced || (options.step_mode == StepMode::automatic && !stat_disabled && on_gpu &&
-                                            d.batch >= kStationaryMinBatch && d.batch < kStationaryMaxBatch &&
-                                            static_cast<uint64_t>(gh * d.hidden) * 4 > kResidentMaxWeightBytes &&
-                                            exchange_words * 4 <= kCooperativeMaxExchangeBytes));
-  const wgpu::ComputePipeline* stat_pipeline = nullptr;
-  gpu::WorkgroupCount stat_groups;
-  if (stat_wanted) {
-    stat_groups = {u32((d.hidden + stat_tiling->units - 1) / stat_tiling->units, "unit tiles"), 1, u32(d.dirs, "dirs")};
-    const auto& pipeline = k.pipelines.get(stationary_shader(spec, *stat_tiling, d.hidden, d.batch, on_gpu, out_dtype), {},
-                                           "rnn_stationary");
-    StepUniforms probe = u;  // as the cooperative kernel's probe
-    probe.dims[0] = 0xfffffffeu;
-    probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
-    probe.st[3] = 0;
-    const std::vector<gpu::BufferBinding> probe_bindings = {
-        xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
-        y.binding(k.gpu),  yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
-    if (!options.probe_cooperative_grid || probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, stat_groups)) {
-      stat_pipeline = &pipeline;
-    } else if (stat_forced) {
-      throw std::invalid_argument(fmt::format("RNN stationary kernel: its grid of {} workgroups of {} invocations does "
-                                              "not run all at once on this device",
-                                              uint64_t{stat_groups.x} * stat_groups.z, stat_tiling->workgroup_size()));
-    }
-  }
-  const bool stationary = stat_pipeline != nullptr;
   const bool whole_sequence =
-      !two_phase && !chunked && !resident && !cooperative && !stationary &&
+      !two_phase && !chunked && !resident && !cooperative &&
       (options.step_mode == StepMode::whole_sequence ||
        (options.step_mode == StepMode::automatic &&
         static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
@@ -777,8 +694,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                             row_tiling->k_split, row_tiling->k_block));
   }
   const bool row_sequence =
-      !two_phase && !chunked && !resident && !cooperative && !stationary && rows_fit &&
-      options.step_mode != StepMode::per_step && options.step_mode != StepMode::stationary &&
+      !two_phase && !chunked && !resident && !cooperative && rows_fit && options.step_mode != StepMode::per_step &&
       options.step_mode != StepMode::whole_sequence && options.step_mode != StepMode::resident &&
       options.step_mode != StepMode::cooperative &&
       (rows_forced || (!rows_disabled && !whole_sequence && on_gpu &&
@@ -791,13 +707,11 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * gate_count(spec.cell) * d.hidden) * 4 <=
                          device_limits.maxStorageBufferBindingSize;
   // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase only).
-  const bool vec4_step = !whole_sequence && !row_sequence && !resident && !cooperative && !stationary && !two_phase &&
-                         d.gates <= 4 &&
+  const bool vec4_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && d.gates <= 4 &&
                          (kernel == StepKernel::vec4 ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kVec4StepMinBatch &&
                           d.batch < kGemmStepMinBatch));
-  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !stationary && !two_phase &&
-                         gates_fit &&
+  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && gates_fit &&
                          !vec4_step &&
                          (kernel == StepKernel::gemm ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
@@ -861,7 +775,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return sp;
   };
   StepPipeline fused, zr, hp;
-  if (row_sequence || resident || cooperative || stationary) {
+  if (row_sequence || resident || cooperative) {
     // rnn_sequence_rows.wgsl below
   } else if (gemm_step) {
     // the GEMM plan and rnn_step_gates.wgsl below
@@ -932,9 +846,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
   }
-  // The kernels whose workgroups trade h through an exchange buffer (cooperative, stationary).
-  const auto dispatch_with_exchange = [&](const wgpu::ComputePipeline& pipeline, const gpu::WorkgroupCount& groups,
-                                          const char* name, const char* kernel_name, const char* knob) {
+  if (cooperative) {
     one_dispatch_sequence();
     // The exchange, cleared: 0 marks an h not yet published.
     const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
@@ -943,23 +855,16 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.st[3] = exchange.element_offset(k.gpu);
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(exchange.binding(k.gpu));
-    recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, name);
+    recorder.dispatch(*coop_pipeline, bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
     // The flag word a wait sets when it gives up (the grid was not resident after all): a GpuError
     // when the run's owner checks its guards, not just NaN outputs.
     k.gpu.guards().guard(
         recorder, exchange.buffer(), exchange.byte_offset(),
-        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} "
+        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the cooperative kernel's grid of {} "
                     "workgroups was not resident at once (another workload on the GPU?), its waits gave up "
-                    "and the outputs are invalid; {}=0 avoids the {} kernel",
-                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch, kernel_name,
-                    uint64_t{groups.x} * groups.y * groups.z, knob, kernel_name));
-  };
-  if (cooperative) {
-    dispatch_with_exchange(*coop_pipeline, coop_groups, "rnn_cooperative", "cooperative", "ONDA_RNN_COOP");
-    return;
-  }
-  if (stationary) {
-    dispatch_with_exchange(*stat_pipeline, stat_groups, "rnn_stationary", "stationary", "ONDA_RNN_STATIONARY");
+                    "and the outputs are invalid; ONDA_RNN_COOP=0 avoids the cooperative kernel",
+                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch,
+                    uint64_t{coop_groups.x} * coop_groups.y * coop_groups.z));
     return;
   }
   if (row_sequence) {

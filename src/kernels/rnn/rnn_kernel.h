@@ -90,13 +90,7 @@ struct RnnWeights {
 // else std::invalid_argument when forced. automatic, on GPUs, after resident: where R^T of a
 // direction exceeds kResidentMaxWeightBytes, the batch is at most kCooperativeMaxBatch and the probe
 // passes for one of cooperative_tiling_candidates.
-// stationary: one dispatch for all timesteps, a workgroup per few units of one direction holding their
-// R^T in workgroup memory for the whole sequence and serving every batch row, h traded through an
-// exchange buffer every step as cooperative does (rnn_sequence_stationary.wgsl; StationaryTiling);
-// fused phase with G <= 4 only, projection not chunked, the exchange within a storage binding, the
-// grid resident all at once (else std::invalid_argument when forced). automatic, on GPUs, after
-// cooperative: see kStationaryMinBatch.
-enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident, cooperative, stationary };
+enum class StepMode { automatic, per_step, whole_sequence, row_sequence, resident, cooperative };
 constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
 constexpr int64_t kRowSequenceMaxRows = 1024;
@@ -135,11 +129,8 @@ struct RnnOptions {
   // The cooperative kernel's tiling; unset: the first of cooperative_tiling_candidates whose grid is
   // resident. std::invalid_argument when it is malformed or exceeds the device's workgroup limits.
   std::optional<CooperativeTiling> cooperative_tiling;
-  // The stationary kernel's tiling; unset: choose_stationary_tiling. std::invalid_argument when it is
-  // malformed or exceeds the device's workgroup limits.
-  std::optional<StationaryTiling> stationary_tiling;
-  // false: the cooperative (stationary) kernel runs its first tiling that fits (its tiling) without
-  // asking the probe whether the grid is resident (tests use it to exercise the bounded waits: NaN outputs, never a hang).
+  // false: the cooperative kernel runs its first tiling that fits without asking the probe whether
+  // the grid is resident (tests use it to exercise the bounded waits: NaN outputs, never a hang).
   bool probe_cooperative_grid = true;
   // false: the resident and cooperative kernels sum K slices through workgroup memory even where subgroups exist
   // (tests cover both).

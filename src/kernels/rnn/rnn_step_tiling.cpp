@@ -95,25 +95,6 @@ Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t di
   return t;
 }
 
-std::optional<StationaryTiling> choose_stationary_tiling(int64_t batch, int64_t hidden, uint64_t max_workgroup_bytes,
-                                                         uint32_t max_invocations) {
-  StationaryTiling t;
-  const int64_t groups_needed = (batch + t.thread_rows - 1) / t.thread_rows;
-  for (t.units = 4; t.units >= 1; t.units /= 2) {
-    t.k_split = groups_needed * t.units < 128 ? 2 : 1;
-    // Row groups per pass: up to 256 invocations, fewer while the tiles do not fit.
-    for (int64_t cap = std::max<int64_t>(1, std::min<int64_t>(256, max_invocations) / (t.units * t.k_split)); cap >= 1;
-         cap /= 2) {
-      const int64_t passes = (groups_needed + cap - 1) / cap;
-      t.row_groups = static_cast<uint32_t>((groups_needed + passes - 1) / passes);  // balanced passes
-      for (t.k_tile = 16; t.k_tile >= 4; t.k_tile /= 2) {
-        if (t.workgroup_bytes(hidden) <= max_workgroup_bytes && t.workgroup_size() <= max_invocations) return t;
-      }
-    }
-  }
-  return std::nullopt;
-}
-
 RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                              uint64_t max_workgroup_bytes, uint32_t max_invocations) {
   // Measured on the H200 (bench_rnn's rows variants, 2026-12-03; docs/benchmarks.md): the stream of

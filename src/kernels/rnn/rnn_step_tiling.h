@@ -10,7 +10,6 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 namespace onda::kernels::rnn {
@@ -245,48 +244,6 @@ struct CooperativeTiling {
            rows <= slices(hidden);
   }
 };
-
-// The stationary kernel (rnn_sequence_stationary.wgsl, StepMode::stationary): every step in one
-// dispatch, a workgroup per `units` hidden units of one direction holding their R^T in workgroup
-// memory for the whole sequence and serving every batch row, in passes of rows() = row_groups *
-// thread_rows rows; invocation (u, rg, ks) accumulates thread_rows rows x one unit (a vec4 of gates)
-// over K slice ks of `k_split`; h streams through workgroup memory in K tiles of `k_tile`. Grid
-// (ceil(H / units), 1, D), workgroup units * row_groups * k_split.
-struct StationaryTiling {
-  uint32_t units = 4;         // JT
-  uint32_t thread_rows = 4;   // TM: a multiple of 4 (the staged rows are read as vec4s)
-  uint32_t row_groups = 32;   // RG
-  uint32_t k_split = 1;       // KS (divides BK)
-  uint32_t k_tile = 16;       // BK
-
-  uint32_t rows() const { return thread_rows * row_groups; }
-  int64_t passes(int64_t batch) const { return (batch + rows() - 1) / rows(); }
-  uint32_t workgroup_size() const { return units * row_groups * k_split; }
-  int64_t padded_hidden(int64_t hidden) const { return (hidden + k_tile - 1) / k_tile * k_tile; }
-  // R^T of the units (a vec4 per (k, unit)), one K tile of a pass's rows (padded by 4), the slices'
-  // partial sums.
-  uint64_t workgroup_bytes(int64_t hidden) const {
-    return 16ull * static_cast<uint64_t>(padded_hidden(hidden)) * units + 4ull * k_tile * (rows() + 4) +
-           16ull * (k_split - 1) * thread_rows * units * row_groups;
-  }
-  int64_t workgroups(int64_t hidden, int64_t directions) const { return (hidden + units - 1) / units * directions; }
-  bool well_formed() const {
-    return units > 0 && thread_rows > 0 && thread_rows % 4 == 0 && row_groups > 0 && k_split > 0 && k_tile > 0 &&
-           k_tile % k_split == 0;
-  }
-};
-
-// The batches the stationary kernel is chosen for (StepMode::automatic, on GPUs, where R^T of a
-// direction exceeds kResidentMaxWeightBytes and no cooperative grid fits): none yet, until measured.
-constexpr int64_t kStationaryMinBatch = 1 << 30;
-constexpr int64_t kStationaryMaxBatch = 1 << 30;
-
-// 4 units per workgroup (fewer where R^T would not leave room for the tiles), 4 rows per invocation,
-// rows in balanced passes of at most 256 / (units * slices) row groups, 2 K slices where one pass has
-// fewer than 128 invocations. Fits `max_workgroup_bytes` and `max_invocations` where any tiling does
-// (std::nullopt otherwise).
-std::optional<StationaryTiling> choose_stationary_tiling(int64_t batch, int64_t hidden, uint64_t max_workgroup_bytes,
-                                                         uint32_t max_invocations);
 
 // The largest grid the automatic choice asks the probe about (a GPU with fewer resident
 // workgroups gets another kernel), and the largest batch it tries the kernel for (beyond, the GEMM
