@@ -65,13 +65,46 @@ fn act(d: u32, slot: u32, x: f32) -> f32 {
 }
 
 
+// The bias terms of unit j of direction d, summed where the spec adds them: LSTM i, o, f, c (Wb + Rb);
+// GRU z, r (Wb + Rb), Wb_h, Rb_h; RNN Wb + Rb.
+fn bias_terms(d: u32, j: u32) -> vec4<f32> {
+  let H = p.dims.w;
+  let bias = p.wts.x + d * 2u * GT * H;
+  var bi: array<f32, 2 * GT>;
+  for (var i = 0u; i < 2u * GT; i++) {
+    bi[i] = weights[bias + i * H + j];
+  }
+#if CELL_LSTM
+  return vec4<f32>(bi[0] + bi[4], bi[1] + bi[5], bi[2] + bi[6], bi[3] + bi[7]);
+#endif
+#if CELL_GRU
+  return vec4<f32>(bi[0] + bi[3], bi[1] + bi[4], bi[2], bi[5]);
+#endif
+#if CELL_RNN
+  return vec4<f32>(bi[0] + bi[1], 0.0, 0.0, 0.0);
+#endif
+}
+
+// LSTM peepholes i, o, f of unit j of direction d (zeros without P).
+fn peepholes(d: u32, j: u32) -> vec3<f32> {
+  if (has(F_PEEPHOLE)) {
+    let H = p.dims.w;
+    let peep = p.wts.y + d * 3u * H;
+    return vec3<f32>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
+  }
+  return vec3<f32>(0.0);
+}
+
 #if CELL_PRELOADED
-// What a kernel that keeps one row's state on chip (the resident kernel, BT = 1) passes instead of
-// finish_units reading it from memory every step: h_prev and c (updated to c_new). (Biases stay
-// loads: L1 hits after the first step, where registers are what that kernel is short of.)
+// What a kernel that keeps one row's state on chip (the resident and cooperative kernels, BT = 1)
+// passes instead of finish_units reading it from memory every step: h_prev and c (updated to c_new),
+// and the unit's bias terms and peepholes, loaded once before the steps (on the H200 a load per step,
+// even an L1 hit, sits on the step's critical path).
 struct CellPreload {
   h_prev: f32,
   c: f32,
+  bias: vec4<f32>,
+  peep: vec3<f32>,
 }
 #endif
 
@@ -87,11 +120,19 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
   let B = p.dims.z;
   let H = p.dims.w;
   let b0 = btile * BT;
-  let row_stride = GT * H;
   let reverse = (p.misc.y & (F_REVERSE0 << d)) != 0u;
   let t = select(step, S - 1u - step, reverse);
   let D = p.misc.x;
-  let bias = p.wts.x + d * 2u * row_stride;
+  // Per unit, not per row: loaded once for the tile's rows (or preloaded).
+#if CELL_PRELOADED
+  let bt = (*pre).bias;
+  let pp = (*pre).peep;
+#else
+  let bt = bias_terms(d, j);
+#if CELL_LSTM
+  let pp = peepholes(d, j);
+#endif
+#endif
   var last_h = 0.0;
   for (var bb = 0u; bb < BT; bb++) {
     let b = b0 + bb;
@@ -108,11 +149,6 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
 #else
     let h_prev = state[h_in + sidx];
 #endif
-    var bi: array<f32, 2 * GT>;
-    for (var i = 0u; i < 2u * GT; i++) {
-      bi[i] = weights[bias + i * H + j];
-    }
-    var pp = array<f32, 3>(0.0, 0.0, 0.0);
     var h_new = h_prev;
 #if CELL_LSTM
 #if CELL_PRELOADED
@@ -123,14 +159,10 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     var c_new = c_prev;
     if (valid) {
       // ONNX LSTM, gates i, o, f, c.
-      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + bi[0] + bi[4];
-      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + bi[1] + bi[5];
-      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + bi[2] + bi[6];
-      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + bi[3] + bi[7];
-      if (has(F_PEEPHOLE)) {
-        let peep = p.wts.y + d * 3u * H;
-        pp = array<f32, 3>(weights[peep + j], weights[peep + H + j], weights[peep + 2u * H + j]);
-      }
+      var pre_i = (*xp)[0u * BT + bb] + (*acc)[0u * BT + bb] + bt[0];
+      var pre_o = (*xp)[1u * BT + bb] + (*acc)[1u * BT + bb] + bt[1];
+      var pre_f = (*xp)[2u * BT + bb] + (*acc)[2u * BT + bb] + bt[2];
+      let pre_c = (*xp)[3u * BT + bb] + (*acc)[3u * BT + bb] + bt[3];
       if (has(F_PEEPHOLE)) {
         pre_i += pp[0] * c_prev;
         pre_f += pp[2] * c_prev;
@@ -155,8 +187,8 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
 #if PHASE_ZR
     // ONNX GRU, linear_before_reset = 0, first half: z and r; keeps z and r (.) H_prev.
     if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[3]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bi[1] + bi[4]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bt[0]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bt[1]);
       state[p.outs.w + sidx] = r * h_prev;
       state[p.outs.w + D * B * H + sidx] = z;
     }
@@ -165,24 +197,24 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
     // Second half: h = g(X W_h + (r (.) H_prev) R_h^T + Rb_h + Wb_h).
     if (valid) {
       let z = state[p.outs.w + D * B * H + sidx];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + bi[2] + bi[5]);
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + (*acc)[bb] + bt[2] + bt[3]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #if PHASE_FUSED
     // ONNX GRU, linear_before_reset = 1: h = g(X W_h + r (.) (H_prev R_h^T + Rb_h) + Wb_h).
     if (valid) {
-      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[3]);
-      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bi[1] + bi[4]);
-      let lin = (*acc)[2u * BT + bb] + bi[5];
-      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + bi[2]);
+      let z = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bt[0]);
+      let r = act(d, 0u, (*xp)[1u * BT + bb] + (*acc)[BT + bb] + bt[1]);
+      let lin = (*acc)[2u * BT + bb] + bt[3];
+      let hh = act(d, 1u, (*xp)[2u * BT + bb] + r * lin + bt[2]);
       h_new = (1.0 - z) * hh + z * h_prev;
     }
 #endif
 #endif
 #if CELL_RNN
     if (valid) {
-      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bi[0] + bi[1]);
+      h_new = act(d, 0u, (*xp)[0u * BT + bb] + (*acc)[bb] + bt[0]);
     }
 #endif
     last_h = h_new;

@@ -97,7 +97,8 @@ constexpr int64_t kRowSequenceMaxRows = 1024;
 
 // Which per-step kernel: dot (rnn_step.wgsl: dot products of JT units x BT <= 4 rows per
 // workgroup, StepTiling) or tiled (rnn_step_tiled.wgsl: register-tiled GEMM of BM rows x BU units,
-// TiledStepTiling). automatic: tiled for batch >= kTiledMinBatch. Ignored by whole_sequence.
+// TiledStepTiling). automatic: on GPUs vec4 for batches kVec4StepMinBatch..kGemmStepMinBatch - 1
+// (fused phase, G <= 4), else tiled for batch >= kTiledMinBatch. Ignored by whole_sequence.
 // gemm: per step H_prev R^T of all directions on the GEMM core (one batched tiled GEMM) into a
 // gates buffer, then rnn_step_gates.wgsl applies the cell (2 dispatches per step); automatic on GPUs
 // for batch >= kGemmStepMinBatch (not GRU linear_before_reset=0, which keeps its two-phase step).

@@ -69,6 +69,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let my_row = r0 + s;
   let finishes = s < BM && my_row < B;
   var pre: CellPreload;
+  pre.bias = bias_terms(d, min(j, p.dims.w - 1u));
+#if CELL_LSTM
+  pre.peep = peepholes(d, min(j, p.dims.w - 1u));
+#endif
 #if CELL_LSTM
   if (finishes) {
     pre.c = state[p.st.z + (d * B + my_row) * H + j];
