@@ -40,8 +40,12 @@ const BT: u32 = {{BT}}u;
 const G: u32 = {{G}}u;
 const GT: u32 = {{GATES_TOTAL}}u;  // gates per direction in R and the projection
 
+// The layer's flags (StepParams.misc.y), compiled in: every test of them folds away, so the cell is
+// straight-line code the GPU compiler can schedule across gates (a branch on a uniform splits it).
+const FLAGS: u32 = {{FLAGS}}u;
+
 fn has(flag: u32) -> bool {
-  return (p.misc.y & flag) != 0u;
+  return (FLAGS & flag) != 0u;
 }
 
 fn gate_clip(x: f32) -> f32 {
@@ -60,8 +64,25 @@ fn xw_index(t: u32, d: u32, b: u32, j: u32) -> u32 {
   return p.misc.w + select(p.xw_base.x, p.xw_base.y, d == 1u) + xrow * p.misc.z + j;
 }
 
+// Activation `slot` of direction d (unclipped: the LSTM's h = o * act2(c)). DEFAULT_ACTS: the spec's
+// defaults (f = sigmoid, g = h = tanh; RNN's f = tanh) compiled in, no switch on a uniform.
+fn act_unclipped(d: u32, slot: u32, x: f32) -> f32 {
+#if DEFAULT_ACTS
+#if CELL_RNN
+  return rnn_tanh(x);
+#else
+  if (slot == 0u) {
+    return rnn_sigmoid(x);
+  }
+  return rnn_tanh(x);
+#endif
+#else
+  return rnn_activate(x, p.act[d * {{ACTS}}u + slot]);
+#endif
+}
+
 fn act(d: u32, slot: u32, x: f32) -> f32 {
-  return rnn_activate(gate_clip(x), p.act[d * {{ACTS}}u + slot]);
+  return act_unclipped(d, slot, gate_clip(x));
 }
 
 
@@ -120,7 +141,7 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
   let B = p.dims.z;
   let H = p.dims.w;
   let b0 = btile * BT;
-  let reverse = (p.misc.y & (F_REVERSE0 << d)) != 0u;
+  let reverse = has(F_REVERSE0 << d);
   let t = select(step, S - 1u - step, reverse);
   let D = p.misc.x;
   // Per unit, not per row: loaded once for the tile's rows (or preloaded).
@@ -176,7 +197,7 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       if (has(F_PEEPHOLE)) {
         pre_o += pp[1] * c_new;
       }
-      h_new = act(d, 0u, pre_o) * rnn_activate(c_new, p.act[d * 3u + 2u]);
+      h_new = act(d, 0u, pre_o) * act_unclipped(d, 2u, c_new);
       state[p.st.z + sidx] = c_new;
     }
 #if CELL_PRELOADED

@@ -133,8 +133,20 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   return d;
 }
 
-std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const StepTiling& t, bool whole_sequence,
-                        DType out) {
+// What every cell kernel of one layer compiles in: its flags (StepFlags) and whether its activations
+// are the spec's defaults.
+TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions) {
+  bool defaults = true;
+  if (!spec.activations.empty()) {
+    const auto standard = default_activations(spec.cell, static_cast<int>(directions));
+    defaults = spec.activations.size() == standard.size();
+    for (size_t i = 0; defaults && i < standard.size(); ++i) defaults = spec.activations[i].kind == standard[i].kind;
+  }
+  return {{"FLAGS", std::to_string(flags)}, {"DEFAULT_ACTS", defaults ? "1" : "0"}};
+}
+
+std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase, int gates_in_product,
+                        const StepTiling& t, bool whole_sequence, DType out) {
   const int acts = activations_per_direction(spec.cell);
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   TemplateValues v{
@@ -158,12 +170,13 @@ std::string step_shader(const RnnSpec& spec, const char* phase, int gates_in_pro
       {"WG_SIZE", std::to_string(t.workgroup_size())},
       {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
   };
+  v.insert(layer.begin(), layer.end());
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
 }
 
-std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_in_product, const TiledStepTiling& t,
-                              DType out) {
+std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase, int gates_in_product,
+                              const TiledStepTiling& t, DType out) {
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   const uint32_t wg = t.workgroup_size();
   TemplateValues v{
@@ -190,11 +203,12 @@ std::string tiled_step_shader(const RnnSpec& spec, const char* phase, int gates_
       {"ACC", std::to_string(t.thread_rows * g)},
       {"ACTS", std::to_string(activations_per_direction(spec.cell))},
   };
+  v.insert(layer.begin(), layer.end());
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
-std::string vec4_step_shader(const RnnSpec& spec, const Vec4StepTiling& t, DType out) {
+std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t, DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   const uint32_t wg = t.workgroup_size();
   TemplateValues v{
@@ -221,40 +235,44 @@ std::string vec4_step_shader(const RnnSpec& spec, const Vec4StepTiling& t, DType
       {"ACC", std::to_string(t.thread_rows * g)},
       {"ACTS", std::to_string(activations_per_direction(spec.cell))},
   };
+  v.insert(layer.begin(), layer.end());
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_vec4.wgsl", v);
 }
 
 // The template values of a one-kernel-per-sequence cell (every gate in one product, the fused
 // phase): what the row-sequence and resident kernels share.
-TemplateValues fused_cell_values(const RnnSpec& spec) {
+TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
   const std::string g = std::to_string(gate_count(spec.cell));
-  return {{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-          {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-          {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-          {"PHASE_FUSED", "1"},
-          {"PHASE_ZR", "0"},
-          {"PHASE_H", "0"},
-          {"G", g},
-          {"GATES_TOTAL", g},
-          {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
+  TemplateValues v{{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+                   {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+                   {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+                   {"PHASE_FUSED", "1"},
+                   {"PHASE_ZR", "0"},
+                   {"PHASE_H", "0"},
+                   {"G", g},
+                   {"GATES_TOTAL", g},
+                   {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
+  v.insert(layer.begin(), layer.end());
+  return v;
 }
 
 // The cell half of a GEMM step (rnn_step_gates.wgsl).
-std::string gates_step_shader(const RnnSpec& spec, DType out) {
-  TemplateValues v = fused_cell_values(spec);
+std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out) {
+  TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{{"BT", "1"}, {"ACC", std::to_string(gate_count(spec.cell))}, {"UNIFORM_BINDING", "8"}});
   return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_gates.wgsl", v);
 }
 
-std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t, int64_t hidden, DType out) {
+std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t, int64_t hidden,
+                                DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   const bool vec4 = t.unit_vector == 4;
   const uint32_t slice = t.slice_invocations(hidden);
   // Projections prefetched before the product where the registers allow (accumulators + xp <= 64).
   const bool prefetch = 2 * t.accumulators(g) <= 64;
-  TemplateValues v = fused_cell_values(spec);
+  TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{
       {"BT", std::to_string(t.thread_rows)},
       {"UV", std::to_string(t.unit_vector)},
@@ -279,10 +297,10 @@ std::string row_sequence_shader(const RnnSpec& spec, const RowSequenceTiling& t,
 
 // The template values the register-resident kernels share (rnn_register_*.wgsl: resident and
 // cooperative): the fused cell, the K slices of R^T in registers, the rows of h and their sums.
-TemplateValues register_kernel_values(const RnnSpec& spec, int64_t hidden, uint32_t slice_vectors, uint32_t slices,
+TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues& layer, int64_t hidden, uint32_t slice_vectors, uint32_t slices,
                                       uint32_t rows, uint32_t workgroup_size, bool subgroup_reduce) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
-  TemplateValues v = fused_cell_values(spec);
+  TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{
       {"BT", "1"},
       {"H", std::to_string(hidden)},
@@ -299,8 +317,9 @@ TemplateValues register_kernel_values(const RnnSpec& spec, int64_t hidden, uint3
   return v;
 }
 
-std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_t hidden, bool subgroup_reduce, DType out) {
-  const TemplateValues v = register_kernel_values(spec, hidden, t.slice_vectors, t.slices(hidden), t.rows,
+std::string resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t, int64_t hidden,
+                            bool subgroup_reduce, DType out) {
+  const TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
                                                   t.workgroup_size(hidden), subgroup_reduce);
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
@@ -308,9 +327,9 @@ std::string resident_shader(const RnnSpec& spec, const ResidentTiling& t, int64_
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
 }
 
-std::string cooperative_shader(const RnnSpec& spec, const CooperativeTiling& t, int64_t hidden, bool subgroup_reduce,
-                               bool on_gpu, DType out) {
-  TemplateValues v = register_kernel_values(spec, hidden, t.slice_vectors, t.slices(hidden), t.rows,
+std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t, int64_t hidden,
+                               bool subgroup_reduce, bool on_gpu, DType out) {
+  TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
                                             t.workgroup_size(hidden), subgroup_reduce);
   v.merge(TemplateValues{{"JT", std::to_string(t.units)},
                          {"RC", std::to_string(t.row_chunks)},
@@ -559,6 +578,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.act[i][1] = acts[i].alpha;
     u.act[i][2] = acts[i].beta;
   }
+  const TemplateValues layer = layer_values(spec, flags, d.dirs);
 
   // One pipeline (and grid) per phase: the tiling depends on the gates in the product.
   struct StepPipeline {
@@ -650,7 +670,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       if (!coop_fits(t) || (!coop_forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups)) continue;
       const gpu::WorkgroupCount groups{u32((d.hidden + t.units - 1) / t.units, "unit tiles"),
                                        u32(t.row_blocks(d.batch), "row blocks"), u32(d.dirs, "dirs")};
-      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, t, d.hidden, coop_subgroup_reduce(t), on_gpu, out_dtype),
+      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, layer, t, d.hidden, coop_subgroup_reduce(t), on_gpu, out_dtype),
                                              {}, "rnn_cooperative");
       if (!options.probe_cooperative_grid ||
           probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {
@@ -732,7 +752,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                                 t.wg_x, t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
       }
       StepPipeline sp;
-      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, t, out_dtype), {}, label);
+      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, layer, t, out_dtype), {}, label);
       sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
                    u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
       return sp;
@@ -749,7 +769,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                                 t.rows, t.thread_rows, t.units, t.thread_units, t.k_tile, t.k_split));
       }
       StepPipeline sp;
-      sp.pipeline = &k.pipelines.get(tiled_step_shader(spec, phase, gates_in_product, t, out_dtype), {}, label);
+      sp.pipeline = &k.pipelines.get(tiled_step_shader(spec, layer, phase, gates_in_product, t, out_dtype), {}, label);
       sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"), u32((d.batch + t.rows - 1) / t.rows, "batch tiles"),
                    u32(d.dirs, "dirs")};
       return sp;
@@ -769,7 +789,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                                               t.units, t.k_split, t.batch_tile, t.k_chunk));
     }
     StepPipeline sp;
-    sp.pipeline = &k.pipelines.get(step_shader(spec, phase, gates_in_product, t, whole_sequence, out_dtype), {}, label);
+    sp.pipeline = &k.pipelines.get(step_shader(spec, layer, phase, gates_in_product, t, whole_sequence, out_dtype), {}, label);
     sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
                  u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
     return sp;
@@ -841,7 +861,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (resident) {
     one_dispatch_sequence();
     const auto& pipeline =
-        k.pipelines.get(resident_shader(spec, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
+        k.pipelines.get(resident_shader(spec, layer, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
     const gpu::WorkgroupCount groups{1, u32(resident_row_blocks, "row blocks"), u32(d.dirs, "dirs")};
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
@@ -869,7 +889,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   }
   if (row_sequence) {
     one_dispatch_sequence();
-    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, *row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
+    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, layer, *row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
     const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling->rows - 1) / row_tiling->rows, "row blocks"),
                                      u32(d.dirs, "dirs")};
     std::vector<gpu::BufferBinding> bindings = binding_list;
@@ -893,7 +913,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     problem.a_shape = {d.dirs, d.batch, d.hidden};
     problem.b_shape = r_t.shape();
     const gemm::Gemm product(k.gpu, problem);
-    const auto& cell = k.pipelines.get(gates_step_shader(spec, out_dtype), {}, "rnn_step_gates");
+    const auto& cell = k.pipelines.get(gates_step_shader(spec, layer, out_dtype), {}, "rnn_step_gates");
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(gates.binding(k.gpu));
     const gpu::WorkgroupCount groups = gpu::split_workgroups((dbh + 255) / 256, k.gpu.limits());

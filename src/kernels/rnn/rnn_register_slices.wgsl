@@ -48,7 +48,7 @@ fn slice_sum(v: f32, unit: u32, s: u32, g: u32) -> f32 {
 
 // The projections X W^T of unit j's gates for row b at step `step` of direction d.
 fn projections(step: u32, d: u32, b: u32, j: u32) -> array<f32, GT> {
-  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+  let t = select(step, p.dims.y - 1u - step, has(F_REVERSE0 << d));
   let xb = xw_index(t, d, b, j);
   var xu: array<f32, GT>;
   for (var g = 0u; g < GT; g++) {

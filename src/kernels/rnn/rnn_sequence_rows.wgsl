@@ -49,7 +49,7 @@ var<workgroup> red: array<f32, {{RED_SIZE}}>;       // [slice - 1][accumulator][
 
 // The projections X W^T of this invocation's units and rows at step `step`.
 fn load_projections(step: u32, d: u32, b0: u32, tx: u32, xp: ptr<function, array<f32, NXP>>) {
-  let t = select(step, p.dims.y - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+  let t = select(step, p.dims.y - 1u - step, has(F_REVERSE0 << d));
   for (var u = 0u; u < UV; u++) {
     let j = tx * UV + u;
     for (var m = 0u; m < TM; m++) {

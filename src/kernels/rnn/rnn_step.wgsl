@@ -40,7 +40,7 @@ fn step_tile(step: u32, tile: u32, btile: u32, d: u32, lidx: u32, h_in: u32, h_o
   // instead of following it. A step is one chain of dependent memory latencies, not bandwidth.
   var xp: array<f32, GT * BT>;
   if (ks == 0u && j < H) {
-    let t = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    let t = select(step, S - 1u - step, has(F_REVERSE0 << d));
     for (var bb = 0u; bb < BT; bb++) {
       if (b0 + bb < B) {
         let xb = xw_index(t, d, b0 + bb, j);

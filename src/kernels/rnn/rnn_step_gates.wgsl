@@ -21,7 +21,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let j = idx % H;
     let b = (idx / H) % B;
     let d = idx / (B * H);
-    let tt = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    let tt = select(step, S - 1u - step, has(F_REVERSE0 << d));
     let xb = xw_index(tt, d, b, j);
     let gb = p.wts.w + (d * B + b) * GT * H + j;
     var acc: array<f32, {{ACC}}>;

@@ -111,7 +111,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   // Slice 0 loads its projections first: their DRAM latency overlaps the product.
   var xp: array<f32, TU * GT * TM>;
   if (ks == 0u) {
-    let tt = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    let tt = select(step, S - 1u - step, has(F_REVERSE0 << d));
     for (var u = 0u; u < TU; u++) {
       let j = u0 + tx + u * UX;
       for (var m = 0u; m < TM; m++) {

@@ -167,7 +167,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 #endif
   let b0 = r0 + ty * TM;
   if (ks == 0u && b0 < B) {
-    let tt = select(step, S - 1u - step, (p.misc.y & (F_REVERSE0 << d)) != 0u);
+    let tt = select(step, S - 1u - step, has(F_REVERSE0 << d));
 #for v NV
     if (u0 + tx + {{v}}u * WG_X < H) {
       let j = u0 + tx + {{v}}u * WG_X;
