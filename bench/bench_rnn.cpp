@@ -434,7 +434,6 @@ int main(int argc, char** argv) {
       const bool on_gpu = context.adapter_description().type != "CPU";
       const char* kernel = per_step < 0.5                                ? "seq"
                            : per_step > 1.5 ? (c.batch >= kernels::rnn::kGemmStepMinBatch ? "gemm" : "2-phase")
-                           : c.batch >= kernels::rnn::kGemmStepMinBatch  ? "?"
                            : c.batch >= kernels::rnn::kVec4StepMinBatch && on_gpu ? "vec4"
                            : c.batch >= kernels::rnn::kTiledMinBatch     ? "tiled"
                                                                          : "dot";

@@ -104,11 +104,12 @@ TEST(RnnStepTiling, Vec4FitsTheLimits) {
   }
   const auto mid = kernels::rnn::choose_vec4_step_tiling(85, 512, 2, 49152, 1024);
   EXPECT_EQ(mid.rows(), 32u);
-  EXPECT_EQ(mid.units(), 16u);
+  EXPECT_EQ(mid.units(), 32u);
   EXPECT_EQ(mid.k_split, 2u);
   const auto large = kernels::rnn::choose_vec4_step_tiling(864, 256, 2, 49152, 1024);
-  EXPECT_EQ(large.rows(), 128u);
+  EXPECT_EQ(large.rows(), 32u);
   EXPECT_EQ(large.units(), 16u);
+  EXPECT_EQ(large.k_tile, 16u);
 }
 
 // choose_row_sequence_tiling: the H200's best tilings for the models' shapes (bench_rnn's rows

@@ -730,7 +730,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const bool vec4_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && d.gates <= 4 &&
                          (kernel == StepKernel::vec4 ||
                           (kernel == StepKernel::automatic && on_gpu && d.batch >= kVec4StepMinBatch &&
-                          d.batch < kGemmStepMinBatch));
+                          (d.batch < kGemmStepMinBatch || d.hidden < kGemmStepMinHidden)));
   const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && gates_fit &&
                          !vec4_step &&
                          (kernel == StepKernel::gemm ||

@@ -77,15 +77,15 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
 
 Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
                                        uint64_t max_workgroup_bytes, uint32_t max_invocations) {
-  // Measured on the H200 (bench_rnn --sweep, 2026-12-04; docs/benchmarks.md). A few hundred rows:
-  // the GEMM core's large tile, 128 rows x 16 units at 8 x 1 per invocation (SCNet's B = 864 band
-  // LSTM 7.23 ms, within 2% of the best of 20 tilings and of the GEMM step). Fewer rows: 32 x 16 at
-  // 4 x 1 with K tiles of 32 split over 2 slices (SCNet's B = 85 H512 time LSTM 20.0 ms against 22.6
-  // for the tiled step; 32- and 64-row tiles without slices 21.9-31).
+  // Measured on the H200 (bench_rnn --sweep, 2026-12-04, with the cell's flags compiled in;
+  // docs/benchmarks.md), the best of 16 tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K
+  // slices, K tiles of 16 for a few hundred rows (SCNet's B = 864 H256 band LSTM 6.53 ms, the GEMM step
+  // 7.11, the GEMM core's 128 x 16 tile 7.56), and 32 rows x 32 units with K tiles of 32 for fewer
+  // (SCNet's B = 85 H512 time LSTM 17.66 ms, 32 x 16 19.09, the tiled step 21.4-22.6).
   (void)directions;
   (void)hidden;
-  Vec4StepTiling t = batch >= kGemmStepMinBatch ? Vec4StepTiling{16, 16, 8, 1, 16, 1, true}
-                                                : Vec4StepTiling{16, 8, 4, 1, 32, 2, true};
+  Vec4StepTiling t = batch >= kGemmStepMinBatch ? Vec4StepTiling{16, 8, 4, 1, 16, 2, true}
+                                                : Vec4StepTiling{32, 8, 4, 1, 32, 2, true};
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
   while (t.workgroup_size() > max_invocations && t.wg_y > 1) t.wg_y /= 2;
   while (t.workgroup_bytes() > max_workgroup_bytes && (t.k_split > 1 || t.k_tile > 4)) {

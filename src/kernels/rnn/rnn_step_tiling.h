@@ -118,10 +118,12 @@ struct Vec4StepTiling {
   }
 };
 
-// Batches from this size up to kGemmStepMinBatch run the vec4 step on GPUs (StepKernel::automatic,
-// fused phase, G <= 4) where no whole-sequence kernel applies; larger batches the GEMM step, which
-// measured 1-3% faster than the vec4 step there (SCNet's band LSTMs).
+// Batches from this size up run the vec4 step on GPUs (StepKernel::automatic, fused phase, G <= 4)
+// where no whole-sequence kernel applies, except batches of kGemmStepMinBatch or more with a hidden size
+// of kGemmStepMinHidden or more, which run the GEMM step (SCNet's B = 433 H512 band LSTM: 11.56 ms
+// against 11.89 for the vec4 step; at H256, B = 864 the vec4 step is 8% faster).
 constexpr int64_t kVec4StepMinBatch = 32;
+constexpr int64_t kGemmStepMinHidden = 512;
 
 // See rnn_step_tiling.cpp for the measurements behind it. Fits `max_workgroup_bytes` and
 // `max_invocations` (WebGPU's minimum limits assumed at least).
