@@ -1,7 +1,7 @@
 """cuDNN twin of bench_rnn (the shapes of bench/rnn_cases.h through torch.nn.LSTM / GRU, float32,
 CUDA events, median of repeats), plus PyTorch's launch floor: a chain of dependent tiny kernels.
 
-    python3 bench/torch_rnn.py [--quick] [--repeats R]
+    python3 bench/torch_rnn.py [--quick] [--repeats R] [--only SUBSTRING]
 
 torch.nn.GRU is linear_before_reset=1 only, so the lbr=0 case is skipped here.
 """
@@ -15,6 +15,7 @@ from cuda_timing import median_ms
 parser = argparse.ArgumentParser()
 parser.add_argument("--quick", action="store_true")
 parser.add_argument("--repeats", type=int, default=10)
+parser.add_argument("--only", default="", help="only the cases whose name contains this")
 args = parser.parse_args()
 median_ms = functools.partial(median_ms, repeats=args.repeats)
 
@@ -54,7 +55,7 @@ print(f"launch floor: {median_ms(chain) * 1e3 / steps:.2f} us per dependent kern
 print(f"{'case':<26} {'T':>5} {'B':>4} {'I':>4} {'H':>4} {'ms':>9} {'us/step':>8} {'ms no TF32':>11}")
 with torch.no_grad():
     for name, lstm, lbr, bidirectional, T, B, I, H in CASES:
-        if not lbr and not lstm:
+        if (not lbr and not lstm) or args.only not in name:
             continue
         if args.quick:
             T, B, I, H = min(T, 12), min(B, 5), min(I, 48), min(H, 72)
