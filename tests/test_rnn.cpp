@@ -393,6 +393,31 @@ TEST(RnnKernel, EveryStepTiling) {
   run_all(cases);
 }
 
+// Case i of a per-step kernel's test: cells, directions and layouts in turn, random batch (partial
+// row tiles) and hidden sizes (partial unit and K tiles), lens and initial states on even i, clip on
+// i % 4 == 1, random activations (i = 3), input_forget (4, where the cell is an LSTM), float16 (5), a
+// chunked projection (6).
+Case varied_step_case(int i, Random& pick, int max_extra_batch, kernels::rnn::StepKernel kernel) {
+  Case c;
+  c.cell = static_cast<CellType>(i % 3);
+  c.direction = static_cast<Direction>((i + 2) % 3);
+  c.layout = i % 2;
+  c.seq = 3 + i % 3;
+  c.batch = 5 + pick.integer(0, max_extra_batch);
+  c.input = 7;
+  c.hidden = 9 + pick.integer(0, 60);
+  c.lens = c.h0 = i % 2 == 0;
+  c.c0 = c.peepholes = c.cell == CellType::lstm;
+  if (i % 4 == 1) c.clip = 0.8f;
+  if (i == 3) c.random_activations = true;
+  if (i == 4) c.input_forget = c.cell == CellType::lstm;
+  if (i == 5) c.dtype = DType::f16;
+  if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
+  c.kernel = kernel;
+  c.mode = kernels::rnn::StepMode::per_step;
+  return c;
+}
+
 // The register-tiled step kernel (StepKernel::tiled): row and unit tiles that do not divide B and
 // H, K tiles that do not divide H, K slices, every cell (GRU with both linear_before_reset, so the
 // two-phase step too), both layouts, every direction, lens, initial states, peepholes, clip,
@@ -406,25 +431,9 @@ TEST(RnnKernel, TiledStep) {
                                       std::nullopt,           std::nullopt};
   int i = 0;
   for (const auto& t : tilings) {
-    Case c;
-    c.cell = static_cast<CellType>(i % 3);
+    Case c = varied_step_case(i, pick, 30, kernels::rnn::StepKernel::tiled);
     c.linear_before_reset = (i / 3) % 2 == 0;
-    c.direction = static_cast<Direction>((i + 2) % 3);
-    c.layout = i % 2;
-    c.seq = 3 + i % 3;
-    c.batch = 5 + pick.integer(0, 30);   // partial row tiles
-    c.input = 7;
-    c.hidden = 9 + pick.integer(0, 60);  // partial unit tiles and K tiles
-    c.lens = c.h0 = i % 2 == 0;
-    c.c0 = c.peepholes = c.cell == CellType::lstm;
-    if (i % 4 == 1) c.clip = 0.8f;
-    if (i == 3) c.random_activations = true;
-    if (i == 4) c.input_forget = c.cell == CellType::lstm;
-    if (i == 5) c.dtype = DType::f16;
-    if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
     c.tiled = t;
-    c.kernel = kernels::rnn::StepKernel::tiled;
-    c.mode = kernels::rnn::StepMode::per_step;
     cases.push_back(c);
     ++i;
   }
@@ -496,22 +505,9 @@ TEST(RnnKernel, Vec4Step) {
                                       std::nullopt,                std::nullopt,               V{8, 8, 8, 2, 16, 2}};
   int i = 0;
   for (const auto& t : tilings) {
-    Case c;
-    c.cell = static_cast<CellType>(i % 3);
+    Case c = varied_step_case(i, pick, 40, kernels::rnn::StepKernel::vec4);
     c.linear_before_reset = i != 7;
-    c.direction = static_cast<Direction>((i + 2) % 3);
-    c.layout = i % 2;
-    c.seq = 3 + i % 3;
-    c.batch = 5 + pick.integer(0, 40);   // partial row tiles
-    c.input = 7;
-    c.hidden = 9 + pick.integer(0, 60);  // partial unit tiles and K tiles
-    c.lens = c.h0 = i % 2 == 0;
-    c.c0 = c.peepholes = c.cell == CellType::lstm;
-    if (i % 4 == 1) c.clip = 0.8f;
-    if (i == 3) c.random_activations = true;
-    if (i == 4 || i == 6) c.input_forget = c.cell == CellType::lstm;
-    if (i == 5) c.dtype = DType::f16;
-    if (i == 6) c.max_projection_bytes = 2 * c.batch * 2 * 4 * c.hidden * 4;
+    if (i == 6) c.input_forget = true;  // an LSTM
     if (i == 8) {  // a bidirectional LSTM over 2 x 4 workgroups of 64 rows x 16 units
       c.cell = CellType::lstm;
       c.direction = Direction::bidirectional;
@@ -520,8 +516,6 @@ TEST(RnnKernel, Vec4Step) {
       c.c0 = c.peepholes = true;
     }
     c.vec4 = t;
-    c.kernel = kernels::rnn::StepKernel::vec4;
-    c.mode = kernels::rnn::StepMode::per_step;
     cases.push_back(c);
     ++i;
   }
