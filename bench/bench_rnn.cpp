@@ -399,6 +399,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  // A malformed REGEX fails here, once, rather than as every case's error.
+  std::regex filter;
+  try {
+    filter = std::regex(variant_filter);
+  } catch (const std::regex_error& e) {
+    fmt::print(stderr, "bench_rnn: --variants '{}' is not a regular expression: {}\n", variant_filter, e.what());
+    return 2;
+  }
   if (quick) {
     repeats = std::min(repeats, 3);
     floor_steps = std::min(floor_steps, 64);
@@ -444,7 +452,6 @@ int main(int argc, char** argv) {
           t.gpu_ms * 1e3 / c.seq, floor.gpu_us * per_step, t.step_kernel_us, t.projection_ms, w.gpu_ms,
           c.cudnn_ms > 0 ? fmt::format("{:.2f}", c.cudnn_ms) : "-",
           c.cudnn_ms > 0 && t.gpu_ms > 0 ? fmt::format("{:.2f}", t.gpu_ms / c.cudnn_ms) : "-");
-      const std::regex filter(variant_filter);
       if (!no_variants) time_variants(context, pool, pipelines, c, repeats, sweep, filter);
       if (sweep && std::regex_search("dot", filter)) sweep_tilings(context, pool, pipelines, c, std::max(1, repeats / 2));
     } catch (const std::exception& e) {

@@ -11,7 +11,7 @@
 
 struct StepParams {
   dims: vec4<u32>,     // step, seq, batch, hidden
-  misc: vec4<u32>,     // directions, flags, xw row stride, xw offset
+  misc: vec4<u32>,     // directions, flags (as FLAGS below, compiled in), xw row stride, xw offset
   xw_base: vec4<u32>,  // xw base of direction 0, 1; first time of the projected chunk, direction 0, 1
   st: vec4<u32>,       // state offsets: h_in, h_out, c, source vector of the product
   wts: vec4<u32>,      // bias offset, peephole offset, seq_lens offset, first R^T column

@@ -208,40 +208,8 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
          tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
-std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t, DType out) {
-  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
-  const uint32_t wg = t.workgroup_size();
-  TemplateValues v{
-      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-      {"PHASE_FUSED", "1"},
-      {"PHASE_ZR", "0"},
-      {"PHASE_H", "0"},
-      {"G", std::to_string(g)},
-      {"GATES_TOTAL", std::to_string(g)},
-      {"BT", std::to_string(t.thread_rows)},
-      {"TQ", std::to_string(t.thread_rows / 4)},
-      {"NV", std::to_string(t.thread_units)},
-      {"WG_X", std::to_string(t.wg_x)},
-      {"WG_Y", std::to_string(t.wg_y)},
-      {"BK", std::to_string(t.k_tile)},
-      {"KS", std::to_string(t.k_split)},
-      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
-      {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
-      {"NB", std::to_string((t.k_tile * t.units() + wg - 1) / wg)},
-      {"PREFETCH", t.prefetch ? "1" : "0"},
-      {"WG_SIZE", std::to_string(wg)},
-      {"ACC", std::to_string(t.thread_rows * g)},
-      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
-  };
-  v.insert(layer.begin(), layer.end());
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_vec4.wgsl", v);
-}
-
-// The template values of a one-kernel-per-sequence cell (every gate in one product, the fused
-// phase): what the row-sequence and resident kernels share.
+// The template values of a cell with every gate in one product (the fused phase) and the layer's
+// constants: what the vec4 step, the cell half of the GEMM step and the whole-sequence kernels share.
 TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
   const std::string g = std::to_string(gate_count(spec.cell));
   TemplateValues v{{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
@@ -255,6 +223,29 @@ TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& laye
                    {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
   v.insert(layer.begin(), layer.end());
   return v;
+}
+
+// The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
+std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t, DType out) {
+  const uint32_t wg = t.workgroup_size();
+  TemplateValues v = fused_cell_values(spec, layer);
+  v.merge(TemplateValues{
+      {"BT", std::to_string(t.thread_rows)},
+      {"TQ", std::to_string(t.thread_rows / 4)},
+      {"NV", std::to_string(t.thread_units)},
+      {"WG_X", std::to_string(t.wg_x)},
+      {"WG_Y", std::to_string(t.wg_y)},
+      {"BK", std::to_string(t.k_tile)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
+      {"NB", std::to_string((t.k_tile * t.units() + wg - 1) / wg)},
+      {"PREFETCH", t.prefetch ? "1" : "0"},
+      {"WG_SIZE", std::to_string(wg)},
+      {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
+  });
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_vec4.wgsl", v);
 }
 
 // The cell half of a GEMM step (rnn_step_gates.wgsl).

@@ -124,11 +124,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
   // Slice s applies the cell to row s of each chunk; its unit's c lives in workgroup memory and
   // h_prev is read from workgroup memory.
   var pre: CellPreload;
+  // (A unit past H, in the last unit tile, never applies the cell: clamped only to stay in bounds.)
   pre.bias = bias_terms(d, min(j, p.dims.w - 1u));
 #if CELL_LSTM
   pre.peep = peepholes(d, min(j, p.dims.w - 1u));
-#endif
-#if CELL_LSTM
   for (var rc = 0u; rc < RC; rc++) {
     let row = rows_base + rc * BM + s;
     if (unit_ok && s < BM && row < B) {

@@ -69,11 +69,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let my_row = r0 + s;
   let finishes = s < BM && my_row < B;
   var pre: CellPreload;
-  pre.bias = bias_terms(d, min(j, p.dims.w - 1u));
+  pre.bias = bias_terms(d, j);
 #if CELL_LSTM
-  pre.peep = peepholes(d, min(j, p.dims.w - 1u));
-#endif
-#if CELL_LSTM
+  pre.peep = peepholes(d, j);
   if (finishes) {
     pre.c = state[p.st.z + (d * B + my_row) * H + j];
   }
