@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
-#include <cstdlib>
 #include <stdexcept>
 
 #include "gpu/run_guards.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/rnn/cooperative_probe.h"
+#include "kernels/rnn/rnn_overrides.h"
 #include "kernels/rnn/rnn_step_tiling.h"
 #include "kernels/shader_template.h"
 
@@ -329,87 +328,6 @@ std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer,
   // The kernel first, for its `enable subgroups;` (as resident_shader).
   return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
          tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
-}
-
-// ONDA_RNN_COOP="JT,BM,KQ,RC" forces the cooperative kernel with that tiling; "0" turns its
-// automatic choice off.
-std::optional<CooperativeTiling> cooperative_tiling_from_env(bool* disabled) {
-  const char* env = std::getenv("ONDA_RNN_COOP");
-  *disabled = env && std::string(env) == "0";
-  if (!env || !*env || *disabled) return std::nullopt;
-  CooperativeTiling t;
-  if (std::sscanf(env, "%u,%u,%u,%u", &t.units, &t.rows, &t.slice_vectors, &t.row_chunks) != 4) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_COOP is '{}', expected JT,BM,KQ,RC or 0", env));
-  }
-  return t;
-}
-
-// ONDA_RNN_RESIDENT="BM,KQ" forces the resident kernel with that tiling; "0" turns its automatic
-// choice off.
-std::optional<ResidentTiling> resident_tiling_from_env(bool* disabled) {
-  const char* env = std::getenv("ONDA_RNN_RESIDENT");
-  *disabled = env && std::string(env) == "0";
-  if (!env || !*env || *disabled) return std::nullopt;
-  ResidentTiling t;
-  if (std::sscanf(env, "%u,%u", &t.rows, &t.slice_vectors) != 2) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_RESIDENT is '{}', expected BM,KQ or 0", env));
-  }
-  return t;
-}
-
-// ONDA_RNN_ROWS="BM,TM,UV,KS,KB" forces the row-sequence kernel with that tiling (a bench_rnn variant
-// on a whole model without a rebuild); "0" turns the automatic choice of it off.
-std::optional<RowSequenceTiling> row_tiling_from_env(bool* disabled) {
-  const char* env = std::getenv("ONDA_RNN_ROWS");
-  *disabled = env && std::string(env) == "0";
-  if (!env || !*env || *disabled) return std::nullopt;
-  RowSequenceTiling t;
-  if (std::sscanf(env, "%u,%u,%u,%u,%u", &t.rows, &t.thread_rows, &t.unit_vector, &t.k_split, &t.k_block) != 5) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_ROWS is '{}', expected BM,TM,UV,KS,KB or 0", env));
-  }
-  return t;
-}
-
-// ONDA_RNN_STEP_KERNEL=dot|tiled overrides the automatic choice (A/B of whole models).
-StepKernel resolve_step_kernel(StepKernel requested) {
-  if (requested != StepKernel::automatic) return requested;
-  if (const char* env = std::getenv("ONDA_RNN_STEP_KERNEL"); env && *env) {
-    const std::string value = env;
-    if (value == "dot") return StepKernel::dot;
-    if (value == "tiled") return StepKernel::tiled;
-    if (value == "gemm") return StepKernel::gemm;
-    if (value == "vec4") return StepKernel::vec4;
-    throw std::invalid_argument(
-        fmt::format("ONDA_RNN_STEP_KERNEL is '{}', expected 'dot', 'tiled', 'gemm' or 'vec4'", value));
-  }
-  return StepKernel::automatic;
-}
-
-// ONDA_RNN_TILED="BM,TM,BU,TU,KT,KS" forces the tiled kernel's tiling (trying a bench_rnn
-// variant on a whole model without a rebuild); unset: choose_tiled_step_tiling.
-std::optional<TiledStepTiling> tiled_tiling_from_env() {
-  const char* env = std::getenv("ONDA_RNN_TILED");
-  if (!env || !*env) return std::nullopt;
-  TiledStepTiling t;
-  if (std::sscanf(env, "%u,%u,%u,%u,%u,%u", &t.rows, &t.thread_rows, &t.units, &t.thread_units, &t.k_tile,
-                  &t.k_split) != 6) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_TILED is '{}', expected BM,TM,BU,TU,KT,KS", env));
-  }
-  return t;
-}
-
-// ONDA_RNN_VEC4="WGX,WGY,TM,NV,BK,KS[,PREFETCH]" forces the vec4 kernel's tiling; unset: choose_vec4_step_tiling.
-std::optional<Vec4StepTiling> vec4_tiling_from_env() {
-  const char* env = std::getenv("ONDA_RNN_VEC4");
-  if (!env || !*env) return std::nullopt;
-  Vec4StepTiling t;
-  unsigned prefetch = 1;
-  if (std::sscanf(env, "%u,%u,%u,%u,%u,%u,%u", &t.wg_x, &t.wg_y, &t.thread_rows, &t.thread_units, &t.k_tile,
-                  &t.k_split, &prefetch) < 6) {
-    throw std::invalid_argument(fmt::format("ONDA_RNN_VEC4 is '{}', expected WGX,WGY,TM,NV,BK,KS[,PREFETCH]", env));
-  }
-  t.prefetch = prefetch != 0;
-  return t;
 }
 
 }  // namespace
