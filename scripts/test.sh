@@ -10,7 +10,17 @@ if [ ! -f .deps/dawn/.complete-v1 ] || ! command -v cmake >/dev/null || ! comman
 fi
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure "$@"
+if ! ctest --test-dir build --output-on-failure "$@"; then
+  # The failures again, so that they end the output (a CI log shows its tail): gtest's failure
+  # messages and the seeds that replay them (tests/harness.cpp).
+  log=build/Testing/Temporary/LastTest.log
+  if [ -f "$log" ]; then
+    echo "== test.sh: failures (all output in $log)"
+    grep -E -A6 ": Failure$" "$log" | cut -c1-300 | head -150 || true
+    grep -E "^replay: |^\[  FAILED  \] [A-Za-z]" "$log" | sort -u | head -40 || true
+  fi
+  exit 1
+fi
 # Then the model loader's fuzz target for a bounded time (its own clang build in build-fuzz/);
 # a finding fails the run. ONDA_FUZZ_SECONDS=0 skips it.
 fuzz_seconds=${ONDA_FUZZ_SECONDS:-60}

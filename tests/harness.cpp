@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -13,12 +14,54 @@ Gpu& gpu() {
   return instance;
 }
 
+namespace {
+
+// The seed of the test running now: drawn at its first test_seed() call, returned again by the
+// later ones, so that ONDA_TEST_SEED (which every call returns) replays the whole test.
+struct CurrentSeed {
+  const ::testing::TestInfo* test = nullptr;
+  uint64_t seed = 0;
+};
+CurrentSeed& current_seed() {
+  static CurrentSeed current;
+  return current;
+}
+
+// Prints how to replay a failed test that drew a seed, after its failure messages: the line is
+// there whatever the test's own messages say, and scripts/test.sh repeats it in its summary.
+class SeedOnFailure : public ::testing::EmptyTestEventListener {
+  // A fresh seed per run of a test, also under --gtest_repeat (the same TestInfo again).
+  void OnTestStart(const ::testing::TestInfo&) override { current_seed().test = nullptr; }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    const CurrentSeed& c = current_seed();
+    if (c.test == &info && info.result()->Failed()) {
+      std::printf("replay: ONDA_TEST_SEED=%llu build/onda_tests --gtest_filter='%s.%s'\n",
+                  static_cast<unsigned long long>(c.seed), info.test_suite_name(), info.name());
+    }
+  }
+};
+const bool seed_listener_added = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new SeedOnFailure);
+  return true;
+}();
+
+}  // namespace
+
 uint64_t test_seed() {
-  if (const char* env = std::getenv("ONDA_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-  static std::random_device device;
-  const uint64_t seed = (uint64_t{device()} << 32) | device();
-  ::testing::Test::RecordProperty("seed", std::to_string(seed));
-  return seed;
+  CurrentSeed& c = current_seed();
+  const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  if (test == nullptr || c.test != test) {
+    uint64_t seed;
+    if (const char* env = std::getenv("ONDA_TEST_SEED")) {
+      seed = std::strtoull(env, nullptr, 10);
+    } else {
+      static std::random_device device;
+      seed = (uint64_t{device()} << 32) | device();
+    }
+    c = {test, seed};
+    if (test != nullptr) ::testing::Test::RecordProperty("seed", std::to_string(seed));
+  }
+  return c.seed;
 }
 
 std::vector<float> Random::normal(size_t n, double mean, double stddev) {

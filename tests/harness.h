@@ -28,7 +28,9 @@ struct Gpu {
 };
 Gpu& gpu();
 
-// A seed for this test: ONDA_TEST_SEED if set, else a fresh one; printed with every failure.
+// The seed of the running test: ONDA_TEST_SEED if set, else a fresh one drawn at the test's first
+// call and returned by its later calls. A failed test that drew one prints a line replaying it
+// (`replay: ONDA_TEST_SEED=...`).
 uint64_t test_seed();
 
 class Random {
