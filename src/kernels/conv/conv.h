@@ -62,7 +62,7 @@ struct ConvOptions {
   // implicit_gemm ConvTranspose whose kernel equals its stride (non-overlapping phases of one tap
   // each, SCNet's decoders): one GEMM whose rows are all phases' output channels (unset / true,
   // where shuffle_applies) or one GEMM slice per phase (false; tests and benchmarks compare).
-  std::optional<bool> implicit_shuffle;
+  std::optional<bool> implicit_shuffle{};
   // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
   // the environment variable ONDA_CONV_IMPLICIT=0 does the same for every conv of a process).
   bool allow_implicit = true;
