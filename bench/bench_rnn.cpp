@@ -2,7 +2,7 @@
 // (bench/rnn_cases.h) through torch.nn.LSTM / GRU in the same GPU-machine call (bench/rnn.sh).
 //
 //   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]
-//                   [--variants REGEX]
+//                   [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...]
 //
 // First the dispatch floor: N dependent trivial dispatches (one workgroup reads and writes the same
 // word) in one compute pass, GPU time per dispatch (GpuSpan, bench/gpu_span.h) and wall time with
@@ -39,6 +39,9 @@
 // choose_step_tiling.
 // --variants REGEX times only the variants whose name matches (std::regex_search), and with --sweep
 // skips the step-tiling grid unless "dot" matches.
+// --case (repeatable) times the given shapes instead of rnn_cases.h's: CELL lstm | gru | gru0
+// (linear_before_reset = 0), DIRS uni | bi, e.g. --case lstm,bi,85,432,256,256 (SCNet's H256 band
+// layer at half the batch); no cuDNN figure.
 // --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
 #include <fmt/format.h>
 
@@ -48,6 +51,7 @@
 #include <cstdio>
 #include <random>
 #include <regex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -377,6 +381,36 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
   std::fflush(stdout);
 }
 
+// --case CELL,DIRS,T,B,I,H (CELL lstm | gru | gru0 for linear_before_reset = 0, DIRS uni | bi): a
+// shape outside rnn_cases.h, e.g. the batch or hidden size swept around a model's layer.
+bench::RnnCase parse_case(const std::string& spec) {
+  std::vector<std::string> f;
+  size_t start = 0;
+  for (size_t comma; (comma = spec.find(',', start)) != std::string::npos; start = comma + 1) {
+    f.push_back(spec.substr(start, comma - start));
+  }
+  f.push_back(spec.substr(start));
+  const auto bad = [&] { return std::invalid_argument(fmt::format("--case '{}': expected CELL,DIRS,T,B,I,H with CELL lstm | gru | gru0 and DIRS uni | bi", spec)); };
+  if (f.size() != 6 || (f[0] != "lstm" && f[0] != "gru" && f[0] != "gru0") || (f[1] != "uni" && f[1] != "bi")) throw bad();
+  bench::RnnCase c;
+  c.lstm = f[0] == "lstm";
+  c.linear_before_reset = f[0] == "gru";
+  c.bidirectional = f[1] == "bi";
+  int64_t* dims[] = {&c.seq, &c.batch, &c.input, &c.hidden};
+  for (int d = 0; d < 4; ++d) {
+    size_t used = 0;
+    try {
+      *dims[d] = std::stoll(f[2 + d], &used);
+    } catch (const std::exception&) {
+      throw bad();
+    }
+    if (used != f[2 + d].size() || *dims[d] < 1) throw bad();
+  }
+  c.name = fmt::format("{} {} T{} B{} I{} H{}", f[0], f[1], c.seq, c.batch, c.input, c.hidden);
+  c.cudnn_ms = 0;
+  return c;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -384,6 +418,7 @@ int main(int argc, char** argv) {
   int repeats = 10, floor_steps = 2000;
   std::string only;
   std::string variant_filter;
+  std::vector<bench::RnnCase> custom;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -394,8 +429,15 @@ int main(int argc, char** argv) {
     else if (a == "--floor-steps" && has_value) floor_steps = std::stoi(argv[++i]);
     else if (a == "--only" && has_value) only = argv[++i];
     else if (a == "--variants" && has_value) variant_filter = argv[++i];
-    else {
-      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants] [--variants REGEX]\n");
+    else if (a == "--case" && has_value) {
+      try {
+        custom.push_back(parse_case(argv[++i]));
+      } catch (const std::invalid_argument& e) {
+        fmt::print(stderr, "bench_rnn: {}\n", e.what());
+        return 2;
+      }
+    } else {
+      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants] [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...]\n");
       return 2;
     }
   }
@@ -428,7 +470,7 @@ int main(int argc, char** argv) {
       "{:<26} {:>5} {:>4} {:>4} {:>4} {:>6} {:>9} {:>9} {:>9} {:>9} {:>8} {:>10} {:>9} {:>8} {:>9} {:>8}\n",
       "case", "T", "B", "I", "H", "kernel", "disp/step", "gpu ms", "wall ms", "sub ms", "us/step",
       "floor/step", "kernel us", "proj ms", "before ms", "cuDNN ms", "x cuDNN");
-  for (const bench::RnnCase& c : bench::rnn_cases(quick)) {
+  for (const bench::RnnCase& c : custom.empty() ? bench::rnn_cases(quick) : custom) {
     if (!only.empty() && c.name.find(only) == std::string::npos) continue;
     try {
       const LayerTimes t = time_layer(context, pool, pipelines, c, repeats, {}, true);
