@@ -1,7 +1,9 @@
 """cuDNN twin of bench_rnn (the shapes of bench/rnn_cases.h through torch.nn.LSTM / GRU, float32,
 CUDA events, median of repeats), plus PyTorch's launch floor: a chain of dependent tiny kernels.
 
-    python3 bench/torch_rnn.py [--quick] [--repeats R] [--only SUBSTRING]
+    python3 bench/torch_rnn.py [--quick] [--repeats R] [--only SUBSTRING] [--case CELL,DIRS,T,B,I,H ...]
+
+--case (repeatable, as bench_rnn's) times the given shapes instead: CELL lstm | gru, DIRS uni | bi.
 
 torch.nn.GRU is linear_before_reset=1 only, so the lbr=0 case is skipped here.
 """
@@ -16,6 +18,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--quick", action="store_true")
 parser.add_argument("--repeats", type=int, default=10)
 parser.add_argument("--only", default="", help="only the cases whose name contains this")
+parser.add_argument("--case", action="append", default=[], help="CELL,DIRS,T,B,I,H instead of the list")
 args = parser.parse_args()
 median_ms = functools.partial(median_ms, repeats=args.repeats)
 
@@ -37,6 +40,21 @@ CASES = [
     ("uvr H64 I336 biLSTM", True, False, True, 256, 1, 336, 64),
 ]
 
+
+
+def parse_case(spec):
+    f = spec.split(",")
+    if len(f) != 6 or f[0] not in ("lstm", "gru", "gru0") or f[1] not in ("uni", "bi") or not all(
+            v.isdigit() and int(v) > 0 for v in f[2:]):
+        parser.error(f"--case '{spec}': expected CELL,DIRS,T,B,I,H with CELL lstm | gru | gru0 and DIRS uni | bi")
+    T, B, I, H = (int(v) for v in f[2:])
+    name = f"{f[0]} {f[1]} T{T} B{B} I{I} H{H}"  # bench_rnn's name for the same case
+    return (name, f[0] == "lstm", f[0] == "gru", f[1] == "bi", T, B, I, H)
+
+
+if args.case:
+    CASES = [parse_case(spec) for spec in args.case]
+
 torch.backends.cudnn.enabled = True
 print(f"torch {torch.__version__} cuDNN {torch.backends.cudnn.version()} on {torch.cuda.get_device_name()}")
 
@@ -57,7 +75,7 @@ with torch.no_grad():
     for name, lstm, lbr, bidirectional, T, B, I, H in CASES:
         if (not lbr and not lstm) or args.only not in name:
             continue
-        if args.quick:
+        if args.quick and not args.case:  # --case shapes stay as given, as in bench_rnn
             T, B, I, H = min(T, 12), min(B, 5), min(I, 48), min(H, 72)
         cls = torch.nn.LSTM if lstm else torch.nn.GRU
         layer = cls(I, H, bidirectional=bidirectional).cuda().eval()
