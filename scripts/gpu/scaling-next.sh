@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Prepared for the next H200 call on issue 6 (carry .gl, .devpack, build/bench_rnn): how the per-step
+# time of the large-batch LSTM steps scales, to tell where SCNet's band LSTMs lose to cuDNN (52 us per
+# step at H256 B864 where the FMAs alone take ~13 us at the H200's float32 peak). The H256 band layer
+# with the batch halved and doubled, and with the hidden size at 128 / 384, beside cuDNN (torch_rnn.py
+# --case) in the same call; the vec4 step and the GEMM step for each. Reading: a step time flat in B
+# means latency per K tile (deeper prefetch, more K slices); linear in B means throughput (bigger
+# register tiles); linear in H at fixed B means the K loop itself. Logs in $OUT/logs.tgz.
+set -uo pipefail
+source "$(dirname "$0")/common.sh"
+cases=()
+for b in 216 432 864 1728; do cases+=(--case "lstm,bi,85,$b,256,256"); done
+for h in 128 384; do cases+=(--case "lstm,bi,85,864,$h,$h"); done
+cases+=(--case "lstm,bi,433,85,512,512" --case "lstm,bi,433,170,512,512")
+step rnn
+timeout 300 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --variants '^(gemm|vec4)$' "${cases[@]}" > $logs/rnn_scaling.txt 2>&1
+grep -E "^(lstm|dispatch)|variants|rror" $logs/rnn_scaling.txt | cut -c1-190
+step cudnn
+(cd bench && timeout 200 python3 torch_rnn.py --repeats 5 "${cases[@]}") > $logs/torch_scaling.txt 2>&1
+cut -c1-100 $logs/torch_scaling.txt
+step done
+pack_logs
