@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
+#include <string>
 
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
@@ -173,6 +175,25 @@ TEST(GpuContext, PipelineCacheKeysOnConstants) {
   g.pipelines.get(shader, {{"scale", 2.0}});
   g.pipelines.get(shader, {{"scale", 3.0}});
   EXPECT_EQ(g.pipelines.size(), before + 2);
+}
+
+// Facts about a pipeline (the cooperative kernel's residency probe) stay with the cache that made
+// it: a second cache compiles its own pipeline of the same shader and knows nothing yet, so a
+// pipeline created at a freed one's address cannot inherit its answer.
+TEST(GpuContext, PipelineCacheRemembersFactsPerPipeline) {
+  auto& g = gpu();
+  const std::string shader = std::string(kDoubleShader) + "\n// facts test\n";
+  gpu::PipelineCache first(g.context), second(g.context);
+  const auto& a = first.get(shader, {}, "facts");
+  EXPECT_FALSE(first.recall(a, "grid 4x1x1 resident").has_value());
+  first.remember(a, "grid 4x1x1 resident", true);
+  first.remember(a, "grid 9x1x1 resident", false);
+  EXPECT_EQ(first.recall(a, "grid 4x1x1 resident"), std::optional<bool>(true));
+  EXPECT_EQ(first.recall(a, "grid 9x1x1 resident"), std::optional<bool>(false));
+  EXPECT_FALSE(first.recall(a, "grid 5x1x1 resident").has_value());
+  const auto& b = second.get(shader, {}, "facts");
+  EXPECT_NE(a.Get(), b.Get());
+  EXPECT_FALSE(second.recall(b, "grid 4x1x1 resident").has_value());
 }
 
 TEST(GpuContext, ProfilerAttributesTime) {

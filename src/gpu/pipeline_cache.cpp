@@ -63,4 +63,14 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
   return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
 }
 
+std::optional<bool> PipelineCache::recall(const wgpu::ComputePipeline& pipeline, const std::string& fact) const {
+  const auto it = facts_.find({pipeline.Get(), fact});
+  if (it == facts_.end()) return std::nullopt;
+  return it->second;
+}
+
+void PipelineCache::remember(const wgpu::ComputePipeline& pipeline, const std::string& fact, bool value) {
+  facts_[{pipeline.Get(), fact}] = value;
+}
+
 }  // namespace onda::gpu

@@ -1,6 +1,8 @@
 // Compiled compute pipelines, keyed by the exact shader text, entry point and override constants.
 // Shape never enters the key: kernels read shapes from uniforms, so one pipeline serves all shapes.
 #pragma once
+#include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -35,11 +37,19 @@ class PipelineCache {
 
   size_t size() const { return plain_.size() + pipelines_.size(); }
 
+  // Facts learned by running one of this cache's pipelines (whether a grid of it is resident at once,
+  // say), named by `fact`. They live as long as the cache, and so as its pipelines: a pipeline
+  // created later, by this cache or another, can never match a stale fact by a reused address.
+  // `pipeline` must come from this cache.
+  std::optional<bool> recall(const wgpu::ComputePipeline& pipeline, const std::string& fact) const;
+  void remember(const wgpu::ComputePipeline& pipeline, const std::string& fact, bool value);
+
  private:
   Context& context_;
   std::unordered_map<std::string, wgpu::ComputePipeline> plain_;      // by WGSL text: main, no constants
   std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;  // by entry point, constants, text
   std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into the two (stable nodes)
+  std::map<std::pair<WGPUComputePipeline, std::string>, bool> facts_;
 };
 
 }  // namespace onda::gpu

@@ -1,9 +1,10 @@
 #include "kernels/rnn/cooperative_probe.h"
 
+#include <fmt/format.h>
+
 #include <cstring>
-#include <map>
-#include <mutex>
-#include <tuple>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "gpu/buffer_pool.h"
@@ -14,14 +15,8 @@ namespace onda::kernels::rnn {
 bool probe_grid_resident(const KernelContext& k, const wgpu::ComputePipeline& pipeline,
                          std::span<const gpu::BufferBinding> storage, size_t exchange_binding, const void* uniforms,
                          size_t uniform_bytes, gpu::WorkgroupCount groups) {
-  using Key = std::tuple<const void*, const void*, uint32_t, uint32_t, uint32_t>;
-  static std::mutex mutex;
-  static std::map<Key, bool> answers;
-  const Key key{&k.gpu, pipeline.Get(), groups.x, groups.y, groups.z};
-  {
-    std::lock_guard lock(mutex);
-    if (const auto it = answers.find(key); it != answers.end()) return it->second;
-  }
+  const std::string fact = fmt::format("grid {}x{}x{} resident", groups.x, groups.y, groups.z);
+  if (const std::optional<bool> known = k.pipelines.recall(pipeline, fact)) return *known;
   // New buffers are zeroed (WebGPU guarantees it).
   const wgpu::Buffer exchange = gpu::create_buffer(
       k.gpu, 16, wgpu::BufferUsage::Storage | wgpu::BufferUsage::CopySrc, "onda cooperative probe");
@@ -36,8 +31,7 @@ bool probe_grid_resident(const KernelContext& k, const wgpu::ComputePipeline& pi
   std::memcpy(&arrived, words.data() + 4, 4);
   exchange.Destroy();
   const bool resident = gave_up == 0 && arrived == groups.x * groups.y * groups.z;
-  std::lock_guard lock(mutex);
-  answers[key] = resident;
+  k.pipelines.remember(pipeline, fact, resident);
   return resident;
 }
 

@@ -14,8 +14,9 @@ namespace onda::kernels::rnn {
 // for that mode; they name element 0 of the exchange) and `storage` bindings in which binding
 // `exchange_binding` is replaced by a fresh zeroed two-word buffer, then reads the buffer back:
 // every workgroup adds one to word 1 and waits, bounded, for the count to reach the grid; a
-// workgroup that gives up sets word 0. True when none gave up. The answer is cached per (device,
-// pipeline, grid), so a layer pays the round trip once.
+// workgroup that gives up sets word 0. True when none gave up. The answer is remembered with the
+// pipeline in k.pipelines (PipelineCache::remember), per grid, so a layer pays the round trip once.
+// `pipeline` must come from k.pipelines.
 bool probe_grid_resident(const KernelContext& k, const wgpu::ComputePipeline& pipeline,
                          std::span<const gpu::BufferBinding> storage, size_t exchange_binding, const void* uniforms,
                          size_t uniform_bytes, gpu::WorkgroupCount groups);
