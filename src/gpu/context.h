@@ -41,7 +41,7 @@ struct ContextOptions {
   // it costs time (H200, 2026-12-03: UVR 25.6 -> 23.8 ms, SCNet 317 -> 290 ms, outputs bit-identical),
   // and on for CPU adapters, where a stray access would land in the process's own memory.
   // Unset: that default; ONDA_ROBUSTNESS=0/1 overrides both.
-  std::optional<bool> robustness;
+  std::optional<bool> robustness{};
   // Seconds a single wait may take before it is reported as a hang.
   double wait_timeout_seconds = 600.0;
 };

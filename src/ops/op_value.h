@@ -8,8 +8,8 @@
 namespace onda::ops {
 
 struct Value {
-  HostTensor host;  // defined: known on the host
-  Tensor device;    // defined: on the GPU (both may be defined: a tiny input known on both sides)
+  HostTensor host{};  // defined: known on the host
+  Tensor device{};    // defined: on the GPU (both may be defined: a tiny input known on both sides)
   bool constant = false;  // an initializer: the same in every run (ops may prepack it once)
 
   bool defined() const { return host.defined() || device.defined(); }

@@ -401,7 +401,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
         std::string shapes;
         for (const auto& a : args) {
           if (!shapes.empty()) shapes += " ";
-          shapes += a.defined() ? "[" + fmt::format("{}", fmt::join(a.shape(), ",")) + "]" : "-";
+          shapes += a.defined() ? fmt::format("[{}]", fmt::join(a.shape(), ",")) : std::string("-");
         }
         recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name) + "\t" + shapes);
       }
