@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <charconv>
+#include <initializer_list>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -42,44 +43,38 @@ std::vector<uint32_t> numbers(const char* name, const std::string& value, size_t
   throw std::invalid_argument(fmt::format("{} is '{}', expected {}", name, value, expected));
 }
 
+// The tiling in environment variable `name`: unset or empty gives nullopt, "0" too when `disabled` is
+// given (then set), anything else must be one number per field of `fields`, in order.
+template <class T>
+std::optional<T> tiling_from_env(const char* name, std::string_view expected, bool* disabled,
+                                 std::initializer_list<uint32_t T::*> fields) {
+  const auto env = env_value(name);
+  if (disabled) *disabled = env == "0";
+  if (!env || (disabled && *disabled)) return std::nullopt;
+  const std::vector<uint32_t> n = numbers(name, *env, fields.size(), fields.size(), expected);
+  T t;
+  size_t i = 0;
+  for (uint32_t T::*field : fields) t.*field = n[i++];
+  return t;
+}
+
 }  // namespace
 
 std::optional<CooperativeTiling> cooperative_tiling_from_env(bool* disabled) {
-  const auto env = env_value("ONDA_RNN_COOP");
-  *disabled = env == "0";
-  if (!env || *disabled) return std::nullopt;
-  const auto n = numbers("ONDA_RNN_COOP", *env, 4, 4, "JT,BM,KQ,RC or 0");
-  CooperativeTiling t;
-  t.units = n[0];
-  t.rows = n[1];
-  t.slice_vectors = n[2];
-  t.row_chunks = n[3];
-  return t;
+  using T = CooperativeTiling;
+  return tiling_from_env<T>("ONDA_RNN_COOP", "JT,BM,KQ,RC or 0", disabled,
+                            {&T::units, &T::rows, &T::slice_vectors, &T::row_chunks});
 }
 
 std::optional<ResidentTiling> resident_tiling_from_env(bool* disabled) {
-  const auto env = env_value("ONDA_RNN_RESIDENT");
-  *disabled = env == "0";
-  if (!env || *disabled) return std::nullopt;
-  const auto n = numbers("ONDA_RNN_RESIDENT", *env, 2, 2, "BM,KQ or 0");
-  ResidentTiling t;
-  t.rows = n[0];
-  t.slice_vectors = n[1];
-  return t;
+  using T = ResidentTiling;
+  return tiling_from_env<T>("ONDA_RNN_RESIDENT", "BM,KQ or 0", disabled, {&T::rows, &T::slice_vectors});
 }
 
 std::optional<RowSequenceTiling> row_tiling_from_env(bool* disabled) {
-  const auto env = env_value("ONDA_RNN_ROWS");
-  *disabled = env == "0";
-  if (!env || *disabled) return std::nullopt;
-  const auto n = numbers("ONDA_RNN_ROWS", *env, 5, 5, "BM,TM,UV,KS,KB or 0");
-  RowSequenceTiling t;
-  t.rows = n[0];
-  t.thread_rows = n[1];
-  t.unit_vector = n[2];
-  t.k_split = n[3];
-  t.k_block = n[4];
-  return t;
+  using T = RowSequenceTiling;
+  return tiling_from_env<T>("ONDA_RNN_ROWS", "BM,TM,UV,KS,KB or 0", disabled,
+                            {&T::rows, &T::thread_rows, &T::unit_vector, &T::k_split, &T::k_block});
 }
 
 StepKernel resolve_step_kernel(StepKernel requested) {
@@ -95,17 +90,9 @@ StepKernel resolve_step_kernel(StepKernel requested) {
 }
 
 std::optional<TiledStepTiling> tiled_tiling_from_env() {
-  const auto env = env_value("ONDA_RNN_TILED");
-  if (!env) return std::nullopt;
-  const auto n = numbers("ONDA_RNN_TILED", *env, 6, 6, "BM,TM,BU,TU,KT,KS");
-  TiledStepTiling t;
-  t.rows = n[0];
-  t.thread_rows = n[1];
-  t.units = n[2];
-  t.thread_units = n[3];
-  t.k_tile = n[4];
-  t.k_split = n[5];
-  return t;
+  using T = TiledStepTiling;
+  return tiling_from_env<T>("ONDA_RNN_TILED", "BM,TM,BU,TU,KT,KS", nullptr,
+                            {&T::rows, &T::thread_rows, &T::units, &T::thread_units, &T::k_tile, &T::k_split});
 }
 
 std::optional<Vec4StepTiling> vec4_tiling_from_env() {
