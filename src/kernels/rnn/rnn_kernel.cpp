@@ -132,6 +132,13 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   return d;
 }
 
+// The accessors of Y, Y_h and Y_c (bindings 4, 5, 6) in the output dtype, which every cell kernel
+// writes through.
+std::string output_access_wgsl(DType out) {
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true);
+}
+
 // What every cell kernel of one layer compiles in: its flags (StepFlags) and whether its activations
 // are the spec's defaults.
 TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions) {
@@ -170,8 +177,7 @@ std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const 
       {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
   };
   v.insert(layer.begin(), layer.end());
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step.wgsl", v);
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step.wgsl", v);
 }
 
 std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase, int gates_in_product,
@@ -203,8 +209,7 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
       {"ACTS", std::to_string(activations_per_direction(spec.cell))},
   };
   v.insert(layer.begin(), layer.end());
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_tiled.wgsl", v);
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
 
 // The template values of a cell with every gate in one product (the fused phase) and the layer's
@@ -243,16 +248,14 @@ std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, c
       {"WG_SIZE", std::to_string(wg)},
       {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
   });
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_vec4.wgsl", v);
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_vec4.wgsl", v);
 }
 
 // The cell half of a GEMM step (rnn_step_gates.wgsl).
 std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out) {
   TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{{"BT", "1"}, {"ACC", std::to_string(gate_count(spec.cell))}, {"UNIFORM_BINDING", "8"}});
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_step_gates.wgsl", v);
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_gates.wgsl", v);
 }
 
 std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t, int64_t hidden,
@@ -281,8 +284,7 @@ std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer
       {"PREFETCH_XP", prefetch ? "1" : "0"},
       {"UNIFORM_BINDING", vec4 ? "8" : "7"},
   });
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
+  return output_access_wgsl(out) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
 }
 
 // The template values the register-resident kernels share (rnn_register_*.wgsl: resident and
@@ -313,8 +315,7 @@ std::string resident_shader(const RnnSpec& spec, const TemplateValues& layer, co
                                                   t.workgroup_size(hidden), subgroup_reduce);
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
-  return render_shader("rnn/rnn_sequence_resident.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
-         tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
+  return render_shader("rnn/rnn_sequence_resident.wgsl", v) + output_access_wgsl(out);
 }
 
 std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t, int64_t hidden,
@@ -326,8 +327,7 @@ std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer,
                          {"SPIN_LIMIT", on_gpu ? "2097152" : "67108864"},
                          {"UNIFORM_BINDING", "8"}});
   // The kernel first, for its `enable subgroups;` (as resident_shader).
-  return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + tensor_access_wgsl("y", 4, out, true) +
-         tensor_access_wgsl("yh", 5, out, true) + tensor_access_wgsl("yc", 6, out, true);
+  return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + output_access_wgsl(out);
 }
 
 }  // namespace
@@ -653,8 +653,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       const std::optional<Vec4StepTiling> forced = options.vec4_tiling ? options.vec4_tiling : vec4_tiling_from_env();
       const Vec4StepTiling t =
           forced ? *forced
-                 : choose_vec4_step_tiling(d.batch, d.hidden, d.dirs, limits.maxComputeWorkgroupStorageSize,
-                                           max_invocations);
+                 : choose_vec4_step_tiling(d.batch, limits.maxComputeWorkgroupStorageSize, max_invocations);
       if (!t.well_formed() || t.workgroup_size() > max_invocations ||
           t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize) {
         throw std::invalid_argument(fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device",

@@ -75,15 +75,12 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
   return t;
 }
 
-Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
-                                       uint64_t max_workgroup_bytes, uint32_t max_invocations) {
+Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_bytes, uint32_t max_invocations) {
   // Measured on the H200 (bench_rnn --sweep, 2026-12-04, with the cell's flags compiled in;
   // docs/benchmarks.md), the best of 16 tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K
   // slices, K tiles of 16 for a few hundred rows (SCNet's B = 864 H256 band LSTM 6.53 ms, the GEMM step
   // 7.11, the GEMM core's 128 x 16 tile 7.56), and 32 rows x 32 units with K tiles of 32 for fewer
   // (SCNet's B = 85 H512 time LSTM 17.66 ms, 32 x 16 19.09, the tiled step 21.4-22.6).
-  (void)directions;
-  (void)hidden;
   Vec4StepTiling t = batch >= kGemmStepMinBatch ? Vec4StepTiling{16, 8, 4, 1, 16, 2, true}
                                                 : Vec4StepTiling{32, 8, 4, 1, 32, 2, true};
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;

@@ -109,9 +109,6 @@ struct Vec4StepTiling {
     const uint64_t partials = uint64_t{k_split - 1} * thread_rows * wg_x * wg_y;
     return 4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * (uint64_t{k_tile} * units() + partials);
   }
-  int64_t workgroups(int64_t batch, int64_t hidden, int64_t directions) const {
-    return (hidden + units() - 1) / units() * ((batch + rows() - 1) / rows()) * directions;
-  }
   bool well_formed() const {
     return wg_x > 0 && wg_y > 0 && thread_rows > 0 && thread_rows % 4 == 0 && thread_units > 0 && k_tile > 0 &&
            k_split > 0 && k_tile % k_split == 0;
@@ -125,10 +122,9 @@ struct Vec4StepTiling {
 constexpr int64_t kVec4StepMinBatch = 32;
 constexpr int64_t kGemmStepMinHidden = 512;
 
-// See rnn_step_tiling.cpp for the measurements behind it. Fits `max_workgroup_bytes` and
-// `max_invocations` (WebGPU's minimum limits assumed at least).
-Vec4StepTiling choose_vec4_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
-                                       uint64_t max_workgroup_bytes, uint32_t max_invocations);
+// By batch alone (see rnn_step_tiling.cpp for the measurements behind it). Fits `max_workgroup_bytes`
+// and `max_invocations` (WebGPU's minimum limits assumed at least).
+Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_bytes, uint32_t max_invocations);
 
 // The row-sequence kernel (rnn_sequence_rows.wgsl, StepMode::row_sequence): every step in one dispatch,
 // a workgroup per `rows` batch rows of one direction owning all hidden units; invocation (tx, ty, ks)
