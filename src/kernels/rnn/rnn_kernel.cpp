@@ -10,7 +10,7 @@
 #include "kernels/common/tensor_access.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/rnn/cooperative_probe.h"
-#include "kernels/rnn/rnn_overrides.h"
+#include "kernels/rnn/rnn_plan.h"
 #include "kernels/rnn/rnn_step_tiling.h"
 #include "kernels/shader_template.h"
 
@@ -80,15 +80,11 @@ void record_zero(gpu::CommandRecorder& recorder, const Tensor& t, uint64_t first
   recorder.clear(t.buffer(), t.byte_offset() + first * 4, count * 4);
 }
 
-struct Dims {
-  int64_t seq, batch, input, hidden, dirs, gates;
-};
-
-Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out) {
+RnnDims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out) {
   if (!in.x.defined()) throw std::invalid_argument("X is required");
   require_float(in.x, "X");
   if (in.x.rank() != 3) throw std::invalid_argument(fmt::format("X must be 3-D, got {}", shape_string(in.x.shape())));
-  Dims d;
+  RnnDims d;
   d.seq = spec.layout == 0 ? in.x.shape()[0] : in.x.shape()[1];
   d.batch = spec.layout == 0 ? in.x.shape()[1] : in.x.shape()[0];
   d.input = in.x.shape()[2];
@@ -130,6 +126,20 @@ Dims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInput
   if (out.y_c.defined() && spec.cell != CellType::lstm) throw std::invalid_argument("Y_c is for LSTM only");
   if (d.seq == 0 || d.batch == 0 || d.hidden == 0) throw std::invalid_argument("empty sequence, batch or hidden size");
   return d;
+}
+
+// What plan_rnn needs to know of the device (and where the weights' parameters start).
+RnnDeviceFacts device_facts(const KernelContext& k, const RnnWeights& weights) {
+  const wgpu::Limits& limits = k.gpu.limits();
+  RnnDeviceFacts f;
+  f.max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  f.workgroup_bytes = limits.maxComputeWorkgroupStorageSize;
+  f.max_binding_bytes = limits.maxStorageBufferBindingSize;
+  f.max_buffer_bytes = limits.maxBufferSize;
+  f.gpu = k.gpu.adapter_description().type != "CPU";
+  f.subgroup_min_size = k.gpu.has(gpu::Feature::Subgroups) ? k.gpu.subgroup_min_size() : 0;
+  f.params_vec4_aligned = weights.params.element_offset(k.gpu) % 4 == 0;
+  return f;
 }
 
 // The accessors of Y, Y_h and Y_c (bindings 4, 5, 6) in the output dtype, which every cell kernel
@@ -395,7 +405,7 @@ RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& rec
 
 void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
                 const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
-  const Dims d = check_inputs(spec, weights, in, out);
+  const RnnDims d = check_inputs(spec, weights, in, out);
   const int64_t gh = d.gates * d.hidden;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
   recorder.retain(weights.params.storage());
@@ -489,229 +499,67 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   }
   const TemplateValues layer = layer_values(spec, flags, d.dirs);
 
-  // One pipeline (and grid) per phase: the tiling depends on the gates in the product.
+  const DType out_dtype = in.x.dtype();
+  const bool on_gpu = k.gpu.adapter_description().type != "CPU";
+  // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
+  // exchange at element 0.
+  StepUniforms probe = u;
+  probe.dims[0] = 0xfffffffeu;
+  probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
+  probe.st[3] = 0;
+  const std::vector<gpu::BufferBinding> probe_bindings = {
+      xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
+      y.binding(k.gpu),  yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
+  const auto cooperative_pipeline = [&](const CooperativeTiling& t, bool subgroup_reduce) -> const wgpu::ComputePipeline& {
+    return k.pipelines.get(cooperative_shader(spec, layer, t, d.hidden, subgroup_reduce, on_gpu, out_dtype), {},
+                           "rnn_cooperative");
+  };
+  const auto cooperative_groups = [&](const CooperativeTiling& t) {
+    return gpu::WorkgroupCount{u32((d.hidden + t.units - 1) / t.units, "unit tiles"), u32(t.row_blocks(d.batch), "row blocks"),
+                               u32(d.dirs, "dirs")};
+  };
+  const GridResidentProbe grid_resident = [&](const CooperativeTiling& t, bool subgroup_reduce) {
+    return probe_grid_resident(k, cooperative_pipeline(t, subgroup_reduce), probe_bindings, 7, &probe, sizeof probe,
+                               cooperative_groups(t));
+  };
+  const RnnPlan plan = plan_rnn(spec, d, chunked, options, read_rnn_env_overrides(), device_facts(k, weights), grid_resident);
+  const bool two_phase = plan.two_phase;
+
+  // One pipeline (and grid) per phase of the per-step kernels: the tiling depends on the gates in the
+  // product.
   struct StepPipeline {
     const wgpu::ComputePipeline* pipeline = nullptr;
     gpu::WorkgroupCount groups;
   };
-  const DType out_dtype = in.x.dtype();
-  const bool two_phase = rnn_dispatches_per_step(spec) == 2;
-  const wgpu::Limits& device_limits = k.gpu.limits();
-  const uint32_t max_invocations_all =
-      std::min(device_limits.maxComputeInvocationsPerWorkgroup, device_limits.maxComputeWorkgroupSizeX);
-  const bool on_gpu = k.gpu.adapter_description().type != "CPU";
-  // The resident kernel: requested, or automatic on GPUs for an R^T that fits the registers.
-  bool resident_disabled = false;
-  std::optional<ResidentTiling> resident_tiling = options.resident_tiling;
-  if (!resident_tiling && options.step_mode == StepMode::automatic) {
-    resident_tiling = resident_tiling_from_env(&resident_disabled);
-  }
-  const bool resident_given = resident_tiling.has_value();
-  const bool resident_forced = options.step_mode == StepMode::resident || resident_given;
-  if (!resident_tiling) {
-    resident_tiling = choose_resident_tiling(d.batch, d.hidden, d.dirs, static_cast<uint32_t>(d.gates), max_invocations_all);
-  }
-  // K slices summed by subgroup shuffles where every subgroup holds whole units' slices.
-  const bool subgroup_reduce = options.allow_subgroups && k.gpu.has(gpu::Feature::Subgroups) &&
-                               k.gpu.subgroup_min_size() >= resident_tiling->slices(d.hidden);
-  const bool resident_fits =
-      resident_tiling->well_formed(d.hidden) && resident_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
-      resident_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), subgroup_reduce) <=
-          device_limits.maxComputeWorkgroupStorageSize;
-  if (resident_given && !resident_fits) {
-    throw std::invalid_argument(fmt::format("RNN resident tiling BM={} KQ={} does not fit the device (hidden {})",
-                                            resident_tiling->rows, resident_tiling->slice_vectors, d.hidden));
-  }
-  const int64_t resident_row_blocks = (d.batch + resident_tiling->rows - 1) / resident_tiling->rows;
-  const bool resident =
-      !two_phase && !chunked && resident_fits &&
-      (resident_forced || (options.step_mode == StepMode::automatic && !resident_disabled && on_gpu &&
-                           static_cast<uint64_t>(gh * d.hidden) * 4 <= kResidentMaxWeightBytes &&
-                           resident_row_blocks * d.dirs <= kResidentMaxWorkgroups));
-  // The cooperative kernel: requested, or automatic on GPUs for batches whose R^T exceeds the resident
-  // kernel's registers; the first candidate tiling whose grid the probe finds resident all at once.
-  bool coop_disabled = false;
-  std::optional<CooperativeTiling> coop_given = options.cooperative_tiling;
-  if (!coop_given && options.step_mode == StepMode::automatic) coop_given = cooperative_tiling_from_env(&coop_disabled);
-  const bool coop_forced = options.step_mode == StepMode::cooperative || coop_given;
-  const bool subgroups_usable = options.allow_subgroups && k.gpu.has(gpu::Feature::Subgroups);
-  // Word 0: the "gave up" flag; then every step's h.
-  const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
-  const bool exchange_fits =
-      exchange_words * 4 <= std::min<uint64_t>(device_limits.maxStorageBufferBindingSize, device_limits.maxBufferSize);
-  const auto coop_subgroup_reduce = [&](const CooperativeTiling& t) {
-    return subgroups_usable && k.gpu.subgroup_min_size() >= t.slices(d.hidden);
-  };
-  const auto coop_fits = [&](const CooperativeTiling& t) {
-    return t.well_formed(d.hidden) && t.workgroup_size(d.hidden) <= max_invocations_all &&
-           t.workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates), coop_subgroup_reduce(t)) <=
-               device_limits.maxComputeWorkgroupStorageSize &&
-           exchange_fits;
-  };
-  if (coop_given && !coop_fits(*coop_given)) {
-    throw std::invalid_argument(fmt::format(
-        "RNN cooperative tiling JT={} BM={} KQ={} RC={} does not fit the device (hidden {}, exchange {} bytes)",
-        coop_given->units, coop_given->rows, coop_given->slice_vectors, coop_given->row_chunks, d.hidden,
-        exchange_words * 4));
-  }
-  const bool coop_wanted =
-      !two_phase && !chunked && !resident &&
-      (coop_forced || (options.step_mode == StepMode::automatic && !coop_disabled && on_gpu &&
-                       static_cast<uint64_t>(gh * d.hidden) * 4 > kResidentMaxWeightBytes &&
-                       d.batch <= kCooperativeMaxBatch && exchange_words * 4 <= kCooperativeMaxExchangeBytes));
-  const wgpu::ComputePipeline* coop_pipeline = nullptr;
-  gpu::WorkgroupCount coop_groups;
-  if (coop_wanted) {
-    const std::vector<CooperativeTiling> candidates =
-        coop_given ? std::vector<CooperativeTiling>{*coop_given}
-                   : cooperative_tiling_candidates(d.batch, d.hidden, max_invocations_all,
-                                                   subgroups_usable ? k.gpu.subgroup_min_size() : 0);
-    // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
-    // exchange at element 0.
-    StepUniforms probe = u;
-    probe.dims[0] = 0xfffffffeu;
-    probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
-    probe.st[3] = 0;
-    const std::vector<gpu::BufferBinding> probe_bindings = {
-        xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
-        y.binding(k.gpu),  yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
-    for (const CooperativeTiling& t : candidates) {
-      if (!coop_fits(t) || (!coop_forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups)) continue;
-      const gpu::WorkgroupCount groups{u32((d.hidden + t.units - 1) / t.units, "unit tiles"),
-                                       u32(t.row_blocks(d.batch), "row blocks"), u32(d.dirs, "dirs")};
-      const auto& pipeline = k.pipelines.get(cooperative_shader(spec, layer, t, d.hidden, coop_subgroup_reduce(t), on_gpu, out_dtype),
-                                             {}, "rnn_cooperative");
-      if (!options.probe_cooperative_grid ||
-          probe_grid_resident(k, pipeline, probe_bindings, 7, &probe, sizeof probe, groups)) {
-        coop_pipeline = &pipeline;
-        coop_groups = groups;
-        break;
-      }
-    }
-    if (!coop_pipeline && coop_forced) {
-      throw std::invalid_argument(fmt::format(
-          "RNN cooperative kernel: no tiling's grid runs all at once on this device (the first: {} workgroups of {} "
-          "invocations)",
-          candidates.front().workgroups(d.batch, d.hidden, d.dirs), candidates.front().workgroup_size(d.hidden)));
-    }
-  }
-  const bool cooperative = coop_pipeline != nullptr;
-  const bool whole_sequence =
-      !two_phase && !chunked && !resident && !cooperative &&
-      (options.step_mode == StepMode::whole_sequence ||
-       (options.step_mode == StepMode::automatic &&
-        static_cast<uint64_t>(gh * d.hidden) * 4 <= kWholeSequenceMaxWeightBytes));
-  // The row-sequence kernel: requested, or automatic for many rows; where it fits the device.
-  bool rows_disabled = false;
-  std::optional<RowSequenceTiling> row_tiling = options.row_tiling;
-  if (!row_tiling && options.step_mode == StepMode::automatic) row_tiling = row_tiling_from_env(&rows_disabled);
-  // Asked for: by the mode, by a given tiling, or by ONDA_RNN_ROWS (automatic mode only).
-  const bool row_tiling_given = row_tiling.has_value();
-  const bool rows_forced = options.step_mode == StepMode::row_sequence || row_tiling_given;
-  if (!row_tiling) {
-    row_tiling = choose_row_sequence_tiling(d.batch, d.hidden, d.dirs, static_cast<uint32_t>(d.gates),
-                                            device_limits.maxComputeWorkgroupStorageSize, max_invocations_all);
-  }
-  // vec4 reads of R^T need it 16-byte aligned in its binding (params is a fresh buffer: offset 0).
-  const bool rows_fit = row_tiling->well_formed(d.hidden) && row_tiling->workgroup_size(d.hidden) <= max_invocations_all &&
-                        row_tiling->workgroup_bytes(d.hidden, static_cast<uint32_t>(d.gates)) <=
-                            device_limits.maxComputeWorkgroupStorageSize &&
-                        (row_tiling->unit_vector == 1 || weights.params.element_offset(k.gpu) % 4 == 0);
-  if (rows_forced && row_tiling_given && !rows_fit) {
-    throw std::invalid_argument(fmt::format("RNN row-sequence tiling BM={} TM={} UV={} KS={} KB={} does not fit the device",
-                                            row_tiling->rows, row_tiling->thread_rows, row_tiling->unit_vector,
-                                            row_tiling->k_split, row_tiling->k_block));
-  }
-  const bool row_sequence =
-      !two_phase && !chunked && !resident && !cooperative && rows_fit && options.step_mode != StepMode::per_step &&
-      options.step_mode != StepMode::whole_sequence && options.step_mode != StepMode::resident &&
-      options.step_mode != StepMode::cooperative &&
-      (rows_forced || (!rows_disabled && !whole_sequence && on_gpu &&
-                       static_cast<uint64_t>(gh * d.hidden) * 4 <= kRowSequenceMaxWeightBytes &&
-                       d.batch * d.dirs <= kRowSequenceMaxRows));
-  const StepKernel kernel = resolve_step_kernel(options.step_kernel);
-  // The GEMM step: H_prev R^T on the GEMM core, then the cell (not for GRU linear_before_reset=0,
-  // whose product needs r first).
-  // Its gates buffer (and the batched GEMM's operands) must fit one binding; else the tiled step.
-  const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * gate_count(spec.cell) * d.hidden) * 4 <=
-                         device_limits.maxStorageBufferBindingSize;
-  // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase only).
-  const bool vec4_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && d.gates <= 4 &&
-                         (kernel == StepKernel::vec4 ||
-                          (kernel == StepKernel::automatic && on_gpu && d.batch >= kVec4StepMinBatch &&
-                          (d.batch < kGemmStepMinBatch || d.hidden < kGemmStepMinHidden)));
-  const bool gemm_step = !whole_sequence && !row_sequence && !resident && !cooperative && !two_phase && gates_fit &&
-                         !vec4_step &&
-                         (kernel == StepKernel::gemm ||
-                          (kernel == StepKernel::automatic && on_gpu && d.batch >= kGemmStepMinBatch));
-  const bool tiled = !whole_sequence && (kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
-                                         (kernel == StepKernel::automatic && d.batch >= kTiledMinBatch));
-  const auto step_pipeline = [&](const char* phase, int gates_in_product, const char* label) {
-    const wgpu::Limits& limits = k.gpu.limits();
-    const uint32_t max_invocations = std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
-    if (vec4_step) {
-      const std::optional<Vec4StepTiling> forced = options.vec4_tiling ? options.vec4_tiling : vec4_tiling_from_env();
-      const Vec4StepTiling t =
-          forced ? *forced
-                 : choose_vec4_step_tiling(d.batch, limits.maxComputeWorkgroupStorageSize, max_invocations);
-      if (!t.well_formed() || t.workgroup_size() > max_invocations ||
-          t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize) {
-        throw std::invalid_argument(fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device",
-                                                t.wg_x, t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
-      }
-      StepPipeline sp;
+  const auto step_pipeline = [&](const RnnStepPhase& phase, const char* label) {
+    StepPipeline sp;
+    if (plan.kind == RnnKernelKind::vec4_step) {
+      const Vec4StepTiling& t = plan.vec4;
       sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, layer, t, out_dtype), {}, label);
       sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
                    u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
-      return sp;
-    }
-    if (tiled) {
-      const uint32_t g = static_cast<uint32_t>(gates_in_product);
-      const std::optional<TiledStepTiling> forced = options.tiled_tiling ? options.tiled_tiling : tiled_tiling_from_env();
-      const TiledStepTiling t = forced ? *forced
-                                       : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
-                                                                  limits.maxComputeWorkgroupStorageSize, max_invocations);
-      if (!t.well_formed() || t.workgroup_size() > max_invocations ||
-          t.workgroup_bytes(g) > limits.maxComputeWorkgroupStorageSize) {
-        throw std::invalid_argument(fmt::format("RNN tiled step BM={} TM={} BU={} TU={} KT={} KS={} does not fit the device",
-                                                t.rows, t.thread_rows, t.units, t.thread_units, t.k_tile, t.k_split));
-      }
-      StepPipeline sp;
-      sp.pipeline = &k.pipelines.get(tiled_step_shader(spec, layer, phase, gates_in_product, t, out_dtype), {}, label);
+    } else if (plan.kind == RnnKernelKind::tiled_step) {
+      const TiledStepTiling& t = phase.tiled;
+      sp.pipeline = &k.pipelines.get(
+          tiled_step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, out_dtype), {}, label);
       sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"), u32((d.batch + t.rows - 1) / t.rows, "batch tiles"),
                    u32(d.dirs, "dirs")};
-      return sp;
+    } else {
+      const bool whole_sequence = plan.kind == RnnKernelKind::whole_sequence;
+      const StepTiling& t = phase.dot;
+      sp.pipeline = &k.pipelines.get(
+          step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, whole_sequence, out_dtype), {}, label);
+      sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
+                   u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
     }
-    const StepTiling t = options.step_tiling ? *options.step_tiling
-                                             : choose_step_tiling(d.batch, d.hidden, d.dirs,
-                                                                  static_cast<uint32_t>(gates_in_product),
-                                                                  limits.maxComputeWorkgroupStorageSize, max_invocations,
-                                                                  // whole_sequence: the widest tile
-                                                                  whole_sequence || k.gpu.adapter_description().type == "CPU"
-                                                                      ? 1
-                                                                      : kGpuTargetWorkgroups);
-    if (t.units == 0 || t.k_split == 0 || (t.k_split & (t.k_split - 1)) != 0 || t.batch_tile == 0 || t.k_chunk == 0 ||
-        t.workgroup_size() > max_invocations ||
-        t.workgroup_bytes(static_cast<uint32_t>(gates_in_product)) > limits.maxComputeWorkgroupStorageSize) {
-      throw std::invalid_argument(fmt::format("RNN step tiling JT={} KS={} BT={} KC={} does not fit the device",
-                                              t.units, t.k_split, t.batch_tile, t.k_chunk));
-    }
-    StepPipeline sp;
-    sp.pipeline = &k.pipelines.get(step_shader(spec, layer, phase, gates_in_product, t, whole_sequence, out_dtype), {}, label);
-    sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
-                 u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
     return sp;
   };
   StepPipeline fused, zr, hp;
-  if (row_sequence || resident || cooperative) {
-    // rnn_sequence_rows.wgsl below
-  } else if (gemm_step) {
-    // the GEMM plan and rnn_step_gates.wgsl below
-  } else if (two_phase) {
-    zr = step_pipeline("zr", 2, "rnn_step_zr");
-    hp = step_pipeline("h", 1, "rnn_step_h");
-  } else {
-    fused = step_pipeline("fused", static_cast<int>(d.gates), whole_sequence ? "rnn_sequence" : "rnn_step");
+  if (two_phase && !plan.phases.empty()) {
+    zr = step_pipeline(plan.phases.at(0), "rnn_step_zr");
+    hp = step_pipeline(plan.phases.at(1), "rnn_step_h");
+  } else if (!plan.phases.empty()) {
+    fused = step_pipeline(plan.phases.at(0), plan.kind == RnnKernelKind::whole_sequence ? "rnn_sequence" : "rnn_step");
   }
   const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
                                                          state.binding(k.gpu), lens.binding(k.gpu),
@@ -766,16 +614,20 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.st[3] = st0;
     u.wts[3] = 0;
   };
-  if (resident) {
+  if (plan.kind == RnnKernelKind::resident) {
     one_dispatch_sequence();
     const auto& pipeline =
-        k.pipelines.get(resident_shader(spec, layer, *resident_tiling, d.hidden, subgroup_reduce, out_dtype), {}, "rnn_resident");
-    const gpu::WorkgroupCount groups{1, u32(resident_row_blocks, "row blocks"), u32(d.dirs, "dirs")};
+        k.pipelines.get(resident_shader(spec, layer, plan.resident, d.hidden, plan.subgroup_reduce, out_dtype), {}, "rnn_resident");
+    const gpu::WorkgroupCount groups{1, u32((d.batch + plan.resident.rows - 1) / plan.resident.rows, "row blocks"),
+                                     u32(d.dirs, "dirs")};
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
   }
-  if (cooperative) {
+  if (plan.kind == RnnKernelKind::cooperative) {
     one_dispatch_sequence();
+    // Word 0: the "gave up" flag; then every step's h.
+    const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
+    const gpu::WorkgroupCount coop_groups = cooperative_groups(plan.cooperative);
     // The exchange, cleared: 0 marks an h not yet published.
     const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
     recorder.retain(exchange.storage());
@@ -783,7 +635,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.st[3] = exchange.element_offset(k.gpu);
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(exchange.binding(k.gpu));
-    recorder.dispatch(*coop_pipeline, bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
+    recorder.dispatch(cooperative_pipeline(plan.cooperative, plan.subgroup_reduce), bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
     // The flag word a wait sets when it gives up (the grid was not resident after all): a GpuError
     // when the run's owner checks its guards, not just NaN outputs.
     k.gpu.guards().guard(
@@ -795,22 +647,23 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
                     uint64_t{coop_groups.x} * coop_groups.y * coop_groups.z));
     return;
   }
-  if (row_sequence) {
+  if (plan.kind == RnnKernelKind::row_sequence) {
     one_dispatch_sequence();
-    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, layer, *row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
-    const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling->rows - 1) / row_tiling->rows, "row blocks"),
+    const RowSequenceTiling& row_tiling = plan.rows;
+    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, layer, row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
+    const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling.rows - 1) / row_tiling.rows, "row blocks"),
                                      u32(d.dirs, "dirs")};
     std::vector<gpu::BufferBinding> bindings = binding_list;
-    if (row_tiling->unit_vector == 4) bindings.push_back(weights.params.binding(k.gpu));  // weights4
+    if (row_tiling.unit_vector == 4) bindings.push_back(weights.params.binding(k.gpu));  // weights4
     recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, "rnn_rows");
     return;
   }
-  if (whole_sequence) {
+  if (plan.kind == RnnKernelKind::whole_sequence) {
     one_dispatch_sequence();
     recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
     return;
   }
-  if (gemm_step) {
+  if (plan.kind == RnnKernelKind::gemm_step) {
     // gates[D, B, GT H] = H_prev[D, B, H] R^T[D, H, GT H] (R^T at the start of params, float32),
     // planned once; then the cell per (direction, row, unit).
     const int64_t gt = gate_count(spec.cell);
