@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "expect_error.h"
 #include "kernels/rnn/rnn_overrides.h"
 
 namespace onda::test {
@@ -36,18 +37,6 @@ class ScopedEnv {
   std::optional<std::string> old_;
 };
 
-// The message of the std::invalid_argument that `f` throws; fails the test when it throws none.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no std::invalid_argument";
-  return "";
-}
-
 TEST(RnnOverrides, Vec4TilingParses) {
   {
     ScopedEnv env("ONDA_RNN_VEC4", "");
@@ -75,20 +64,22 @@ TEST(RnnOverrides, Vec4TilingParses) {
 }
 
 TEST(RnnOverrides, MalformedValuesNameTheVariable) {
-  for (const char* bad : {"16,8,4,1,16", "16,8,4,1,16,2,1,9", "16,8,x,1,16,2", "16,8,4,1,16,2,", "-1,8,4,1,16,2",
-                          "16;8;4;1;16;2", "16,8,4,1,16,99999999999"}) {
+  for (const char* bad : {"16,8,4,1,16", "16,8,4,1,16,2,1,9", "16,8,x,1,16,2", "16,8,4,1,16,2,",
+                          "-1,8,4,1,16,2", "16;8;4;1;16;2", "16,8,4,1,16,99999999999"}) {
     ScopedEnv env("ONDA_RNN_VEC4", bad);
-    const std::string message = error_of([] { vec4_tiling_from_env(); });
+    const std::string message = invalid_argument_message([] { vec4_tiling_from_env(); });
     EXPECT_NE(message.find("ONDA_RNN_VEC4"), std::string::npos) << bad << ": " << message;
     EXPECT_NE(message.find("WGX,WGY,TM,NV,BK,KS"), std::string::npos) << bad << ": " << message;
   }
   {
     ScopedEnv env("ONDA_RNN_TILED", "64,4,32");
-    EXPECT_NE(error_of([] { tiled_tiling_from_env(); }).find("ONDA_RNN_TILED"), std::string::npos);
+    EXPECT_NE(invalid_argument_message([] { tiled_tiling_from_env(); }).find("ONDA_RNN_TILED"),
+              std::string::npos);
   }
   {
     ScopedEnv env("ONDA_RNN_STEP_KERNEL", "fast");
-    EXPECT_NE(error_of([] { resolve_step_kernel(StepKernel::automatic); }).find("'fast'"), std::string::npos);
+    EXPECT_NE(invalid_argument_message([] { resolve_step_kernel(StepKernel::automatic); }).find("'fast'"),
+              std::string::npos);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "expect_error.h"
 #include "kernels/rnn/rnn_plan.h"
 
 namespace onda::test {
@@ -126,7 +127,8 @@ TEST(RnnPlan, CpuAdapterKeepsThePortableKernels) {
   };
   for (const Layer& l : {kMpsenetFreq, kScnetH256Band, kScnetH512Band, kScnetH256Time, kScnetH512Time}) {
     const RnnKernelKind kind = plan(l, cpu(), never).kind;
-    EXPECT_TRUE(kind == RnnKernelKind::tiled_step || kind == RnnKernelKind::dot_step) << l.name << ": " << rnn_kernel_name(kind);
+    EXPECT_TRUE(kind == RnnKernelKind::tiled_step || kind == RnnKernelKind::dot_step)
+        << l.name << ": " << rnn_kernel_name(kind);
   }
 }
 
@@ -183,37 +185,29 @@ TEST(RnnPlan, OptionsComeBeforeOverridesBeforeTheAutomaticChoice) {
   EXPECT_FALSE(p.vec4.prefetch);
 }
 
-// The message of the std::invalid_argument that `f` throws; fails the test when it throws none.
-template <typename F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const std::invalid_argument& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "no std::invalid_argument";
-  return "";
-}
-
 TEST(RnnPlan, ForcedChoicesThatCannotRunSayWhy) {
+  // The error `layer` planned with `options` (probe answering `resident`) gives contains `needle`.
+  const auto expect_error = [](const Layer& layer, const RnnOptions& options, bool resident,
+                               const char* needle) {
+    const std::string message =
+        invalid_argument_message([&] { plan(layer, h200(), always(resident), options); });
+    EXPECT_NE(message.find(needle), std::string::npos) << message;
+  };
   RnnOptions vec4;
   vec4.step_kernel = StepKernel::vec4;
   vec4.vec4_tiling = Vec4StepTiling{64, 64, 4, 1, 16, 1, true};  // 4096 invocations
-  EXPECT_NE(error_of([&] { plan(kScnetH256Band, h200(), always(true), vec4); }).find("vec4 step WGX=64 WGY=64"),
-            std::string::npos);
+  expect_error(kScnetH256Band, vec4, true, "vec4 step WGX=64 WGY=64");
   RnnOptions resident;
   resident.resident_tiling = ResidentTiling{64, 1};  // more rows than K slices
-  EXPECT_NE(error_of([&] { plan(kMpsenetFreq, h200(), always(true), resident); }).find("resident tiling BM=64"),
-            std::string::npos);
+  expect_error(kMpsenetFreq, resident, true, "resident tiling BM=64");
   RnnOptions cooperative;
   cooperative.step_mode = StepMode::cooperative;
-  EXPECT_NE(error_of([&] { plan(kScnetH256Time, h200(), always(false), cooperative); }).find("no tiling's grid"),
-            std::string::npos);
+  expect_error(kScnetH256Time, cooperative, false, "no tiling's grid");
   RnnOptions tiled;
   tiled.step_kernel = StepKernel::tiled;
   tiled.tiled_tiling = TiledStepTiling{};
   tiled.tiled_tiling->k_split = 0;
-  EXPECT_NE(error_of([&] { plan(kScnetH256Band, h200(), always(true), tiled); }).find("tiled step"), std::string::npos);
+  expect_error(kScnetH256Band, tiled, true, "tiled step");
 }
 
 TEST(RnnPlan, CooperativeCandidatesAreProbedBestFirst) {
@@ -250,16 +244,18 @@ TEST(RnnPlan, ChosenTilingsFitTheirDevice) {
             const RnnPlan p = plan(l, device);
             const uint32_t g = static_cast<uint32_t>(gate_count(cell));
             ++plans;
-            const std::string what = std::string(rnn_kernel_name(p.kind)) + " B" + std::to_string(batch) + " H" +
-                                     std::to_string(hidden) + " G" + std::to_string(g);
+            const std::string what = std::string(rnn_kernel_name(p.kind)) + " B" + std::to_string(batch) +
+                                     " H" + std::to_string(hidden) + " G" + std::to_string(g);
             switch (p.kind) {
               case RnnKernelKind::resident:
                 EXPECT_LE(p.resident.workgroup_size(hidden), device.max_invocations) << what;
-                EXPECT_LE(p.resident.workgroup_bytes(hidden, g, p.subgroup_reduce), device.workgroup_bytes) << what;
+                EXPECT_LE(p.resident.workgroup_bytes(hidden, g, p.subgroup_reduce), device.workgroup_bytes)
+                    << what;
                 break;
               case RnnKernelKind::cooperative:
                 EXPECT_LE(p.cooperative.workgroup_size(hidden), device.max_invocations) << what;
-                EXPECT_LE(p.cooperative.workgroup_bytes(hidden, g, p.subgroup_reduce), device.workgroup_bytes) << what;
+                EXPECT_LE(p.cooperative.workgroup_bytes(hidden, g, p.subgroup_reduce), device.workgroup_bytes)
+                    << what;
                 EXPECT_LE(p.cooperative.workgroups(batch, hidden, 2), kCooperativeMaxWorkgroups) << what;
                 break;
               case RnnKernelKind::row_sequence:

@@ -21,14 +21,22 @@ RnnEnvOverrides read_rnn_env_overrides() {
 
 const char* rnn_kernel_name(RnnKernelKind kind) {
   switch (kind) {
-    case RnnKernelKind::resident: return "resident";
-    case RnnKernelKind::cooperative: return "cooperative";
-    case RnnKernelKind::row_sequence: return "row_sequence";
-    case RnnKernelKind::whole_sequence: return "whole_sequence";
-    case RnnKernelKind::gemm_step: return "gemm_step";
-    case RnnKernelKind::vec4_step: return "vec4_step";
-    case RnnKernelKind::tiled_step: return "tiled_step";
-    case RnnKernelKind::dot_step: return "dot_step";
+    case RnnKernelKind::resident:
+      return "resident";
+    case RnnKernelKind::cooperative:
+      return "cooperative";
+    case RnnKernelKind::row_sequence:
+      return "row_sequence";
+    case RnnKernelKind::whole_sequence:
+      return "whole_sequence";
+    case RnnKernelKind::gemm_step:
+      return "gemm_step";
+    case RnnKernelKind::vec4_step:
+      return "vec4_step";
+    case RnnKernelKind::tiled_step:
+      return "tiled_step";
+    case RnnKernelKind::dot_step:
+      return "dot_step";
   }
   return "?";
 }
@@ -63,11 +71,13 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
   if (!tiling) tiling = choose_resident_tiling(d.batch, d.hidden, d.dirs, in.gates(), dev.max_invocations);
   const bool subgroup_reduce = in.options.allow_subgroups && dev.subgroup_min_size > 0 &&
                                dev.subgroup_min_size >= tiling->slices(d.hidden);
-  const bool fits = tiling->well_formed(d.hidden) && tiling->workgroup_size(d.hidden) <= dev.max_invocations &&
+  const bool fits = tiling->well_formed(d.hidden) &&
+                    tiling->workgroup_size(d.hidden) <= dev.max_invocations &&
                     tiling->workgroup_bytes(d.hidden, in.gates(), subgroup_reduce) <= dev.workgroup_bytes;
   if (given && !fits) {
-    throw std::invalid_argument(fmt::format("RNN resident tiling BM={} KQ={} does not fit the device (hidden {})",
-                                            tiling->rows, tiling->slice_vectors, d.hidden));
+    throw std::invalid_argument(
+        fmt::format("RNN resident tiling BM={} KQ={} does not fit the device (hidden {})", tiling->rows,
+                    tiling->slice_vectors, d.hidden));
   }
   const int64_t row_blocks = (d.batch + tiling->rows - 1) / tiling->rows;
   const bool chosen =
@@ -83,7 +93,8 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
 
 // The cooperative kernel: asked for, or automatic on GPUs for batches whose R^T exceeds the resident
 // kernel's registers; the first candidate tiling whose grid `grid_resident` finds resident all at once.
-bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentProbe& grid_resident, RnnPlan& plan) {
+bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentProbe& grid_resident,
+                        RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
   bool disabled = false;
@@ -102,23 +113,27 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
   };
   const auto fits = [&](const CooperativeTiling& t) {
     return t.well_formed(d.hidden) && t.workgroup_size(d.hidden) <= dev.max_invocations &&
-           t.workgroup_bytes(d.hidden, in.gates(), subgroup_reduce(t)) <= dev.workgroup_bytes && exchange_fits;
+           t.workgroup_bytes(d.hidden, in.gates(), subgroup_reduce(t)) <= dev.workgroup_bytes &&
+           exchange_fits;
   };
   if (given && !fits(*given)) {
     throw std::invalid_argument(fmt::format(
-        "RNN cooperative tiling JT={} BM={} KQ={} RC={} does not fit the device (hidden {}, exchange {} bytes)",
+        "RNN cooperative tiling JT={} BM={} KQ={} RC={} does not fit the device (hidden {}, exchange {} "
+        "bytes)",
         given->units, given->rows, given->slice_vectors, given->row_chunks, d.hidden, exchange_words * 4));
   }
   const bool wanted =
-      eligible && (forced || (in.automatic() && !disabled && dev.gpu && in.weight_bytes() > kResidentMaxWeightBytes &&
-                              d.batch <= kCooperativeMaxBatch && exchange_words * 4 <= kCooperativeMaxExchangeBytes));
+      eligible &&
+      (forced || (in.automatic() && !disabled && dev.gpu && in.weight_bytes() > kResidentMaxWeightBytes &&
+                  d.batch <= kCooperativeMaxBatch && exchange_words * 4 <= kCooperativeMaxExchangeBytes));
   if (!wanted) return false;
   const std::vector<CooperativeTiling> candidates =
       given ? std::vector<CooperativeTiling>{*given}
             : cooperative_tiling_candidates(d.batch, d.hidden, dev.max_invocations,
                                             subgroups_usable ? dev.subgroup_min_size : 0);
   for (const CooperativeTiling& t : candidates) {
-    if (!fits(t) || (!forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups)) continue;
+    if (!fits(t) || (!forced && t.workgroups(d.batch, d.hidden, d.dirs) > kCooperativeMaxWorkgroups))
+      continue;
     if (!in.options.probe_cooperative_grid || grid_resident(t, subgroup_reduce(t))) {
       plan.cooperative = t;
       plan.subgroup_reduce = subgroup_reduce(t);
@@ -126,10 +141,12 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
     }
   }
   if (forced) {
-    throw std::invalid_argument(fmt::format(
-        "RNN cooperative kernel: no tiling's grid runs all at once on this device (the first: {} workgroups of {} "
-        "invocations)",
-        candidates.front().workgroups(d.batch, d.hidden, d.dirs), candidates.front().workgroup_size(d.hidden)));
+    throw std::invalid_argument(
+        fmt::format("RNN cooperative kernel: no tiling's grid runs all at once on this device (the first: {} "
+                    "workgroups of {} "
+                    "invocations)",
+                    candidates.front().workgroups(d.batch, d.hidden, d.dirs),
+                    candidates.front().workgroup_size(d.hidden)));
   }
   return false;
 }
@@ -148,16 +165,18 @@ bool choose_row_sequence(const PlanInputs& in, bool eligible, bool whole_sequenc
   const bool given = tiling.has_value();
   const bool forced = in.options.step_mode == StepMode::row_sequence || given;
   if (!tiling) {
-    tiling = choose_row_sequence_tiling(d.batch, d.hidden, d.dirs, in.gates(), dev.workgroup_bytes, dev.max_invocations);
+    tiling = choose_row_sequence_tiling(d.batch, d.hidden, d.dirs, in.gates(), dev.workgroup_bytes,
+                                        dev.max_invocations);
   }
   // vec4 reads of R^T need it 16-byte aligned in its binding.
-  const bool fits = tiling->well_formed(d.hidden) && tiling->workgroup_size(d.hidden) <= dev.max_invocations &&
+  const bool fits = tiling->well_formed(d.hidden) &&
+                    tiling->workgroup_size(d.hidden) <= dev.max_invocations &&
                     tiling->workgroup_bytes(d.hidden, in.gates()) <= dev.workgroup_bytes &&
                     (tiling->unit_vector == 1 || dev.params_vec4_aligned);
   if (forced && given && !fits) {
-    throw std::invalid_argument(fmt::format("RNN row-sequence tiling BM={} TM={} UV={} KS={} KB={} does not fit the device",
-                                            tiling->rows, tiling->thread_rows, tiling->unit_vector, tiling->k_split,
-                                            tiling->k_block));
+    throw std::invalid_argument(fmt::format(
+        "RNN row-sequence tiling BM={} TM={} UV={} KS={} KB={} does not fit the device", tiling->rows,
+        tiling->thread_rows, tiling->unit_vector, tiling->k_split, tiling->k_block));
   }
   const StepMode mode = in.options.step_mode;
   const bool chosen = eligible && fits && mode != StepMode::per_step && mode != StepMode::whole_sequence &&
@@ -173,10 +192,13 @@ bool choose_row_sequence(const PlanInputs& in, bool eligible, bool whole_sequenc
 Vec4StepTiling vec4_tiling(const PlanInputs& in) {
   const RnnDeviceFacts& dev = in.device;
   const std::optional<Vec4StepTiling> forced = in.options.vec4_tiling ? in.options.vec4_tiling : in.env.vec4;
-  const Vec4StepTiling t = forced ? *forced : choose_vec4_step_tiling(in.d.batch, dev.workgroup_bytes, dev.max_invocations);
-  if (!t.well_formed() || t.workgroup_size() > dev.max_invocations || t.workgroup_bytes() > dev.workgroup_bytes) {
-    throw std::invalid_argument(fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device",
-                                            t.wg_x, t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
+  const Vec4StepTiling t =
+      forced ? *forced : choose_vec4_step_tiling(in.d.batch, dev.workgroup_bytes, dev.max_invocations);
+  if (!t.well_formed() || t.workgroup_size() > dev.max_invocations ||
+      t.workgroup_bytes() > dev.workgroup_bytes) {
+    throw std::invalid_argument(
+        fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device", t.wg_x,
+                    t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
   }
   return t;
 }
@@ -185,12 +207,16 @@ Vec4StepTiling vec4_tiling(const PlanInputs& in) {
 TiledStepTiling tiled_tiling(const PlanInputs& in, uint32_t g) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
-  const std::optional<TiledStepTiling> forced = in.options.tiled_tiling ? in.options.tiled_tiling : in.env.tiled;
-  const TiledStepTiling t =
-      forced ? *forced : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g, dev.workgroup_bytes, dev.max_invocations);
-  if (!t.well_formed() || t.workgroup_size() > dev.max_invocations || t.workgroup_bytes(g) > dev.workgroup_bytes) {
-    throw std::invalid_argument(fmt::format("RNN tiled step BM={} TM={} BU={} TU={} KT={} KS={} does not fit the device",
-                                            t.rows, t.thread_rows, t.units, t.thread_units, t.k_tile, t.k_split));
+  const std::optional<TiledStepTiling> forced =
+      in.options.tiled_tiling ? in.options.tiled_tiling : in.env.tiled;
+  const TiledStepTiling t = forced ? *forced
+                                   : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
+                                                              dev.workgroup_bytes, dev.max_invocations);
+  if (!t.well_formed() || t.workgroup_size() > dev.max_invocations ||
+      t.workgroup_bytes(g) > dev.workgroup_bytes) {
+    throw std::invalid_argument(
+        fmt::format("RNN tiled step BM={} TM={} BU={} TU={} KT={} KS={} does not fit the device", t.rows,
+                    t.thread_rows, t.units, t.thread_units, t.k_tile, t.k_split));
   }
   return t;
 }
@@ -204,10 +230,11 @@ StepTiling dot_tiling(const PlanInputs& in, uint32_t g, bool whole_sequence) {
           ? *in.options.step_tiling
           : choose_step_tiling(d.batch, d.hidden, d.dirs, g, dev.workgroup_bytes, dev.max_invocations,
                                whole_sequence || !dev.gpu ? 1 : kGpuTargetWorkgroups);
-  if (t.units == 0 || t.k_split == 0 || (t.k_split & (t.k_split - 1)) != 0 || t.batch_tile == 0 || t.k_chunk == 0 ||
-      t.workgroup_size() > dev.max_invocations || t.workgroup_bytes(g) > dev.workgroup_bytes) {
-    throw std::invalid_argument(fmt::format("RNN step tiling JT={} KS={} BT={} KC={} does not fit the device", t.units,
-                                            t.k_split, t.batch_tile, t.k_chunk));
+  if (t.units == 0 || t.k_split == 0 || (t.k_split & (t.k_split - 1)) != 0 || t.batch_tile == 0 ||
+      t.k_chunk == 0 || t.workgroup_size() > dev.max_invocations ||
+      t.workgroup_bytes(g) > dev.workgroup_bytes) {
+    throw std::invalid_argument(fmt::format("RNN step tiling JT={} KS={} BT={} KC={} does not fit the device",
+                                            t.units, t.k_split, t.batch_tile, t.k_chunk));
   }
   return t;
 }
@@ -215,7 +242,8 @@ StepTiling dot_tiling(const PlanInputs& in, uint32_t g, bool whole_sequence) {
 }  // namespace
 
 RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnOptions& options,
-                 const RnnEnvOverrides& env, const RnnDeviceFacts& device, const GridResidentProbe& grid_resident) {
+                 const RnnEnvOverrides& env, const RnnDeviceFacts& device,
+                 const GridResidentProbe& grid_resident) {
   const PlanInputs in{d, options, env, device};
   RnnPlan plan;
   plan.two_phase = rnn_dispatches_per_step(spec) == 2;
@@ -241,19 +269,21 @@ RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnO
     plan.phases.push_back({"fused", static_cast<int>(d.gates), {}, dot_tiling(in, in.gates(), true)});
     return plan;
   }
-  const StepKernel kernel = options.step_kernel != StepKernel::automatic ? options.step_kernel : env.step_kernel;
+  const StepKernel kernel =
+      options.step_kernel != StepKernel::automatic ? options.step_kernel : env.step_kernel;
   const bool automatic_gpu = kernel == StepKernel::automatic && device.gpu;
   // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase, G <= 4).
   if (!plan.two_phase && d.gates <= 4 &&
-      (kernel == StepKernel::vec4 ||
-       (automatic_gpu && d.batch >= kVec4StepMinBatch && (d.batch < kGemmStepMinBatch || d.hidden < kGemmStepMinHidden)))) {
+      (kernel == StepKernel::vec4 || (automatic_gpu && d.batch >= kVec4StepMinBatch &&
+                                      (d.batch < kGemmStepMinBatch || d.hidden < kGemmStepMinHidden)))) {
     plan.kind = RnnKernelKind::vec4_step;
     plan.vec4 = vec4_tiling(in);
     plan.phases.push_back({"fused", static_cast<int>(d.gates), {}, {}});
     return plan;
   }
   // The GEMM step: its gates buffer (and the batched GEMM's operands) must fit one binding.
-  const bool gates_fit = static_cast<uint64_t>(d.dirs * d.batch * d.gates * d.hidden) * 4 <= device.max_binding_bytes;
+  const bool gates_fit =
+      static_cast<uint64_t>(d.dirs * d.batch * d.gates * d.hidden) * 4 <= device.max_binding_bytes;
   if (!plan.two_phase && gates_fit &&
       (kernel == StepKernel::gemm || (automatic_gpu && d.batch >= kGemmStepMinBatch))) {
     plan.kind = RnnKernelKind::gemm_step;

@@ -22,14 +22,14 @@ struct RnnDims {
 
 // What the plan needs to know of the device.
 struct RnnDeviceFacts {
-  uint32_t max_invocations = 256;     // min(maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)
-  uint64_t workgroup_bytes = 16384;   // maxComputeWorkgroupStorageSize
+  uint32_t max_invocations = 256;    // min(maxComputeInvocationsPerWorkgroup, maxComputeWorkgroupSizeX)
+  uint64_t workgroup_bytes = 16384;  // maxComputeWorkgroupStorageSize
   uint64_t max_binding_bytes = 128ull << 20;  // maxStorageBufferBindingSize
   uint64_t max_buffer_bytes = 256ull << 20;   // maxBufferSize
-  bool gpu = false;                   // a GPU adapter (not a CPU one such as lavapipe): the automatic
-                                      // choices measured on GPUs apply
-  uint32_t subgroup_min_size = 0;     // 0 without the subgroups feature
-  bool params_vec4_aligned = true;    // the weights' parameter buffer starts 16-byte aligned in its binding
+  bool gpu = false;                           // a GPU adapter (not a CPU one such as lavapipe): the automatic
+                                              // choices measured on GPUs apply
+  uint32_t subgroup_min_size = 0;             // 0 without the subgroups feature
+  bool params_vec4_aligned = true;  // the weights' parameter buffer starts 16-byte aligned in its binding
 };
 
 // The ONDA_RNN_* environment variables (rnn_overrides.h), read once per layer.
@@ -92,6 +92,7 @@ using GridResidentProbe = std::function<bool(const CooperativeTiling& t, bool su
 // std::invalid_argument when a forced tiling does not fit the device or a forced cooperative kernel
 // has no resident grid.
 RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnOptions& options,
-                 const RnnEnvOverrides& env, const RnnDeviceFacts& device, const GridResidentProbe& grid_resident);
+                 const RnnEnvOverrides& env, const RnnDeviceFacts& device,
+                 const GridResidentProbe& grid_resident);
 
 }  // namespace onda::kernels::rnn
