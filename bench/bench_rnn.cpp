@@ -289,14 +289,19 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
       V{8, 8, 4, 1, 32, 2, true},   V{8, 8, 4, 1, 32, 4, true},   V{16, 4, 4, 1, 32, 4, true},
       V{32, 8, 4, 1, 32, 2, true},  V{16, 8, 4, 1, 16, 2, true},  V{16, 16, 8, 1, 16, 1, true},
       V{16, 32, 4, 1, 16, 1, true}, V{16, 8, 8, 1, 32, 2, true},  V{32, 4, 4, 1, 32, 2, true},
-      V{16, 24, 4, 1, 16, 1, true}};
+      V{16, 24, 4, 1, 16, 1, true},
+      // Not yet measured (2026-12-04 late): two units per invocation (NV = 2: 32 FMAs per 3 workgroup
+      // loads instead of 16 per 2) and the double-buffered tiles (one barrier per K tile).
+      V{16, 8, 4, 1, 16, 2, true, true}, V{32, 8, 4, 1, 32, 2, true, true}, V{8, 8, 4, 2, 16, 2, true},
+      V{16, 8, 4, 2, 16, 2, true}, V{16, 8, 4, 2, 32, 2, true}, V{8, 16, 4, 2, 16, 2, true},
+      V{8, 8, 8, 2, 16, 2, true}, V{16, 8, 4, 2, 16, 2, true, true}};
   for (const V& t : sweep && c.batch >= 32 ? vec4_fixed : std::vector<V>{}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::per_step;
     o.step_kernel = StepKernel::vec4;
     o.vec4_tiling = t;
     variants.push_back({fmt::format("v{}x{}/{}x{}k{}s{}{}", t.rows(), t.units(), t.thread_rows, t.thread_units,
-                                    t.k_tile, t.k_split, t.prefetch ? "" : "p0"),
+                                    t.k_tile, t.k_split, t.double_buffer ? "db" : t.prefetch ? "" : "p0"),
                         o});
   }
   // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.

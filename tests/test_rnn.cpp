@@ -63,7 +63,8 @@ std::string describe(const Case& c) {
                                                                     : "";
   if (c.vec4) {
     kernel += fmt::format(" WGX={} WGY={} TM={} NV={} BK={} KS={}{}", c.vec4->wg_x, c.vec4->wg_y, c.vec4->thread_rows,
-                          c.vec4->thread_units, c.vec4->k_tile, c.vec4->k_split, c.vec4->prefetch ? "" : " no-prefetch");
+                          c.vec4->thread_units, c.vec4->k_tile, c.vec4->k_split,
+                          c.vec4->double_buffer ? " double-buffered" : c.vec4->prefetch ? "" : " no-prefetch");
   }
   if (c.rows) {
     kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
@@ -494,15 +495,16 @@ TEST(RnnKernel, GemmStep) {
 // The vec4 step (StepKernel::vec4: the GEMM core's tile on R^T with the cell in its epilogue): row,
 // unit and K tiles that do not divide B and H, K slices, 8 rows per invocation, every fused cell (GRU
 // lbr=0 falls back to its two-phase step), both layouts, every direction, ragged lens, initial
-// states, peepholes, clip, input_forget, random activations, f16, the chunked projection, and the
-// automatic tiling.
+// states, peepholes, clip, input_forget, random activations, f16, the chunked projection, the
+// double-buffered tiles, and the automatic tiling.
 TEST(RnnKernel, Vec4Step) {
   std::vector<Case> cases;
   Random pick(test_seed() + 7);
   using V = kernels::rnn::Vec4StepTiling;
   const std::optional<V> tilings[] = {V{16, 16, 8, 1, 16, 1},       V{4, 4, 4, 2, 8, 2, false}, V{2, 8, 8, 3, 12, 4},
                                       V{8, 2, 4, 1, 16, 4},        V{1, 1, 4, 1, 4, 1},        V{4, 8, 4, 2, 20, 4},
-                                      std::nullopt,                std::nullopt,               V{8, 8, 8, 2, 16, 2}};
+                                      std::nullopt,                std::nullopt,               V{8, 8, 8, 2, 16, 2},
+                                      V{8, 8, 4, 1, 8, 2, true, true}, V{4, 4, 8, 2, 12, 3, true, true}};
   int i = 0;
   for (const auto& t : tilings) {
     Case c = varied_step_case(i, pick, 40, kernels::rnn::StepKernel::vec4);

@@ -60,12 +60,20 @@ TEST(RnnOverrides, Vec4TilingParses) {
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->wg_x, 32u);
     EXPECT_FALSE(t->prefetch);
+    EXPECT_FALSE(t->double_buffer);
+  }
+  {
+    ScopedEnv env("ONDA_RNN_VEC4", "32,8,4,1,32,2,2");
+    const auto t = vec4_tiling_from_env();
+    ASSERT_TRUE(t.has_value());
+    EXPECT_TRUE(t->prefetch);
+    EXPECT_TRUE(t->double_buffer);
   }
 }
 
 TEST(RnnOverrides, MalformedValuesNameTheVariable) {
   for (const char* bad : {"16,8,4,1,16", "16,8,4,1,16,2,1,9", "16,8,x,1,16,2", "16,8,4,1,16,2,",
-                          "-1,8,4,1,16,2", "16;8;4;1;16;2", "16,8,4,1,16,99999999999"}) {
+                          "-1,8,4,1,16,2", "16;8;4;1;16;2", "16,8,4,1,16,99999999999", "16,8,4,1,16,2,3"}) {
     ScopedEnv env("ONDA_RNN_VEC4", bad);
     const std::string message = invalid_argument_message([] { vec4_tiling_from_env(); });
     EXPECT_NE(message.find("ONDA_RNN_VEC4"), std::string::npos) << bad << ": " << message;

@@ -255,6 +255,8 @@ std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, c
       {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
       {"NB", std::to_string((t.k_tile * t.units() + wg - 1) / wg)},
       {"PREFETCH", t.prefetch ? "1" : "0"},
+      {"DOUBLE_BUFFER", t.double_buffer ? "1" : "0"},
+      {"COPIES", std::to_string(t.copies())},
       {"WG_SIZE", std::to_string(wg)},
       {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
   });

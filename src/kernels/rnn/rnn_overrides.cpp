@@ -98,7 +98,8 @@ std::optional<TiledStepTiling> tiled_tiling_from_env() {
 std::optional<Vec4StepTiling> vec4_tiling_from_env() {
   const auto env = env_value("ONDA_RNN_VEC4");
   if (!env) return std::nullopt;
-  const auto n = numbers("ONDA_RNN_VEC4", *env, 6, 7, "WGX,WGY,TM,NV,BK,KS[,PREFETCH]");
+  const char* expected = "WGX,WGY,TM,NV,BK,KS[,PREFETCH 0|1|2]";
+  const auto n = numbers("ONDA_RNN_VEC4", *env, 6, 7, expected);
   Vec4StepTiling t;
   t.wg_x = n[0];
   t.wg_y = n[1];
@@ -107,6 +108,10 @@ std::optional<Vec4StepTiling> vec4_tiling_from_env() {
   t.k_tile = n[4];
   t.k_split = n[5];
   t.prefetch = n.size() < 7 || n[6] != 0;
+  t.double_buffer = n.size() == 7 && n[6] == 2;
+  if (n.size() == 7 && n[6] > 2) {
+    throw std::invalid_argument(fmt::format("ONDA_RNN_VEC4 is '{}', expected {}", *env, expected));
+  }
   return t;
 }
 

@@ -99,19 +99,21 @@ struct Vec4StepTiling {
   uint32_t k_tile = 16;       // BK
   uint32_t k_split = 1;       // KS (divides BK)
   bool prefetch = true;       // the next K tile loaded into registers during the product
+  bool double_buffer = false;  // with prefetch: two copies of the staged tiles, one barrier per K tile
 
   uint32_t rows() const { return thread_rows * wg_y; }
   uint32_t units() const { return thread_units * wg_x; }
   uint32_t workgroup_size() const { return wg_x * wg_y * k_split; }
   // The staged rows (padded by 4) and R^T tile (a vec4 per unit), and the slices' partial sums of one
   // unit.
+  uint32_t copies() const { return double_buffer ? 2 : 1; }
   uint64_t workgroup_bytes() const {
     const uint64_t partials = uint64_t{k_split - 1} * thread_rows * wg_x * wg_y;
-    return 4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * (uint64_t{k_tile} * units() + partials);
+    return copies() * (4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * uint64_t{k_tile} * units()) + 16ull * partials;
   }
   bool well_formed() const {
     return wg_x > 0 && wg_y > 0 && thread_rows > 0 && thread_rows % 4 == 0 && thread_units > 0 && k_tile > 0 &&
-           k_split > 0 && k_tile % k_split == 0;
+           k_split > 0 && k_tile % k_split == 0 && (prefetch || !double_buffer);
   }
 };
 

@@ -13,6 +13,9 @@
 //
 // K tiles of BK entries are staged in workgroup memory; with PREFETCH the next tile is loaded into
 // registers while the current one is multiplied (more registers per invocation, fewer resident).
+// DOUBLE_BUFFER (with PREFETCH) keeps two copies of the staged tiles: tile t is multiplied out of copy
+// t % 2 while tile t + 1 goes from registers into the other, so a K tile costs one workgroup barrier
+// instead of two (twice the workgroup memory).
 // KS invocation slices may split each K tile (slice s takes k = s, s + KS, ...) for grids too small
 // to fill the GPU; their partial sums meet in workgroup memory one unit at a time.
 //
@@ -21,7 +24,8 @@
 // epilogue's loads and stores coalesce) and rows r0 + TM ty .. + TM - 1 (finish_units' batch tile).
 // Block BM = TM WG_Y rows x BU = NV WG_X units; grid (ceil(H / BU), ceil(B / BM), D).
 // Rendered with the cell flags of rnn_step.wgsl (fused phase), G = GT, BT (= TM), TQ (= TM / 4), NV,
-// WG_X, WG_Y, BK, KS, K_SPLIT, NA, NB (staging registers per invocation), PREFETCH, WG_SIZE, ACC, ACTS.
+// WG_X, WG_Y, BK, KS, K_SPLIT, NA, NB (staging registers per invocation), PREFETCH, DOUBLE_BUFFER, COPIES
+// (1, or 2 with DOUBLE_BUFFER), WG_SIZE, ACC, ACTS.
 #include "rnn/rnn_cell.wgsl"
 
 const TM: u32 = BT;
@@ -40,8 +44,10 @@ const NB: u32 = {{NB}}u;  // ceil(BK * BU / WG)
 // [k][row / 4]: 4 rows of one k; rows padded by 4 (BMP) so that the stores of neighbouring k (the
 // coalesced loads below walk k fastest) fall in different banks.
 const BMP: u32 = BM + 4u;
-var<workgroup> tile_a: array<vec4<f32>, BK * BMP / 4u>;
-var<workgroup> tile_b: array<vec4<f32>, BK * BU>;  // [k][unit]: the unit's G gates
+const A_COPY: u32 = BK * BMP / 4u;  // vec4s of one copy of the staged rows
+const B_COPY: u32 = BK * BU;        // and of the R^T tile
+var<workgroup> tile_a: array<vec4<f32>, {{COPIES}}u * A_COPY>;
+var<workgroup> tile_b: array<vec4<f32>, {{COPIES}}u * B_COPY>;  // [copy][k][unit]: the unit's G gates
 #if K_SPLIT
 var<workgroup> red: array<vec4<f32>, (KS - 1u) * TM * NT>;  // one unit's partial sums of slices 1..
 #endif
@@ -79,18 +85,19 @@ fn load_tile(k0: u32, lidx: u32, r0: u32, u0: u32, d: u32, pa: ptr<function, arr
   }
 }
 
-fn store_tile(lidx: u32, pa: ptr<function, array<f32, NA>>, pb: ptr<function, array<vec4<f32>, NB>>) {
+// The registers into copy `copy` of the staged tiles.
+fn store_tile(lidx: u32, copy: u32, pa: ptr<function, array<f32, NA>>, pb: ptr<function, array<vec4<f32>, NB>>) {
   for (var n = 0u; n < NA; n++) {
     let i = lidx + n * WG;
     if (i < BM * BK) {
       let e = (i % BK) * BMP + i / BK;  // i = row BK + k
-      tile_a[e / 4u][e % 4u] = (*pa)[n];
+      tile_a[copy * A_COPY + e / 4u][e % 4u] = (*pa)[n];
     }
   }
   for (var n = 0u; n < NB; n++) {
     let i = lidx + n * WG;
     if (i < BK * BU) {
-      tile_b[i] = (*pb)[n];  // i = k BU + unit
+      tile_b[copy * B_COPY + i] = (*pb)[n];  // i = k BU + unit
     }
   }
 }
@@ -112,32 +119,46 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   var acc: array<vec4<f32>, TM * NV>;  // [row][unit]: the unit's gates; zero-initialised
   var pa: array<f32, NA>;
   var pb: array<vec4<f32>, NB>;
+#if DOUBLE_BUFFER
+  load_tile(0u, lidx, r0, u0, d, &pa, &pb);
+  store_tile(lidx, 0u, &pa, &pb);
+  workgroupBarrier();
+#else
 #if PREFETCH
   load_tile(0u, lidx, r0, u0, d, &pa, &pb);
 #endif
+#endif
   for (var k0 = 0u; k0 < H; k0 += BK) {
+#if DOUBLE_BUFFER
+    let copy = (k0 / BK) % 2u;
+    if (k0 + BK < H) {
+      load_tile(k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
+    }
+#else
+    let copy = 0u;
     workgroupBarrier();  // the previous tile has been consumed
 #if PREFETCH
-    store_tile(lidx, &pa, &pb);
+    store_tile(lidx, 0u, &pa, &pb);
     workgroupBarrier();
     if (k0 + BK < H) {
       load_tile(k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
     }
 #else
     load_tile(k0, lidx, r0, u0, d, &pa, &pb);
-    store_tile(lidx, &pa, &pb);
+    store_tile(lidx, 0u, &pa, &pb);
     workgroupBarrier();
+#endif
 #endif
     // `acc` is indexed by constants only (the template's #for): one dynamic index would move the
     // whole array to local memory.
     for (var kk = 0u; kk < BK / KS; kk++) {
       let k = kk * KS + ks;
 #for v NV
-      let b{{v}} = tile_b[k * BU + tx + {{v}}u * WG_X];
+      let b{{v}} = tile_b[copy * B_COPY + k * BU + tx + {{v}}u * WG_X];
 #endfor
 #for q TQ
       {
-        let a = tile_a[k * (BMP / 4u) + ty * (TM / 4u) + {{q}}u];
+        let a = tile_a[copy * A_COPY + k * (BMP / 4u) + ty * (TM / 4u) + {{q}}u];
 #for i 4
 #for v NV
         acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u] = fma(vec4<f32>(a[{{i}}]), b{{v}}, acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u]);
@@ -146,6 +167,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
       }
 #endfor
     }
+#if DOUBLE_BUFFER
+    // The other copy was last read in the previous tile, before the barrier that ended it.
+    if (k0 + BK < H) {
+      store_tile(lidx, 1u - copy, &pa, &pb);
+    }
+    workgroupBarrier();
+#endif
   }
 #if K_SPLIT
 #for v NV
