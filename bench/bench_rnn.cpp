@@ -291,10 +291,15 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
       V{16, 32, 4, 1, 16, 1, true}, V{16, 8, 8, 1, 32, 2, true},  V{32, 4, 4, 1, 32, 2, true},
       V{16, 24, 4, 1, 16, 1, true},
       // Not yet measured (2026-12-04 late): two units per invocation (NV = 2: 32 FMAs per 3 workgroup
-      // loads instead of 16 per 2) and the double-buffered tiles (one barrier per K tile).
+      // loads instead of 16 per 2), the double-buffered tiles (one barrier per K tile), and blocks of
+      // 64-128 rows x 16-32 units. Per step every workgroup reads its R^T columns and rows of h from
+      // L2: (1 / BM + 1 / (4 BU)) D M N K 4 bytes in all (M = B, N = 4H, K = H), 85 MB at SCNet's B = 864
+      // H256 step with today's 32 x 16 blocks, 28 MB with 128 x 32: about 15 / 5 us if L2 delivers
+      // ~5.5 TB/s (an assumed figure, H100-class), a bound of the same order as the FMAs' 14 us.
       V{16, 8, 4, 1, 16, 2, true, true}, V{32, 8, 4, 1, 32, 2, true, true}, V{8, 8, 4, 2, 16, 2, true},
       V{16, 8, 4, 2, 16, 2, true}, V{16, 8, 4, 2, 32, 2, true}, V{8, 16, 4, 2, 16, 2, true},
-      V{8, 8, 8, 2, 16, 2, true}, V{16, 8, 4, 2, 16, 2, true, true}};
+      V{8, 8, 8, 2, 16, 2, true}, V{16, 8, 4, 2, 16, 2, true, true}, V{16, 16, 8, 2, 8, 2, true},
+      V{16, 16, 8, 2, 16, 1, true}, V{8, 16, 8, 2, 16, 2, true}, V{16, 8, 8, 2, 16, 2, true}};
   for (const V& t : sweep && c.batch >= 32 ? vec4_fixed : std::vector<V>{}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::per_step;
