@@ -515,6 +515,49 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
   EXPECT_THROW(Gemm(g.context, p, row_major_skinny), std::invalid_argument);
 }
 
+TEST(GemmVariants, ForUnrolledRegisterBlock) {
+  // GemmVariant::for_unroll (ONDA_GEMM_FOR_UNROLL=1): the register block and the epilogue written out by
+  // the template's #for. Both operand layouts, TM 4 / 8, NV 1 / 2, the rolled and unrolled k loop,
+  // partial tiles in M, N and K, float16 output (stored in pairs), an addend and an activation.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shape3 {
+    uint32_t wg_x, wg_y, tm, bk, group_m, nv;
+    bool unroll_k;
+  };
+  int i = 0;
+  for (const Shape3& t : {Shape3{16, 16, 8, 16, 0, 1, false}, Shape3{16, 16, 8, 32, 8, 2, false},
+                          Shape3{8, 16, 4, 16, 0, 1, true}, Shape3{8, 8, 4, 8, 0, 2, false}}) {
+    for (bool tb : {false, true}) {
+      GemmVariant v;
+      v.path = GemmPath::tiled;
+      v.wg_x = t.wg_x;
+      v.wg_y = t.wg_y;
+      v.tm = t.tm;
+      v.bk = t.bk;
+      v.group_m = t.group_m;
+      v.nv = t.nv;
+      v.unroll_k = t.unroll_k;
+      v.for_unroll = true;
+      GemmCase c;
+      c.a_shape = {150, 70};
+      const int64_t n = 4 * t.nv * t.wg_x + 42;  // a second, partial tile of columns
+      c.b_shape = tb ? Shape{n, 70} : Shape{70, n};
+      c.transpose_b = tb;
+      c.options.variant = v;
+      if (i % 3 == 1) c.out_dtype = DType::f16;
+      if (i % 3 == 2) {
+        c.addend_shape = Shape{n};
+        c.epilogue.activation = Activation::tanh;
+      }
+      std::string variant;
+      EXPECT_LE(run_case(c, random, &variant), bound_for(c)) << case_name(c) << " seed " << seed;
+      EXPECT_NE(variant.find("#for"), std::string::npos) << variant;
+      ++i;
+    }
+  }
+}
+
 TEST(GemmPacked, PrepackedWeightsOnBothPaths) {
   const uint64_t seed = test_seed();
   Random random(seed);

@@ -117,8 +117,9 @@ std::string GemmVariant::describe() const {
     return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
                        nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x, wg_y, tm,
-                     4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x, wg_y, tm,
+                     4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop",
+                     for_unroll ? " #for" : "");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -270,6 +271,14 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
       if (t.bm() == 128) t.nv = 2;
     }
   }
+  // ONDA_GEMM_FOR_UNROLL=1: the inner loop's register block and the epilogue written out by the
+  // template's #for (GemmVariant::for_unroll). Not measured yet: the hypothesis is that NV = 2 lost
+  // above because a loop the GPU compiler left rolled put the accumulators in local memory, as it did
+  // in the vec4 RNN step before #for (rnn/README.md). A knob until an H200 A/B decides.
+  static const bool for_unroll = [] {
+    const char* v = std::getenv("ONDA_GEMM_FOR_UNROLL");
+    return v && std::string(v) == "1";
+  }();
   for (const TileShape& t : candidates) {
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
@@ -285,6 +294,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.bk = t.bk;
     v.nv = t.nv;
     v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
+    v.for_unroll = for_unroll;
     // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
     if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
         t.wg_x == kTileLargeKContiguous.wg_x) {
@@ -592,6 +602,8 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["TM"] = std::to_string(v.tm);
     values["BK"] = std::to_string(v.bk);
     values["KEEP_K_LOOP"] = flag(!v.unroll_k);
+    values["TQ"] = std::to_string(v.tm / 4);
+    values["FOR_UNROLL"] = flag(v.for_unroll);
     values["GROUP_M"] = std::to_string(v.group_m);
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());

@@ -66,6 +66,8 @@ struct GemmVariant {
   uint32_t ks = 0, nc = 0, nt = 1, mv = 0;
   bool subgroup_reduce = false;
   bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
+  bool for_unroll = false;     // tiled: the register block's loops and the epilogue written out by
+                               // the template's #for (ONDA_GEMM_FOR_UNROLL=1; an experiment)
   uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;

@@ -17,7 +17,9 @@
 // vec4 per operand row group, at slot ^ swz_k(k).
 //
 // Template values (besides gemm_common's): WG_X WG_Y (threads along N and M), TM (rows per thread),
-// NV (vec4s of columns per thread),
+// NV (vec4s of columns per thread), TQ (= TM / 4), FOR_UNROLL (the register block's loops and the
+// epilogue written out by the template's #for, so that `acc` is indexed by constants only whatever the
+// GPU compiler unrolls; GemmVariant::for_unroll, an experiment),
 // BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread),
 // GROUP_M: 0, or walk the output tiles in column-major groups of GROUP_M tile rows (the "grouped
 // ordering" of Triton's matmul tutorial) so that the workgroups resident at one time span few
@@ -37,6 +39,7 @@ const NV: u32 = {{NV}}u;
 const BM: u32 = WG_Y * TM;
 const BN: u32 = WG_X * 4u * NV;
 const THREADS: u32 = WG_X * WG_Y;
+const TQ: u32 = TM / 4u;
 
 // [k][m / 4]: a thread reads its TM rows of one k as TM / 4 vec4s (TM is a multiple of 4).
 var<workgroup> tile_a: array<vec4<f32>, BK * BM / 4u>;
@@ -95,6 +98,21 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
   }
 }
 
+// Columns n .. n + 3 of output row m (element offset `row`): the epilogue, then the store.
+fn store_vec(row: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
+#if OUT_F16_PAIRS
+  for (var j = 0u; j < 4u; j += 2u) {
+    if (n + j < params.N) {
+      store_pair(row + n + j, vec2<f32>(epilogue(c[j], d_base, m, n + j), epilogue(c[j + 1u], d_base, m, n + j + 1u)));
+    }
+  }
+#else
+  for (var j = 0u; j < 4u; j++) {
+    if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], d_base, m, n + j)); }
+  }
+#endif
+}
+
 @compute @workgroup_size(WG_X, WG_Y, 1)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid: vec3<u32>,
         @builtin(local_invocation_index) tid: u32, @builtin(num_workgroups) groups: vec3<u32>) {
@@ -127,6 +145,23 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     let k_end = BK;
 #endif
     for (var k = 0u; k < k_end; k++) {
+#if FOR_UNROLL
+      // Indexed by constants only (the template's #for): a GPU compiler that leaves one of these
+      // loops rolled would move `acc` to local memory.
+#for v NV
+      let b{{v}} = tile_b[k * (BN / 4u) + ((lid.x + {{v}}u * WG_X) ^ b_swz(k))];
+#endfor
+#for q TQ
+      {
+        let a = tile_a[k * (BM / 4u) + ((lid.y * TQ + {{q}}u) ^ a_swz(k))];
+#for i 4
+#for v NV
+        acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u] = fma(vec4<f32>(a[{{i}}]), b{{v}}, acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u]);
+#endfor
+#endfor
+      }
+#endfor
+#else
       var b: array<vec4<f32>, NV>;
       for (var v = 0u; v < NV; v++) { b[v] = tile_b[k * (BN / 4u) + ((lid.x + v * WG_X) ^ b_swz(k))]; }
       for (var q = 0u; q < TM / 4u; q++) {
@@ -137,28 +172,33 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
           }
         }
       }
+#endif
     }
     workgroupBarrier();
   }
 
+#if FOR_UNROLL
+#for i TM
+  {
+    let m = m0 + lid.y * TM + {{i}}u;
+    let row = base.c + m * params.N;
+#for v NV
+    {
+      let n = n0 + (lid.x + {{v}}u * WG_X) * 4u;
+      let c = acc[{{i}}u * NV + {{v}}u];
+      if (m < params.M) { store_vec(row, m, n, c, base.d); }
+    }
+#endfor
+  }
+#endfor
+#else
   for (var i = 0u; i < TM; i++) {
     let m = m0 + lid.y * TM + i;
     if (m >= params.M) { break; }
     let row = base.c + m * params.N;
     for (var v = 0u; v < NV; v++) {
-      let n = n0 + (lid.x + v * WG_X) * 4u;
-      let c = acc[i * NV + v];
-#if OUT_F16_PAIRS
-      for (var j = 0u; j < 4u; j += 2u) {
-        if (n + j < params.N) {
-          store_pair(row + n + j, vec2<f32>(epilogue(c[j], base.d, m, n + j), epilogue(c[j + 1u], base.d, m, n + j + 1u)));
-        }
-      }
-#else
-      for (var j = 0u; j < 4u; j++) {
-        if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], base.d, m, n + j)); }
-      }
-#endif
+      store_vec(row, m, n0 + (lid.x + v * WG_X) * 4u, acc[i * NV + v], base.d);
     }
   }
+#endif
 }
