@@ -1,0 +1,226 @@
+#include "kernels/rnn/rnn_shaders.h"
+
+#include <algorithm>
+
+#include "kernels/common/tensor_access.h"
+
+namespace onda::kernels::rnn {
+
+namespace {
+
+// The accessors of Y, Y_h and Y_c (bindings 4, 5, 6) in the output dtype, which every cell kernel
+// writes through.
+std::string output_access_wgsl(DType out) {
+  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
+         tensor_access_wgsl("yc", 6, out, true);
+}
+
+}  // namespace
+
+// What every cell kernel of one layer compiles in: its flags (StepFlags) and whether its activations
+// are the spec's defaults.
+TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions) {
+  bool defaults = true;
+  if (!spec.activations.empty()) {
+    const auto standard = default_activations(spec.cell, static_cast<int>(directions));
+    defaults = spec.activations.size() == standard.size();
+    for (size_t i = 0; defaults && i < standard.size(); ++i)
+      defaults = spec.activations[i].kind == standard[i].kind;
+  }
+  return {{"FLAGS", std::to_string(flags)}, {"DEFAULT_ACTS", defaults ? "1" : "0"}};
+}
+
+std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                        int gates_in_product, const StepTiling& t, bool whole_sequence, DType out) {
+  const int acts = activations_per_direction(spec.cell);
+  const uint32_t g = static_cast<uint32_t>(gates_in_product);
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
+      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
+      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+      {"WHOLE_SEQUENCE", whole_sequence ? "1" : "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+      {"BT", std::to_string(t.batch_tile)},
+      {"JT", std::to_string(t.units)},
+      {"KC", std::to_string(t.k_chunk)},
+      {"HS_SIZE", std::to_string(t.batch_tile * t.k_chunk)},
+      {"ACC", std::to_string(t.batch_tile * g)},
+      {"ACTS", std::to_string(acts)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"WG_SIZE", std::to_string(t.workgroup_size())},
+      {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
+  };
+  v.insert(layer.begin(), layer.end());
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step.wgsl", v);
+}
+
+std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                              int gates_in_product, const TiledStepTiling& t, DType out) {
+  const uint32_t g = static_cast<uint32_t>(gates_in_product);
+  const uint32_t wg = t.workgroup_size();
+  TemplateValues v{
+      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
+      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
+      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+      {"G", std::to_string(g)},
+      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+      {"BT", std::to_string(t.thread_rows)},
+      {"TU", std::to_string(t.thread_units)},
+      {"BM", std::to_string(t.rows)},
+      {"BU", std::to_string(t.units)},
+      {"KT", std::to_string(t.k_tile)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"A_VEC4", t.k_tile % (4 * t.k_split) == 0 ? "1" : "0"},
+      {"AP", std::to_string(t.padded_k_tile())},
+      {"NA", std::to_string((t.rows * t.k_tile + wg - 1) / wg)},
+      {"NB", std::to_string((t.k_tile * g * t.units + wg - 1) / wg)},
+      {"WG_SIZE", std::to_string(wg)},
+      {"ACC", std::to_string(t.thread_rows * g)},
+      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
+  };
+  v.insert(layer.begin(), layer.end());
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_tiled.wgsl", v);
+}
+
+namespace {
+
+// The template values of a cell with every gate in one product (the fused phase) and the layer's
+// constants: what the vec4 step, the cell half of the GEMM step and the whole-sequence kernels share.
+TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
+  const std::string g = std::to_string(gate_count(spec.cell));
+  TemplateValues v{{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+                   {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+                   {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+                   {"PHASE_FUSED", "1"},
+                   {"PHASE_ZR", "0"},
+                   {"PHASE_H", "0"},
+                   {"G", g},
+                   {"GATES_TOTAL", g},
+                   {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
+  v.insert(layer.begin(), layer.end());
+  return v;
+}
+
+}  // namespace
+
+// The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
+std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
+                             DType out) {
+  const uint32_t wg = t.workgroup_size();
+  TemplateValues v = fused_cell_values(spec, layer);
+  v.merge(TemplateValues{
+      {"BT", std::to_string(t.thread_rows)},
+      {"TQ", std::to_string(t.thread_rows / 4)},
+      {"NV", std::to_string(t.thread_units)},
+      {"WG_X", std::to_string(t.wg_x)},
+      {"WG_Y", std::to_string(t.wg_y)},
+      {"BK", std::to_string(t.k_tile)},
+      {"KS", std::to_string(t.k_split)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"NA", std::to_string((t.rows() * t.k_tile + wg - 1) / wg)},
+      {"NB", std::to_string((t.k_tile * t.units() + wg - 1) / wg)},
+      {"PREFETCH", t.prefetch ? "1" : "0"},
+      {"DOUBLE_BUFFER", t.double_buffer ? "1" : "0"},
+      {"COPIES", std::to_string(t.copies())},
+      {"WG_SIZE", std::to_string(wg)},
+      {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
+  });
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_vec4.wgsl", v);
+}
+
+// The cell half of a GEMM step (rnn_step_gates.wgsl).
+std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out) {
+  TemplateValues v = fused_cell_values(spec, layer);
+  v.merge(
+      TemplateValues{{"BT", "1"}, {"ACC", std::to_string(gate_count(spec.cell))}, {"UNIFORM_BINDING", "8"}});
+  return output_access_wgsl(out) + render_shader("rnn/rnn_step_gates.wgsl", v);
+}
+
+std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t,
+                                int64_t hidden, DType out) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  const bool vec4 = t.unit_vector == 4;
+  const uint32_t slice = t.slice_invocations(hidden);
+  // Projections prefetched before the product where the registers allow (accumulators + xp <= 64).
+  const bool prefetch = 2 * t.accumulators(g) <= 64;
+  TemplateValues v = fused_cell_values(spec, layer);
+  v.merge(TemplateValues{
+      {"BT", std::to_string(t.thread_rows)},
+      {"UV", std::to_string(t.unit_vector)},
+      {"VEC4", vec4 ? "1" : "0"},
+      {"UX", std::to_string(t.unit_invocations(hidden))},
+      {"BM", std::to_string(t.rows)},
+      {"H", std::to_string(hidden)},
+      {"HP", std::to_string((hidden + 3) / 4 * 4)},
+      {"KS", std::to_string(t.k_split)},
+      {"KL", std::to_string(t.slice_length(hidden))},
+      {"KB", std::to_string(t.k_block)},
+      {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
+      {"RED_SIZE",
+       std::to_string(std::max<uint64_t>(1, uint64_t{t.k_split - 1} * t.accumulators(g) * slice))},
+      {"WG_SIZE", std::to_string(t.workgroup_size(hidden))},
+      {"ACC", std::to_string(t.thread_rows * g)},
+      {"PREFETCH_XP", prefetch ? "1" : "0"},
+      {"UNIFORM_BINDING", vec4 ? "8" : "7"},
+  });
+  return output_access_wgsl(out) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
+}
+
+namespace {
+
+// The template values the register-resident kernels share (rnn_register_*.wgsl: resident and
+// cooperative): the fused cell, the K slices of R^T in registers, the rows of h and their sums.
+TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues& layer, int64_t hidden,
+                                      uint32_t slice_vectors, uint32_t slices, uint32_t rows,
+                                      uint32_t workgroup_size, bool subgroup_reduce) {
+  const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
+  TemplateValues v = fused_cell_values(spec, layer);
+  v.merge(TemplateValues{
+      {"BT", "1"},
+      {"H", std::to_string(hidden)},
+      {"KQ", std::to_string(slice_vectors)},
+      {"NS", std::to_string(slices)},
+      {"BM", std::to_string(rows)},
+      {"RU", rows % 2 == 0 ? "2" : "1"},
+      {"WG_SIZE", std::to_string(workgroup_size)},
+      {"ACC", std::to_string(g)},
+      {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"},
+      {"RED_SIZE", std::to_string(g * workgroup_size)},
+      {"CELL_PRELOADED", "1"},
+  });
+  return v;
+}
+
+}  // namespace
+
+std::string resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t,
+                            int64_t hidden, bool subgroup_reduce, DType out) {
+  const TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden),
+                                                  t.rows, t.workgroup_size(hidden), subgroup_reduce);
+  // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
+  // is otherwise order-free, so the accessors may follow).
+  return render_shader("rnn/rnn_sequence_resident.wgsl", v) + output_access_wgsl(out);
+}
+
+std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t,
+                               int64_t hidden, bool subgroup_reduce, bool on_gpu, DType out) {
+  TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
+                                            t.workgroup_size(hidden), subgroup_reduce);
+  v.merge(TemplateValues{{"JT", std::to_string(t.units)},
+                         {"RC", std::to_string(t.row_chunks)},
+                         {"SPIN_LIMIT", on_gpu ? "2097152" : "67108864"},
+                         {"UNIFORM_BINDING", "8"}});
+  // The kernel first, for its `enable subgroups;` (as resident_shader).
+  return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + output_access_wgsl(out);
+}
+
+}  // namespace onda::kernels::rnn

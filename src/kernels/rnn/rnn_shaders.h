@@ -1,0 +1,47 @@
+// The WGSL text of each recurrent kernel for one layer: the template values of its cell (rnn_cell.wgsl:
+// flags, activations, gates) and of its tiling (rnn_step_tiling.h), rendered with the accessors of
+// Y, Y_h and Y_c in the output dtype. record_rnn (rnn_kernel.cpp) compiles what plan_rnn chose.
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "kernels/rnn/rnn_spec.h"
+#include "kernels/rnn/rnn_step_tiling.h"
+#include "kernels/shader_template.h"
+#include "tensor/tensor.h"
+
+namespace onda::kernels::rnn {
+
+// What every cell kernel of one layer compiles in: its flags (StepFlags, rnn_kernel.cpp) and whether its
+// activations are the spec's defaults.
+TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions);
+
+// The dot-product step (rnn_step.wgsl), one phase ("fused", "zr" or "h") with `gates_in_product`
+// gates; whole_sequence: every step in one dispatch.
+std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                        int gates_in_product, const StepTiling& t, bool whole_sequence, DType out);
+
+// The register-tiled step (rnn_step_tiled.wgsl), one phase.
+std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                              int gates_in_product, const TiledStepTiling& t, DType out);
+
+// The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
+std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
+                             DType out);
+
+// The cell half of a GEMM step (rnn_step_gates.wgsl).
+std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out);
+
+// The row-sequence kernel (rnn_sequence_rows.wgsl).
+std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t,
+                                int64_t hidden, DType out);
+
+// The resident kernel (rnn_sequence_resident.wgsl).
+std::string resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t,
+                            int64_t hidden, bool subgroup_reduce, DType out);
+
+// The cooperative kernel (rnn_sequence_cooperative.wgsl); on_gpu sets its spin bound.
+std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t,
+                               int64_t hidden, bool subgroup_reduce, bool on_gpu, DType out);
+
+}  // namespace onda::kernels::rnn
