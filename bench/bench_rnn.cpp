@@ -299,7 +299,10 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
       V{16, 8, 4, 1, 16, 2, true, true}, V{32, 8, 4, 1, 32, 2, true, true}, V{8, 8, 4, 2, 16, 2, true},
       V{16, 8, 4, 2, 16, 2, true}, V{16, 8, 4, 2, 32, 2, true}, V{8, 16, 4, 2, 16, 2, true},
       V{8, 8, 8, 2, 16, 2, true}, V{16, 8, 4, 2, 16, 2, true, true}, V{16, 16, 8, 2, 8, 2, true},
-      V{16, 16, 8, 2, 16, 1, true}, V{8, 16, 8, 2, 16, 2, true}, V{16, 8, 8, 2, 16, 2, true}};
+      V{16, 16, 8, 2, 16, 1, true}, V{8, 16, 8, 2, 16, 2, true}, V{16, 8, 8, 2, 16, 2, true},
+      // SCNet's B = 85 H512 time LSTM: 32 x 32 blocks give 16 x 3 x 2 = 96 workgroups for 132 SMs, a third of
+      // the last row block empty; 44-row blocks cover 85 rows in two, 16 units x 44 rows make 128 workgroups.
+      V{16, 11, 4, 1, 32, 2, true}, V{32, 11, 4, 1, 32, 2, true}, V{16, 11, 4, 1, 32, 2, true, true}};
   for (const V& t : sweep && c.batch >= 32 ? vec4_fixed : std::vector<V>{}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::per_step;

@@ -504,7 +504,8 @@ TEST(RnnKernel, Vec4Step) {
   const std::optional<V> tilings[] = {V{16, 16, 8, 1, 16, 1},       V{4, 4, 4, 2, 8, 2, false}, V{2, 8, 8, 3, 12, 4},
                                       V{8, 2, 4, 1, 16, 4},        V{1, 1, 4, 1, 4, 1},        V{4, 8, 4, 2, 20, 4},
                                       std::nullopt,                std::nullopt,               V{8, 8, 8, 2, 16, 2},
-                                      V{8, 8, 4, 1, 8, 2, true, true}, V{4, 4, 8, 2, 12, 3, true, true}};
+                                      V{8, 8, 4, 1, 8, 2, true, true}, V{4, 4, 8, 2, 12, 3, true, true},
+                                      V{4, 3, 4, 1, 8, 2, true, true}};
   int i = 0;
   for (const auto& t : tilings) {
     Case c = varied_step_case(i, pick, 40, kernels::rnn::StepKernel::vec4);
