@@ -455,22 +455,28 @@ TEST(GemmTiled, AttentionValueProductsTakeNarrowTiles) {
   EXPECT_CASE(c, random);
 }
 
+// A forced tiled configuration (GemmOptions::variant): WG_X x WG_Y threads of TM x 4 NV outputs, K step BK.
+GemmVariant tiled_variant(uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv,
+                          bool unroll_k) {
+  GemmVariant v;
+  v.path = GemmPath::tiled;
+  v.wg_x = wg_x;
+  v.wg_y = wg_y;
+  v.tm = tm;
+  v.bk = bk;
+  v.group_m = group_m;
+  v.nv = nv;
+  v.unroll_k = unroll_k;
+  return v;
+}
+
 TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
   // GemmOptions::variant (the benchmark's sweep): valid configurations run exactly as given, ones the
   // shader cannot run on this operand layout are refused at planning.
   const uint64_t seed = test_seed();
   Random random(seed);
-  auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv = 1) {
-    GemmVariant v;
-    v.path = GemmPath::tiled;
-    v.wg_x = wg_x;
-    v.wg_y = wg_y;
-    v.tm = tm;
-    v.bk = bk;
-    v.group_m = group_m;
-    v.nv = nv;
-    v.unroll_k = false;
-    return v;
+  const auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv = 1) {
+    return tiled_variant(wg_x, wg_y, tm, bk, group_m, nv, false);
   };
   for (bool tb : {false, true}) {
     // NV = 2: two vec4s of B per thread (128 x 128 tiles; N = 170 leaves a partial second vec4 group).
@@ -529,15 +535,7 @@ TEST(GemmVariants, ForUnrolledRegisterBlock) {
   for (const Shape3& t : {Shape3{16, 16, 8, 16, 0, 1, false}, Shape3{16, 16, 8, 32, 8, 2, false},
                           Shape3{8, 16, 4, 16, 0, 1, true}, Shape3{8, 8, 4, 8, 0, 2, false}}) {
     for (bool tb : {false, true}) {
-      GemmVariant v;
-      v.path = GemmPath::tiled;
-      v.wg_x = t.wg_x;
-      v.wg_y = t.wg_y;
-      v.tm = t.tm;
-      v.bk = t.bk;
-      v.group_m = t.group_m;
-      v.nv = t.nv;
-      v.unroll_k = t.unroll_k;
+      GemmVariant v = tiled_variant(t.wg_x, t.wg_y, t.tm, t.bk, t.group_m, t.nv, t.unroll_k);
       v.for_unroll = true;
       GemmCase c;
       c.a_shape = {150, 70};

@@ -15,6 +15,29 @@ std::string output_access_wgsl(DType out) {
          tensor_access_wgsl("yc", 6, out, true);
 }
 
+// The template values of a cell kernel in phase `phase` ("fused", "zr" or "h") with `gates_in_product`
+// gates in its product, and the layer's constants (layer_values): what every cell kernel starts from.
+TemplateValues cell_values(const RnnSpec& spec, const TemplateValues& layer, const std::string& phase,
+                           int gates_in_product) {
+  TemplateValues v{{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
+                   {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
+                   {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
+                   {"PHASE_FUSED", phase == "fused" ? "1" : "0"},
+                   {"PHASE_ZR", phase == "zr" ? "1" : "0"},
+                   {"PHASE_H", phase == "h" ? "1" : "0"},
+                   {"G", std::to_string(gates_in_product)},
+                   {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+                   {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
+  v.insert(layer.begin(), layer.end());
+  return v;
+}
+
+// A cell with every gate in one product (the fused phase): what the vec4 step, the cell half of the GEMM
+// step and the one-dispatch kernels share.
+TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
+  return cell_values(spec, layer, "fused", gate_count(spec.cell));
+}
+
 }  // namespace
 
 // What every cell kernel of one layer compiles in: its flags (StepFlags) and whether its activations
@@ -32,30 +55,20 @@ TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directi
 
 std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
                         int gates_in_product, const StepTiling& t, bool whole_sequence, DType out) {
-  const int acts = activations_per_direction(spec.cell);
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
-  TemplateValues v{
-      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
-      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
-      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
+  TemplateValues v = cell_values(spec, layer, phase, gates_in_product);
+  v.merge(TemplateValues{
       {"WHOLE_SEQUENCE", whole_sequence ? "1" : "0"},
-      {"G", std::to_string(g)},
-      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
       {"BT", std::to_string(t.batch_tile)},
       {"JT", std::to_string(t.units)},
       {"KC", std::to_string(t.k_chunk)},
       {"HS_SIZE", std::to_string(t.batch_tile * t.k_chunk)},
       {"ACC", std::to_string(t.batch_tile * g)},
-      {"ACTS", std::to_string(acts)},
       {"KS", std::to_string(t.k_split)},
       {"K_SPLIT", t.k_split > 1 ? "1" : "0"},
       {"WG_SIZE", std::to_string(t.workgroup_size())},
       {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
-  };
-  v.insert(layer.begin(), layer.end());
+  });
   return output_access_wgsl(out) + render_shader("rnn/rnn_step.wgsl", v);
 }
 
@@ -63,15 +76,8 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
                               int gates_in_product, const TiledStepTiling& t, DType out) {
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   const uint32_t wg = t.workgroup_size();
-  TemplateValues v{
-      {"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-      {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-      {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-      {"PHASE_FUSED", std::string(phase) == "fused" ? "1" : "0"},
-      {"PHASE_ZR", std::string(phase) == "zr" ? "1" : "0"},
-      {"PHASE_H", std::string(phase) == "h" ? "1" : "0"},
-      {"G", std::to_string(g)},
-      {"GATES_TOTAL", std::to_string(gate_count(spec.cell))},
+  TemplateValues v = cell_values(spec, layer, phase, gates_in_product);
+  v.merge(TemplateValues{
       {"BT", std::to_string(t.thread_rows)},
       {"TU", std::to_string(t.thread_units)},
       {"BM", std::to_string(t.rows)},
@@ -85,32 +91,9 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
       {"NB", std::to_string((t.k_tile * g * t.units + wg - 1) / wg)},
       {"WG_SIZE", std::to_string(wg)},
       {"ACC", std::to_string(t.thread_rows * g)},
-      {"ACTS", std::to_string(activations_per_direction(spec.cell))},
-  };
-  v.insert(layer.begin(), layer.end());
+  });
   return output_access_wgsl(out) + render_shader("rnn/rnn_step_tiled.wgsl", v);
 }
-
-namespace {
-
-// The template values of a cell with every gate in one product (the fused phase) and the layer's
-// constants: what the vec4 step, the cell half of the GEMM step and the whole-sequence kernels share.
-TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
-  const std::string g = std::to_string(gate_count(spec.cell));
-  TemplateValues v{{"CELL_LSTM", spec.cell == CellType::lstm ? "1" : "0"},
-                   {"CELL_GRU", spec.cell == CellType::gru ? "1" : "0"},
-                   {"CELL_RNN", spec.cell == CellType::rnn ? "1" : "0"},
-                   {"PHASE_FUSED", "1"},
-                   {"PHASE_ZR", "0"},
-                   {"PHASE_H", "0"},
-                   {"G", g},
-                   {"GATES_TOTAL", g},
-                   {"ACTS", std::to_string(activations_per_direction(spec.cell))}};
-  v.insert(layer.begin(), layer.end());
-  return v;
-}
-
-}  // namespace
 
 // The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
 std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
