@@ -7,6 +7,7 @@
 
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
+#include "gemm_variants.h"
 #include "harness.h"
 #include "kernels/gemm/gemm.h"
 #include "test_gemm_reference.h"
@@ -453,21 +454,6 @@ TEST(GemmTiled, AttentionValueProductsTakeNarrowTiles) {
   v.bk = 32;
   c.options.variant = v;
   EXPECT_CASE(c, random);
-}
-
-// A forced tiled configuration (GemmOptions::variant): WG_X x WG_Y threads of TM x 4 NV outputs, K step BK.
-GemmVariant tiled_variant(uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv,
-                          bool unroll_k) {
-  GemmVariant v;
-  v.path = GemmPath::tiled;
-  v.wg_x = wg_x;
-  v.wg_y = wg_y;
-  v.tm = tm;
-  v.bk = bk;
-  v.group_m = group_m;
-  v.nv = nv;
-  v.unroll_k = unroll_k;
-  return v;
 }
 
 TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
