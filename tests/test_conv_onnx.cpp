@@ -1,6 +1,6 @@
 // The ONNX Conv / ConvTranspose node conformance cases (libonnx-testdata) through the op registry,
-// by name, with each case's rel L2 printed (the general Session-based runner skips them: they are
-// IR 3-6 files). Also checks that a bad attribute surfaces as a ModelError naming the node.
+// by name, with each case's rel L2 printed. Also checks that a bad attribute surfaces as a ModelError
+// naming the node.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -68,8 +68,8 @@ HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>&
   return HostTensor::copy_of(y.dtype(), y.shape(), bytes.data(), bytes.size());
 }
 
-// The official cases are IR 3-6 files, which Session (IR >= 7) does not open: they are loaded with
-// a lower minimum IR version and their node recorded through the registry, as Session does.
+// The official cases (IR 3-6 files), loaded and their node recorded through the registry, as Session
+// does (ConvSession.OnnxConformanceThroughSession runs them through Session itself).
 TEST(ConvOnnx, ConformanceCases) {
   if (!std::filesystem::exists(kNodeTests)) GTEST_SKIP() << "libonnx-testdata not installed";
   const char* cases[] = {"test_basic_conv_with_padding",
@@ -93,9 +93,7 @@ TEST(ConvOnnx, ConformanceCases) {
     const auto dir = kNodeTests / name;
     if (!std::filesystem::exists(dir / "model.onnx")) continue;
     try {
-      OnnxLoadOptions options;
-      options.minimum_ir_version = 1;
-      const Graph graph = load_onnx_model(dir / "model.onnx", options);
+      const Graph graph = load_onnx_model(dir / "model.onnx");
       std::map<std::string, HostTensor> feeds = graph.initializers;
       for (size_t i = 0; i < graph.inputs.size(); ++i) {
         feeds[graph.inputs[i]] =

@@ -31,6 +31,8 @@ Fraction original_position(int64_t x, int64_t p, int64_t q, int64_t in, int64_t 
       return (out == 1 || in * p - q <= 0) ? Fraction{0, 1} : Fraction{x * (in - 1) * q, in * p - q};
     case ResizeCoordinates::PytorchHalfPixel:
       return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
+    case ResizeCoordinates::TfHalfPixelForNn:
+      return {(2 * x + 1) * q, 2 * p};
   }
   return {0, 1};
 }
@@ -99,7 +101,8 @@ std::pair<Axis, Axis> axes_of(const ResizeCase& rc) {
 
 const ResizeCoordinates kCoordinates[] = {ResizeCoordinates::HalfPixel, ResizeCoordinates::Asymmetric,
                                           ResizeCoordinates::AlignCorners,
-                                          ResizeCoordinates::PytorchHalfPixel};
+                                          ResizeCoordinates::PytorchHalfPixel,
+                                          ResizeCoordinates::TfHalfPixelForNn};
 
 TEST(LayoutResize, NearestEveryModeEveryDtype) {
   Random rng(test_seed());

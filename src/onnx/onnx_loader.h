@@ -18,9 +18,11 @@
 namespace onda {
 
 struct OnnxLoadOptions {
-  // IR 7 (ONNX 1.7) and later: initializers need not be graph inputs, opset imports are complete.
-  // Older files (some of ONNX's own conformance tests) load with a lower value.
-  int64_t minimum_ir_version = 7;
+  // IR 3 (ONNX 1.0) and later: every IR that has opset imports. A graph input that also has an
+  // initializer (IR < 4 requires one for each) is a constant, not an input to give; a node whose domain
+  // the model imports no opset for is an error (exporters of IR 3-6 left some out). ONNX's own
+  // ConvTranspose node tests and PyTorch 1.x exports are IR 6.
+  int64_t minimum_ir_version = 3;
   // Turn Constant nodes (default domain) into initializers.
   bool constants_to_initializers = true;
   // Where external data files are looked up instead of the model's folder (e.g. weights

@@ -92,6 +92,10 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
   }
   if (name == "HardSigmoid") a.alpha = node.attribute_float("alpha", 0.2f), a.beta = node.attribute_float("beta", 0.5f);
   if (name == "ThresholdedRelu") a.alpha = node.attribute_float("alpha", 1.0f);
+  if (name == "IsInf") {
+    a.alpha = node.attribute_int("detect_negative", 1) != 0 ? 1.0f : 0.0f;
+    a.beta = node.attribute_int("detect_positive", 1) != 0 ? 1.0f : 0.0f;
+  }
   if (name == "Gelu") {
     const std::string approximate = node.attribute_string("approximate", "none");
     if (approximate == "tanh") {

@@ -291,6 +291,8 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
     a.coordinates = kernels::ResizeCoordinates::AlignCorners;
   } else if (coordinates == "pytorch_half_pixel") {
     a.coordinates = kernels::ResizeCoordinates::PytorchHalfPixel;
+  } else if (coordinates == "tf_half_pixel_for_nn") {
+    a.coordinates = kernels::ResizeCoordinates::TfHalfPixelForNn;
   } else {
     throw ModelError(fmt::format("{}: unsupported coordinate_transformation_mode '{}'", node.describe(), coordinates));
   }

@@ -63,7 +63,9 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Xor", 2, K::Logical, "a ^ b", "", ""},
       {"Not", 1, K::Logical, "1u - a", "", ""},
       {"IsNaN", 1, K::FloatTest, "select(0u, 1u, is_nan_f32(a))", "", ""},
-      {"IsInf", 1, K::FloatTest, "select(0u, 1u, is_inf_f32(a))", "", ""},
+      // scalars.x / .y: detect_negative / detect_positive (0 or 1)
+      {"IsInf", 1, K::FloatTest,
+       "select(0u, 1u, is_inf_f32(a) && select(params.scalars.y, params.scalars.x, a < 0.0) != 0.0)", "", ""},
       {"Where", 3, K::Where, "select(c, b, a != 0u)", "", ""},
       {"Cast", 1, K::Cast, "", "", ""},  // expression chosen from the dtypes, see elementwise_kernel.cpp
   };

@@ -124,6 +124,7 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"COORD_ASYMMETRIC", coord == ResizeCoordinates::Asymmetric ? "1" : "0"},
       {"COORD_ALIGN_CORNERS", coord == ResizeCoordinates::AlignCorners ? "1" : "0"},
       {"COORD_PYTORCH_HALF_PIXEL", coord == ResizeCoordinates::PytorchHalfPixel ? "1" : "0"},
+      {"COORD_TF_HALF_PIXEL_FOR_NN", coord == ResizeCoordinates::TfHalfPixelForNn ? "1" : "0"},
       {"NEAREST_ROUND_PREFER_FLOOR", nearest == ResizeNearestMode::RoundPreferFloor ? "1" : "0"},
       {"NEAREST_ROUND_PREFER_CEIL", nearest == ResizeNearestMode::RoundPreferCeil ? "1" : "0"},
       {"NEAREST_FLOOR", nearest == ResizeNearestMode::Floor ? "1" : "0"},

@@ -11,7 +11,8 @@
 namespace onda::kernels {
 
 enum class ResizeMode { Nearest, Linear };
-enum class ResizeCoordinates { HalfPixel, Asymmetric, AlignCorners, PytorchHalfPixel };
+// TfHalfPixelForNn: (x + 1/2) / scale, opset 11-12 (TensorFlow 1 exports).
+enum class ResizeCoordinates { HalfPixel, Asymmetric, AlignCorners, PytorchHalfPixel, TfHalfPixelForNn };
 enum class ResizeNearestMode { RoundPreferFloor, RoundPreferCeil, Floor, Ceil };
 
 struct ResizeAttributes {

@@ -2,7 +2,7 @@
 // dtype: moves bits) and linear (f32/f16: bilinear in f32). x_original = transform(x_resized,
 // scale, lengths) is computed exactly in integers from the scale as a fraction p/q, then rounded
 // (nearest) or split into two clamped neighbours and a weight (linear).
-//   COORD: 0 half_pixel, 1 asymmetric, 2 align_corners, 3 pytorch_half_pixel
+//   COORD: half_pixel, asymmetric, align_corners, pytorch_half_pixel, tf_half_pixel_for_nn
 //   NEAREST_MODE: 0 round_prefer_floor, 1 round_prefer_ceil, 2 floor, 3 ceil
 
 struct Params {
@@ -29,6 +29,7 @@ struct Params {
 //   asymmetric          x / scale               = x q / p
 //   half_pixel          (x + 1/2) / scale - 1/2 = ((2x + 1) q - p) / (2p)
 //   pytorch_half_pixel  half_pixel, or 0 when out == 1
+//   tf_half_pixel_for_nn  (x + 1/2) / scale     = (2x + 1) q / (2p)
 //   align_corners       x (in - 1) / (in scale - 1), or 0 when out == 1
 // Returns (floor(num / den), num - floor * den, den).
 fn original_position(x: u32, axis: vec4<u32>) -> vec3<i32> {
@@ -52,6 +53,10 @@ fn original_position(x: u32, axis: vec4<u32>) -> vec3<i32> {
     num = (2 * xi + 1) * q - p;
     den = 2 * p;
   }
+#endif
+#if COORD_TF_HALF_PIXEL_FOR_NN
+  num = (2 * xi + 1) * q;
+  den = 2 * p;
 #endif
 #if COORD_ALIGN_CORNERS
   // ONNX divides by length_resized - 1 with length_resized = in * scale (not floored): with scale
