@@ -1,5 +1,6 @@
-// `onda run model.onnx ...`: runs a model on .npy inputs (or random ones), writes .npy outputs,
-// reports load time, run times, peak GPU memory and, with --profile, GPU time per op.
+// `onda run model.onnx ...`: runs a model on .npy inputs (or random ones, or an ONNX test data set),
+// writes .npy outputs, reports load time, run times, peak GPU memory and, with --profile, GPU time per
+// op; with --test-data, checks the outputs against the set's expected ones.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "commands.h"
 #include "onda/npy.h"
+#include "test_data.h"
 #include "onda/ops.h"
 #include "onda/session.h"
 
@@ -26,6 +28,8 @@ struct RunArguments {
   bool profile = false;
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
+  std::string test_data;  // an ONNX test data set folder
+  double rtol = 1e-3, atol = 1e-7;  // ONNX's backend test defaults
 };
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag) {
@@ -92,6 +96,11 @@ void run(const RunArguments& a) {
     shapes[name] = shape;
   }
   std::map<std::string, HostTensor> inputs;
+  TestDataSet test_data;
+  if (!a.test_data.empty()) {
+    test_data = read_test_data(a.test_data, session->inputs(), session->outputs());
+    inputs = test_data.inputs;
+  }
   for (const auto& s : a.inputs) {
     auto [name, path] = split_assignment(s, "--input");
     inputs[name] = read_npy(path);
@@ -112,6 +121,19 @@ void run(const RunArguments& a) {
   fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms)\n", first.wall_ms, first.dispatches,
              first.record_ms);
   print_memory(first);
+  if (!a.test_data.empty()) {
+    const std::vector<OutputCheck> checks = check_outputs(test_data.expected, outputs, a.rtol, a.atol);
+    size_t failed = 0;
+    for (const OutputCheck& c : checks) {
+      fmt::print("check {}: {} (rel L2 {:.2e}, max |diff| {:.2e}, worst |diff| / (atol + rtol |ref|) {:.3g}){}\n", c.name,
+                 c.passed ? "ok" : "FAILED", c.rel_l2, c.max_abs, c.worst, c.passed ? "" : ": " + c.problem);
+      failed += !c.passed;
+    }
+    if (checks.empty()) fmt::print("check: the test data set has no output_N.pb to compare with\n");
+    if (failed) {
+      throw std::runtime_error(fmt::format("{} of {} outputs differ from {}", failed, checks.size(), a.test_data));
+    }
+  }
   if (a.bench > 0) {
     session->set_profiling(false);
     std::vector<double> times, records, waits;
@@ -212,6 +234,10 @@ void add_run_command(CLI::App& app) {
   command->add_option("--output-dir", a->output_dir, "Write every output as DIR/<name>.npy");
   command->add_option("--bench", a->bench, "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
+  command->add_option("--test-data", a->test_data,
+                      "An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs");
+  command->add_option("--rtol", a->rtol, "--test-data: relative tolerance per element")->capture_default_str();
+  command->add_option("--atol", a->atol, "--test-data: absolute tolerance per element")->capture_default_str();
   command->add_option("--adapter", a->adapter, "Adapter index or name substring");
   command->add_option("--first-submit", a->first_submit,
                       "Dispatches in the first of a run's growing submits (0: one submit per run)")
