@@ -14,12 +14,8 @@
 // with a probe dispatch of this very pipeline: cooperative_probe.h), since each workgroup waits for
 // the h of the others' units.
 //
-// The exchange: hx[1 + ((step * D + d) * B + b) * H + j] holds the bits of h of step `step`, written
-// once with an atomic store; 0 means "not yet" (the buffer is cleared before the dispatch, and a
-// computed +0.0 is stored as -0.0, the same value). So each value carries its own readiness and no
-// ordering between different addresses is needed (WGSL's atomics are relaxed). A reader spins on
-// the values with a bound: past it, or once another wait gave up (hx[0] != 0), the missing values
-// read as NaN, so that a grid that was not resident after all yields NaN outputs, never a hang.
+// The exchange (rnn_exchange.wgsl): every step's h, each value published with its own readiness and
+// waited for with a bound.
 //
 // Per step and chunk of BM rows: their h of the previous step into workgroup memory (every entry
 // waited for), one barrier, G * KQ dot products per row and invocation, a sum over the NS slices of a
@@ -34,8 +30,7 @@
 enable subgroups;
 #endif
 #include "rnn/rnn_cell.wgsl"
-
-@group(0) @binding(7) var<storage, read_write> hx: array<atomic<u32>>;
+#include "rnn/rnn_exchange.wgsl"
 
 const H: u32 = {{H}}u;
 const KQ: u32 = {{KQ}}u;
@@ -48,64 +43,17 @@ const RC: u32 = {{RC}}u;  // chunks of BM rows per workgroup
 const RU: u32 = {{RU}}u;  // rows per pass of the product loop (divides BM)
 const WG: u32 = {{WG_SIZE}}u;
 const UNITS: u32 = JT;  // units per workgroup
-// p.dims.x in the probe dispatch (every real dispatch has step 0 there).
-const PROBE: u32 = 0xfffffffeu;
-// Spins of one wait before the grid is taken as not resident: on a GPU 2^21 (a step is a few
-// microseconds, an atomic load about one), on a CPU adapter 2^26 (its loads take nanoseconds, and a
-// thread of lavapipe's pool may wait out an OS time slice before it runs).
-const SPIN_LIMIT: u32 = {{SPIN_LIMIT}}u;
+const EXCHANGE_ROW: u32 = H;
 
 var<workgroup> hs: array<vec4<f32>, BM * HQ>;
 var<workgroup> cs: array<f32, RC * JT * BM>;  // LSTM: c of [chunk][unit][row of the chunk]
 #include "rnn/rnn_register_slices.wgsl"
 
-fn exchange_index(step: u32, d: u32, b: u32, k: u32) -> u32 {
-  return p.st.w + 1u + ((step * p.misc.x + d) * p.dims.z + b) * H + k;
-}
-
-// The h another workgroup stored at exchange index i, once it is there (NaN past the bound or once
-// another wait gave up).
-fn wait_h(i: u32) -> f32 {
-  var bits = atomicLoad(&hx[i]);
-  var spins = 0u;
-  while (bits == 0u) {
-    spins++;
-    if ((spins & 255u) == 0u) {
-      if (spins >= SPIN_LIMIT || atomicLoad(&hx[p.st.w]) != 0u) {
-        atomicStore(&hx[p.st.w], 1u);
-        bits = 0x7fc00000u;
-        break;
-      }
-    }
-    bits = atomicLoad(&hx[i]);
-  }
-  return bitcast<f32>(bits);
-}
-
-// The bits that publish h: never 0 (a +0.0 becomes -0.0).
-fn published(h: f32) -> u32 {
-  let bits = bitcast<u32>(h);
-  return select(bits, 0x80000000u, bits == 0u);
-}
-
 @compute @workgroup_size({{WG_SIZE}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
         @builtin(local_invocation_index) lidx: u32) {
   if (p.dims.x == PROBE) {
-    // Does the whole grid run at once? Every workgroup arrives, then waits (bounded by p.dims.y
-    // spins) for all of them; a workgroup that gives up sets hx[p.st.w], and the others stop
-    // waiting once they see it.
-    if (lidx == 0u) {
-      atomicAdd(&hx[p.st.w + 1u], 1u);
-      let total = groups.x * groups.y * groups.z;
-      var spins = 0u;
-      while (atomicLoad(&hx[p.st.w + 1u]) < total && atomicLoad(&hx[p.st.w]) == 0u) {
-        spins++;
-        if (spins >= p.dims.y) {
-          atomicStore(&hx[p.st.w], 1u);
-        }
-      }
-    }
+    probe_residency(lidx, groups);
     return;
   }
   let S = p.dims.y;
