@@ -306,6 +306,29 @@ TEST(GraphSimplify, ContradictionsAreNamed) {
   EXPECT_THROW(simplify_graph(graph, {{"a", {2, 4}}, {"b", {2, 3}}}), ModelError);
 }
 
+// A Conv whose weight has a rank below 2 (a fuzzer finding, fuzz/regressions/conv_weight_rank_0.onnx:
+// the default kernel_shape was read from W's dims 2.. before W's rank was checked).
+TEST(GraphSimplify, ConvWeightOfTheWrongRankIsNamed) {
+  for (const Shape& w : {Shape{}, Shape{3}, Shape{1, 1, 3}}) {
+    Graph graph;
+    graph.inputs = {"x", "w"};
+    for (const char* name : {"x", "w"}) graph.value(name).dtype = DType::f32;
+    Node conv;
+    conv.op_type = "Conv";
+    conv.name = "conv";
+    conv.inputs = {"x", "w"};
+    conv.outputs = {"y"};
+    graph.nodes.push_back(conv);
+    graph.outputs = {"y"};
+    try {
+      simplify_graph(graph, {{"x", {1, 1, 5, 5}}, {"w", w}});
+      ADD_FAILURE() << "a weight of rank " << w.size() << " was accepted";
+    } catch (const ModelError& error) {
+      EXPECT_NE(std::string(error.what()).find("weight rank differs"), std::string::npos) << error.what();
+    }
+  }
+}
+
 // The four reference models with their recipe input shapes: every graph output gets the recipe's
 // static shape, and the shape arithmetic folds away.
 TEST(GraphSimplify, ReferenceModelsInferTheirOutputShapes) {

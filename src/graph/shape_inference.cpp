@@ -95,6 +95,7 @@ Types convolution(const Context& c, bool pooling) {
     kernel = c.node.attribute_ints("kernel_shape");
   } else {
     const Shape& w = c.shape(1);
+    if (w.size() != x.size()) c.fail("weight rank differs from the input rank");
     kernel = c.node.attribute_ints("kernel_shape", Shape(w.begin() + 2, w.end()));
   }
   const std::vector<int64_t> strides = c.node.attribute_ints("strides", std::vector<int64_t>(spatial, 1));
@@ -108,7 +109,6 @@ Types convolution(const Context& c, bool pooling) {
   for (size_t i = 0; i < spatial; ++i)
     if (strides[i] < 1 || dilations[i] < 1 || kernel[i] < 1)
       c.fail("strides, dilations and kernel must be positive");
-  if (!pooling && c.shape(1).size() != x.size()) c.fail("weight rank differs from the input rank");
   Shape out = {x[0], pooling ? x[1] : c.shape(1)[0]};
   for (size_t i = 0; i < spatial; ++i)
     out.push_back(window_output(x[2 + i], kernel[i], strides[i], dilations[i], pads[i], pads[spatial + i],
