@@ -302,14 +302,21 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
       V{16, 16, 8, 2, 16, 1, true}, V{8, 16, 8, 2, 16, 2, true}, V{16, 8, 8, 2, 16, 2, true},
       // SCNet's B = 85 H512 time LSTM: 32 x 32 blocks give 16 x 3 x 2 = 96 workgroups for 132 SMs, a third of
       // the last row block empty; 44-row blocks cover 85 rows in two, 16 units x 44 rows make 128 workgroups.
-      V{16, 11, 4, 1, 32, 2, true}, V{32, 11, 4, 1, 32, 2, true}, V{16, 11, 4, 1, 32, 2, true, true}};
+      V{16, 11, 4, 1, 32, 2, true}, V{32, 11, 4, 1, 32, 2, true}, V{16, 11, 4, 1, 32, 2, true, true},
+      // Persistent (every step in one dispatch, h through the exchange; "ps"): grids of 112-128 workgroups
+      // at B = 864 H256, B = 433 H512 and B = 85 H512, one per SM; a grid that is not resident is n/a.
+      V{16, 16, 8, 2, 16, 1, true, false, true}, V{16, 16, 8, 2, 8, 2, true, false, true},
+      V{16, 11, 4, 1, 32, 2, true, false, true}, V{16, 8, 4, 2, 16, 2, true, false, true},
+      V{16, 16, 8, 2, 16, 1, true, true, true}};
   for (const V& t : sweep && c.batch >= 32 ? vec4_fixed : std::vector<V>{}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::per_step;
     o.step_kernel = StepKernel::vec4;
     o.vec4_tiling = t;
     variants.push_back({fmt::format("v{}x{}/{}x{}k{}s{}{}", t.rows(), t.units(), t.thread_rows, t.thread_units,
-                                    t.k_tile, t.k_split, t.double_buffer ? "db" : t.prefetch ? "" : "p0"),
+                                    t.k_tile, t.k_split,
+                                    std::string(t.double_buffer ? "db" : t.prefetch ? "" : "p0") +
+                                        (t.persistent ? "ps" : "")),
                         o});
   }
   // Fixed tilings of the tiled step (the sweep behind choose_tiled_step_tiling): with --sweep only.

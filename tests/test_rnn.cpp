@@ -12,6 +12,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
 #include "gpu/run_guards.h"
+#include "expect_error.h"
 #include "harness.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "test_rnn_reference.h"
@@ -65,6 +66,7 @@ std::string describe(const Case& c) {
     kernel += fmt::format(" WGX={} WGY={} TM={} NV={} BK={} KS={}{}", c.vec4->wg_x, c.vec4->wg_y, c.vec4->thread_rows,
                           c.vec4->thread_units, c.vec4->k_tile, c.vec4->k_split,
                           c.vec4->double_buffer ? " double-buffered" : c.vec4->prefetch ? "" : " no-prefetch");
+    if (c.vec4->persistent) kernel += " persistent";
   }
   if (c.rows) {
     kernel += fmt::format(" rows BM={} TM={} UV={} KS={} KB={}", c.rows->rows, c.rows->thread_rows, c.rows->unit_vector,
@@ -525,6 +527,42 @@ TEST(RnnKernel, Vec4Step) {
   run_all(cases);
 }
 
+// The persistent vec4 step (Vec4StepTiling::persistent: every step in one dispatch, h traded through
+// the exchange). Its grid must run all at once, which on lavapipe means 2 workgroups (one per thread
+// of its pool, as for the cooperative kernel): two unit tiles of one direction (each step waits for
+// the other workgroup's units), or one tile per direction. Every fused cell, both layouts, every
+// direction, ragged lens, initial states, peepholes, clip, input_forget, random activations, f16, K
+// slices, two units and 8 rows per invocation, the double-buffered tiles, no prefetch, one step.
+TEST(RnnKernel, Vec4Persistent) {
+  std::vector<Case> cases;
+  Random pick(test_seed() + 8);
+  using V = kernels::rnn::Vec4StepTiling;
+  // TM, NV, BK, KS, prefetch, double buffer; WG_X and WG_Y follow from the case's shape.
+  const V tilings[] = {V{1, 1, 4, 1, 8, 2, true, false},  V{1, 1, 4, 2, 8, 1, true, false},
+                       V{1, 1, 8, 1, 12, 2, true, true},  V{1, 1, 4, 1, 16, 2, false, false},
+                       V{1, 1, 4, 1, 16, 1, true, false}, V{1, 1, 4, 2, 8, 2, true, true},
+                       V{1, 1, 8, 2, 8, 1, true, false}};
+  int i = 0;
+  for (V t : tilings) {
+    Case c = varied_step_case(i, pick, 0, kernels::rnn::StepKernel::vec4);
+    c.batch = 3 + pick.integer(0, 9);
+    c.hidden = 8 + pick.integer(0, 32);
+    c.max_projection_bytes = 0;  // every step's projection at once
+    c.linear_before_reset = true;
+    if (i == 6) c.seq = 1;
+    if (i == 2) c.input_forget = c.cell == CellType::lstm;
+    const int64_t unit_tiles = c.direction == Direction::bidirectional ? 1 : 2;
+    const int64_t units = (c.hidden + unit_tiles - 1) / unit_tiles;
+    t.wg_x = static_cast<uint32_t>((units + t.thread_units - 1) / t.thread_units);
+    t.wg_y = static_cast<uint32_t>((c.batch + t.thread_rows - 1) / t.thread_rows);
+    t.persistent = true;
+    c.vec4 = t;
+    cases.push_back(c);
+    ++i;
+  }
+  run_all(cases);
+}
+
 // All timesteps in one dispatch (StepMode::whole_sequence): several unit tiles per workgroup
 // (H > JT), partial batch tiles, every cell, both directions and layouts, ragged lengths, clip,
 // peepholes, random activations; and the fallbacks where it does not apply (GRU lbr=0, chunked).
@@ -772,6 +810,24 @@ TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("runs all at once"), std::string::npos) << e.what();
   }
+}
+
+TEST(RnnKernel, Vec4PersistentRejectsWhatCannotRun) {
+  UnfilledLstm l;
+  kernels::rnn::RnnOptions options;
+  options.step_mode = kernels::rnn::StepMode::per_step;  // (else the whole-sequence kernel takes H = 8)
+  options.step_kernel = kernels::rnn::StepKernel::vec4;
+  options.vec4_tiling = kernels::rnn::Vec4StepTiling{4, 1, 4, 1, 8, 1, true, false, true};
+  options.max_projection_bytes = 256;  // chunked: not every step's projection at once
+  const std::string chunked = invalid_argument_message([&] { l.record(options); });
+  EXPECT_NE(chunked.find("persistent vec4 step"), std::string::npos) << chunked;
+  // 2^14 rows in blocks of 4 and one unit per workgroup: 32768 workgroups, more than run at once.
+  options.max_projection_bytes = 0;
+  options.vec4_tiling = kernels::rnn::Vec4StepTiling{1, 1, 4, 1, 8, 1, true, false, true};
+  l.in.x = Tensor::empty(l.g.pool, DType::f32, {2, 16384, 5});
+  l.out.y_h = Tensor::empty(l.g.pool, DType::f32, {1, 16384, 8});
+  const std::string resident = invalid_argument_message([&] { l.record(options); });
+  EXPECT_NE(resident.find("does not run all at once"), std::string::npos) << resident;
 }
 
 TEST(RnnKernel, ResidentRejectsTilingsThatDoNotFit) {

@@ -203,6 +203,15 @@ TEST(RnnPlan, ForcedChoicesThatCannotRunSayWhy) {
   RnnOptions cooperative;
   cooperative.step_mode = StepMode::cooperative;
   expect_error(kScnetH256Time, cooperative, false, "no tiling's grid");
+  RnnOptions persistent;
+  persistent.step_kernel = StepKernel::vec4;
+  persistent.vec4_tiling = Vec4StepTiling{16, 16, 8, 2, 16, 1, true, false, true};
+  EXPECT_NE(invalid_argument_message([&] {
+              plan_rnn(spec_of(kScnetH256Band), dims_of(kScnetH256Band), /*chunked=*/true, persistent, {}, h200(),
+                       always(true));
+            }).find("persistent vec4 step"),
+            std::string::npos);
+  EXPECT_TRUE(plan(kScnetH256Band, h200(), always(true), persistent).vec4.persistent);
   RnnOptions tiled;
   tiled.step_kernel = StepKernel::tiled;
   tiled.tiled_tiling = TiledStepTiling{};

@@ -338,7 +338,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     StepPipeline sp;
     if (plan.kind == RnnKernelKind::vec4_step) {
       const Vec4StepTiling& t = plan.vec4;
-      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, layer, t, out_dtype), {}, label);
+      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, layer, t, d.hidden, on_gpu, out_dtype), {},
+                                     t.persistent ? "rnn_vec4_sequence" : label);
       sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
                    u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
     } else if (plan.kind == RnnKernelKind::tiled_step) {
@@ -426,11 +427,13 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
     return;
   }
-  if (plan.kind == RnnKernelKind::cooperative) {
+  // The kernels whose workgroups trade h through an exchange (rnn_exchange.wgsl): every step in one
+  // dispatch of `pipeline` over `groups`, which must all be resident at once.
+  const auto exchange_sequence = [&](const wgpu::ComputePipeline& pipeline, gpu::WorkgroupCount groups,
+                                     const char* name, const char* avoid) {
     one_dispatch_sequence();
     // Word 0: the "gave up" flag; then every step's h.
     const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
-    const gpu::WorkgroupCount coop_groups = cooperative_groups(plan.cooperative);
     // The exchange, cleared: 0 marks an h not yet published.
     const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
     recorder.retain(exchange.storage());
@@ -438,16 +441,33 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     u.st[3] = exchange.element_offset(k.gpu);
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(exchange.binding(k.gpu));
-    recorder.dispatch(cooperative_pipeline(plan.cooperative, plan.subgroup_reduce), bindings, &u, sizeof u, coop_groups, "rnn_cooperative");
+    recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, name);
     // The flag word a wait sets when it gives up (the grid was not resident after all): a GpuError
     // when the run's owner checks its guards, not just NaN outputs.
     k.gpu.guards().guard(
         recorder, exchange.buffer(), exchange.byte_offset(),
-        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the cooperative kernel's grid of {} "
+        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} "
                     "workgroups was not resident at once (another workload on the GPU?), its waits gave up "
-                    "and the outputs are invalid; ONDA_RNN_COOP=0 avoids the cooperative kernel",
-                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch,
-                    uint64_t{coop_groups.x} * coop_groups.y * coop_groups.z));
+                    "and the outputs are invalid; {}",
+                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch, name,
+                    uint64_t{groups.x} * groups.y * groups.z, avoid));
+  };
+  if (plan.kind == RnnKernelKind::cooperative) {
+    exchange_sequence(cooperative_pipeline(plan.cooperative, plan.subgroup_reduce),
+                      cooperative_groups(plan.cooperative), "rnn_cooperative",
+                      "ONDA_RNN_COOP=0 avoids the cooperative kernel");
+    return;
+  }
+  if (plan.kind == RnnKernelKind::vec4_step && plan.vec4.persistent) {
+    if (options.probe_cooperative_grid &&
+        !probe_grid_resident(k, *fused.pipeline, probe_bindings, 7, &probe, sizeof probe, fused.groups)) {
+      throw std::invalid_argument(fmt::format(
+          "RNN persistent vec4 step: its grid of {} workgroups of {} invocations does not run all at once on "
+          "this device",
+          uint64_t{fused.groups.x} * fused.groups.y * fused.groups.z, plan.vec4.workgroup_size()));
+    }
+    exchange_sequence(*fused.pipeline, fused.groups, "rnn_vec4_sequence",
+                      "a vec4 tiling without PERSISTENT avoids it");
     return;
   }
   if (plan.kind == RnnKernelKind::row_sequence) {

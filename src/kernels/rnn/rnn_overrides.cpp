@@ -98,8 +98,8 @@ std::optional<TiledStepTiling> tiled_tiling_from_env() {
 std::optional<Vec4StepTiling> vec4_tiling_from_env() {
   const auto env = env_value("ONDA_RNN_VEC4");
   if (!env) return std::nullopt;
-  const char* expected = "WGX,WGY,TM,NV,BK,KS[,PREFETCH 0|1|2]";
-  const auto n = numbers("ONDA_RNN_VEC4", *env, 6, 7, expected);
+  const char* expected = "WGX,WGY,TM,NV,BK,KS[,PREFETCH 0|1|2[,PERSISTENT 0|1]]";
+  const auto n = numbers("ONDA_RNN_VEC4", *env, 6, 8, expected);
   Vec4StepTiling t;
   t.wg_x = n[0];
   t.wg_y = n[1];
@@ -108,8 +108,9 @@ std::optional<Vec4StepTiling> vec4_tiling_from_env() {
   t.k_tile = n[4];
   t.k_split = n[5];
   t.prefetch = n.size() < 7 || n[6] != 0;
-  t.double_buffer = n.size() == 7 && n[6] == 2;
-  if (n.size() == 7 && n[6] > 2) {
+  t.double_buffer = n.size() >= 7 && n[6] == 2;
+  t.persistent = n.size() == 8 && n[7] == 1;
+  if ((n.size() >= 7 && n[6] > 2) || (n.size() == 8 && n[7] > 1)) {
     throw std::invalid_argument(fmt::format("ONDA_RNN_VEC4 is '{}', expected {}", *env, expected));
   }
   return t;

@@ -27,8 +27,9 @@ StepKernel resolve_step_kernel(StepKernel requested);
 // ONDA_RNN_TILED="BM,TM,BU,TU,KT,KS" forces the tiled step's tiling; unset: choose_tiled_step_tiling.
 std::optional<TiledStepTiling> tiled_tiling_from_env();
 
-// ONDA_RNN_VEC4="WGX,WGY,TM,NV,BK,KS[,PREFETCH]" forces the vec4 step's tiling (PREFETCH 0: none, 1:
-// register prefetch, the default, 2: prefetch into double-buffered tiles); unset: choose_vec4_step_tiling.
+// ONDA_RNN_VEC4="WGX,WGY,TM,NV,BK,KS[,PREFETCH[,PERSISTENT]]" forces the vec4 step's tiling (PREFETCH 0:
+// none, 1: register prefetch, the default, 2: prefetch into double-buffered tiles; PERSISTENT 1: every
+// step in one dispatch); unset: choose_vec4_step_tiling.
 std::optional<Vec4StepTiling> vec4_tiling_from_env();
 
 }  // namespace onda::kernels::rnn

@@ -49,6 +49,7 @@ struct PlanInputs {
   const RnnOptions& options;
   const RnnEnvOverrides& env;
   const RnnDeviceFacts& device;
+  bool chunked;  // the projection computed per chunk of steps
   bool automatic() const { return options.step_mode == StepMode::automatic; }
   // Bytes of one direction's R^T (float32).
   uint64_t weight_bytes() const { return static_cast<uint64_t>(d.gates * d.hidden * d.hidden) * 4; }
@@ -200,6 +201,16 @@ Vec4StepTiling vec4_tiling(const PlanInputs& in) {
         fmt::format("RNN vec4 step WGX={} WGY={} TM={} NV={} BK={} KS={} does not fit the device", t.wg_x,
                     t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
   }
+  if (t.persistent) {
+    const RnnDims& d = in.d;
+    const uint64_t exchange_bytes = 4 * (1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden));
+    if (in.chunked || exchange_bytes > std::min(dev.max_binding_bytes, dev.max_buffer_bytes)) {
+      throw std::invalid_argument(fmt::format(
+          "RNN persistent vec4 step: needs the projection of every step at once and an exchange of {} bytes "
+          "in one binding{}",
+          exchange_bytes, in.chunked ? " (the projection is chunked here)" : " (more than the device allows)"));
+    }
+  }
   return t;
 }
 
@@ -244,7 +255,7 @@ StepTiling dot_tiling(const PlanInputs& in, uint32_t g, bool whole_sequence) {
 RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnOptions& options,
                  const RnnEnvOverrides& env, const RnnDeviceFacts& device,
                  const GridResidentProbe& grid_resident) {
-  const PlanInputs in{d, options, env, device};
+  const PlanInputs in{d, options, env, device, chunked};
   RnnPlan plan;
   plan.two_phase = rnn_dispatches_per_step(spec) == 2;
   // The one-dispatch kernels need the fused cell and every step's projection up front.

@@ -32,6 +32,9 @@ TemplateValues cell_values(const RnnSpec& spec, const TemplateValues& layer, con
   return v;
 }
 
+// The bound of one wait on the exchange (rnn_exchange.wgsl): 2^21 spins on a GPU, 2^26 on a CPU adapter.
+std::string spin_limit(bool on_gpu) { return on_gpu ? "2097152" : "67108864"; }
+
 // A cell with every gate in one product (the fused phase): what the vec4 step, the cell half of the GEMM
 // step and the one-dispatch kernels share.
 TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& layer) {
@@ -97,7 +100,7 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
 
 // The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
 std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
-                             DType out) {
+                             int64_t hidden, bool on_gpu, DType out) {
   const uint32_t wg = t.workgroup_size();
   TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{
@@ -116,7 +119,11 @@ std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, c
       {"COPIES", std::to_string(t.copies())},
       {"WG_SIZE", std::to_string(wg)},
       {"ACC", std::to_string(t.thread_rows * gate_count(spec.cell))},
+      {"PERSISTENT", t.persistent ? "1" : "0"},
   });
+  if (t.persistent) {
+    v.merge(TemplateValues{{"H", std::to_string(hidden)}, {"SPIN_LIMIT", spin_limit(on_gpu)}, {"UNIFORM_BINDING", "8"}});
+  }
   return output_access_wgsl(out) + render_shader("rnn/rnn_step_vec4.wgsl", v);
 }
 
@@ -200,7 +207,7 @@ std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer,
                                             t.workgroup_size(hidden), subgroup_reduce);
   v.merge(TemplateValues{{"JT", std::to_string(t.units)},
                          {"RC", std::to_string(t.row_chunks)},
-                         {"SPIN_LIMIT", on_gpu ? "2097152" : "67108864"},
+                         {"SPIN_LIMIT", spin_limit(on_gpu)},
                          {"UNIFORM_BINDING", "8"}});
   // The kernel first, for its `enable subgroups;` (as resident_shader).
   return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + output_access_wgsl(out);

@@ -25,9 +25,10 @@ std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const 
 std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
                               int gates_in_product, const TiledStepTiling& t, DType out);
 
-// The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
+// The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product; a persistent
+// tiling runs every step (hidden size `hidden`; on_gpu sets its spin bound).
 std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
-                             DType out);
+                             int64_t hidden, bool on_gpu, DType out);
 
 // The cell half of a GEMM step (rnn_step_gates.wgsl).
 std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out);

@@ -100,6 +100,9 @@ struct Vec4StepTiling {
   uint32_t k_split = 1;       // KS (divides BK)
   bool prefetch = true;       // the next K tile loaded into registers during the product
   bool double_buffer = false;  // with prefetch: two copies of the staged tiles, one barrier per K tile
+  // Every step in one dispatch, h traded through an exchange buffer (rnn_exchange.wgsl); the grid must
+  // be resident at once and the projection not chunked. Opt-in (not measured on a GPU yet).
+  bool persistent = false;
 
   uint32_t rows() const { return thread_rows * wg_y; }
   uint32_t units() const { return thread_units * wg_x; }

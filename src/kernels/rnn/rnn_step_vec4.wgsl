@@ -19,14 +19,25 @@
 // KS invocation slices may split each K tile (slice s takes k = s, s + KS, ...) for grids too small
 // to fill the GPU; their partial sums meet in workgroup memory one unit at a time.
 //
+// PERSISTENT: every step in one dispatch. The tiles stay with their workgroups for the whole sequence
+// and a step's h goes to the exchange (rnn_exchange.wgsl, as the cooperative kernel's): a workgroup
+// starts step t as soon as the h of step t - 1 of its rows is there (every staged entry waited for),
+// so a step costs no dispatch and no grid-wide drain, only the dependencies it really has. The grid
+// must be resident all at once (the recorder probes it); R^T is still read from L2 each step.
+//
 // Workgroup: WG_X x WG_Y x KS invocations, lidx = (ks * WG_Y + ty) * WG_X + tx; invocation (tx, ty, ks)
 // owns units u0 + tx + v WG_X (v < NV: neighbouring invocations take neighbouring units, so the
 // epilogue's loads and stores coalesce) and rows r0 + TM ty .. + TM - 1 (finish_units' batch tile).
 // Block BM = TM WG_Y rows x BU = NV WG_X units; grid (ceil(H / BU), ceil(B / BM), D).
 // Rendered with the cell flags of rnn_step.wgsl (fused phase), G = GT, BT (= TM), TQ (= TM / 4), NV,
 // WG_X, WG_Y, BK, KS, K_SPLIT, NA, NB (staging registers per invocation), PREFETCH, DOUBLE_BUFFER, COPIES
-// (1, or 2 with DOUBLE_BUFFER), WG_SIZE, ACC, ACTS.
+// (1, or 2 with DOUBLE_BUFFER), WG_SIZE, ACC, ACTS, PERSISTENT (then also H, SPIN_LIMIT and
+// UNIFORM_BINDING = 8; p.st.w is the exchange's first element in hx).
 #include "rnn/rnn_cell.wgsl"
+#if PERSISTENT
+#include "rnn/rnn_exchange.wgsl"
+const EXCHANGE_ROW: u32 = {{H}}u;
+#endif
 
 const TM: u32 = BT;
 const NV: u32 = {{NV}}u;
@@ -54,18 +65,31 @@ var<workgroup> red: array<vec4<f32>, (KS - 1u) * TM * NT>;  // one unit's partia
 
 // The workgroup's share of K tile k0 into registers; zero outside the matrices. Consecutive
 // invocations take consecutive k of a row of H_prev and consecutive units of R^T (coalesced loads).
-fn load_tile(k0: u32, lidx: u32, r0: u32, u0: u32, d: u32, pa: ptr<function, array<f32, NA>>,
+// PERSISTENT: the rows of h of step `step` - 1 come from the exchange (the initial state at step 0).
+fn load_tile(step: u32, k0: u32, lidx: u32, r0: u32, u0: u32, d: u32, pa: ptr<function, array<f32, NA>>,
              pb: ptr<function, array<vec4<f32>, NB>>) {
   let B = p.dims.z;
   let H = p.dims.w;
+#if PERSISTENT
+  let src_base = p.st.x + d * B * H;
+#else
   let src_base = p.st.w + d * B * H;
+#endif
   for (var n = 0u; n < NA; n++) {
     let i = lidx + n * WG;
     let row = i / BK;
     let k = k0 + i % BK;
     var v = 0.0;
     if (i < BM * BK && r0 + row < B && k < H) {
+#if PERSISTENT
+      if (step > 0u) {
+        v = wait_h(exchange_index(step - 1u, d, r0 + row, k));
+      } else {
+        v = state[src_base + (r0 + row) * H + k];
+      }
+#else
       v = state[src_base + (r0 + row) * H + k];
+#endif
     }
     (*pa)[n] = v;
   }
@@ -103,8 +127,8 @@ fn store_tile(lidx: u32, copy: u32, pa: ptr<function, array<f32, NA>>, pb: ptr<f
 }
 
 @compute @workgroup_size({{WG_SIZE}})
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) lidx: u32) {
-  let step = p.dims.x;
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+        @builtin(local_invocation_index) lidx: u32) {
   let S = p.dims.y;
   let B = p.dims.z;
   let H = p.dims.w;
@@ -115,24 +139,42 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   let ty = t / WG_X;
   let u0 = wg.x * BU;
   let r0 = wg.y * BM;
+#if PERSISTENT
+  if (p.dims.x == PROBE) {
+    probe_residency(lidx, groups);
+    return;
+  }
+  for (var step = 0u; step < S; step++) {
+  let odd = (step & 1u) == 1u;
+  let h_in = select(p.st.x, p.st.y, odd);
+  let h_out = select(p.st.y, p.st.x, odd);
+#else
+  {
+  let step = p.dims.x;
+  let h_in = p.st.x;
+  let h_out = p.st.y;
+#endif
 
-  var acc: array<vec4<f32>, TM * NV>;  // [row][unit]: the unit's gates; zero-initialised
+  // [row][unit]: the unit's gates. Zeroed explicitly: a declaration inside the step loop was not
+  // zero-initialised again on every iteration (lavapipe, 2026-12-04: PERSISTENT's accumulators carried
+  // the previous step's product).
+  var acc = array<vec4<f32>, TM * NV>();
   var pa: array<f32, NA>;
   var pb: array<vec4<f32>, NB>;
 #if DOUBLE_BUFFER
-  load_tile(0u, lidx, r0, u0, d, &pa, &pb);
+  load_tile(step, 0u, lidx, r0, u0, d, &pa, &pb);
   store_tile(lidx, 0u, &pa, &pb);
   workgroupBarrier();
 #else
 #if PREFETCH
-  load_tile(0u, lidx, r0, u0, d, &pa, &pb);
+  load_tile(step, 0u, lidx, r0, u0, d, &pa, &pb);
 #endif
 #endif
   for (var k0 = 0u; k0 < H; k0 += BK) {
 #if DOUBLE_BUFFER
     let copy = (k0 / BK) % 2u;
     if (k0 + BK < H) {
-      load_tile(k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
+      load_tile(step, k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
     }
 #else
     let copy = 0u;
@@ -141,10 +183,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
     store_tile(lidx, 0u, &pa, &pb);
     workgroupBarrier();
     if (k0 + BK < H) {
-      load_tile(k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
+      load_tile(step, k0 + BK, lidx, r0, u0, d, &pa, &pb);  // in flight during the FMAs below
     }
 #else
-    load_tile(k0, lidx, r0, u0, d, &pa, &pb);
+    load_tile(step, k0, lidx, r0, u0, d, &pa, &pb);
     store_tile(lidx, 0u, &pa, &pb);
     workgroupBarrier();
 #endif
@@ -214,10 +256,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
           }
         }
       }
-      finish_units(step, b0 / TM, d, j, p.st.x, p.st.y, &au, &xu);
+      finish_units(step, b0 / TM, d, j, h_in, h_out, &au, &xu);
+#if PERSISTENT
+      // This invocation's rows of h for the other workgroups (finish_units stored them to h_out,
+      // h_prev where a sequence has ended).
+      for (var m = 0u; m < TM; m++) {
+        if (b0 + m < B) {
+          atomicStore(&hx[exchange_index(step, d, b0 + m, j)], published(state[h_out + (d * B + b0 + m) * H + j]));
+        }
+      }
+#endif
     }
 #endfor
   }
+#if PERSISTENT
+  // Every invocation's h of this step is published before any starts the next step's waits: a wait
+  // for a unit of this very workgroup must not spin ahead of its publisher (lavapipe runs a workgroup's
+  // invocations in turns, switching only at barriers).
+  workgroupBarrier();
+#endif
+  }  // the step
   if (p.dims.x == 0xffffffffu) {
     // Never taken: keeps every binding in the automatic layout, which all variants share.
     store_y(0u, 0.0);
