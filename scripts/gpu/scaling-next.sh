@@ -6,8 +6,9 @@
 # --case) in the same call; the vec4 step and the GEMM step for each. Reading: a step time flat in B
 # means latency per K tile (deeper prefetch, more K slices); linear in B means throughput (bigger
 # register tiles); linear in H at fixed B means the K loop itself. Then the vec4 step's tilings on
-# SCNet's three shapes above cuDNN, with the NV = 2 and double-buffered ones that no H200 has run yet
-# (bench_rnn --sweep), after the RNN tests (which cover them) on the H200. Carry .gl, .devpack,
+# SCNet's three shapes above cuDNN, with the NV = 2, double-buffered, 64-128-row and persistent (`ps`:
+# every step in one dispatch) ones that no H200 has run yet (bench_rnn --sweep), after the RNN tests
+# (which cover them) on the H200. Carry .gl, .devpack,
 # build/bench_rnn, build/onda_tests. Logs in $OUT/logs.tgz.
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
