@@ -119,7 +119,9 @@ struct RnnOptions {
   // malformed or exceeds the device's workgroup limits.
   std::optional<TiledStepTiling> tiled_tiling;
   // The vec4 kernel's tiling; unset: choose_vec4_step_tiling. std::invalid_argument when it is
-  // malformed or exceeds the device's workgroup limits.
+  // malformed or exceeds the device's workgroup limits. A persistent tiling runs every step in one
+  // dispatch whatever step_mode says; std::invalid_argument when the projection is chunked or its grid
+  // does not run all at once (asked of the probe unless probe_cooperative_grid is false).
   std::optional<Vec4StepTiling> vec4_tiling;
   // The row-sequence kernel's tiling; unset: choose_row_sequence_tiling. std::invalid_argument when it
   // is malformed or exceeds the device's workgroup limits.
