@@ -63,5 +63,26 @@ TEST(FuzzRegressions, NodeWithoutOutputsIsNamed) {
   EXPECT_NE(message.find("Clip 'silent_clip' has no outputs"), std::string::npos) << message;
 }
 
+// Found by the fuzzer: folding a Mod of an empty int64 constant whose dims multiply past int64
+// overflowed the source strides of the broadcast (undefined behaviour) before it noticed nothing was
+// there.
+TEST(FuzzRegressions, EmptyConstantWithOverflowingDimsIsNamed) {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  for (const auto& [name, dims] : {std::pair<const char*, std::vector<int64_t>>{"a", {0, int64_t{1} << 61, 121}},
+                                   std::pair<const char*, std::vector<int64_t>>{"b", {1}}}) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(onnx::TensorProto::INT64);
+    for (int64_t d : dims) t->add_dims(d);
+    if (dims.size() == 1) t->add_int64_data(3);
+  }
+  add_node(graph, "Mod", {"a", "b"}, {"y"}, "mod");
+  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::INT64, {0, int64_t{1} << 61, 121});
+  const std::string message = load_and_plan_error(model);
+  EXPECT_NE(message.find("overflows"), std::string::npos) << message;
+  EXPECT_NE(message.find("Mod 'mod'"), std::string::npos) << message;
+}
+
 }  // namespace
 }  // namespace onda::test

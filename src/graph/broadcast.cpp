@@ -29,7 +29,8 @@ std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to
   for (size_t i = from.size(); i-- > 0;) {
     const size_t axis = i + (rank - from.size());
     source_stride[axis] = from[i] == 1 ? 0 : stride;
-    stride *= from[i];
+    // (An empty tensor may still claim dims whose product overflows.)
+    stride = checked_multiply(stride, from[i], "broadcast");
   }
   const int64_t count = shape_numel(to);
   std::vector<int64_t> indices(static_cast<size_t>(count));

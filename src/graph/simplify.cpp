@@ -102,7 +102,12 @@ bool simplify_node(Graph& graph, const Node& node, const SimplifyOptions& option
     if (small) {
       std::vector<HostTensor> inputs;
       for (const HostTensor* constant : constants) inputs.push_back(constant ? *constant : HostTensor());
-      std::vector<HostTensor> results = host_op(node, inputs);
+      std::vector<HostTensor> results;
+      try {
+        results = host_op(node, inputs);
+      } catch (const ModelError& error) {
+        throw ModelError(std::string(error.what()) + " (folding node " + node.describe() + ")");
+      }
       for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i)
         if (!node.outputs[i].empty()) graph.set_initializer(node.outputs[i], std::move(results[i]));
       return true;
