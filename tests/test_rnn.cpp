@@ -545,8 +545,10 @@ TEST(RnnKernel, Vec4Persistent) {
   int i = 0;
   for (V t : tilings) {
     Case c = varied_step_case(i, pick, 0, kernels::rnn::StepKernel::vec4);
-    c.batch = 3 + pick.integer(0, 9);
-    c.hidden = 8 + pick.integer(0, 32);
+    // Shapes fixed per case (values stay random): the grid follows the shape and the hidden size is
+    // compiled in, so random shapes would compile seven new pipelines every run (~30 s on lavapipe).
+    c.batch = 3 + (i * 5) % 10;
+    c.hidden = 8 + (i * 11) % 33;
     c.max_projection_bytes = 0;  // every step's projection at once
     c.linear_before_reset = true;
     if (i == 6) c.seq = 1;
