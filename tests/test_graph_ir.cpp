@@ -220,6 +220,20 @@ TEST(GraphIr, HostTensorSharesAndCopiesOnWrite) {
   EXPECT_THROW(HostTensor(DType::f32, {2, -1}), ModelError);
 }
 
+// Floats out of int64's range (a fuzzer finding: a Split whose `split` input was a float 3e32) convert
+// without undefined behaviour: truncated toward zero, saturated, NaN as 0.
+TEST(GraphIr, HostTensorFloatToIntegerConversionsSaturate) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const HostTensor f = HostTensor::from_values<float>({7}, {3e32f, -3e32f, nan, inf, -inf, 2.7f, -2.7f});
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max(), kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(f.to_int64(), (std::vector<int64_t>{kMax, kMin, 0, kMax, kMin, 2, -2}));
+  const HostTensor i = HostTensor::from_double(DType::i64, {4}, {1e30, -1e30, std::nan(""), -3.9});
+  EXPECT_EQ(i.to_int64(), (std::vector<int64_t>{kMax, kMin, 0, -3}));
+  const HostTensor h = HostTensor::from_double(DType::f16, {2}, {1e9, -1e9});  // rounds to +-inf
+  EXPECT_EQ(h.to_int64(), (std::vector<int64_t>{kMax, kMin}));
+}
+
 // Lifetimes on shuffled-and-sorted random DAGs, checked against a direct scan: a released value
 // is never read by a later node, and every value read is released exactly once.
 TEST(GraphIr, LifetimesReleaseEachValueAfterItsLastRead) {

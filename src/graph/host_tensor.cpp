@@ -1,7 +1,9 @@
 #include "graph/host_tensor.h"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "graph/model_error.h"
 #include "tensor/half.h"
@@ -29,6 +31,25 @@ std::string shape_to_string(const Shape& shape) {
 }
 
 namespace {
+
+// A float as int64 without C++'s undefined behaviour for values out of range: truncated toward zero,
+// saturated at the int64 range, NaN as 0 (ONNX leaves such casts unspecified).
+int64_t float_to_int64(double v) {
+  if (std::isnan(v)) return 0;
+  if (v >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (v < -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(v);
+}
+
+// A value as int64: floats through float_to_int64, integers unchanged.
+template <typename Value>
+int64_t as_int64(Value v) {
+  if constexpr (std::is_floating_point_v<Value>) {
+    return float_to_int64(v);
+  } else {
+    return static_cast<int64_t>(v);
+  }
+}
 
 size_t checked_byte_size(DType dtype, const Shape& shape) {
   const int64_t count = shape_numel(shape);
@@ -101,13 +122,13 @@ std::vector<int64_t> HostTensor::to_int64() const {
       case DType::f32: {
         float value;
         std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = static_cast<int64_t>(value);
+        out[i] = float_to_int64(value);
         break;
       }
       case DType::f16: {
         uint16_t bits;
         std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = static_cast<int64_t>(half_to_float(bits));
+        out[i] = float_to_int64(half_to_float(bits));
         break;
       }
       case DType::i32: {
@@ -193,17 +214,17 @@ HostTensor converted(DType dtype, Shape shape, const std::vector<Value>& values)
         break;
       }
       case DType::i32: {
-        const int32_t v = static_cast<int32_t>(value);
+        const int32_t v = static_cast<int32_t>(as_int64(value));  // (wraps modulo 2^32)
         std::memcpy(out + 4 * i, &v, 4);
         break;
       }
       case DType::i64: {
-        const int64_t v = static_cast<int64_t>(value);
+        const int64_t v = as_int64(value);
         std::memcpy(out + 8 * i, &v, 8);
         break;
       }
       case DType::u8:
-        out[i] = static_cast<std::byte>(static_cast<uint8_t>(static_cast<int64_t>(value)));
+        out[i] = static_cast<std::byte>(static_cast<uint8_t>(as_int64(value)));
         break;
       case DType::boolean:
         out[i] = value != 0 ? std::byte{1} : std::byte{0};
