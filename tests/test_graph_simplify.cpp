@@ -283,17 +283,25 @@ TEST(GraphSimplify, ConstantIfTakesItsBranch) {
   }
 }
 
-TEST(GraphSimplify, ContradictionsAreNamed) {
+// A graph of one node `op_type` named `name` on float32 graph inputs `inputs`, its one output `output`
+// the graph's output.
+Graph one_node_graph(const char* op_type, const char* name, const std::vector<std::string>& inputs,
+                     const char* output) {
   Graph graph;
-  graph.inputs = {"a", "b"};
-  for (const char* name : {"a", "b"}) graph.value(name).dtype = DType::f32;
-  Node add;
-  add.op_type = "Add";
-  add.name = "adder";
-  add.inputs = {"a", "b"};
-  add.outputs = {"c"};
-  graph.nodes.push_back(add);
-  graph.outputs = {"c"};
+  graph.inputs = inputs;
+  for (const std::string& input : inputs) graph.value(input).dtype = DType::f32;
+  Node node;
+  node.op_type = op_type;
+  node.name = name;
+  node.inputs = inputs;
+  node.outputs = {output};
+  graph.nodes.push_back(node);
+  graph.outputs = {output};
+  return graph;
+}
+
+TEST(GraphSimplify, ContradictionsAreNamed) {
+  Graph graph = one_node_graph("Add", "adder", {"a", "b"}, "c");
   try {
     simplify_graph(graph, {{"a", {2, 3}}, {"b", {4, 3}}});
     ADD_FAILURE() << "shapes that do not broadcast were accepted";
@@ -310,16 +318,7 @@ TEST(GraphSimplify, ContradictionsAreNamed) {
 // the default kernel_shape was read from W's dims 2.. before W's rank was checked).
 TEST(GraphSimplify, ConvWeightOfTheWrongRankIsNamed) {
   for (const Shape& w : {Shape{}, Shape{3}, Shape{1, 1, 3}}) {
-    Graph graph;
-    graph.inputs = {"x", "w"};
-    for (const char* name : {"x", "w"}) graph.value(name).dtype = DType::f32;
-    Node conv;
-    conv.op_type = "Conv";
-    conv.name = "conv";
-    conv.inputs = {"x", "w"};
-    conv.outputs = {"y"};
-    graph.nodes.push_back(conv);
-    graph.outputs = {"y"};
+    Graph graph = one_node_graph("Conv", "conv", {"x", "w"}, "y");
     try {
       simplify_graph(graph, {{"x", {1, 1, 5, 5}}, {"w", w}});
       ADD_FAILURE() << "a weight of rank " << w.size() << " was accepted";

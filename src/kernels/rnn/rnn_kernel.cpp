@@ -303,16 +303,19 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const TemplateValues layer = layer_values(spec, flags, d.dirs);
 
   const DType out_dtype = in.x.dtype();
-  const bool on_gpu = k.gpu.adapter_description().type != "CPU";
+  const RnnDeviceFacts device = device_facts(k, weights);
+  const bool on_gpu = device.gpu;
+  const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
+                                                         state.binding(k.gpu), lens.binding(k.gpu),
+                                                         y.binding(k.gpu), yh.binding(k.gpu), yc.binding(k.gpu)};
   // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
-  // exchange at element 0.
+  // exchange at element 0; binding 7, the exchange, is replaced by the probe's own buffer.
   StepUniforms probe = u;
   probe.dims[0] = 0xfffffffeu;
   probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
   probe.st[3] = 0;
-  const std::vector<gpu::BufferBinding> probe_bindings = {
-      xw.binding(k.gpu), weights.params.binding(k.gpu), state.binding(k.gpu), lens.binding(k.gpu),
-      y.binding(k.gpu),  yh.binding(k.gpu),             yc.binding(k.gpu),    state.binding(k.gpu)};
+  std::vector<gpu::BufferBinding> probe_bindings = binding_list;
+  probe_bindings.push_back(state.binding(k.gpu));
   const auto cooperative_pipeline = [&](const CooperativeTiling& t, bool subgroup_reduce) -> const wgpu::ComputePipeline& {
     return k.pipelines.get(cooperative_shader(spec, layer, t, d.hidden, subgroup_reduce, on_gpu, out_dtype), {},
                            "rnn_cooperative");
@@ -325,7 +328,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return probe_grid_resident(k, cooperative_pipeline(t, subgroup_reduce), probe_bindings, 7, &probe, sizeof probe,
                                cooperative_groups(t));
   };
-  const RnnPlan plan = plan_rnn(spec, d, chunked, options, read_rnn_env_overrides(), device_facts(k, weights), grid_resident);
+  const RnnPlan plan = plan_rnn(spec, d, chunked, options, read_rnn_env_overrides(), device, grid_resident);
   const bool two_phase = plan.two_phase;
 
   // One pipeline (and grid) per phase of the per-step kernels: the tiling depends on the gates in the
@@ -365,9 +368,6 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   } else if (!plan.phases.empty()) {
     fused = step_pipeline(plan.phases.at(0), plan.kind == RnnKernelKind::whole_sequence ? "rnn_sequence" : "rnn_step");
   }
-  const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
-                                                         state.binding(k.gpu), lens.binding(k.gpu),
-                                                         y.binding(k.gpu), yh.binding(k.gpu), yc.binding(k.gpu)};
 
   // The projection GEMM(s).
   const auto project = [&](int64_t chunk_index) {
@@ -432,8 +432,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const auto exchange_sequence = [&](const wgpu::ComputePipeline& pipeline, gpu::WorkgroupCount groups,
                                      const char* name, const char* avoid) {
     one_dispatch_sequence();
-    // Word 0: the "gave up" flag; then every step's h.
-    const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
+    const uint64_t exchange_words = d.exchange_words();
     // The exchange, cleared: 0 marks an h not yet published.
     const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
     recorder.retain(exchange.storage());

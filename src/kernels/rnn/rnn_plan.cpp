@@ -54,19 +54,33 @@ struct PlanInputs {
   // Bytes of one direction's R^T (float32).
   uint64_t weight_bytes() const { return static_cast<uint64_t>(d.gates * d.hidden * d.hidden) * 4; }
   uint32_t gates() const { return static_cast<uint32_t>(d.gates); }
+  // The exchange (RnnDims::exchange_words) within one binding and one buffer.
+  bool exchange_fits() const {
+    return d.exchange_words() * 4 <= std::min(device.max_binding_bytes, device.max_buffer_bytes);
+  }
 };
+
+// A one-dispatch kernel's tiling as asked for: the option's, else (automatic mode only) the
+// environment's; `off` when the environment turned the kernel's automatic choice off ("0").
+template <class T>
+struct AskedTiling {
+  std::optional<T> tiling;
+  bool off = false;
+};
+template <class T>
+AskedTiling<T> asked_tiling(const PlanInputs& in, const std::optional<T>& option, const std::optional<T>& env,
+                            bool env_off) {
+  if (option || !in.automatic()) return {option, false};
+  return {env, env_off};
+}
 
 // The resident kernel: asked for (mode or tiling), or automatic on GPUs for an R^T that fits the
 // registers. Sets plan.resident and plan.subgroup_reduce when it runs.
 bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
-  bool disabled = false;
-  std::optional<ResidentTiling> tiling = in.options.resident_tiling;
-  if (!tiling && in.automatic()) {
-    tiling = in.env.resident;
-    disabled = in.env.resident_off;
-  }
+  auto [tiling, disabled] =
+      asked_tiling(in, in.options.resident_tiling, in.env.resident, in.env.resident_off);
   const bool given = tiling.has_value();
   const bool forced = in.options.step_mode == StepMode::resident || given;
   if (!tiling) tiling = choose_resident_tiling(d.batch, d.hidden, d.dirs, in.gates(), dev.max_invocations);
@@ -98,24 +112,18 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
                         RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
-  bool disabled = false;
-  std::optional<CooperativeTiling> given = in.options.cooperative_tiling;
-  if (!given && in.automatic()) {
-    given = in.env.cooperative;
-    disabled = in.env.cooperative_off;
-  }
+  const auto [given, disabled] =
+      asked_tiling(in, in.options.cooperative_tiling, in.env.cooperative, in.env.cooperative_off);
   const bool forced = in.options.step_mode == StepMode::cooperative || given;
   const bool subgroups_usable = in.options.allow_subgroups && dev.subgroup_min_size > 0;
-  // Word 0: the "gave up" flag; then every step's h.
-  const uint64_t exchange_words = 1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden);
-  const bool exchange_fits = exchange_words * 4 <= std::min(dev.max_binding_bytes, dev.max_buffer_bytes);
+  const uint64_t exchange_words = d.exchange_words();
   const auto subgroup_reduce = [&](const CooperativeTiling& t) {
     return subgroups_usable && dev.subgroup_min_size >= t.slices(d.hidden);
   };
   const auto fits = [&](const CooperativeTiling& t) {
     return t.well_formed(d.hidden) && t.workgroup_size(d.hidden) <= dev.max_invocations &&
            t.workgroup_bytes(d.hidden, in.gates(), subgroup_reduce(t)) <= dev.workgroup_bytes &&
-           exchange_fits;
+           in.exchange_fits();
   };
   if (given && !fits(*given)) {
     throw std::invalid_argument(fmt::format(
@@ -157,12 +165,7 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
 bool choose_row_sequence(const PlanInputs& in, bool eligible, bool whole_sequence, RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
-  bool disabled = false;
-  std::optional<RowSequenceTiling> tiling = in.options.row_tiling;
-  if (!tiling && in.automatic()) {
-    tiling = in.env.rows;
-    disabled = in.env.rows_off;
-  }
+  auto [tiling, disabled] = asked_tiling(in, in.options.row_tiling, in.env.rows, in.env.rows_off);
   const bool given = tiling.has_value();
   const bool forced = in.options.step_mode == StepMode::row_sequence || given;
   if (!tiling) {
@@ -202,13 +205,13 @@ Vec4StepTiling vec4_tiling(const PlanInputs& in) {
                     t.wg_y, t.thread_rows, t.thread_units, t.k_tile, t.k_split));
   }
   if (t.persistent) {
-    const RnnDims& d = in.d;
-    const uint64_t exchange_bytes = 4 * (1 + static_cast<uint64_t>(d.seq * d.dirs * d.batch * d.hidden));
-    if (in.chunked || exchange_bytes > std::min(dev.max_binding_bytes, dev.max_buffer_bytes)) {
+    const uint64_t exchange_bytes = 4 * in.d.exchange_words();
+    if (in.chunked || !in.exchange_fits()) {
       throw std::invalid_argument(fmt::format(
           "RNN persistent vec4 step: needs the projection of every step at once and an exchange of {} bytes "
           "in one binding{}",
-          exchange_bytes, in.chunked ? " (the projection is chunked here)" : " (more than the device allows)"));
+          exchange_bytes,
+          in.chunked ? " (the projection is chunked here)" : " (more than the device allows)"));
     }
   }
   return t;

@@ -18,6 +18,9 @@ namespace onda::kernels::rnn {
 // The layer's extents: S, B, I, H, D and the gates per unit.
 struct RnnDims {
   int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 0, gates = 0;
+  // Words of the exchange of the kernels that trade h between workgroups (rnn_exchange.wgsl): word 0
+  // the "gave up" flag, then every step's h.
+  uint64_t exchange_words() const { return 1 + static_cast<uint64_t>(seq * dirs * batch * hidden); }
 };
 
 // What the plan needs to know of the device.
