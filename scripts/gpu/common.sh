@@ -24,7 +24,9 @@ fft_variant() {
   grep -E "^(c2c|r2c|HTD)|failed|rror" $logs/fft_$label.txt | sed "s/^/$label: /" | cut -c1-90
 }
 t0=$(date +%s)
-step() { echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
+# Each step first packs the logs so far: a call killed at the device's time limit still brings back
+# everything up to the step it was in.
+step() { pack_logs; echo "== $1 ($(( $(date +%s) - t0 )) s)"; }
 # time_models LOGDIR TIMEOUT_S PATTERN: `onda run --bench 20` on each of $MODELS (default: the four;
 # MODELS=none: none), its log in LOGDIR/model_NAME.txt, the lines matching PATTERN on stdout.
 time_models() {

@@ -9,22 +9,23 @@
 # SCNet's three shapes above cuDNN, with the NV = 2, double-buffered, 64-128-row and persistent (`ps`:
 # every step in one dispatch) ones that no H200 has run yet (bench_rnn --sweep), after the RNN tests
 # (which cover them) on the H200. Carry .gl, .devpack,
-# build/bench_rnn, build/onda_tests. Logs in $OUT/logs.tgz.
+# build/bench_rnn, build/onda_tests. Logs in $OUT/logs.tgz. The steps' time limits add up to 550 s, under
+# one call's 600 (and each step packs the logs so far).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 cases=()
 for b in 216 432 864 1728; do cases+=(--case "lstm,bi,85,$b,256,256"); done
 for h in 128 384; do cases+=(--case "lstm,bi,85,864,$h,$h"); done
 cases+=(--case "lstm,bi,433,85,512,512" --case "lstm,bi,433,170,512,512")
-gpu_tests 'Rnn*' 240
+gpu_tests 'Rnn*' 120
 step rnn
-timeout 300 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --variants '^(gemm|vec4)$' "${cases[@]}" > $logs/rnn_scaling.txt 2>&1
+timeout 120 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --variants '^(gemm|vec4)$' "${cases[@]}" > $logs/rnn_scaling.txt 2>&1
 grep -E "^(lstm|dispatch)|variants|rror" $logs/rnn_scaling.txt | cut -c1-190
 step cudnn
-(cd bench && timeout 200 python3 torch_rnn.py --repeats 5 "${cases[@]}") > $logs/torch_scaling.txt 2>&1
+(cd bench && timeout 90 python3 torch_rnn.py --repeats 5 "${cases[@]}") > $logs/torch_scaling.txt 2>&1
 cut -c1-100 $logs/torch_scaling.txt
 step vec4-sweep
-timeout 240 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --sweep --variants '^v' --only scnet \
+timeout 220 bash scripts/gpu/run.sh build/bench_rnn --repeats 5 --sweep --variants '^v' --only scnet \
   > $logs/rnn_vec4_sweep.txt 2>&1
 grep -E "^scnet|variants|best|rror" $logs/rnn_vec4_sweep.txt | cut -c1-400
 step done
