@@ -1,16 +1,15 @@
 #!/usr/bin/env bash
-# Prepared for the next H200 call on issue 6 (carry .gl, .devpack, build/bench_rnn): how the per-step
-# time of the large-batch LSTM steps scales, to tell where SCNet's band LSTMs lose to cuDNN (52 us per
-# step at H256 B864 where the FMAs alone take ~13 us at the H200's float32 peak). The H256 band layer
-# with the batch halved and doubled, and with the hidden size at 128 / 384, beside cuDNN (torch_rnn.py
-# --case) in the same call; the vec4 step and the GEMM step for each. Reading: a step time flat in B
-# means latency per K tile (deeper prefetch, more K slices); linear in B means throughput (bigger
-# register tiles); linear in H at fixed B means the K loop itself. Then the vec4 step's tilings on
-# SCNet's three shapes above cuDNN, with the NV = 2, double-buffered, 64-128-row and persistent (`ps`:
-# every step in one dispatch) ones that no H200 has run yet (bench_rnn --sweep), after the RNN tests
-# (which cover them) on the H200. Carry .gl, .devpack,
-# build/bench_rnn, build/onda_tests. Logs in $OUT/logs.tgz. The steps' time limits add up to 550 s, under
-# one call's 600 (and each step packs the logs so far).
+# Prepared for the next H200 call on issue 6: how the per-step time of the large-batch LSTM steps
+# scales, to tell where SCNet's band LSTMs lose to cuDNN (52 us per step at H256 B864 where the FMAs
+# alone take ~13 us at the H200's float32 peak). The H256 band layer with the batch halved and doubled,
+# and with the hidden size at 128 / 384, beside cuDNN (torch_rnn.py --case) in the same call; the vec4
+# step and the GEMM step for each. Reading: a step time flat in B means latency per K tile (deeper
+# prefetch, more K slices); linear in B means throughput (bigger register tiles); linear in H at fixed B
+# means the K loop itself. Then the vec4 step's tilings on SCNet's three shapes above cuDNN, with the
+# NV = 2, double-buffered, 64-128-row and persistent (`ps`: every step in one dispatch) ones that no H200
+# has run yet (bench_rnn --sweep), after the RNN tests (which cover them) on the H200.
+# Carry .gl, .devpack, build/bench_rnn, build/onda_tests. Logs in $OUT/logs.tgz. The steps' time limits
+# add up to 550 s, under one call's 600 (and each step packs the logs so far).
 set -uo pipefail
 source "$(dirname "$0")/common.sh"
 cases=()
