@@ -377,6 +377,81 @@ TEST(RuntimeControlFlow, LoopCarriesStateAndStacksScanOutputs) {
   }
 }
 
+// A while loop whose condition is computed on the GPU (read back each iteration), carrying a tensor
+// and a sequence: v = x; do { v = v * 0.5; rows += [ReduceSum(v, axis 1)] } while sum(|v|) > 10;
+// outputs: the last v and the rows stacked by ConcatFromSequence(new_axis) [iterations, 4].
+onnx::ModelProto halving_while_loop(const char* condition = "start") {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRows, kInner});
+  add_float_initializer(graph, "half", {}, {0.5f});
+  add_float_initializer(graph, "threshold", {}, {10.0f});
+  add_float_initializer(graph, "not_a_bool", {}, {1.0f});
+  add_int64_initializer(graph, "row_axes", {1}, {1});
+  onnx::TensorProto* start = graph->add_initializer();
+  start->set_name("start");
+  start->set_data_type(onnx::TensorProto::BOOL);
+  start->add_int32_data(1);
+  add_int_attribute(add_node(graph, "SequenceEmpty", {}, {"no_rows"}, "no_rows"), "dtype",
+                    onnx::TensorProto::FLOAT);
+  add_node(graph, "Loop", {"", condition, "x", "no_rows"}, {"v_final", "rows_final"}, "halving");
+  onnx::GraphProto* body = add_graph_attribute(graph->mutable_node(1), "body");
+  body->add_input()->set_name("i");
+  body->add_input()->set_name("keep_going");
+  body->add_input()->set_name("v");
+  body->add_input()->set_name("rows");
+  add_node(body, "Mul", {"v", "half"}, {"v_next"}, "halve");
+  add_int_attribute(add_node(body, "ReduceSum", {"v_next", "row_axes"}, {"row_sums"}, "row_sums"), "keepdims",
+                    0);
+  add_node(body, "SequenceInsert", {"rows", "row_sums"}, {"rows_next"}, "append");
+  add_node(body, "Abs", {"v_next"}, {"magnitude"}, "abs");
+  add_int_attribute(add_node(body, "ReduceSum", {"magnitude"}, {"total"}, "total"), "keepdims", 0);
+  add_node(body, "Greater", {"total", "threshold"}, {"again"}, "again");
+  body->add_output()->set_name("again");
+  add_float_output(body, "v_next");
+  body->add_output()->set_name("rows_next");
+  add_int_attribute(add_node(graph, "ConcatFromSequence", {"rows_final"}, {"rows"}, "stack"), "axis", 0);
+  add_int_attribute(graph->mutable_node(2), "new_axis", 1);
+  add_float_output(graph, "v_final");
+  add_float_output(graph, "rows");
+  return model;
+}
+
+TEST(RuntimeControlFlow, WhileLoopWithGpuConditionCarriesASequence) {
+  Random random(test_seed());
+  TemporaryFolder folder;
+  auto session = open_session(halving_while_loop(), folder);
+  for (int run = 0; run < 2; ++run) {
+    std::vector<float> x = random.normal(kRows * kInner);
+    if (run == 1)
+      for (float& v : x) v *= 8.0f;  // more iterations
+    std::vector<double> v(x.begin(), x.end()), rows;
+    int iterations = 0;
+    double total = 0;
+    do {
+      ++iterations;
+      total = 0;
+      for (double& e : v) {
+        e *= 0.5;
+        total += std::abs(e);
+      }
+      for (int64_t r = 0; r < kRows; ++r) {
+        double sum = 0;
+        for (int64_t c = 0; c < kInner; ++c) sum += v[r * kInner + c];
+        rows.push_back(sum);
+      }
+    } while (total > 10.0);
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+    ASSERT_EQ(outputs.at("rows").shape(), (Shape{iterations, kRows})) << "run " << run;
+    const double v_error = rel_l2(values_of(outputs.at("v_final")), v);
+    const double rows_error = rel_l2(values_of(outputs.at("rows")), rows);
+    std::printf("run %d: %d iterations, rel L2 v %.2e, rows %.2e\n", run, iterations, v_error, rows_error);
+    EXPECT_LT(v_error, 1e-6);
+    EXPECT_LT(rows_error, 1e-5);
+    EXPECT_TRUE(has_key(session->last_run(), "(read back)"));
+  }
+}
+
 // Scan (opset 17) over x [3, T] along axis 1, in reverse: state s [3] (s0), each step
 //   s = s + x[:, t];  out_t = s * 2   stacked along axis 0 in forward order of the steps taken.
 onnx::ModelProto reverse_scan() {
@@ -511,6 +586,12 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
        {"x", HostTensor::from_values<float>({12, 8}, std::vector<float>(96, 0.0f))}});
   EXPECT_NE(message.find("Loop 'recurrence'"), std::string::npos) << message;
   EXPECT_NE(message.find("trip count"), std::string::npos) << message;
+
+  // A Loop condition that is a float.
+  message = error_of([] { return halving_while_loop("not_a_bool"); },
+                     {{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+  EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
+  EXPECT_NE(message.find("condition"), std::string::npos) << message;
 
   // A sequence position out of range.
   message = error_of(
