@@ -593,6 +593,18 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
   EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
   EXPECT_NE(message.find("condition"), std::string::npos) << message;
 
+  // A sequence where a tensor belongs.
+  message = error_of(
+      [] {
+        onnx::ModelProto model = sequence_model();
+        for (onnx::NodeProto& node : *model.mutable_graph()->mutable_node())
+          if (node.name() == "scale") node.set_input(0, "parts");
+        return model;
+      },
+      {{"x", HostTensor::from_values<float>({6, 4}, std::vector<float>(24, 0.0f))}});
+  EXPECT_NE(message.find("Mul 'scale'"), std::string::npos) << message;
+  EXPECT_NE(message.find("is a sequence"), std::string::npos) << message;
+
   // A sequence position out of range.
   message = error_of(
       [] {

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include "gpu/gpu_error.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
@@ -27,6 +29,15 @@ std::vector<ops::Value> record_naming_node(const ops::OpEntry& entry, const Node
   } catch (const gpu::OutOfMemoryError& error) {
     throw gpu::OutOfMemoryError(fmt::format("{}: {}", node.describe(), error.what()));
   }
+}
+
+// Ops that take sequence inputs (the rest get only tensors: a sequence reaching them is an error,
+// not a crash in a kernel that reads a tensor that is not there).
+bool takes_sequences(const Node& node) {
+  static const std::set<std::string, std::less<>> ops{
+      "SequenceAt", "SequenceInsert",     "SequenceErase",      "SequenceLength",    "Identity",
+      "Optional",   "ConcatFromSequence", "OptionalHasElement", "OptionalGetElement"};
+  return canonical_domain(node.domain).empty() && ops.count(node.op_type) != 0;
 }
 
 // "[2,3]" or "seq" per value, for subplan keys.
@@ -89,6 +100,13 @@ std::vector<ops::Value> GraphWalk::run_on_host_or_gpu(const Node& node, const op
     all_host = all_host && !a.device.defined();
     small = small && (!a.defined() || a.host.numel() <= kMaxHostElements);
     any_sequence = any_sequence || a.is_sequence();
+  }
+  if (any_sequence && !takes_sequences(node)) {
+    for (size_t i = 0; i < args.size(); ++i)
+      if (args[i].is_sequence())
+        throw ModelError(fmt::format("{}: input '{}' is a sequence, {} takes tensors", node.describe(),
+                                     i < node.inputs.size() ? node.inputs[i] : std::string("?"),
+                                     node.op_type));
   }
   const HostOp host_op =
       canonical_domain(node.domain).empty() && !any_sequence ? find_host_op(node.op_type) : nullptr;
