@@ -173,6 +173,55 @@ TEST(RuntimeControlFlow, LstmPerSampleRateBranch) {
   }
 }
 
+// Conv + Relu inside a branch (fused in the branch's plan as in the main graph's): x [1, 2, 16],
+// w [3, 2, 3]; if on: y = Relu(Conv(x, w, pads 1)) else y = Conv(x, w, pads 1).
+onnx::ModelProto conv_switch(const std::vector<float>& w) {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 2, 16});
+  add_tensor_value(graph->mutable_input(), "on", onnx::TensorProto::BOOL, {});
+  add_float_initializer(graph, "w", {3, 2, 3}, w);
+  onnx::NodeProto* branch = add_node(graph, "If", {"on"}, {"y"}, "activation_switch");
+  onnx::GraphProto* rectified = add_graph_attribute(branch, "then_branch");
+  add_ints_attribute(add_node(rectified, "Conv", {"x", "w"}, {"convolved"}, "conv_relu"), "pads", {1, 1});
+  add_node(rectified, "Relu", {"convolved"}, {"rectified"}, "relu");
+  add_float_output(rectified, "rectified");
+  onnx::GraphProto* linear = add_graph_attribute(branch, "else_branch");
+  add_ints_attribute(add_node(linear, "Conv", {"x", "w"}, {"linear"}, "conv"), "pads", {1, 1});
+  add_float_output(linear, "linear");
+  add_float_output(graph, "y");
+  return model;
+}
+
+TEST(RuntimeControlFlow, ConvReluInABranch) {
+  Random random(test_seed());
+  const std::vector<float> w = random.normal(18);
+  TemporaryFolder folder;
+  auto session = open_session(conv_switch(w), folder);
+  for (bool on : {true, false, true}) {
+    const std::vector<float> x = random.normal(32);
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({1, 2, 16}, x)},
+                                 {"on", HostTensor::from_int64(DType::boolean, {}, {on ? 1 : 0})}});
+    std::vector<double> reference;
+    for (int64_t o = 0; o < 3; ++o)
+      for (int64_t t = 0; t < 16; ++t) {
+        double sum = 0;
+        for (int64_t c = 0; c < 2; ++c)
+          for (int64_t k = 0; k < 3; ++k) {
+            const int64_t at = t + k - 1;
+            if (at >= 0 && at < 16) sum += double(w[(o * 2 + c) * 3 + k]) * x[c * 16 + at];
+          }
+        reference.push_back(on ? std::max(sum, 0.0) : sum);
+      }
+    ASSERT_EQ(outputs.at("y").shape(), (Shape{1, 3, 16}));
+    EXPECT_LT(rel_l2(values_of(outputs.at("y")), reference), 1e-6) << "on " << on;
+    const RunStats& stats = session->last_run();
+    if (!has_key(stats, "(replay)")) {
+      EXPECT_EQ(stats.record_ms_by_op.count("Relu"), 0u) << "the Relu is fused into the Conv";
+    }
+  }
+}
+
 // x [4, 32]: if ReduceSum(x) > 0 (computed on the GPU, read back): y = x * 3, else y = -x.
 onnx::ModelProto sign_switch() {
   onnx::ModelProto model = empty_model();

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "gpu/gpu_error.h"
+#include "graph/fuse_activations.h"
+#include "graph/fuse_group_norm.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
@@ -215,8 +217,11 @@ WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& sub
   for (const ops::Value& v : inputs) input_types.push_back(described(v));
   std::map<std::string, SubgraphValue> outer_types;
   for (size_t i = 0; i < outer.size(); ++i) outer_types[outer[i]] = described(outer_values[i]);
-  auto plan = std::make_unique<WalkPlan>(
-      make_walk_plan(specialized_subgraph(subgraph, node, input_types, outer_types)));
+  // The same passes as the main graph's plan (Session::Impl::submit).
+  Graph specialized = specialized_subgraph(subgraph, node, input_types, outer_types);
+  fuse_conv_activations(specialized);
+  fuse_group_norms(specialized);
+  auto plan = std::make_unique<WalkPlan>(make_walk_plan(std::move(specialized)));
   r_.record_ms_by_op["(plan)"] += ms_since(start);
   ++plans_made_;
   return *owner.subplans.emplace(key, std::move(plan)).first->second;
