@@ -642,6 +642,18 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
   EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
   EXPECT_NE(message.find("condition"), std::string::npos) << message;
 
+  // A loop that would never end: no trip count, its body passes its (true) condition on.
+  message = error_of(
+      [] {
+        onnx::ModelProto model = halving_while_loop();
+        onnx::GraphProto* body = model.mutable_graph()->mutable_node(1)->mutable_attribute(0)->mutable_g();
+        body->mutable_output(0)->set_name("keep_going");
+        return model;
+      },
+      {{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+  EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
+  EXPECT_NE(message.find("never end"), std::string::npos) << message;
+
   // A sequence where a tensor belongs.
   message = error_of(
       [] {

@@ -115,12 +115,20 @@ std::vector<ops::Value> run_loop(GraphWalk& walk, WalkPlan& owner, const Node& n
   std::vector<ops::Value> state(args.begin() + 2, args.end());
   std::vector<std::vector<ops::Value>> scans(scanned);
   for (int64_t iteration = 0; iteration < trip_count && condition; ++iteration) {
-    std::vector<ops::Value> inputs{ops::Value{.host = HostTensor::from_values<int64_t>({}, {iteration})},
-                                   ops::Value{.host = HostTensor::from_int64(DType::boolean, {}, {1})}};
+    std::vector<ops::Value> inputs{
+        ops::Value{.host = HostTensor::from_values<int64_t>({}, {iteration})},
+        // Always true on entry: constant, so a body that
+        // passes it on unchanged is seen to (see below).
+        ops::Value{.host = HostTensor::from_int64(DType::boolean, {}, {1}), .constant = true}};
     inputs.insert(inputs.end(), state.begin(), state.end());
     std::vector<ops::Value> outputs = run_body(walk, owner, node, body, inputs, scope);
     condition = scalar_of(walk, node, outputs[0],
                           fmt::format("its body's condition output '{}'", body.outputs[0]), true);
+    if (condition && outputs[0].constant && !args[0].defined())
+      throw ModelError(
+          fmt::format("{}: its body's condition is always true and it has no trip count, so it would "
+                      "never end",
+                      node.describe()));
     std::copy(outputs.begin() + 1, outputs.begin() + 1 + carried, state.begin());
     for (size_t k = 0; k < scanned; ++k) scans[k].push_back(outputs[1 + carried + k]);
   }
