@@ -262,6 +262,32 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
     EXPECT_TRUE(has_key(session->last_run(), "(read back)"));
     EXPECT_EQ(has_key(session->last_run(), "(plan)"), run < 2) << "run " << run;
   }
+  // Pipelined: a run recorded (with its read back) while the one before is still in flight.
+  std::vector<std::vector<float>> inputs{random.normal(kRows * kInner), random.normal(kRows * kInner)};
+  for (float& v : inputs[1]) v = -v;
+  for (const auto& input : inputs)
+    session->submit({{"x", HostTensor::from_values<float>({kRows, kInner}, input)}});
+  for (const auto& input : inputs) {
+    auto outputs = session->collect();
+    double sum = 0;
+    for (float v : input) sum += v;
+    std::vector<double> reference;
+    for (float v : input) reference.push_back(sum > 0 ? 3.0 * v : -double(v));
+    EXPECT_LT(rel_l2(values_of(outputs.at("y")), reference), 1e-6) << "pipelined";
+  }
+  // Profiled: the read back submits mid-run, the profile still has the branch's dispatch.
+  session->set_profiling(true);
+  const std::vector<float> x = random.normal(kRows * kInner);
+  auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+  double sum = 0;
+  for (float v : x) sum += v;
+  std::vector<double> reference;
+  for (float v : x) reference.push_back(sum > 0 ? 3.0 * v : -double(v));
+  EXPECT_LT(rel_l2(values_of(outputs.at("y")), reference), 1e-6);
+  bool profiled_branch = false;
+  for (const ProfileLine& line : session->last_run().profile)
+    profiled_branch = profiled_branch || line.op_type == (sum > 0 ? "Mul" : "Neg");
+  EXPECT_TRUE(profiled_branch);
 }
 
 // x [4, 32] float, use_gain bool scalar (a host value):
