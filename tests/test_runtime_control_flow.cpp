@@ -617,6 +617,49 @@ TEST(RuntimeControlFlow, SequencesSplitInsertEraseConcat) {
   EXPECT_LT(rel_l2(values_of(outputs.at("z")), z), 1e-6);
 }
 
+// x [3, 5]: columns = SplitToSequence(x, axis 1, keepdims 0) (5 x [3]); c = SequenceAt(columns, 2);
+// pair = SequenceConstruct(c, c * 10); stacked = ConcatFromSequence(pair, axis 0, new_axis 1) [2, 3];
+// then through Optional / OptionalHasElement / OptionalGetElement; n = SequenceLength(columns).
+onnx::ModelProto column_sequence_model() {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {3, 5});
+  add_int64_initializer(graph, "two", {}, {2});
+  add_float_initializer(graph, "ten", {}, {10.0f});
+  onnx::NodeProto* split = add_node(graph, "SplitToSequence", {"x"}, {"columns"}, "columns");
+  add_int_attribute(split, "axis", 1);
+  add_int_attribute(split, "keepdims", 0);
+  add_node(graph, "SequenceAt", {"columns", "two"}, {"column"}, "column");
+  add_node(graph, "Mul", {"column", "ten"}, {"scaled"}, "scale");
+  add_node(graph, "SequenceConstruct", {"column", "scaled"}, {"pair"}, "pair");
+  onnx::NodeProto* stack = add_node(graph, "ConcatFromSequence", {"pair"}, {"stacked"}, "stack");
+  add_int_attribute(stack, "axis", 0);
+  add_int_attribute(stack, "new_axis", 1);
+  add_node(graph, "Optional", {"stacked"}, {"maybe"}, "wrap");
+  add_node(graph, "OptionalHasElement", {"maybe"}, {"has"}, "has");
+  add_node(graph, "OptionalGetElement", {"maybe"}, {"got"}, "unwrap");
+  add_node(graph, "SequenceLength", {"columns"}, {"n"}, "length");
+  add_float_output(graph, "got");
+  add_tensor_value(graph->mutable_output(), "has", onnx::TensorProto::BOOL, {});
+  add_tensor_value(graph->mutable_output(), "n", onnx::TensorProto::INT64, {});
+  return model;
+}
+
+TEST(RuntimeControlFlow, SequenceOfColumnsAndOptionals) {
+  Random random(test_seed());
+  TemporaryFolder folder;
+  auto session = open_session(column_sequence_model(), folder);
+  const std::vector<float> x = random.normal(15);
+  auto outputs = session->run({{"x", HostTensor::from_values<float>({3, 5}, x)}});
+  std::vector<double> reference;
+  for (int64_t r = 0; r < 3; ++r) reference.push_back(x[r * 5 + 2]);
+  for (int64_t r = 0; r < 3; ++r) reference.push_back(double(x[r * 5 + 2] * 10.0f));
+  ASSERT_EQ(outputs.at("got").shape(), (Shape{2, 3}));
+  EXPECT_LT(rel_l2(values_of(outputs.at("got")), reference), 1e-6);
+  EXPECT_EQ(outputs.at("has").to_int64(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(outputs.at("n").to_int64(), (std::vector<int64_t>{5}));
+}
+
 template <typename Build>
 std::string error_of(Build build, const std::map<std::string, HostTensor>& inputs) {
   TemporaryFolder folder;

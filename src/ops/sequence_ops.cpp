@@ -202,13 +202,9 @@ Values concat_from_sequence(const Node& node, OpContext& context, const Values& 
   return result;
 }
 
-Values optional_op(const Node& node, OpContext&, const Values& inputs) {
-  if (inputs.empty() || !inputs[0].defined()) {
-    if (!node.has_attribute("type"))
-      throw ModelError(fmt::format("{}: an empty Optional needs its 'type' attribute", node.describe()));
-    return {Value{}};
-  }
-  return {inputs[0]};
+// (An empty Optional names its type in a TYPE_PROTO attribute, which the loader refuses.)
+Values optional_op(const Node&, OpContext&, const Values& inputs) {
+  return {inputs.empty() ? Value{} : inputs[0]};
 }
 
 Values optional_has_element(const Node&, OpContext&, const Values& inputs) {
