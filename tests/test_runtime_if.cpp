@@ -2,7 +2,7 @@
 // branch, a switch on an input dimension. The Session inlines the taken branch (outer-scope names
 // resolve to the enclosing graph, branch-local names that clash are renamed, branch outputs become
 // the If's outputs) and runs it on the GPU; checked against a float64 reference for all four paths.
-// A condition computed from input values is a ModelError naming the node.
+// Conditions computed from input values: test_runtime_control_flow.cpp.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -123,32 +123,6 @@ TEST(RuntimeIf, ClashingBranchNamesAreRenamed) {
   EXPECT_TRUE(loaded.find_value("y2/scaled") && loaded.find_value("y2/biased")) << "second branch renamed";
   ASSERT_TRUE(loaded.find_value("y2")->shape);
   EXPECT_EQ(*loaded.find_value("y2")->shape, (Shape{2, 4}));
-}
-
-TEST(RuntimeIf, ConditionFromInputValuesIsANamedModelError) {
-  onnx::ModelProto model = empty_model();
-  onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {4});
-  add_tensor_value(graph->mutable_input(), "use_gain", onnx::TensorProto::BOOL, {});
-  add_float_initializer(graph, "gain", {}, {2.0f});
-  onnx::NodeProto* branch = add_node(graph, "If", {"use_gain"}, {"y"}, "gain_switch");
-  add_node(add_branch(branch, "then_branch"), "Mul", {"x", "gain"}, {"gained"}, "gain");
-  add_float_output(branch->mutable_attribute(0)->mutable_g(), "gained");
-  add_node(add_branch(branch, "else_branch"), "Identity", {"x"}, {"passed"}, "pass");
-  add_float_output(branch->mutable_attribute(1)->mutable_g(), "passed");
-  add_float_output(graph, "y");
-  TemporaryFolder folder;
-  auto session = open_session(model, folder);  // If is supported: it fails only if it cannot fold
-  HostTensor flag(DType::boolean, {});
-  try {
-    session->run({{"x", HostTensor::from_values<float>({4}, {1, 2, 3, 4})}, {"use_gain", flag}});
-    ADD_FAILURE() << "no ModelError";
-  } catch (const ModelError& error) {
-    const std::string message = error.what();
-    std::printf("%s\n", message.c_str());
-    EXPECT_NE(message.find("If 'gain_switch'"), std::string::npos) << message;
-    EXPECT_NE(message.find("'use_gain'"), std::string::npos) << message;
-  }
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ struct LoadContext {
   const OnnxLoadOptions& options;
   std::vector<OpsetImport> opset_imports;
   int64_t ir_version;
+  int subgraph_depth = 0;  // 0 while reading the main graph
 };
 
 std::string read_file(const std::filesystem::path& path, const char* kind) {
@@ -36,12 +37,16 @@ std::string read_file(const std::filesystem::path& path, const char* kind) {
   return bytes;
 }
 
-// Type and shape of a graph input, output or value_info entry. Only tensors are supported.
-ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::string& role) {
+// Type and shape of a graph input, output or value_info entry. Only tensors are supported at the
+// model's boundary; inside it (value_info, subgraph inputs and outputs) sequences and optionals are
+// values of the runtime (ops::Value::sequence), recorded here without a type.
+ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::string& role,
+                                bool containers_allowed = false) {
   ValueInfo info;
   info.name = proto.name();
   if (!proto.has_type()) return info;
   const onnx::TypeProto& type = proto.type();
+  if (containers_allowed && (type.has_sequence_type() || type.has_optional_type())) return info;
   if (type.value_case() != onnx::TypeProto::kTensorType) {
     const char* kind = type.has_sequence_type()        ? "a sequence"
                        : type.has_map_type()           ? "a map"
@@ -143,7 +148,9 @@ Attribute attribute_from_proto(onnx::AttributeProto& proto, const std::string& n
       attribute.value = tensor_from_proto(*proto.mutable_t(), context.external, what);
       break;
     case onnx::AttributeProto::GRAPH:
+      ++context.subgraph_depth;
       attribute.value = std::make_shared<const Graph>(graph_from_proto(*proto.mutable_g(), context, scope));
+      --context.subgraph_depth;
       break;
     default:
       throw ModelError(what + " has type " +
@@ -201,17 +208,17 @@ Graph graph_from_proto(onnx::GraphProto& proto, LoadContext& context,
     graph.set_initializer(name, tensor_from_proto(tensor, context.external, "initializer '" + name + "'"));
   }
   for (const onnx::ValueInfoProto& input : proto.input()) {
-    ValueInfo info = value_info_from_proto(input, "graph input");
+    ValueInfo info = value_info_from_proto(input, "graph input", context.subgraph_depth > 0);
     // Before IR 4 every initializer was also listed as an input; such inputs are constants here.
     if (!graph.is_initializer(info.name)) graph.inputs.push_back(info.name);
     record_value_info(graph, std::move(info));
   }
   for (const onnx::ValueInfoProto& output : proto.output()) {
     graph.outputs.push_back(output.name());
-    record_value_info(graph, value_info_from_proto(output, "graph output"));
+    record_value_info(graph, value_info_from_proto(output, "graph output", context.subgraph_depth > 0));
   }
   for (const onnx::ValueInfoProto& value : proto.value_info())
-    record_value_info(graph, value_info_from_proto(value, "value"));
+    record_value_info(graph, value_info_from_proto(value, "value", true));
 
   // Every name a subgraph of this graph may read: the enclosing scopes plus all of this graph's.
   std::set<std::string> scope = outer_scope;

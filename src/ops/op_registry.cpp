@@ -15,6 +15,7 @@ const std::vector<OpEntry>& all_ops() {
     register_rnn_ops(list);
     register_spectral_ops(list);
     register_control_flow_ops(list);
+    register_sequence_ops(list);
     return list;
   }();
   return ops;

@@ -37,5 +37,6 @@ void register_conv_ops(std::vector<OpEntry>& ops);
 void register_rnn_ops(std::vector<OpEntry>& ops);
 void register_spectral_ops(std::vector<OpEntry>& ops);
 void register_control_flow_ops(std::vector<OpEntry>& ops);
+void register_sequence_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

@@ -8,7 +8,10 @@
 // arithmetic reads), not profiled, replay the tape instead of walking the graph: the op layer costs
 // more CPU per dispatch than Dawn, and a steady-state run records exactly the commands of the one
 // before. The tape's buffers are claimed from the pools (BufferPool::claim) so no other work gets
-// them. ONDA_REPLAY=0 turns replay off.
+// them. ONDA_REPLAY=0 turns replay off. A plan with If/Loop/Scan nodes keeps up to
+// kMaxCapturesPerPlan captures, one per set of host input values (so one per branch when the branch
+// follows host inputs); a run that planned a subgraph or read a condition back from the GPU is not
+// captured (its tape would not hold the decision).
 //
 // Memory: three pools, so a run's peak is reported exactly and weights apart from activations.
 // `pool` holds what lives within one run (inputs, intermediates, outputs): its peak is the run's
@@ -44,6 +47,7 @@
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
+#include "runtime/graph_walk.h"
 
 namespace onda {
 namespace {
@@ -52,23 +56,11 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Host evaluation is for shape arithmetic: small tensors (or free views) only.
-constexpr int64_t kMaxHostElements = 1 << 16;
+using runtime::kMaxHostElements;
 // Inputs up to this many elements also keep a host copy.
 constexpr int64_t kTinyInput = 64;
-
-// Device limits and allocation failures come from the GPU layer, which knows the kernel but not the
-// node: the message gets the node (type and name) in front, the exception keeps its type.
-std::vector<ops::Value> record_naming_node(const ops::OpEntry& entry, const Node& node, ops::OpContext& context,
-                                           const std::vector<ops::Value>& args) {
-  try {
-    return entry.record(node, context, args);
-  } catch (const gpu::DeviceLimitError& error) {
-    throw gpu::DeviceLimitError(fmt::format("{}: {}", node.describe(), error.what()));
-  } catch (const gpu::OutOfMemoryError& error) {
-    throw gpu::OutOfMemoryError(fmt::format("{}: {}", node.describe(), error.what()));
-  }
-}
+// Captured runs kept per plan when its control flow can take different paths (see the top).
+constexpr size_t kMaxCapturesPerPlan = 4;
 
 }  // namespace
 
@@ -94,11 +86,9 @@ struct Session::Impl {
   // computed once per plan. Marked constant, their GPU copies are cached by to_device as well.
   std::unordered_map<const Node*, std::vector<HostTensor>> constant_host_results;
   // The graph simplified for the input shapes of the last run (shape arithmetic folded, dead nodes
-  // removed): re-planned only when the input shapes change.
-  std::optional<Graph> plan;
-  // Per node of the plan: the values released after it (the memory plan), and its GPU op.
-  std::vector<std::vector<std::string>> plan_released_after;
-  std::vector<const ops::OpEntry*> plan_ops;
+  // removed), with its memory plan, op lookups and the plans of the subgraphs run so far:
+  // re-planned only when the input shapes change.
+  std::optional<runtime::WalkPlan> plan;
   std::map<std::string, Shape> plan_shapes;
   RunStats stats;
 
@@ -156,15 +146,18 @@ struct Session::Impl {
     RunStats stats;
     std::vector<std::shared_ptr<gpu::PooledBuffer>> claimed;
   };
-  std::unique_ptr<CapturedRun> captured;
+  std::vector<std::unique_ptr<CapturedRun>> captured;  // of the current plan
   int plan_runs = 0;  // runs recorded with the current plan
   const bool replay_enabled = [] {
     const char* v = std::getenv("ONDA_REPLAY");
     return !(v && std::string(v) == "0");
   }();
 
-  bool can_replay(const std::map<std::string, HostTensor>& inputs, const std::map<std::string, Shape>& shapes) const;
-  void replay(const std::map<std::string, HostTensor>& inputs, std::chrono::steady_clock::time_point start);
+  // The captured run these inputs can replay, or null.
+  CapturedRun* find_capture(const std::map<std::string, HostTensor>& inputs,
+                            const std::map<std::string, Shape>& shapes) const;
+  void replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
+              std::chrono::steady_clock::time_point start);
   void submit(const std::map<std::string, HostTensor>& inputs);
   std::map<std::string, HostTensor> collect();
 };
@@ -242,8 +235,8 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   }
   std::map<std::string, Shape> shapes;
   for (const auto& [name, tensor] : inputs) shapes[name] = tensor.shape();
-  if (can_replay(inputs, shapes)) {
-    replay(inputs, start);
+  if (CapturedRun* capture = find_capture(inputs, shapes)) {
+    replay(*capture, inputs, start);
     return;
   }
 
@@ -267,28 +260,19 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   if (!plan || shapes != plan_shapes) {
     // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
     if (!pending.empty()) context.finish();
-    captured.reset();
+    captured.clear();
     plan_runs = 0;
     Graph simplified = graph;
     simplify_graph(simplified, shapes);
     fuse_conv_activations(simplified);
     fuse_group_norms(simplified);
-    plan = std::move(simplified);
+    plan = runtime::make_walk_plan(std::move(simplified));
     plan_shapes = shapes;
-    // The memory plan: each value is dropped (its buffer back to the pool, for the next node's
-    // outputs) right after the last node that reads it, or right after its producer when nothing
-    // reads it. Computed once per plan, like the op lookups (both cost CPU in every run otherwise).
-    plan_released_after = values_released_after(*plan);
-    plan_ops.clear();
-    for (const Node& node : plan->nodes) {
-      plan_ops.push_back(ops::find_op(node.domain, node.op_type, plan->opset_version(node.domain)));
-    }
     node_states.clear();
     uploaded_constants.clear();
     constant_host_results.clear();
   }
-  const Graph& graph = *plan;
-  const std::vector<std::vector<std::string>>& released_after = plan_released_after;
+  const Graph& graph = plan->graph;
 
   pool.reset_peak();  // the inputs uploaded above are on loan: they count
   const uint64_t allocations_before = pool.stats().allocations;
@@ -296,9 +280,11 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
   gpu::CommandRecorder& recorder = *recorder_owner;
-  // The plan's second run is captured (its first prepacks weights and uploads constants, once).
+  // The plan's second run is captured (its first prepacks weights and uploads constants, once);
+  // with control flow, later runs with other host input values too (kept if they planned nothing).
   std::unique_ptr<CapturedRun> capture;
-  if (replay_enabled && !active_profiler && plan_runs == 1 && !captured) {
+  const bool may_capture_more = captured.size() < kMaxCapturesPerPlan && !plan->subplans.empty();
+  if (replay_enabled && !active_profiler && plan_runs >= 1 && (captured.empty() || may_capture_more)) {
     capture = std::make_unique<CapturedRun>();
     for (const auto& spec : input_specs) {
       const ops::Value& v = values.at(spec.name);
@@ -332,94 +318,17 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     return upload_in_run(v.host);
   };
 
-  auto lookup = [&](const Node& node, const std::string& name) -> ops::Value {
-    if (name.empty()) return {};
-    auto it = values.find(name);
-    if (it != values.end()) return it->second;
-    if (const HostTensor* init = graph.find_initializer(name)) {
-      ops::Value v;
-      v.host = *init;
-      v.constant = true;
-      // Large initializers (weights) go to the GPU once and stay there.
-      if (init->numel() > kMaxHostElements) {
-        auto cached = uploaded.find(name);
-        if (cached == uploaded.end()) {
-          Tensor weight = Tensor::upload(recorder, weights_pool, init->dtype(), init->shape(), init->data());
-          cached = uploaded.emplace(name, std::move(weight)).first;
-        }
-        v.device = cached->second;
-        v.host = HostTensor();
-      }
-      return v;
-    }
-    throw ModelError(fmt::format("{}: input '{}' has no value", node.describe(), name));
-  };
-
   std::map<std::string, double> record_by_op;
   // Chunked submits overlap recording with GPU work; queue order keeps pooled buffers reused across
   // chunks correct. Profiled runs submit once (their timestamps are resolved per command buffer).
-  size_t submit_after = active_profiler ? 0 : first_submit_dispatches;
-  for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
-    const Node& node = graph.nodes[node_index];
-    const auto node_start = std::chrono::steady_clock::now();
-    std::vector<ops::Value> args;
-    bool all_host = true;
-    for (const auto& name : node.inputs) {
-      args.push_back(lookup(node, name));
-      // A value that lives on the GPU (even with a host copy) makes the node a GPU node.
-      if (args.back().device.defined()) all_host = false;
-    }
-    std::vector<ops::Value> results;
-    const HostOp host_op = canonical_domain(node.domain).empty() ? find_host_op(node.op_type) : nullptr;
-    bool small = true;
-    for (const auto& a : args) small = small && (!a.defined() || a.host.numel() <= kMaxHostElements);
-    const bool on_host = all_host && host_op && (small || is_view_op(node.op_type));
-    if (on_host) {
-      bool all_constant = true;
-      for (const auto& a : args) all_constant = all_constant && (!a.defined() || a.constant);
-      auto cached = all_constant ? constant_host_results.find(&node) : constant_host_results.end();
-      if (cached == constant_host_results.end()) {
-        std::vector<HostTensor> host_args;
-        for (const auto& a : args) host_args.push_back(a.host);
-        std::vector<HostTensor> computed = host_op(node, host_args);
-        if (!all_constant) {
-          for (auto& t : computed) results.push_back(ops::Value{.host = std::move(t)});
-        } else {
-          cached = constant_host_results.emplace(&node, std::move(computed)).first;
-        }
-      }
-      if (cached != constant_host_results.end()) {
-        for (const HostTensor& t : cached->second) results.push_back(ops::Value{.host = t, .constant = true});
-      }
-    } else {
-      const ops::OpEntry* entry = plan_ops[node_index];
-      if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
-      op_context.opset = graph.opset_version(node.domain);
-      op_context.node_state = &node_states[&node];
-      if (active_profiler) {
-        // "OpType\tnode\tinput shapes": the profile names what each expensive node was given.
-        std::string shapes;
-        for (const auto& a : args) {
-          if (!shapes.empty()) shapes += " ";
-          shapes += a.defined() ? fmt::format("[{}]", fmt::join(a.shape(), ",")) : std::string("-");
-        }
-        recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name) + "\t" + shapes);
-      }
-      results = record_naming_node(*entry, node, op_context, args);
-    }
-    record_by_op[on_host ? std::string("host") : node.op_type] += ms_since(node_start);
-    for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
-      if (!node.outputs[i].empty()) values[node.outputs[i]] = std::move(results[i]);
-    }
-    for (const std::string& name : released_after[node_index]) values.erase(name);
-    if (submit_after > 0 && recorder.pending_dispatches() >= submit_after) {
-      const auto submit_start = std::chrono::steady_clock::now();
-      recorder.submit();
-      record_by_op["(submit)"] += ms_since(submit_start);
-      submit_after = std::min<size_t>(submit_after * 2, size_t{64} * first_submit_dispatches);
-    }
-  }
+  runtime::GraphWalk walk({context, recorder, op_context, weights_pool, uploaded, node_states,
+                           constant_host_results, record_by_op, active_profiler != nullptr,
+                           active_profiler ? 0 : first_submit_dispatches, first_submit_dispatches});
+  runtime::Scope scope{&graph, nullptr, std::move(values)};
+  walk.walk(*plan, scope);
   recorder.set_tape(nullptr);  // the output readbacks are each run's own
+  // A run that read a condition back or planned a subgraph is no replay of later runs.
+  if (walk.read_back() || walk.plans_made() > 0) capture.reset();
   PendingRun run;
   run.start = start;
   RunStats& stats = run.stats;
@@ -431,8 +340,10 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
   for (const auto& name : graph.outputs) {
-    auto it = values.find(name);
-    ops::Value v = it != values.end() ? it->second : lookup(graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
+    ops::Value v = walk.lookup(scope, graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
+    if (!v.defined() || v.is_sequence())
+      throw ModelError(fmt::format("graph output '{}' is {}: onda returns only tensors", name,
+                                   v.defined() ? "a sequence" : "an empty optional"));
     PendingRun::Output out;
     out.name = name;
     if (v.on_host()) {
@@ -472,39 +383,45 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     for (gpu::BufferPool* p : {&pool, &persistent_pool, &weights_pool}) {
       for (auto& loan : p->claim(buffers)) capture->claimed.push_back(std::move(loan));
     }
-    captured = std::move(capture);
+    captured.push_back(std::move(capture));
   }
   run.recorder = std::move(recorder_owner);
   pending.push_back(std::move(run));
 }
 
-bool Session::Impl::can_replay(const std::map<std::string, HostTensor>& inputs,
-                               const std::map<std::string, Shape>& shapes) const {
-  if (!captured || profiling || !plan || shapes != plan_shapes) return false;
-  for (const auto& [name, host] : captured->host_inputs) {
-    const HostTensor& now = inputs.at(name);
-    if (now.byte_size() != host.byte_size() || std::memcmp(now.data(), host.data(), host.byte_size()) != 0) return false;
+Session::Impl::CapturedRun* Session::Impl::find_capture(const std::map<std::string, HostTensor>& inputs,
+                                                        const std::map<std::string, Shape>& shapes) const {
+  if (profiling || !plan || shapes != plan_shapes) return nullptr;
+  for (const auto& capture : captured) {
+    bool same = true;
+    for (const auto& [name, host] : capture->host_inputs) {
+      const HostTensor& now = inputs.at(name);
+      same = same && now.byte_size() == host.byte_size() &&
+             std::memcmp(now.data(), host.data(), host.byte_size()) == 0;
+    }
+    if (same) return capture.get();
   }
-  return true;
+  return nullptr;
 }
 
-void Session::Impl::replay(const std::map<std::string, HostTensor>& inputs, std::chrono::steady_clock::time_point start) {
+void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
+                           std::chrono::steady_clock::time_point start) {
   // Queue writes: after the work submitted so far (which may still read the old inputs), before the
   // replay's first submit.
-  for (const auto& [name, slot] : captured->device_inputs) {
+  for (const auto& [name, slot] : capture.device_inputs) {
     const std::vector<uint8_t> bytes = Tensor::to_device_layout(slot.dtype, slot.numel, inputs.at(name).data());
     gpu::upload(context, slot.buffer, slot.offset, bytes.data(), bytes.size());
   }
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context);
   gpu::CommandRecorder& recorder = *recorder_owner;
-  captured->tape.replay(recorder);
+  capture.tape.replay(recorder);
   PendingRun run;
   run.start = start;
-  run.stats = captured->stats;
+  run.stats = capture.stats;
   run.stats.record_ms = ms_since(start);
   run.stats.record_ms_by_op = {{"(replay)", run.stats.record_ms}};
   run.stats.buffers_allocated = 0;
-  for (const auto& out : captured->outputs) {
+  for (const auto& out : capture.outputs) {
     PendingRun::Output o{out.name, out.host, out.device, {}};
     if (!o.host.defined()) o.download = o.device.begin_download(context, recorder);
     run.outputs.push_back(std::move(o));

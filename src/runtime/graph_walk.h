@@ -1,0 +1,97 @@
+// One run's walk over a planned graph: each node evaluated on the host (small all-host inputs with
+// a host implementation) or recorded as GPU work through its op, each value released after its last
+// reader (graph/liveness.h). If, Loop and Scan (runtime/control_flow.h) walk their subgraphs through
+// the same object: a subgraph reads the enclosing graphs' values through a chain of Scopes, and its
+// plan (the subgraph specialized and simplified for what it is given, graph/subgraph.h) is made on
+// first use and kept with the plan of the graph holding it, so a run that takes the same branch as
+// an earlier one plans nothing.
+#pragma once
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "gpu/buffer_pool.h"
+#include "gpu/command_recorder.h"
+#include "gpu/context.h"
+#include "graph/graph.h"
+#include "ops/op_context.h"
+#include "ops/op_registry.h"
+
+namespace onda::runtime {
+
+// Host evaluation is for shape arithmetic: small tensors (or free views) only.
+constexpr int64_t kMaxHostElements = 1 << 16;
+
+// A graph ready to walk: simplified for what it is given, with its memory plan and op lookups, and
+// the plans of its subgraphs made so far (by node, attribute and the types the subgraph was given).
+struct WalkPlan {
+  Graph graph;
+  std::vector<std::vector<std::string>> released_after;  // per node: values dropped after it
+  std::vector<const ops::OpEntry*> ops;                  // per node: its GPU op (null: none)
+  std::map<std::string, std::unique_ptr<WalkPlan>> subplans;
+};
+WalkPlan make_walk_plan(Graph simplified);
+
+// The values of one graph being walked; names not found here are looked up in the enclosing scopes.
+struct Scope {
+  const Graph* graph = nullptr;  // for its initializers
+  const Scope* parent = nullptr;
+  std::unordered_map<std::string, ops::Value> values;
+};
+
+// What the session lends a walk: the run's recorder and op context, and the caches that live as
+// long as the plan (their owner clears them with it).
+struct WalkResources {
+  gpu::Context& context;
+  gpu::CommandRecorder& recorder;
+  ops::OpContext& op_context;
+  gpu::BufferPool& weights_pool;
+  std::unordered_map<std::string, Tensor>& uploaded_initializers;
+  std::unordered_map<const Node*, std::shared_ptr<void>>& node_states;
+  std::unordered_map<const Node*, std::vector<HostTensor>>& constant_host_results;
+  std::map<std::string, double>& record_ms_by_op;
+  bool profiling = false;
+  // Chunked submits (SessionOptions::first_submit_dispatches); 0: one submit at the end.
+  size_t submit_after = 0;
+  size_t first_submit_dispatches = 0;
+};
+
+class GraphWalk {
+ public:
+  explicit GraphWalk(WalkResources resources) : r_(resources) {}
+
+  // Walks every node of `plan` with its values in `scope` (inputs bound by the caller).
+  void walk(WalkPlan& plan, Scope& scope);
+  // A value by name: the scope's, an enclosing scope's, or an initializer of one of their graphs.
+  ops::Value lookup(const Scope& scope, const Node& reader, const std::string& name);
+  // Runs one node that is not part of a plan (Scan's slicing, stacking): on the host when it can.
+  std::vector<ops::Value> run_op(const Node& node, int64_t opset, const std::vector<ops::Value>& args);
+  // The plan of `subgraph` (an attribute of `node`, a node of `owner`) for the given input values
+  // and the enclosing scope's values it reads: made on first use, then kept in `owner`.
+  WalkPlan& subplan(WalkPlan& owner, const Node& node, const Graph& subgraph,
+                    const std::vector<ops::Value>& inputs, const Scope& scope);
+  // The host copy of a small value, read back from the GPU when it lives only there (submits the
+  // work recorded so far and waits: the run can no longer be captured for replay).
+  HostTensor host_value(const ops::Value& value);
+
+  bool read_back() const { return read_back_; }
+  size_t plans_made() const { return plans_made_; }  // subplans made during this walk
+
+ private:
+  std::vector<ops::Value> run_node(WalkPlan& plan, size_t index, const std::vector<ops::Value>& args,
+                                   Scope& scope);
+  std::vector<ops::Value> run_on_host_or_gpu(const Node& node, const ops::OpEntry* entry, int64_t opset,
+                                             std::shared_ptr<void>* node_state,
+                                             const std::vector<ops::Value>& args, bool cache_constant_results,
+                                             bool& on_host);
+
+  WalkResources r_;
+  bool read_back_ = false;
+  size_t plans_made_ = 0;
+};
+
+}  // namespace onda::runtime
