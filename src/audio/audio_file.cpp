@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <memory>
 
 namespace onda::audio {
@@ -43,6 +44,8 @@ int sndfile_format(const AudioFormat& format) {
       break;
     case Container::ogg:
       return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+    case Container::mp3:
+      return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
   }
   throw AudioError("unknown audio format");
 }
@@ -57,8 +60,63 @@ std::string container_extension(Container container) {
       return "flac";
     case Container::ogg:
       return "ogg";
+    case Container::mp3:
+      return "mp3";
   }
   return "wav";
+}
+
+static std::string lower_extension(const fs::path& path) {
+  std::string extension = path.extension().string();
+  if (!extension.empty()) extension.erase(0, 1);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension;
+}
+
+Container container_for_path(const fs::path& path) {
+  const std::string extension = lower_extension(path);
+  Container container;
+  if (extension == "wav" || extension == "wave") {
+    container = Container::wav;
+  } else if (extension == "flac") {
+    container = Container::flac;
+  } else if (extension == "ogg" || extension == "oga") {
+    container = Container::ogg;
+  } else if (extension == "mp3") {
+    container = Container::mp3;
+  } else {
+    throw AudioError(fmt::format("cannot write '{}': {}; onda writes .wav, .flac, .ogg and .mp3",
+                                 path.string(),
+                                 extension.empty() ? "no extension names the format"
+                                                   : fmt::format("unknown extension '.{}'", extension)));
+  }
+  // libsndfile builds without LAME (or Vorbis) exist: ask it rather than fail after the model run.
+  SF_INFO info{};
+  info.samplerate = 44100;
+  info.channels = 2;
+  info.format = sndfile_format({container, SampleEncoding::pcm16});
+  if (!sf_format_check(&info))
+    throw AudioError(
+        fmt::format("cannot write '{}': this libsndfile cannot write .{} files", path.string(), extension));
+  return container;
+}
+
+std::vector<std::string> readable_audio_extensions() {
+  std::vector<std::string> extensions = {"wav", "wave", "aif", "aiff", "flac", "ogg", "oga", "opus", "mp3"};
+  int count = 0;
+  sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
+  for (int k = 0; k < count; ++k) {
+    SF_FORMAT_INFO format{};
+    format.format = k;
+    if (sf_command(nullptr, SFC_GET_FORMAT_MAJOR, &format, sizeof format) != 0 || !format.extension) continue;
+    const std::string extension = format.extension;
+    // raw is header-less: any file "reads" as raw PCM, so a folder scan must not pick it up.
+    if (extension == "raw" || extension == "m1a") continue;
+    extensions.push_back(extension);
+  }
+  std::sort(extensions.begin(), extensions.end());
+  extensions.erase(std::unique(extensions.begin(), extensions.end()), extensions.end());
+  return extensions;
 }
 
 static SndfileHandle open_for_reading(const fs::path& path, SF_INFO& info) {
@@ -78,8 +136,25 @@ static SndfileHandle open_for_reading(const fs::path& path, SF_INFO& info) {
 
 AudioInfo probe_audio(const fs::path& path) {
   SF_INFO info{};
-  open_for_reading(path, info);
-  return {info.samplerate, info.channels, info.frames};
+  SndfileHandle file = open_for_reading(path, info);
+  AudioInfo result{info.samplerate, info.channels, info.frames, {}};
+  // libsndfile logs a chunk whose declared size passes the end of the file as "data : 32000
+  // (should be 15978)" and then reads what is there.
+  std::string log(4096, '\0');
+  sf_command(file.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
+  log.resize(log.find('\0'));
+  size_t should = log.find("(should be");
+  if (should != std::string::npos) {
+    const size_t line_start = log.rfind('\n', should);
+    const size_t line_end = log.find('\n', should);
+    std::string line =
+        log.substr(line_start == std::string::npos ? 0 : line_start + 1,
+                   line_end == std::string::npos ? std::string::npos : line_end - (line_start + 1));
+    if (line.rfind("data", 0) == 0)
+      result.truncation =
+          fmt::format("the header promises more audio than the file holds (libsndfile: '{}')", line);
+  }
+  return result;
 }
 
 AudioBuffer read_audio(const fs::path& path) {
