@@ -115,6 +115,8 @@ fs::path expand_filename(const std::string& pattern, const AudioInput& input, co
       text += pattern[i++];
     }
   }
+  // An empty {folder} at the start ("{folder}/{track}...") must not make the path absolute.
+  text.erase(0, text.find_first_not_of('/'));
   return fs::path(text).lexically_normal();
 }
 

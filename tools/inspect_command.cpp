@@ -30,11 +30,18 @@ std::string bytes_text(uint64_t bytes) {
 }
 
 // The description as onda separate would find it; "" and the reason when there is none.
-std::optional<audio::ModelDescription> find_description(const std::string& model, std::string& problem) {
+std::optional<audio::ModelDescription> find_description(const std::string& model, const std::string& file,
+                                                        std::string& problem) {
+  audio::SeparateOptions options;
+  options.model = model;
+  if (!file.empty()) options.description = file;
   try {
-    return audio::load_model_description(model);
-  } catch (const std::exception& e) {
-    problem = e.what();
+    return audio::load_separate_description(options);
+  } catch (const audio::DescriptionError& e) {
+    if (!file.empty()) throw;  // asked for: its problems are errors
+    problem =
+        "none next to the model or in its metadata; --description FILE names one (onda's source has the "
+        "reference models' in tools/descriptions/)";
     return std::nullopt;
   }
 }
@@ -45,7 +52,7 @@ nlohmann::json value_json(const ValueSummary& v) {
   return j;
 }
 
-void print_json(const std::string& model, const ModelSummary& s) {
+void print_json(const std::string& model, const std::string& description, const ModelSummary& s) {
   nlohmann::json j;
   j["model"] = model;
   j["ir_version"] = s.ir_version;
@@ -74,7 +81,7 @@ void print_json(const std::string& model, const ModelSummary& s) {
         {{"location", f.location}, {"bytes", f.bytes}, {"tensors", f.tensors}, {"present", f.present}});
   j["metadata"] = s.metadata;
   std::string problem;
-  if (auto d = find_description(model, problem)) {
+  if (auto d = find_description(model, description, problem)) {
     j["description"] = {{"sample_rate", d->sample_rate},
                         {"channels", d->channels},
                         {"segment", d->segment},
@@ -87,7 +94,7 @@ void print_json(const std::string& model, const ModelSummary& s) {
   fmt::print("{}\n", j.dump(2));
 }
 
-void print_text(const std::string& model, const ModelSummary& s) {
+void print_text(const std::string& model, const std::string& description, const ModelSummary& s) {
   fmt::print("model:     {}\n", model);
   std::string opsets;
   for (const auto& [domain, version] : s.opsets)
@@ -113,7 +120,7 @@ void print_text(const std::string& model, const ModelSummary& s) {
   for (const auto& [key, value] : s.metadata)
     fmt::print("metadata:  {} = {}\n", key, value.size() > 60 ? value.substr(0, 57) + "..." : value);
   std::string problem;
-  if (auto d = find_description(model, problem)) {
+  if (auto d = find_description(model, description, problem)) {
     std::string stems;
     for (const auto& stem : d->stems) stems += (stems.empty() ? "" : ", ") + stem;
     fmt::print("audio:     {} Hz, {} channel(s), segment {}, overlap {}, {} model, stems: {}\n",
@@ -121,7 +128,7 @@ void print_text(const std::string& model, const ModelSummary& s) {
                d->segment ? std::to_string(d->segment) + " samples" : "from the model", d->overlap,
                d->kind == audio::ProcessingKind::spectrogram ? "spectrogram" : "waveform", stems);
   } else {
-    fmt::print("audio:     no description ({})\n", problem);
+    fmt::print("audio:     no description: {}\n", problem);
   }
   if (unsupported) {
     std::string names;
@@ -139,14 +146,17 @@ void add_inspect_command(CLI::App& app) {
       "Show a model's inputs, outputs, opsets, ops (unsupported ones marked) and audio description");
   auto model = std::make_shared<std::string>();
   auto json = std::make_shared<bool>(false);
+  auto description = std::make_shared<std::string>();
   command->add_option("model", *model, "The .onnx file (weights not needed)")->required();
+  command->add_option("--description", *description,
+                      "Its model description JSON (default: the sidecar or metadata)");
   command->add_flag("--json", *json, "Print JSON instead");
-  command->callback([model, json] {
+  command->callback([model, json, description] {
     const ModelSummary s = summarize_model(*model);
     if (*json) {
-      print_json(*model, s);
+      print_json(*model, *description, s);
     } else {
-      print_text(*model, s);
+      print_text(*model, *description, s);
     }
   });
 }

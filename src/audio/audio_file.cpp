@@ -143,17 +143,19 @@ AudioInfo probe_audio(const fs::path& path) {
   std::string log(4096, '\0');
   sf_command(file.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
   log.resize(log.find('\0'));
-  size_t should = log.find("(should be");
-  if (should != std::string::npos) {
-    const size_t line_start = log.rfind('\n', should);
-    const size_t line_end = log.find('\n', should);
-    std::string line =
-        log.substr(line_start == std::string::npos ? 0 : line_start + 1,
-                   line_end == std::string::npos ? std::string::npos : line_end - (line_start + 1));
-    if (line.rfind("data", 0) == 0)
-      result.truncation =
-          fmt::format("the header promises more audio than the file holds (libsndfile: '{}')", line);
+  std::string first, data;
+  for (size_t begin = 0; begin < log.size();) {
+    const size_t end = std::min(log.find('\n', begin), log.size());
+    const std::string line = log.substr(begin, end - begin);
+    if (line.find("(should be") != std::string::npos) {
+      if (first.empty()) first = line;
+      if (data.empty() && line.rfind("data", 0) == 0) data = line;
+    }
+    begin = end + 1;
   }
+  if (!first.empty())
+    result.truncation = fmt::format("its header promises more than the file holds (libsndfile: '{}')",
+                                    data.empty() ? first : data);
   return result;
 }
 

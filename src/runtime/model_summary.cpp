@@ -62,6 +62,7 @@ struct Counter {
 
   bool supported(const std::string& domain, const std::string& op_type) const {
     if (local_functions.count({domain, op_type})) return true;  // inlined; its body is counted too
+    if (domain.empty() && op_type == "Constant") return true;   // the loader makes them initializers
     const auto opset = opsets.find(domain);
     return ops::find_op(domain, op_type, opset == opsets.end() ? 0 : opset->second) != nullptr;
   }

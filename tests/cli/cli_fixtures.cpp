@@ -8,6 +8,7 @@
 #include <onnx/onnx_pb.h>
 #include <sndfile.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -141,8 +142,12 @@ int probe(const fs::path& path) {
   sf_command(file, SFC_GET_FORMAT_INFO, &format, sizeof format);
   std::string name = format.name ? format.name : "?";
   name = name.substr(0, name.find(' '));
-  std::printf("%s %d %d %lld\n", name.c_str(), info.channels, info.samplerate,
-              static_cast<long long>(info.frames));
+  std::vector<float> block(4096 * static_cast<size_t>(info.channels));
+  float peak = 0;
+  for (sf_count_t got; (got = sf_readf_float(file, block.data(), 4096)) > 0;)
+    for (sf_count_t i = 0; i < got * info.channels; ++i) peak = std::max(peak, std::fabs(block[i]));
+  std::printf("%s %d %d %lld %.4f\n", name.c_str(), info.channels, info.samplerate,
+              static_cast<long long>(info.frames), static_cast<double>(peak));
   sf_close(file);
   return 0;
 }
