@@ -143,7 +143,6 @@ struct Failure {
 
 void run_audio(const AudioArguments& a) {
   check_ranges(a);
-  install_interrupt_handlers();
   const std::vector<AudioInput> inputs = expand_inputs(a.inputs);
 
   // Where the outputs go: enhance -o FILE.ext (one input), else -o FOLDER with a --filename template.
@@ -202,9 +201,11 @@ void run_audio(const AudioArguments& a) {
       warn(fmt::format("'{}' holds no audio (0 frames): its outputs will be empty", name));
   }
 
-  stop_if_interrupted();
+  if (failures.size() == inputs.size()) throw ExitStatus{1};  // each reported above; no model to open
   audio::Separator separator(options);  // opens the model: unsupported ops, device limits fail here
-  stop_if_interrupted();
+  // From here on a signal stops at the next segment (before, nothing is written and the default
+  // action, an immediate exit, is what a user pressing Ctrl-C during a long model load wants).
+  install_interrupt_handlers();
   if (a.batch > 1 && separator.fixed_batch() && separator.max_batch() != a.batch)
     warn(fmt::format("--batch {} ignored: the model's batch dimension is fixed at {}", a.batch,
                      separator.max_batch()));

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <memory>
 
 namespace onda::audio {
@@ -180,6 +182,24 @@ AudioBuffer read_audio(const fs::path& path) {
   return audio;
 }
 
+// A run killed outright (SIGKILL, a crash, a power cut) cannot remove its temporary file: the next
+// writer of the same name removes those whose process no longer exists.
+static void remove_stale_partials(const fs::path& folder, const std::string& name) {
+  const std::string prefix = "." + name + ".", suffix = ".partial";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 struct AudioWriter::File {
   SndfileHandle handle;
 };
@@ -200,6 +220,7 @@ AudioWriter::AudioWriter(const fs::path& path, int sample_rate, int channels, co
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
     throw AudioError(fmt::format("cannot write '{}': no folder '{}'", path.string(), folder.string()));
+  remove_stale_partials(folder, path.filename().string());
   // The temporary name starts with a dot and ends in .partial: never mistaken for a finished file.
   temporary_ = folder / fmt::format(".{}.{}.partial", path.filename().string(), ::getpid());
   file_ = std::make_unique<File>();

@@ -33,6 +33,7 @@ expect_error "--overlap -0.5" separate mono.wav -m "$m" -o out --overlap -0.5
 expect_error "--segment -1" separate mono.wav -m "$m" -o out --segment -1
 expect_error "--batch 0" separate mono.wav -m "$m" -o out --batch 0
 expect_error "--shifts -1" separate mono.wav -m "$m" -o out --shifts -1
+expect_error "leave --segment out" enhance mono.wav -m "$m" -o seg.wav --segment 0.2
 expect_error "--float32 and --int24" separate mono.wav -m "$m" -o out --float32 --int24
 expect_error "--flac contradicts -o 'x.wav'" enhance mono.wav -m "$m" -o x.wav --flac
 expect_error "--flac contradicts --filename" separate mono.wav -m "$s" -o out --flac --filename '{track}/{stem}.wav'

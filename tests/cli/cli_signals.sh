@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Ctrl-C and SIGTERM during a run: onda stops at the next segment boundary, removes its partial
 # files (and the output folders it created for them) and exits 130 / 143. The signal is sent once
-# the run is writing (its hidden .partial file exists), so it lands mid-run.
+# the run is writing (its hidden .partial file exists), so it lands mid-run. A partial file that a
+# killed run left is removed by the next run writing that name.
 # Usage: cli_signals.sh BUILD_DIR [SOURCE_DIR].
 . "$(dirname "$0")/cli_common.sh"
 
@@ -45,5 +46,18 @@ interrupt TERM 143 enhanced enhance long.wav -m "$models/gain.onnx" -o enhanced/
 interrupt INT 130 stems separate long.wav -m "$models/gain.onnx" -o stems
 checks=$((checks + 1))
 [ ! -e stems ] || fail "the interrupted separate left its output folder: $(find stems)"
+
+# A run killed outright (SIGKILL) cannot clean up: the next run writing the same name removes the
+# partial files of processes that no longer exist, and keeps those of live ones.
+"$fixtures" tone short.wav 0.5 16000 1 || exit 1
+true &
+dead=$!
+wait "$dead"
+mkdir -p killed
+touch "killed/.short.wav.$dead.partial" "killed/.short.wav.$$.partial"
+run_onda enhance short.wav -m "$models/gain.onnx" -o killed/short.wav -q
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] && [ ! -e "killed/.short.wav.$dead.partial" ] && [ -e "killed/.short.wav.$$.partial" ] ||
+  fail "stale partial files: rc $rc, left $(ls -A killed)"
 
 finish
