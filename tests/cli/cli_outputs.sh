@@ -3,7 +3,7 @@
 # channels, rate, length, and the model's gain on the level), files and folders as inputs
 # (recursively), --filename templates, no overwrite without --overwrite, a batch that goes on past a
 # bad file (summary, exit 1, no folder left for it), warnings for truncated and empty audio and for
-# a --batch the model cannot use, MP3 input. Usage: cli_outputs.sh BUILD_DIR [SOURCE_DIR].
+# a --batch the model cannot use, MP3 input, the progress line on a terminal. Usage: cli_outputs.sh BUILD_DIR [SOURCE_DIR].
 . "$(dirname "$0")/cli_common.sh"
 
 m="$models/gain.onnx"   # mono 16 kHz, one stem: 0.5 x
@@ -101,5 +101,15 @@ run_onda separate stereo.wav -m "$s" -o batched --batch 4 -q
 checks=$((checks + 1))
 [ "$rc" -eq 0 ] && grep -q "^onda: warning: --batch 4 ignored: the model's batch dimension is fixed at 1" <<< "$err" ||
   fail "--batch 4 on a batch-1 model: rc $rc, '$err'"
+
+# The progress line on a terminal (util-linux `script` provides one): drawn at once with 0
+# segments, then per segment with the rate and the time left, with three significant digits.
+if command -v script > /dev/null; then
+  progress=$(script -qec "'$onda' enhance mono.wav -m '$m' -o progress.wav" /dev/null | tr '\r' '\n')
+  checks=$((checks + 1))
+  grep -qE "^mono.wav \[ +\] 0/[0-9]+ segments *$" <<< "$progress" &&
+    grep -qE "^mono.wav \[#+ *\] [1-9][0-9]*/[0-9]+ segments, [0-9.]+ s audio/s, [0-9]+ s left" <<< "$progress" &&
+    ! grep -qE ", 0\.0 s audio/s" <<< "$progress" || fail "progress line: $progress"
+fi
 
 finish
