@@ -34,12 +34,12 @@ std::string help_hint(CLI::App& app) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"onda: audio neural networks on any GPU through WebGPU", "onda"};
+  CLI::App app{
+      "onda: audio neural networks on any GPU through WebGPU ('onda COMMAND --help' for a command's options)",
+      "onda"};
   app.require_subcommand(1);
   app.set_version_flag(
       "--version", [] { return version_text(); }, "Print the version, commit, Dawn build and adapter");
-  app.footer(
-      "Run 'onda COMMAND --help' for a command's options. docs/audio.md describes separate and enhance.");
   onda::cli::add_info_command(app);
   onda::cli::add_run_command(app);
   onda::cli::add_ops_command(app);
