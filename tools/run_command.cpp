@@ -104,12 +104,26 @@ void print_memory(const RunStats& stats) {
 }
 
 void run(const RunArguments& a) {
-  // --shape values first: a typo fails before the model loads.
+  // Arguments first: a typo fails before the model loads.
   std::map<std::string, Shape> shapes;
   for (const auto& s : a.shapes) {
     auto [name, dims] = split_assignment(s, "--shape");
     shapes[name] = parse_dims(dims, s);
   }
+  std::error_code ec;
+  for (const auto& s : a.inputs) {
+    const std::string path = split_assignment(s, "--input").second;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw std::invalid_argument(fmt::format("--input {}: no file '{}'", s, path));
+  }
+  if (!a.test_data.empty() && !std::filesystem::is_directory(a.test_data, ec))
+    throw std::invalid_argument(fmt::format("--test-data {}: no such folder", a.test_data));
+  if (!a.output_dir.empty() && std::filesystem::exists(a.output_dir, ec) &&
+      !std::filesystem::is_directory(a.output_dir, ec))
+    throw std::invalid_argument(fmt::format("--output-dir {}: a file is in the way", a.output_dir));
+  if (a.bench < 0) throw std::invalid_argument(fmt::format("--bench {}: give a count >= 0", a.bench));
+  if (!(a.rtol >= 0) || !(a.atol >= 0))
+    throw std::invalid_argument(fmt::format("--rtol {} / --atol {}: give tolerances >= 0", a.rtol, a.atol));
   const auto load_start = std::chrono::steady_clock::now();
   SessionOptions options;
   options.adapter = a.adapter;

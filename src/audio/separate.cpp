@@ -186,6 +186,9 @@ std::vector<Stem> Separator::separate(AudioBuffer input, SeparateTimings* timing
 
 void Separator::write_files(const fs::path& input, const std::vector<fs::path>& paths,
                             SeparateTimings* timings, const SegmentProgress& progress) {
+  if (paths.size() != output_names().size())
+    throw std::invalid_argument(
+        fmt::format("{} output paths for {} outputs", paths.size(), output_names().size()));
   const auto total_start = Clock::now();
   SeparateTimings t;
   auto start = Clock::now();

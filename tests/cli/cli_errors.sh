@@ -57,6 +57,9 @@ expect_error "has no description.*tools/descriptions" separate mono.wav -m bare.
 expect_error "--two-stems drums: the model's stems are low, high" separate mono.wav -m "$s" --two-stems drums
 expect_error "enhance needs a model with one output stem" enhance mono.wav -m "$s" -o y.wav
 expect_error "Sharpen" enhance mono.wav -m "$models/unsupported.onnx" -o y.wav
+expect_error "--input mix=nothing.npy: no file 'nothing.npy'" run "$m" --input mix=nothing.npy --adapter no-such-gpu
+expect_error "--output-dir mono.wav: a file is in the way" run "$m" --random-inputs --output-dir mono.wav --adapter no-such-gpu
+touch x.npy
 allow_stdout=1 expect_error "no input 'noise' \(its inputs: 'mix'\)" run "$m" --input noise=x.npy
 printf 'not audio' > bad.wav
 expect_error "cannot read audio 'bad.wav'" enhance bad.wav -m "$m" -o y.wav
