@@ -130,8 +130,8 @@ void check_outputs(const std::vector<AudioInput>& inputs, const std::vector<std:
       if (!fresh) {
         if (it->second == i)
           throw std::invalid_argument(
-              fmt::format("'{}' would get two outputs of '{}' into '{}': put {{stem}} in --filename",
-                          inputs[i].path.string(), inputs[i].path.string(), file.string()));
+              fmt::format("two outputs of '{}' would both go to '{}': put {{stem}} in --filename",
+                          inputs[i].path.string(), file.string()));
         throw std::invalid_argument(
             fmt::format("'{}' and '{}' would both write '{}': rename one, or put {{folder}} or {{input_ext}} "
                         "in --filename "

@@ -75,8 +75,10 @@ expect_error "'plain_file' is a file, not a folder" separate mono.wav -m "$s" -o
 cp mono.wav again.wav && mkdir -p a b && cp mono.wav a/song.wav && cp mono.wav b/song.wav
 expect_error "'a/song.wav' and 'b/song.wav' would both write 'o2/song/low.wav'" separate a/song.wav b/song.wav \
   -m "$s" -o o2 --adapter no-such-gpu
+expect_error "two outputs of 'mono.wav' would both go to 'o3/mono.wav': put \{stem\}" separate mono.wav -m "$s" \
+  -o o3 --filename '{track}.wav' --adapter no-such-gpu
 checks=$((checks + 1))
-[ ! -e o2 ] && [ ! -e y.wav ] && [ ! -e stems/mono/high.wav ] || fail "a refused command created output"
+[ ! -e o2 ] && [ ! -e o3 ] && [ ! -e y.wav ] && [ ! -e stems/mono/high.wav ] || fail "a refused command created output"
 # The adapter error itself, once the outputs are fine.
 expect_error "no-such-gpu" enhance mono.wav -m "$m" -o fine.wav --adapter no-such-gpu
 
