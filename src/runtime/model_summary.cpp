@@ -8,7 +8,6 @@
 #include <algorithm>
 #include <fstream>
 #include <set>
-#include <sstream>
 
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
@@ -89,13 +88,13 @@ ModelSummary summarize_model(const fs::path& model) {
   if (!fs::is_regular_file(model, ec))
     throw ModelError(fmt::format("cannot read model '{}': {}", model.string(),
                                  fs::exists(model, ec) ? "not a file" : "no such file"));
+  // One copy of the bytes (a model with its weights inline can be hundreds of MB).
+  std::string bytes(static_cast<size_t>(fs::file_size(model, ec)), '\0');
   std::ifstream file(model, std::ios::binary);
-  std::stringstream bytes;
-  bytes << file.rdbuf();
-  if (!file) throw ModelError(fmt::format("cannot read model '{}'", model.string()));
+  if (ec || !file.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    throw ModelError(fmt::format("cannot read model '{}'", model.string()));
   onnx::ModelProto proto;
-  const std::string text = bytes.str();
-  if (!proto.ParseFromArray(text.data(), static_cast<int>(text.size())) || !proto.has_graph())
+  if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())) || !proto.has_graph())
     throw ModelError(fmt::format("'{}' is not an ONNX model (no ModelProto with a graph)", model.string()));
 
   ModelSummary s;
