@@ -16,6 +16,11 @@ std::string domain_name(const std::string& domain) {
   return domain.empty() ? "ai.onnx" : domain;
 }
 
+// "Conv" for ai.onnx, "com.example::Sharpen" for others.
+std::string op_name(const OpCount& op) {
+  return op.domain.empty() ? op.op_type : op.domain + "::" + op.op_type;
+}
+
 std::string shape_text(const ValueSummary& v) {
   if (!v.has_shape) return "(shape not declared)";
   std::string text;
@@ -71,7 +76,7 @@ void print_json(const std::string& model, const std::string& description, const 
                         {"op_type", op.op_type},
                         {"count", op.count},
                         {"supported", op.supported}});
-    if (!op.supported) j["unsupported_ops"].push_back(op.op_type);
+    if (!op.supported) j["unsupported_ops"].push_back(op_name(op));
   }
   j["initializers"] = s.initializers;
   j["initializer_bytes"] = s.initializer_bytes;
@@ -100,7 +105,9 @@ void print_text(const std::string& model, const std::string& description, const 
   for (const auto& [domain, version] : s.opsets)
     opsets += fmt::format("{}{} {}", opsets.empty() ? "" : ", ", domain_name(domain), version);
   fmt::print("format:    IR {}, opsets {}\n", s.ir_version, opsets.empty() ? "(none)" : opsets);
-  if (!s.producer_name.empty()) fmt::print("producer:  {} {}\n", s.producer_name, s.producer_version);
+  if (!s.producer_name.empty())
+    fmt::print("producer:  {}{}\n", s.producer_name,
+               s.producer_version.empty() ? "" : " " + s.producer_version);
   fmt::print("inputs:\n");
   for (const auto& v : s.inputs) fmt::print("  {:<24} {:<8} {}\n", v.name, v.dtype, shape_text(v));
   fmt::print("outputs:\n");
@@ -110,7 +117,7 @@ void print_text(const std::string& model, const std::string& description, const 
   fmt::print("ops:       {} nodes, {} op types{}\n", s.nodes, s.ops.size(),
              unsupported ? fmt::format(", {} NOT supported by onda", unsupported) : "");
   for (const auto& op : s.ops) {
-    const std::string name = op.domain.empty() ? op.op_type : op.domain + "::" + op.op_type;
+    const std::string name = op_name(op);
     fmt::print("  {:<28} {:>6}{}\n", name, op.count, op.supported ? "" : "  UNSUPPORTED");
   }
   fmt::print("weights:   {} initializers, {} in the file\n", s.initializers, bytes_text(s.initializer_bytes));
@@ -133,7 +140,7 @@ void print_text(const std::string& model, const std::string& description, const 
   if (unsupported) {
     std::string names;
     for (const auto& op : s.ops)
-      if (!op.supported) names += (names.empty() ? "" : ", ") + op.op_type;
+      if (!op.supported) names += (names.empty() ? "" : ", ") + op_name(op);
     fmt::print("onda cannot run this model yet: unsupported {} (see 'onda ops')\n", names);
   }
 }

@@ -44,7 +44,8 @@ struct ModelSummary {
   std::vector<OpCount> ops;  // most frequent first, then by name
   int64_t nodes = 0;
   int64_t initializers = 0;
-  uint64_t initializer_bytes = 0;  // inline (raw or typed) initializer bytes in the file itself
+  uint64_t initializer_bytes =
+      0;  // initializer bytes in the file itself (raw, or the typed fields' encoding)
   std::vector<ExternalDataFile> external_data;
   std::map<std::string, std::string> metadata;  // metadata_props
 };

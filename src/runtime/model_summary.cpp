@@ -113,7 +113,8 @@ ModelSummary summarize_model(const fs::path& model) {
   for (const auto& tensor : graph.initializer()) {
     initializer_names.insert(tensor.name());
     ++s.initializers;
-    s.initializer_bytes += tensor.raw_data().size();
+    if (tensor.data_location() != onnx::TensorProto::EXTERNAL)  // raw bytes, else the typed fields' encoding
+      s.initializer_bytes += tensor.has_raw_data() ? tensor.raw_data().size() : tensor.ByteSizeLong();
     add_external(external, tensor);
   }
   for (const auto& input : graph.input())

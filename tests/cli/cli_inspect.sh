@@ -24,7 +24,7 @@ checks=$((checks + 1))
 run_onda inspect "$models/unsupported.onnx"
 has "$out" "com.example::Sharpen +1  UNSUPPORTED" "unsupported op marked"
 has "$out" "1 NOT supported by onda" "unsupported count"
-has "$out" "onda cannot run this model yet: unsupported Sharpen" "unsupported summary"
+has "$out" "onda cannot run this model yet: unsupported com.example::Sharpen" "unsupported summary"
 
 checks=$((checks + 1))
 "$onda" inspect "$models/unsupported.onnx" --json | python3 -c '
@@ -32,7 +32,7 @@ import json, sys
 j = json.load(sys.stdin)
 assert j["inputs"] == [{"name": "mix", "dtype": "FLOAT", "shape": ["1", "1", "1600"]}], j["inputs"]
 assert j["opsets"] == {"ai.onnx": 17, "com.example": 1}, j["opsets"]
-assert j["unsupported_ops"] == ["Sharpen"], j["unsupported_ops"]
+assert j["unsupported_ops"] == ["com.example::Sharpen"], j["unsupported_ops"]
 assert j["description"]["stems"] == ["clean"] and j["description"]["sample_rate"] == 16000
 assert j["ir_version"] == 8 and j["nodes"] == 2
 ' || fail "inspect --json"
