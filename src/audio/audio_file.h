@@ -63,9 +63,9 @@ AudioBuffer read_audio(const std::filesystem::path& path);
 // An audio file written block by block: samples go to a hidden temporary file in the target folder
 // (`.NAME.PID.partial`), renamed to `path` by commit(); destroyed without commit() (an error, an
 // interrupted run), it removes the temporary file; it also removes the temporary files of the same
-// name left by processes that no longer exist (a run killed with SIGKILL). Integer encodings clip to [-1, 1]. FLAC
-// supports pcm16/pcm24 only (float32 throws); OGG is Vorbis and MP3 is MPEG layer III (encoding
-// ignored for both).
+// name left by processes that no longer exist (a run killed with SIGKILL). Integer encodings clip
+// to [-1, 1]. FLAC supports pcm16/pcm24 only (float32 throws); OGG is Vorbis and MP3 is MPEG
+// layer III (encoding ignored for both).
 class AudioWriter {
  public:
   AudioWriter(const std::filesystem::path& path, int sample_rate, int channels, const AudioFormat& format);
