@@ -176,6 +176,13 @@ void run_audio(const AudioArguments& a) {
     std::vector<fs::path> files;
     for (const auto& name : names)
       files.push_back(single_file ? out : out / expand_filename(pattern, input, name, extension));
+    // One format for the run: a template whose extension varies per input ({input_ext}) is refused.
+    for (const auto& file : files)
+      if (audio::container_for_path(file) != format.container)
+        throw std::invalid_argument(
+            fmt::format("--filename '{}' gives '{}', not a .{} file: give every output "
+                        "the same extension",
+                        pattern, file.string(), extension));
     outputs.push_back(files);
   }
   check_outputs(inputs, outputs, a.overwrite);

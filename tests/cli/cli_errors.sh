@@ -44,6 +44,8 @@ expect_error "no extension names the format" separate mono.wav -m "$s" -o out --
 expect_error "unknown placeholder '\{song\}'" separate mono.wav -m "$s" -o out --filename '{song}/{stem}.wav'
 expect_error "may not leave -o" separate mono.wav -m "$s" -o out --filename '../{stem}.wav'
 expect_error "--filename needs -o FOLDER" enhance mono.wav -m "$m" -o x.wav --filename '{track}.wav'
+cp mono.wav mono.flac
+expect_error "gives 'out/low/mono.flac', not a .wav file" separate mono.flac -m "$s" -o out --filename '{stem}/{track}.{input_ext}'
 checks=$((checks + 1))
 [ ! -e out ] && [ ! -e x.wav ] && [ ! -e x.flac ] || fail "a refused command created output"
 
