@@ -46,6 +46,16 @@ void print_info(const std::string& adapter_choice, bool list) {
 
 }  // namespace
 
+std::string default_adapter_line() {
+  try {
+    gpu::Context context(gpu::ContextOptions{});
+    const auto& d = context.adapter_description();
+    return fmt::format("{} ({}, driver {})", d.name, d.backend, d.driver);
+  } catch (const std::exception& e) {
+    return fmt::format("none ({})", e.what());
+  }
+}
+
 void add_info_command(CLI::App& app) {
   auto* command = app.add_subcommand("info", "Print the WebGPU adapter, backend, driver, limits and features");
   auto adapter = std::make_shared<std::string>();

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -11,9 +12,9 @@
 
 #include "commands.h"
 #include "onda/npy.h"
-#include "test_data.h"
 #include "onda/ops.h"
 #include "onda/session.h"
+#include "test_data.h"
 
 namespace onda::cli {
 namespace {
@@ -28,14 +29,45 @@ struct RunArguments {
   bool profile = false;
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
-  std::string test_data;  // an ONNX test data set folder
+  std::string test_data;            // an ONNX test data set folder
   double rtol = 1e-3, atol = 1e-7;  // ONNX's backend test defaults
 };
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* flag) {
   const size_t eq = text.rfind('=');
-  if (eq == std::string::npos || eq == 0) throw std::invalid_argument(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
+  if (eq == std::string::npos || eq == 0)
+    throw std::invalid_argument(fmt::format("{} expects NAME=VALUE, got '{}'", flag, text));
   return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+// "1,2,343980" -> {1, 2, 343980}; names the bad value of `text` otherwise.
+Shape parse_dims(const std::string& dims, const std::string& text) {
+  Shape shape;
+  size_t pos = 0;
+  while (pos <= dims.size()) {
+    const size_t comma = dims.find(',', pos);
+    const std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    int64_t value = -1;
+    const auto [end, error] = std::from_chars(d.data(), d.data() + d.size(), value);
+    if (d.empty() || error != std::errc() || end != d.data() + d.size() || value < 0)
+      throw std::invalid_argument(
+          fmt::format("--shape {}: '{}' is not a dimension (give sizes >= 0 separated by commas)", text, d));
+    shape.push_back(value);
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  return shape;
+}
+
+// Names given with --input / --shape must be the model's inputs; the error lists them.
+void check_input_name(const std::string& name, const char* flag, const std::vector<TensorSpec>& specs) {
+  std::string names;
+  for (const auto& spec : specs) {
+    if (spec.name == name) return;
+    names += fmt::format("{}'{}'", names.empty() ? "" : ", ", spec.name);
+  }
+  throw std::invalid_argument(fmt::format("{} {}: the model has no input '{}' (its inputs: {})", flag, name,
+                                          name, names.empty() ? "none" : names));
 }
 
 std::string file_name_for(const std::string& tensor_name) {
@@ -67,51 +99,65 @@ std::string bytes_text(uint64_t bytes) {
 
 void print_memory(const RunStats& stats) {
   fmt::print("peak GPU memory: {} = activations {} at peak + weights {} ({} buffers created)\n",
-             bytes_text(stats.peak_gpu_bytes), bytes_text(stats.peak_activation_bytes), bytes_text(stats.weight_bytes),
-             stats.buffers_allocated);
+             bytes_text(stats.peak_gpu_bytes), bytes_text(stats.peak_activation_bytes),
+             bytes_text(stats.weight_bytes), stats.buffers_allocated);
 }
 
 void run(const RunArguments& a) {
+  // Arguments first: a typo fails before the model loads.
+  std::map<std::string, Shape> shapes;
+  for (const auto& s : a.shapes) {
+    auto [name, dims] = split_assignment(s, "--shape");
+    shapes[name] = parse_dims(dims, s);
+  }
+  std::error_code ec;
+  for (const auto& s : a.inputs) {
+    const std::string path = split_assignment(s, "--input").second;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw std::invalid_argument(fmt::format("--input {}: no file '{}'", s, path));
+  }
+  if (!a.test_data.empty() && !std::filesystem::is_directory(a.test_data, ec))
+    throw std::invalid_argument(fmt::format("--test-data {}: no such folder", a.test_data));
+  if (!a.output_dir.empty() && std::filesystem::exists(a.output_dir, ec) &&
+      !std::filesystem::is_directory(a.output_dir, ec))
+    throw std::invalid_argument(fmt::format("--output-dir {}: a file is in the way", a.output_dir));
+  if (a.bench < 0) throw std::invalid_argument(fmt::format("--bench {}: give a count >= 0", a.bench));
+  if (!(a.rtol >= 0) || !(a.atol >= 0))
+    throw std::invalid_argument(fmt::format("--rtol {} / --atol {}: give tolerances >= 0", a.rtol, a.atol));
   const auto load_start = std::chrono::steady_clock::now();
   SessionOptions options;
   options.adapter = a.adapter;
   options.profile = a.profile;
   options.first_submit_dispatches = a.first_submit;
   auto session = Session::open(a.model, options);
-  const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   fmt::print("adapter: {}\nmodel:   {} (loaded in {:.1f} ms)\n", session->adapter_name(), a.model, load_ms);
 
-  std::map<std::string, Shape> shapes;
-  for (const auto& s : a.shapes) {
-    auto [name, dims] = split_assignment(s, "--shape");
-    Shape shape;
-    size_t pos = 0;
-    while (pos <= dims.size()) {
-      const size_t comma = dims.find(',', pos);
-      const std::string d = dims.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-      if (!d.empty()) shape.push_back(std::stoll(d));
-      if (comma == std::string::npos) break;
-      pos = comma + 1;
-    }
-    shapes[name] = shape;
-  }
   std::map<std::string, HostTensor> inputs;
   TestDataSet test_data;
   if (!a.test_data.empty()) {
     test_data = read_test_data(a.test_data, session->inputs(), session->outputs());
     inputs = test_data.inputs;
   }
+  for (const auto& [name, shape] : shapes) check_input_name(name, "--shape", session->inputs());
   for (const auto& s : a.inputs) {
     auto [name, path] = split_assignment(s, "--input");
+    check_input_name(name, "--input", session->inputs());
     inputs[name] = read_npy(path);
   }
   std::mt19937_64 rng(1234);
   for (const auto& spec : session->inputs()) {
     if (inputs.count(spec.name)) continue;
-    if (!a.random_inputs) throw std::invalid_argument(fmt::format("no value for input '{}' (use --input {}=FILE.npy or --random-inputs)", spec.name, spec.name));
+    if (!a.random_inputs)
+      throw std::invalid_argument(fmt::format(
+          "no value for input '{}' (use --input {}=FILE.npy or --random-inputs)", spec.name, spec.name));
     Shape shape = shapes.count(spec.name) ? shapes[spec.name] : spec.shape;
     for (int64_t d : shape) {
-      if (d < 0) throw std::invalid_argument(fmt::format("input '{}' has a dynamic shape {}: give --shape {}=d0,d1,...", spec.name, shape_to_string(spec.shape), spec.name));
+      if (d < 0)
+        throw std::invalid_argument(
+            fmt::format("input '{}' has a dynamic shape {}: give --shape {}=d0,d1,...", spec.name,
+                        shape_to_string(spec.shape), spec.name));
     }
     inputs[spec.name] = random_tensor(spec.dtype, shape, rng);
   }
@@ -125,13 +171,15 @@ void run(const RunArguments& a) {
     const std::vector<OutputCheck> checks = check_outputs(test_data.expected, outputs, a.rtol, a.atol);
     size_t failed = 0;
     for (const OutputCheck& c : checks) {
-      fmt::print("check {}: {} (rel L2 {:.2e}, max |diff| {:.2e}, worst |diff| / (atol + rtol |ref|) {:.3g}){}\n", c.name,
-                 c.passed ? "ok" : "FAILED", c.rel_l2, c.max_abs, c.worst, c.passed ? "" : ": " + c.problem);
+      fmt::print(
+          "check {}: {} (rel L2 {:.2e}, max |diff| {:.2e}, worst |diff| / (atol + rtol |ref|) {:.3g}){}\n",
+          c.name, c.passed ? "ok" : "FAILED", c.rel_l2, c.max_abs, c.worst, c.passed ? "" : ": " + c.problem);
       failed += !c.passed;
     }
     if (checks.empty()) fmt::print("check: the test data set has no output_N.pb to compare with\n");
     if (failed) {
-      throw std::runtime_error(fmt::format("{} of {} outputs differ from {}", failed, checks.size(), a.test_data));
+      throw std::runtime_error(
+          fmt::format("{} of {} outputs differ from {}", failed, checks.size(), a.test_data));
     }
   }
   if (a.bench > 0) {
@@ -149,20 +197,24 @@ void run(const RunArguments& a) {
     };
     std::sort(times.begin(), times.end());
     const double wall = median(times), record = median(records);
-    fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), wall, times.back());
+    fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), wall,
+               times.back());
     fmt::print("last run ");
     print_memory(session->last_run());
     // With chunked submits the GPU runs while later chunks are recorded: wall is about recording plus
     // the wait after the last submit, and a long wait means the GPU, not the CPU, sets the pace.
-    fmt::print("median run: recording {:.3f} ms ({:.0f}% of wall), last submit to GPU done {:.3f} ms, {} dispatches in {} submits\n",
-               record, wall > 0 ? 100 * record / wall : 0.0, median(waits), session->last_run().dispatches,
-               session->last_run().submits);
+    fmt::print(
+        "median run: recording {:.3f} ms ({:.0f}% of wall), last submit to GPU done {:.3f} ms, {} dispatches "
+        "in {} submits\n",
+        record, wall > 0 ? 100 * record / wall : 0.0, median(waits), session->last_run().dispatches,
+        session->last_run().submits);
     if (a.profile) {
       std::vector<std::pair<std::string, double>> by_op(session->last_run().record_ms_by_op.begin(),
-                                                         session->last_run().record_ms_by_op.end());
+                                                        session->last_run().record_ms_by_op.end());
       std::sort(by_op.begin(), by_op.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
       fmt::print("CPU recording per op type (last timed run):");
-      for (size_t i = 0; i < std::min<size_t>(8, by_op.size()); ++i) fmt::print(" {} {:.2f} ms;", by_op[i].first, by_op[i].second);
+      for (size_t i = 0; i < std::min<size_t>(8, by_op.size()); ++i)
+        fmt::print(" {} {:.2f} ms;", by_op[i].first, by_op[i].second);
       fmt::print("\n");
       // One more run, profiled (per-dispatch timestamps slow a run down), for the report below.
       session->set_profiling(true);
@@ -179,19 +231,20 @@ void run(const RunArguments& a) {
       total += p.gpu_ms;
     }
     std::vector<std::pair<std::string, std::pair<double, uint64_t>>> types(by_type.begin(), by_type.end());
-    std::sort(types.begin(), types.end(), [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+    std::sort(types.begin(), types.end(),
+              [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
     fmt::print("GPU time per op type (last run, {:.3f} ms of kernels):\n", total);
     // Idle gaps: the GPU waiting between dispatches (host recording, submits, dependencies), from
     // the same profiled run; each of its dispatches has its own pass, so the gaps include pass
     // boundaries and overstate an unprofiled run's.
     const double span = session->last_run().profile_span_ms;
     if (span > 0) {
-      fmt::print("GPU span of the profiled run {:.3f} ms: kernels {:.3f} ms, idle gaps {:.3f} ms ({:.0f}%)\n", span, total,
-                 std::max(0.0, span - total), 100 * std::max(0.0, span - total) / span);
+      fmt::print("GPU span of the profiled run {:.3f} ms: kernels {:.3f} ms, idle gaps {:.3f} ms ({:.0f}%)\n",
+                 span, total, std::max(0.0, span - total), 100 * std::max(0.0, span - total) / span);
     }
     for (const auto& [type, t] : types) {
-      fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first, total > 0 ? 100 * t.first / total : 0.0,
-                 t.second);
+      fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first,
+                 total > 0 ? 100 * t.first / total : 0.0, t.second);
     }
     fmt::print("top nodes:\n");
     for (size_t i = 0; i < std::min<size_t>(15, profile.size()); ++i) {
@@ -204,7 +257,8 @@ void run(const RunArguments& a) {
     for (const auto& [name, tensor] : outputs) {
       const auto path = std::filesystem::path(a.output_dir) / (file_name_for(name) + ".npy");
       write_npy(path, tensor);
-      fmt::print("wrote {} {} {}\n", path.string(), dtype_name(tensor.dtype()), shape_to_string(tensor.shape()));
+      fmt::print("wrote {} {} {}\n", path.string(), dtype_name(tensor.dtype()),
+                 shape_to_string(tensor.shape()));
     }
   }
 }
@@ -220,7 +274,8 @@ void add_ops_command(CLI::App& app) {
       fmt::print("{}", supported_ops_markdown());
       return;
     }
-    for (const auto& op : supported_ops()) fmt::print("{:<24} opset {:>2}+  {}\n", op.op_type, op.first_opset, op.notes);
+    for (const auto& op : supported_ops())
+      fmt::print("{:<24} opset {:>2}+  {}\n", op.op_type, op.first_opset, op.notes);
   });
 }
 
@@ -232,15 +287,20 @@ void add_run_command(CLI::App& app) {
   command->add_option("--shape", a->shapes, "NAME=d0,d1,... shape of a random input with dynamic dims");
   command->add_flag("--random-inputs", a->random_inputs, "Random values for inputs without --input");
   command->add_option("--output-dir", a->output_dir, "Write every output as DIR/<name>.npy");
-  command->add_option("--bench", a->bench, "Time N more runs after the first (min/median/max); outputs are the last run's");
+  command->add_option("--bench", a->bench,
+                      "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
-  command->add_option("--test-data", a->test_data,
-                      "An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs");
-  command->add_option("--rtol", a->rtol, "--test-data: relative tolerance per element")->capture_default_str();
-  command->add_option("--atol", a->atol, "--test-data: absolute tolerance per element")->capture_default_str();
+  command->add_option(
+      "--test-data", a->test_data,
+      "An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs");
+  command->add_option("--rtol", a->rtol, "--test-data: relative tolerance per element")
+      ->capture_default_str();
+  command->add_option("--atol", a->atol, "--test-data: absolute tolerance per element")
+      ->capture_default_str();
   command->add_option("--adapter", a->adapter, "Adapter index or name substring");
-  command->add_option("--first-submit", a->first_submit,
-                      "Dispatches in the first of a run's growing submits (0: one submit per run)")
+  command
+      ->add_option("--first-submit", a->first_submit,
+                   "Dispatches in the first of a run's growing submits (0: one submit per run)")
       ->capture_default_str();
   command->callback([a] { run(*a); });
 }

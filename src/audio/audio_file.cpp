@@ -5,6 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <csignal>
 #include <memory>
 
 namespace onda::audio {
@@ -43,6 +46,8 @@ int sndfile_format(const AudioFormat& format) {
       break;
     case Container::ogg:
       return SF_FORMAT_OGG | SF_FORMAT_VORBIS;
+    case Container::mp3:
+      return SF_FORMAT_MPEG | SF_FORMAT_MPEG_LAYER_III;
   }
   throw AudioError("unknown audio format");
 }
@@ -57,8 +62,63 @@ std::string container_extension(Container container) {
       return "flac";
     case Container::ogg:
       return "ogg";
+    case Container::mp3:
+      return "mp3";
   }
   return "wav";
+}
+
+static std::string lower_extension(const fs::path& path) {
+  std::string extension = path.extension().string();
+  if (!extension.empty()) extension.erase(0, 1);
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return extension;
+}
+
+Container container_for_path(const fs::path& path) {
+  const std::string extension = lower_extension(path);
+  Container container;
+  if (extension == "wav" || extension == "wave") {
+    container = Container::wav;
+  } else if (extension == "flac") {
+    container = Container::flac;
+  } else if (extension == "ogg" || extension == "oga") {
+    container = Container::ogg;
+  } else if (extension == "mp3") {
+    container = Container::mp3;
+  } else {
+    throw AudioError(fmt::format("cannot write '{}': {}; onda writes .wav, .flac, .ogg and .mp3",
+                                 path.string(),
+                                 extension.empty() ? "no extension names the format"
+                                                   : fmt::format("unknown extension '.{}'", extension)));
+  }
+  // libsndfile builds without LAME (or Vorbis) exist: ask it rather than fail after the model run.
+  SF_INFO info{};
+  info.samplerate = 44100;
+  info.channels = 2;
+  info.format = sndfile_format({container, SampleEncoding::pcm16});
+  if (!sf_format_check(&info))
+    throw AudioError(
+        fmt::format("cannot write '{}': this libsndfile cannot write .{} files", path.string(), extension));
+  return container;
+}
+
+std::vector<std::string> readable_audio_extensions() {
+  std::vector<std::string> extensions = {"wav", "wave", "aif", "aiff", "flac", "ogg", "oga", "opus", "mp3"};
+  int count = 0;
+  sf_command(nullptr, SFC_GET_FORMAT_MAJOR_COUNT, &count, sizeof count);
+  for (int k = 0; k < count; ++k) {
+    SF_FORMAT_INFO format{};
+    format.format = k;
+    if (sf_command(nullptr, SFC_GET_FORMAT_MAJOR, &format, sizeof format) != 0 || !format.extension) continue;
+    const std::string extension = format.extension;
+    // raw is header-less: any file "reads" as raw PCM, so a folder scan must not pick it up.
+    if (extension == "raw" || extension == "m1a") continue;
+    extensions.push_back(extension);
+  }
+  std::sort(extensions.begin(), extensions.end());
+  extensions.erase(std::unique(extensions.begin(), extensions.end()), extensions.end());
+  return extensions;
 }
 
 static SndfileHandle open_for_reading(const fs::path& path, SF_INFO& info) {
@@ -78,8 +138,27 @@ static SndfileHandle open_for_reading(const fs::path& path, SF_INFO& info) {
 
 AudioInfo probe_audio(const fs::path& path) {
   SF_INFO info{};
-  open_for_reading(path, info);
-  return {info.samplerate, info.channels, info.frames};
+  SndfileHandle file = open_for_reading(path, info);
+  AudioInfo result{info.samplerate, info.channels, info.frames, {}};
+  // libsndfile logs a chunk whose declared size passes the end of the file as "data : 32000
+  // (should be 15978)" and then reads what is there.
+  std::string log(4096, '\0');
+  sf_command(file.get(), SFC_GET_LOG_INFO, log.data(), static_cast<int>(log.size()));
+  log.resize(log.find('\0'));
+  std::string first, data;
+  for (size_t begin = 0; begin < log.size();) {
+    const size_t end = std::min(log.find('\n', begin), log.size());
+    const std::string line = log.substr(begin, end - begin);
+    if (line.find("(should be") != std::string::npos) {
+      if (first.empty()) first = line;
+      if (data.empty() && line.rfind("data", 0) == 0) data = line;
+    }
+    begin = end + 1;
+  }
+  if (!first.empty())
+    result.truncation = fmt::format("its header promises more than the file holds (libsndfile: '{}')",
+                                    data.empty() ? first : data);
+  return result;
 }
 
 AudioBuffer read_audio(const fs::path& path) {
@@ -103,6 +182,24 @@ AudioBuffer read_audio(const fs::path& path) {
   return audio;
 }
 
+// A run killed outright (SIGKILL, a crash, a power cut) cannot remove its temporary file: the next
+// writer of the same name removes those whose process no longer exists.
+static void remove_stale_partials(const fs::path& folder, const std::string& name) {
+  const std::string prefix = "." + name + ".", suffix = ".partial";
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(folder, ec)) {
+    const std::string file = entry.path().filename().string();
+    if (file.size() <= prefix.size() + suffix.size() || file.rfind(prefix, 0) != 0 ||
+        file.compare(file.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    const std::string digits = file.substr(prefix.size(), file.size() - prefix.size() - suffix.size());
+    if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9)
+      continue;
+    const auto pid = static_cast<pid_t>(std::stol(digits));
+    if (pid != ::getpid() && ::kill(pid, 0) != 0 && errno == ESRCH) fs::remove(entry.path(), ec);
+  }
+}
+
 struct AudioWriter::File {
   SndfileHandle handle;
 };
@@ -123,6 +220,7 @@ AudioWriter::AudioWriter(const fs::path& path, int sample_rate, int channels, co
   std::error_code ec;
   if (!fs::is_directory(folder, ec))
     throw AudioError(fmt::format("cannot write '{}': no folder '{}'", path.string(), folder.string()));
+  remove_stale_partials(folder, path.filename().string());
   // The temporary name starts with a dot and ends in .partial: never mistaken for a finished file.
   temporary_ = folder / fmt::format(".{}.{}.partial", path.filename().string(), ::getpid());
   file_ = std::make_unique<File>();

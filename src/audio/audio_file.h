@@ -36,7 +36,7 @@ struct AudioBuffer {
 };
 
 enum class SampleEncoding { pcm16, pcm24, float32 };
-enum class Container { wav, flac, ogg };
+enum class Container { wav, flac, ogg, mp3 };
 
 struct AudioFormat {
   Container container = Container::wav;
@@ -47,6 +47,10 @@ struct AudioInfo {
   int sample_rate = 0;
   int channels = 0;
   int64_t frames = 0;
+  // Not empty when libsndfile's header check found the file shorter than its header says (a
+  // truncated download or copy): libsndfile then reads the frames that are there, so this is a
+  // warning to show, not an error.
+  std::string truncation;
   double seconds() const { return sample_rate > 0 ? static_cast<double>(frames) / sample_rate : 0.0; }
 };
 
@@ -58,8 +62,10 @@ AudioBuffer read_audio(const std::filesystem::path& path);
 
 // An audio file written block by block: samples go to a hidden temporary file in the target folder
 // (`.NAME.PID.partial`), renamed to `path` by commit(); destroyed without commit() (an error, an
-// interrupted run), it removes the temporary file. Integer encodings clip to [-1, 1]. FLAC
-// supports pcm16/pcm24 only (float32 throws); OGG is Vorbis (encoding ignored).
+// interrupted run), it removes the temporary file; it also removes the temporary files of the same
+// name left by processes that no longer exist (a run killed with SIGKILL). Integer encodings clip
+// to [-1, 1]. FLAC supports pcm16/pcm24 only (float32 throws); OGG is Vorbis and MP3 is MPEG
+// layer III (encoding ignored for both).
 class AudioWriter {
  public:
   AudioWriter(const std::filesystem::path& path, int sample_rate, int channels, const AudioFormat& format);
@@ -81,7 +87,16 @@ class AudioWriter {
 // The whole of `audio` through an AudioWriter.
 void write_audio(const std::filesystem::path& path, const AudioBuffer& audio, const AudioFormat& format);
 
-// The extension a container's files use ("wav", "flac", "ogg").
+// The extension a container's files use ("wav", "flac", "ogg", "mp3").
 std::string container_extension(Container container);
+
+// The container a file name's extension asks for (.wav, .flac, .ogg / .oga, .mp3; any case);
+// throws AudioError naming the file for an extension onda cannot write, or MP3 when this
+// libsndfile was built without an MP3 encoder.
+Container container_for_path(const std::filesystem::path& path);
+
+// The lower-case extensions (no dot) libsndfile reads on this machine, as folders are scanned for
+// input files: its major formats' extensions plus the usual aliases (wave, aif, oga, opus, mp3).
+std::vector<std::string> readable_audio_extensions();
 
 }  // namespace onda::audio

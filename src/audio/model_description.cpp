@@ -152,7 +152,7 @@ ModelDescription load_model_description(const fs::path& model) {
   const auto candidates = sidecar_candidates(model);
   throw DescriptionError(fmt::format(
       "model '{}' has no description: write '{}' (sample_rate, channels, stems, ...; see docs/audio.md) "
-      "or give --description FILE",
+      "or give --description FILE (onda's source ships them for its reference models in tools/descriptions/)",
       model.string(), candidates[0].string()));
 }
 

@@ -124,8 +124,11 @@ SessionSegmentModel::SessionSegmentModel(const fs::path& model, const ModelDescr
                       "\"segment\" or --segment)",
                       in.name));
     if (static_length > 0 && segment_ != static_length)
-      throw DescriptionError(fmt::format("model input '{}' takes exactly {} samples per segment, not {}",
-                                         in.name, static_length, segment_));
+      throw DescriptionError(
+          fmt::format("model input '{}' takes exactly {} samples ({} s at {} Hz) per segment, not {}{}",
+                      in.name, static_length, static_cast<double>(static_length) / description.sample_rate,
+                      description.sample_rate, segment_,
+                      options.segment > 0 ? ": leave --segment out (the model's length is fixed)" : ""));
     batch_of(in);
     input_shape_ = mono_layout ? Shape{max_batch_, segment_} : Shape{max_batch_, channels, segment_};
     int64_t per_item =

@@ -240,6 +240,9 @@ std::vector<AudioBuffer> separate_or_stream(SegmentModel& model, const AudioBuff
   const std::function<void()> after_call = [&] {
     if (progress) progress(stats.segments, total);
   };
+  // At once, before the first (possibly long) model call: a progress line shows from the start and
+  // a callback that stops the run (it throws) is asked before any work.
+  if (progress) progress(0, total);
 
   // Each stem channel of a pass, divided by the summed weights and scaled: in place when the pass
   // is the result (no shifts), else added to `result` from line position `skip` on. One task per

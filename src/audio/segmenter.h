@@ -78,7 +78,9 @@ struct SegmentStats {
       0;  // cutting segments out, waiting for the overlap-add worker, normalising the sums
 };
 
-// Called after each model call: segments done so far, segments in total.
+// Called once with done = 0 before the first model call, then after each model call: segments done
+// so far, segments in total. It may throw to stop the run (an interrupted command line): the
+// exception leaves the segmenter after the overlap-add worker has finished.
 using SegmentProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Receives finished output in order: block[s] holds every channel of stem s for frames

@@ -54,7 +54,9 @@ void apply(AudioBuffer& audio, const Affine& a, bool inverse) {
     x = static_cast<float>(inverse ? x / a.scale + a.offset : (x - a.offset) * a.scale);
 }
 
-ModelDescription load_description(const SeparateOptions& options) {
+}  // namespace
+
+ModelDescription load_separate_description(const SeparateOptions& options) {
   std::error_code ec;
   if (!fs::is_regular_file(options.model, ec))
     throw std::invalid_argument(fmt::format("no model file '{}'", options.model.string()));
@@ -67,8 +69,6 @@ ModelDescription load_description(const SeparateOptions& options) {
   return parse_model_description(text.str(), fmt::format("'{}'", options.description->string()));
 }
 
-}  // namespace
-
 void check_writable_folder(const fs::path& folder) {
   std::error_code ec;
   fs::create_directories(folder, ec);
@@ -80,7 +80,7 @@ void check_writable_folder(const fs::path& folder) {
 }
 
 Separator::Separator(const SeparateOptions& options)
-    : options_(options), description_(load_description(options)) {
+    : options_(options), description_(load_separate_description(options)) {
   if (!options.two_stems.empty()) {
     bool found = false;
     for (const auto& stem : description_.stems) found = found || stem == options.two_stems;
@@ -106,6 +106,14 @@ Separator::~Separator() = default;
 
 std::string Separator::adapter_name() const {
   return model_->adapter_name();
+}
+
+int Separator::max_batch() const {
+  return model_->max_batch();
+}
+
+bool Separator::fixed_batch() const {
+  return model_->fixed_batch();
 }
 
 AudioBuffer Separator::prepare(AudioBuffer input, SeparateTimings& t, double& offset, double& scale) const {
@@ -176,8 +184,11 @@ std::vector<Stem> Separator::separate(AudioBuffer input, SeparateTimings* timing
   return stems;
 }
 
-void Separator::stream_to_files(const fs::path& input, const std::vector<fs::path>& paths,
-                                SeparateTimings* timings, const SegmentProgress& progress) {
+void Separator::write_files(const fs::path& input, const std::vector<fs::path>& paths,
+                            SeparateTimings* timings, const SegmentProgress& progress) {
+  if (paths.size() != output_names().size())
+    throw std::invalid_argument(
+        fmt::format("{} output paths for {} outputs", paths.size(), output_names().size()));
   const auto total_start = Clock::now();
   SeparateTimings t;
   auto start = Clock::now();
@@ -225,7 +236,7 @@ std::vector<fs::path> Separator::separate_file(const fs::path& input, const fs::
   std::vector<fs::path> paths;
   for (const auto& name : output_names())
     paths.push_back(track_dir / fmt::format("{}.{}", name, container_extension(options_.format.container)));
-  stream_to_files(input, paths, timings, progress);
+  write_files(input, paths, timings, progress);
   return paths;
 }
 
@@ -236,7 +247,7 @@ void Separator::enhance_file(const fs::path& input, const fs::path& output, Sepa
         fmt::format("enhance needs a model with one output stem; this one has {} (use separate)",
                     description_.stems.size()));
   check_writable_folder(output.has_parent_path() ? output.parent_path() : fs::path("."));
-  stream_to_files(input, {output}, timings, progress);
+  write_files(input, {output}, timings, progress);
 }
 
 }  // namespace onda::audio

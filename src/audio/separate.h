@@ -56,6 +56,11 @@ class Separator {
 
   const ModelDescription& description() const { return description_; }
   std::string adapter_name() const;
+  // The names of the files one input gives, in order: the stems, or NAME and no_NAME (--two-stems).
+  std::vector<std::string> output_names() const;
+  // Segments one model call takes, and whether that is fixed by the model (options' batch ignored).
+  int max_batch() const;
+  bool fixed_batch() const;
 
   // In memory: `mix` at any rate and channel count in, the stems at the model's rate and channels out.
   std::vector<Stem> separate(AudioBuffer mix, SeparateTimings* timings = nullptr,
@@ -74,19 +79,26 @@ class Separator {
   void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
                     SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
 
+  // The outputs of `input` to `paths` (one per output_names() entry, folders existing), streamed
+  // likewise; each file appears under its name only when complete. What the command line calls
+  // once it has planned and checked every output path itself.
+  void write_files(const std::filesystem::path& input, const std::vector<std::filesystem::path>& paths,
+                   SeparateTimings* timings = nullptr, const SegmentProgress& progress = {});
+
  private:
   // Channel and rate conversion and normalisation of the input; the affine to undo comes back.
   AudioBuffer prepare(AudioBuffer input, SeparateTimings& t, double& offset, double& scale) const;
   // Undoes the normalisation and applies --two-stems: model outputs (whole or one block) to stems.
   std::vector<Stem> finish(std::vector<AudioBuffer> outputs, double offset, double scale) const;
-  std::vector<std::string> output_names() const;
-  void stream_to_files(const std::filesystem::path& input, const std::vector<std::filesystem::path>& paths,
-                       SeparateTimings* timings, const SegmentProgress& progress);
 
   SeparateOptions options_;
   ModelDescription description_;
   std::unique_ptr<SessionSegmentModel> model_;
 };
+
+// The model description `options` names (its description file, else the model's sidecar or
+// metadata) without opening the model: what the command line checks before touching the GPU.
+ModelDescription load_separate_description(const SeparateOptions& options);
 
 // Throws AudioError when `folder` cannot be created or written to.
 void check_writable_folder(const std::filesystem::path& folder);
