@@ -223,6 +223,22 @@ void Context::create_device(const ContextOptions& options) {
   adapter_.GetLimits(&adapter_limits);
 
   wgpu::DawnTogglesDescriptor toggles = make_toggles(robustness);
+  std::filesystem::path cache_folder = options.pipeline_cache_folder.value_or(default_pipeline_cache_folder());
+  wgpu::DawnCacheDeviceDescriptor cache;
+  if (!cache_folder.empty()) {
+    blob_cache_ = std::make_unique<DiskBlobCache>(cache_folder);
+    // Dawn's keys name the adapter, driver and toggles; the isolation key keeps onda's entries apart
+    // from those of other programs sharing a folder.
+    cache.isolationKey = "onda";
+    cache.loadDataFunction = [](const void* key, size_t key_size, void* value, size_t value_size, void* user) {
+      return static_cast<const DiskBlobCache*>(user)->load(key, key_size, value, value_size);
+    };
+    cache.storeDataFunction = [](const void* key, size_t key_size, const void* value, size_t value_size, void* user) {
+      static_cast<const DiskBlobCache*>(user)->store(key, key_size, value, value_size);
+    };
+    cache.functionUserdata = blob_cache_.get();
+    toggles.nextInChain = &cache;
+  }
   wgpu::DeviceDescriptor descriptor;
   descriptor.nextInChain = &toggles;
   descriptor.label = "onda";

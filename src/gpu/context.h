@@ -5,6 +5,7 @@
 #pragma once
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "gpu/bind_group_cache.h"
+#include "gpu/blob_cache.h"
 #include "gpu/dawn.h"
 #include "gpu/feature_names.h"
 
@@ -44,6 +46,9 @@ struct ContextOptions {
   std::optional<bool> robustness{};
   // Seconds a single wait may take before it is reported as a hang.
   double wait_timeout_seconds = 600.0;
+  // Where compiled pipelines persist across processes (blob_cache.h): unset = the per-user cache
+  // folder (default_pipeline_cache_folder()), an empty path = no persistent cache.
+  std::optional<std::filesystem::path> pipeline_cache_folder{};
 };
 
 class Context {
@@ -76,6 +81,9 @@ class Context {
   // Blocks until the queue has finished all submitted work, then check_errors().
   void finish();
 
+  // The persistent pipeline cache, or nullptr when there is none.
+  const DiskBlobCache* pipeline_blob_cache() const { return blob_cache_.get(); }
+
   // Bind groups and uniform chunks shared by every recorder of this device.
   BindGroupCache& bind_groups() { return *bind_groups_; }
   // Health words of kernels that can fail in ways only the GPU sees (run_guards.h).
@@ -96,6 +104,8 @@ class Context {
 
   // Declared first so that it outlives the device whose callbacks point at it.
   std::unique_ptr<ErrorState> errors_ = std::make_unique<ErrorState>();
+  // Outlives the device too: Dawn calls it until the device is gone.
+  std::unique_ptr<DiskBlobCache> blob_cache_;
   wgpu::Instance instance_;
   wgpu::Adapter adapter_;
   wgpu::Device device_;
