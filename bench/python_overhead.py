@@ -7,7 +7,7 @@ that same run (session.last_run()['wall_ms']: inputs in to outputs on the host, 
 C++). Their difference is the binding's cost (dict and numpy conversion, output ordering). Then the
 same model and input through `build/onda run --bench N` (C++ only, another process) for reference.
 
-    build/venv/bin/python3 bench/python_overhead.py [--runs 200] [--adapter NAME]
+    build/venv/bin/python3 bench/python_overhead.py [--runs 200] [--samples 16000] [--adapter NAME]
 Target: Python's median wall <= 1.05 x C++'s median (issue 29).
 """
 
@@ -30,7 +30,7 @@ import onda
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def small_model(path: Path) -> None:
+def small_model(path: Path, samples: int) -> None:
     rng = np.random.default_rng(0)
     channels, kernel = [1, 16, 16, 1], 9
     nodes, inits = [], []
@@ -44,8 +44,8 @@ def small_model(path: Path) -> None:
             nodes.append(helper.make_node("Relu", [y], [f"relu{i}"]))
             y = f"relu{i}"
         x = y
-    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("audio", TensorProto.FLOAT, [1, 1, 16000])],
-                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 1, 16000])], initializer=inits)
+    graph = helper.make_graph(nodes, "small", [helper.make_tensor_value_info("audio", TensorProto.FLOAT, [1, 1, samples])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 1, samples])], initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     onnx.save(model, str(path))
@@ -55,11 +55,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--adapter", default=None)
+    parser.add_argument("--samples", type=int, default=16000, help="input length (smaller: a shorter run)")
     a = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         model = Path(folder) / "small.onnx"
-        small_model(model)
-        x = np.random.default_rng(1).standard_normal((1, 1, 16000)).astype(np.float32)
+        small_model(model, a.samples)
+        x = np.random.default_rng(1).standard_normal((1, 1, a.samples)).astype(np.float32)
         session = onda.InferenceSession(str(model), adapter=a.adapter)
         for _ in range(5):  # plan, capture, replay
             session.run(None, {"audio": x})
@@ -71,7 +72,7 @@ def main() -> None:
             cpp_ms.append(session.last_run()["wall_ms"])
         py_median, cpp_median = statistics.median(python_ms), statistics.median(cpp_ms)
         extra = statistics.median(p - c for p, c in zip(python_ms, cpp_ms))
-        print(f"adapter: {session.adapter}; model: 3 Conv1d (1-16-16-1, k 9) over [1, 1, 16000], {a.runs} runs")
+        print(f"adapter: {session.adapter}; model: 3 Conv1d (1-16-16-1, k 9) over [1, 1, {a.samples}], {a.runs} runs")
         print(f"Python session.run      median {py_median:.3f} ms (min {min(python_ms):.3f})")
         print(f"C++ Session::run inside median {cpp_median:.3f} ms (min {min(cpp_ms):.3f})")
         print(f"Python's extra per run  median {1e3 * extra:.1f} us = {100 * extra / cpp_median:.2f}% "
