@@ -99,10 +99,12 @@ HostTensor to_host_tensor(const std::string& name, py::array array) {
   return HostTensor::borrow(*dtype, std::move(shape), std::move(owner), data, bytes);
 }
 
-// A numpy array over the tensor's bytes (mutable_data() copies first if they are borrowed from the
-// model file, so writing into the array never writes into a mapped file).
+// A numpy array over the tensor's bytes. Outputs the session holds on the host (constants, values
+// computed on the host: at most 65536 elements, so at most 512 KiB) are its own bytes, shared with
+// later runs: those are copied, so that writing into the array changes nothing in the session.
+// Larger outputs are downloaded afresh by each run and handed over without a copy.
 py::array to_numpy(HostTensor tensor) {
-  auto* held = new HostTensor(std::move(tensor));
+  auto* held = new HostTensor(tensor.byte_size() <= kCopyBelowBytes ? tensor.clone() : std::move(tensor));
   py::capsule owner(held, [](void* p) { delete static_cast<HostTensor*>(p); });
   std::vector<py::ssize_t> shape(held->shape().begin(), held->shape().end());
   return py::array(numpy_dtype(held->dtype()), shape, held->mutable_data(), owner);

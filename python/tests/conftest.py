@@ -63,6 +63,14 @@ def models(tmp_path_factory):
         [helper.make_tensor_value_info("x", f32, [256, 1024])],
         [helper.make_tensor_value_info("y", f32, [256, 1024])],
     )
+    # An output that is a constant (held on the host by the session) next to a computed one.
+    out["constant"] = save_model(
+        folder / "constant.onnx",
+        [helper.make_node("Identity", ["c"], ["y"]), helper.make_node("Neg", ["x"], ["z"])],
+        [helper.make_tensor_value_info("x", f32, [2])],
+        [helper.make_tensor_value_info("y", f32, [3]), helper.make_tensor_value_info("z", f32, [2])],
+        [helper.make_tensor("c", f32, [3], [1.0, 2.0, 3.0])],
+    )
     return out
 
 

@@ -90,6 +90,7 @@ def test_large_inputs_are_borrowed_and_may_be_reused(models):
     x[:] = fresh((256, 1024), 7)  # the same buffer, new values: the next run sees them
     (y2,) = session.run(None, {"x": x})
     np.testing.assert_array_equal(y2, x + x)
+    assert not np.array_equal(y1, y2)  # the first run's output is its own array
     y2[0, 0] = 1.0  # outputs are writable numpy arrays
     small = onda.InferenceSession(models["affine"])
     s = fresh((2, 3), 8)
@@ -199,3 +200,14 @@ def test_unsupported_op_names_it(tmp_path):
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
     with pytest.raises(onda.ModelError, match="Det"):
         onda.InferenceSession(path)
+
+
+def test_writing_into_outputs_changes_nothing_in_the_session(models):
+    session = onda.InferenceSession(models["constant"])
+    y, z = session.run(None, {"x": np.ones(2, np.float32)})
+    y[:] = 42.0  # the constant's array: a copy
+    z[:] = 42.0
+    for x in (np.ones(2, np.float32), np.full(2, 2.0, np.float32)):  # replayed, then recorded again
+        y, z = session.run(None, {"x": x})
+        np.testing.assert_array_equal(y, [1.0, 2.0, 3.0])
+        np.testing.assert_array_equal(z, -x)
