@@ -211,3 +211,46 @@ def test_writing_into_outputs_changes_nothing_in_the_session(models):
         y, z = session.run(None, {"x": x})
         np.testing.assert_array_equal(y, [1.0, 2.0, 3.0])
         np.testing.assert_array_equal(z, -x)
+
+
+def test_the_gil_is_released_while_the_gpu_runs(tmp_path):
+    """With a switch interval of 60 s, a thread that keeps the GIL keeps it: the main thread can see
+    the worker inside its runs only if session.run lets go of the GIL."""
+    import sys
+    import threading
+    import time
+
+    from conftest import save_model
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(30)
+    weights = [numpy_helper.from_array((0.1 * rng.standard_normal(shape)).astype(np.float32), f"w{i}")
+               for i, shape in enumerate([(16, 1, 9), (16, 16, 9), (1, 16, 9)])]
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["a"], pads=[4, 4]),
+             helper.make_node("Conv", ["a", "w1"], ["b"], pads=[4, 4]),
+             helper.make_node("Conv", ["b", "w2"], ["y"], pads=[4, 4])]
+    path = save_model(tmp_path / "convs.onnx", nodes, [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4000])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4000])], weights)
+    session = onda.InferenceSession(path)
+    x = fresh((1, 1, 4000), 31)
+    session.run(None, {"x": x})
+    state = {"in_runs": False, "seen": 0}
+
+    def worker():
+        state["in_runs"] = True
+        for _ in range(10):
+            session.run(None, {"x": x})
+        state["in_runs"] = False
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(60.0)
+    try:
+        thread = threading.Thread(target=worker)
+        thread.start()
+        while thread.is_alive():
+            time.sleep(0.0005)  # lets the worker take the GIL
+            state["seen"] += state["in_runs"]
+        thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert state["seen"] > 0
