@@ -10,6 +10,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 python=/usr/bin/python3  # Debian's (its packages are the ones installed); a pyenv python3 may come first in PATH
 venv=$root/build/venv
+if ! "$python" -c "import scikit_build_core, pybind11, numpy" 2>/dev/null; then
+  echo "install-python.sh: $python lacks scikit-build-core, pybind11 or numpy: run scripts/setup.sh" >&2
+  exit 1
+fi
 [ -x "$venv/bin/python3" ] || "$python" -m venv --system-site-packages "$venv"
 start=$(date +%s)
 "$venv/bin/python3" -m pip install --quiet --no-build-isolation --no-deps "$root" >&2
