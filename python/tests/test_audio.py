@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import onda
-from conftest import ROOT, waveform_model, write_wav
+from conftest import waveform_model, write_wav
 
 RATE = 8000
 
