@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the whole test suite (the README's test command): sets up and builds first if needed.
-# Then fuzzes the model loader for 60 s (scripts/fuzz.sh).
+# Then the Python package's tests (python/tests) and 60 s of fuzzing the model loader (scripts/fuzz.sh).
 # On a machine without a GPU the tests run on Mesa's lavapipe; pick another adapter with ONDA_ADAPTER.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -21,6 +21,10 @@ if ! ctest --test-dir build --output-on-failure "$@"; then
   fi
   exit 1
 fi
+# Then the Python package (docs/python.md): installed into build/venv (incremental after the first
+# build), its pytest suite run against the installed package.
+python=$(scripts/install-python.sh)
+"$python" -m pytest -q -p no:cacheprovider python/tests
 # Then the model loader's fuzz target for a bounded time (its own clang build in build-fuzz/);
 # a finding fails the run. ONDA_FUZZ_SECONDS=0 skips it.
 fuzz_seconds=${ONDA_FUZZ_SECONDS:-60}

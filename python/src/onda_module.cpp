@@ -1,0 +1,388 @@
+// The Python extension `onda._onda`: a thin pybind11 layer over onda's C++ API. The Python package
+// (python/onda/__init__.py) builds onnxruntime's calling conventions on top of it.
+//
+// Every C++ name this file uses is in the section "C++ API used" just below, so that switching to
+// a changed public API (include/onda/) is a change in one place.
+//
+// numpy in and out: a C-contiguous input array of a supported dtype is handed to the session
+// without a copy (HostTensor::borrow, the array kept alive until the session lets go of it); an
+// output HostTensor becomes a numpy array over the same bytes (a capsule keeps the tensor alive).
+// The GIL is released while a model opens and while it runs.
+#include <pybind11/functional.h>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+// ---- C++ API used ------------------------------------------------------------------------------
+#include "gpu/context.h"        // gpu::Context::list_adapters (what `onda info --list` uses)
+#include "gpu/gpu_error.h"      // gpu::GpuError
+#include "graph/model_error.h"  // ModelError, NpyError
+#include "onda/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
+#include "onda/session.h"       // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
+
+namespace py = pybind11;
+using onda::DType;
+using onda::HostTensor;
+using onda::Session;
+using onda::SessionOptions;
+using onda::TensorSpec;
+using ModelError = onda::ModelError;
+using GpuError = onda::gpu::GpuError;
+using AudioError = onda::audio::AudioError;
+using DescriptionError = onda::audio::DescriptionError;
+// -------------------------------------------------------------------------------------------------
+
+namespace {
+
+// numpy's dtype for an onda dtype, and back (nullopt: not one onda holds).
+py::dtype numpy_dtype(DType dtype) {
+  switch (dtype) {
+    case DType::f32:
+      return py::dtype("float32");
+    case DType::f16:
+      return py::dtype("float16");
+    case DType::i32:
+      return py::dtype("int32");
+    case DType::i64:
+      return py::dtype("int64");
+    case DType::u8:
+      return py::dtype("uint8");
+    case DType::boolean:
+      return py::dtype("bool");
+  }
+  throw std::logic_error("unknown dtype");
+}
+
+std::optional<DType> onda_dtype(const py::dtype& dtype) {
+  // Byte order aside (a byte-swapped array is converted below).
+  const py::dtype native = dtype.attr("newbyteorder")("=");
+  for (DType d : {DType::f32, DType::f16, DType::i32, DType::i64, DType::u8, DType::boolean}) {
+    if (native.equal(numpy_dtype(d))) return d;
+  }
+  return std::nullopt;
+}
+
+// Inputs the session keeps to compare on a later run (small integer inputs, tiny float ones: the
+// values shape arithmetic reads while recording) must not change behind its back, so arrays up to
+// this size are copied; a caller may reuse and overwrite its arrays between runs. Larger ones are
+// borrowed: the session only uploads them. 512 KiB covers 65536 int64 values, the most it keeps.
+constexpr size_t kCopyBelowBytes = 512 * 1024;
+
+HostTensor to_host_tensor(const std::string& name, py::array array) {
+  const auto dtype = onda_dtype(array.dtype());
+  if (!dtype) {
+    throw ModelError("input '" + name + "' has dtype " + py::str(array.dtype()).cast<std::string>() +
+                     ", which onda does not hold (float32, float16, int32, int64, uint8, bool)");
+  }
+  // Other layouts (strided, Fortran order, byte-swapped) are converted once here.
+  if (!(array.flags() & py::array::c_style) || !array.dtype().attr("isnative").cast<bool>()) {
+    array = py::array(py::module_::import("numpy").attr("ascontiguousarray")(array, numpy_dtype(*dtype)));
+  }
+  onda::Shape shape(array.shape(), array.shape() + array.ndim());
+  const size_t bytes = static_cast<size_t>(array.nbytes());
+  const auto* data = static_cast<const std::byte*>(array.data());
+  if (bytes <= kCopyBelowBytes) return HostTensor::copy_of(*dtype, std::move(shape), data, bytes);
+  // The session may drop its reference on any thread: take the GIL to release the array.
+  auto* keep = new py::object(array);
+  std::shared_ptr<const void> owner(keep, [](const void* p) {
+    py::gil_scoped_acquire gil;
+    delete static_cast<const py::object*>(p);
+  });
+  return HostTensor::borrow(*dtype, std::move(shape), std::move(owner), data, bytes);
+}
+
+// A numpy array over the tensor's bytes. Outputs the session holds on the host (constants, values
+// computed on the host: at most 65536 elements, so at most 512 KiB) are its own bytes, shared with
+// later runs: those are copied, so that writing into the array changes nothing in the session.
+// Larger outputs are downloaded afresh by each run and handed over without a copy.
+py::array to_numpy(HostTensor tensor) {
+  auto* held = new HostTensor(tensor.byte_size() <= kCopyBelowBytes ? tensor.clone() : std::move(tensor));
+  py::capsule owner(held, [](void* p) { delete static_cast<HostTensor*>(p); });
+  std::vector<py::ssize_t> shape(held->shape().begin(), held->shape().end());
+  return py::array(numpy_dtype(held->dtype()), shape, held->mutable_data(), owner);
+}
+
+py::tuple spec_tuple(const TensorSpec& spec) {
+  return py::make_tuple(spec.name, std::string(onda::dtype_name(spec.dtype)), spec.shape);
+}
+
+// onda::Session behind the Python InferenceSession.
+class PySession {
+ public:
+  PySession(const std::filesystem::path& path, const std::string& adapter, bool profile) {
+    SessionOptions options;
+    options.adapter = adapter;
+    options.profile = profile;
+    py::gil_scoped_release release;
+    session_ = Session::open(path, options);
+  }
+
+  py::list inputs() const {
+    py::list list;
+    for (const auto& spec : session_->inputs()) list.append(spec_tuple(spec));
+    return list;
+  }
+  py::list outputs() const {
+    py::list list;
+    for (const auto& spec : session_->outputs()) list.append(spec_tuple(spec));
+    return list;
+  }
+  std::string adapter_name() const { return session_->adapter_name(); }
+
+  // Inputs by name in, every output by name out (the Python side orders and selects them).
+  py::dict run(const py::dict& feed) {
+    std::map<std::string, HostTensor> inputs;
+    for (const auto& [key, value] : feed) {
+      const auto name = py::str(key).cast<std::string>();
+      py::array array = py::array::ensure(value);
+      if (!array) throw ModelError("input '" + name + "' is not an array");
+      inputs.emplace(name, to_host_tensor(name, std::move(array)));
+    }
+    std::map<std::string, HostTensor> outputs;
+    {
+      py::gil_scoped_release release;
+      outputs = session_->run(inputs);
+      inputs.clear();  // borrowed arrays released here, before the GIL is taken back
+    }
+    py::dict result;
+    for (auto& [name, tensor] : outputs) result[py::str(name)] = to_numpy(std::move(tensor));
+    return result;
+  }
+
+  py::dict last_run() const {
+    const onda::RunStats& s = session_->last_run();
+    py::dict d;
+    d["wall_ms"] = s.wall_ms;
+    d["record_ms"] = s.record_ms;
+    d["gpu_wait_ms"] = s.gpu_wait_ms;
+    d["dispatches"] = s.dispatches;
+    d["submits"] = s.submits;
+    d["peak_gpu_bytes"] = s.peak_gpu_bytes;
+    d["weight_bytes"] = s.weight_bytes;
+    py::list profile;
+    for (const auto& line : s.profile)
+      profile.append(
+          py::make_tuple(line.op_type, line.node, line.gpu_ms, line.dispatches, line.input_shapes));
+    d["profile"] = profile;
+    return d;
+  }
+  void set_profiling(bool on) { session_->set_profiling(on); }
+
+ private:
+  std::unique_ptr<Session> session_;
+};
+
+// Planar float32 [channels, frames] <-> AudioBuffer.
+onda::audio::AudioBuffer to_audio(py::array_t<float, py::array::c_style | py::array::forcecast> samples,
+                                  int sample_rate) {
+  if (samples.ndim() != 1 && samples.ndim() != 2)
+    throw AudioError("audio arrays are [channels, frames] or [frames], got " +
+                     std::to_string(samples.ndim()) + " dimensions");
+  const int channels = samples.ndim() == 2 ? static_cast<int>(samples.shape(0)) : 1;
+  const int64_t frames = samples.ndim() == 2 ? samples.shape(1) : samples.shape(0);
+  if (sample_rate <= 0) throw AudioError("an audio array needs its sample_rate");
+  onda::audio::AudioBuffer buffer(sample_rate, channels, frames);
+  std::memcpy(buffer.samples.data(), samples.data(), buffer.samples.size() * sizeof(float));
+  return buffer;
+}
+
+py::array from_audio(onda::audio::AudioBuffer&& buffer) {
+  auto* held = new std::vector<float>(std::move(buffer.samples));
+  py::capsule owner(held, [](void* p) { delete static_cast<std::vector<float>*>(p); });
+  return py::array_t<float>(
+      {static_cast<py::ssize_t>(buffer.channels), static_cast<py::ssize_t>(buffer.frames)}, held->data(),
+      owner);
+}
+
+struct AudioOptions {
+  std::string model, description, adapter, two_stems;
+  double segment = 0;
+  std::optional<double> overlap;
+  int batch = 1, shifts = 0;
+  uint64_t seed = 0;
+  std::string container = "wav", encoding = "pcm16";
+};
+
+// The same option mapping as tools/separate_command.cpp (separate_options); the Python side
+// checks the flag combinations with the CLI's messages first.
+onda::audio::SeparateOptions separate_options(const AudioOptions& a) {
+  onda::audio::SeparateOptions o;
+  o.model = a.model;
+  if (!a.description.empty()) o.description = a.description;
+  o.session.adapter = a.adapter;
+  o.segment_seconds = a.segment;
+  o.overlap = a.overlap;
+  o.segments.batch = a.batch;
+  o.segments.shifts = a.shifts;
+  o.segments.seed = a.seed;
+  o.two_stems = a.two_stems;
+  using onda::audio::Container;
+  using onda::audio::SampleEncoding;
+  o.format.container = a.container == "flac"  ? Container::flac
+                       : a.container == "ogg" ? Container::ogg
+                                              : Container::wav;
+  o.format.encoding = a.encoding == "float32" ? SampleEncoding::float32
+                      : a.encoding == "pcm24" ? SampleEncoding::pcm24
+                                              : SampleEncoding::pcm16;
+  return o;
+}
+
+// onda::audio::Separator: the model opened once, any number of files or arrays through it.
+class PySeparator {
+ public:
+  explicit PySeparator(const AudioOptions& options) {
+    const auto o = separate_options(options);
+    py::gil_scoped_release release;
+    separator_ = std::make_unique<onda::audio::Separator>(o);
+  }
+
+  int sample_rate() const { return separator_->description().sample_rate; }
+  int channels() const { return separator_->description().channels; }
+  std::vector<std::string> stems() const { return separator_->description().stems; }
+  std::string adapter_name() const { return separator_->adapter_name(); }
+
+  // Stems in memory, at the model's rate and channel count: [(name, [channels, frames])].
+  py::list separate(py::array samples, int sample_rate, const py::object& progress) {
+    auto mix = to_audio(samples, sample_rate);
+    std::vector<onda::audio::Stem> stems;
+    {
+      py::gil_scoped_release release;
+      stems = separator_->separate(std::move(mix), nullptr, progress_callback(progress));
+    }
+    py::list result;
+    for (auto& stem : stems) result.append(py::make_tuple(stem.name, from_audio(std::move(stem.audio))));
+    return result;
+  }
+
+  std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input,
+                                                   const std::filesystem::path& output_dir,
+                                                   const py::object& progress) {
+    const auto callback = progress_callback(progress);
+    py::gil_scoped_release release;
+    return separator_->separate_file(input, output_dir, nullptr, callback);
+  }
+
+  void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
+                    const py::object& progress) {
+    const auto callback = progress_callback(progress);
+    py::gil_scoped_release release;
+    separator_->enhance_file(input, output, nullptr, callback);
+  }
+
+ private:
+  // A Python callable(done, total) called with the GIL taken; None: no callback.
+  static onda::audio::SegmentProgress progress_callback(const py::object& progress) {
+    if (progress.is_none()) return {};
+    return [progress](int64_t done, int64_t total) {
+      py::gil_scoped_acquire gil;
+      progress(done, total);
+    };
+  }
+
+  std::unique_ptr<onda::audio::Separator> separator_;
+};
+
+py::array read_audio(const std::filesystem::path& path, int& sample_rate) {
+  onda::audio::AudioBuffer buffer;
+  {
+    py::gil_scoped_release release;
+    buffer = onda::audio::read_audio(path);
+  }
+  sample_rate = buffer.sample_rate;
+  return from_audio(std::move(buffer));
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_onda, m) {
+  m.doc() = "onda's C++ API for the onda Python package (use `import onda`).";
+  m.attr("__version__") = ONDA_VERSION;
+
+  // onda.Error (a RuntimeError) and one subclass per kind of failure, each with onda's message.
+  static py::exception<std::runtime_error> error(m, "Error", PyExc_RuntimeError);
+  py::register_exception<ModelError>(m, "ModelError", error);
+  py::register_exception<GpuError>(m, "GpuError", error);
+  py::register_exception<AudioError>(m, "AudioError", error);
+  py::register_exception<DescriptionError>(m, "DescriptionError", error);
+  py::register_exception<onda::NpyError>(m, "NpyError", error);
+
+  py::class_<PySession>(m, "Session")
+      .def(py::init<const std::filesystem::path&, const std::string&, bool>(), py::arg("path"),
+           py::arg("adapter") = "", py::arg("profile") = false)
+      .def("inputs", &PySession::inputs, "[(name, numpy dtype name, shape with -1 for dynamic)]")
+      .def("outputs", &PySession::outputs)
+      .def("adapter_name", &PySession::adapter_name)
+      .def("run", &PySession::run, py::arg("feed"), "{name: array} -> {name: array}, every output")
+      .def("last_run", &PySession::last_run)
+      .def("set_profiling", &PySession::set_profiling);
+
+  py::class_<AudioOptions>(m, "AudioOptions")
+      .def(py::init<>())
+      .def_readwrite("model", &AudioOptions::model)
+      .def_readwrite("description", &AudioOptions::description)
+      .def_readwrite("adapter", &AudioOptions::adapter)
+      .def_readwrite("two_stems", &AudioOptions::two_stems)
+      .def_readwrite("segment", &AudioOptions::segment)
+      .def_readwrite("overlap", &AudioOptions::overlap)
+      .def_readwrite("batch", &AudioOptions::batch)
+      .def_readwrite("shifts", &AudioOptions::shifts)
+      .def_readwrite("seed", &AudioOptions::seed)
+      .def_readwrite("container", &AudioOptions::container)
+      .def_readwrite("encoding", &AudioOptions::encoding);
+
+  py::class_<PySeparator>(m, "Separator")
+      .def(py::init<const AudioOptions&>())
+      .def_property_readonly("sample_rate", &PySeparator::sample_rate)
+      .def_property_readonly("channels", &PySeparator::channels)
+      .def_property_readonly("stems", &PySeparator::stems)
+      .def("adapter_name", &PySeparator::adapter_name)
+      .def("separate", &PySeparator::separate, py::arg("samples"), py::arg("sample_rate"),
+           py::arg("progress") = py::none())
+      .def("separate_file", &PySeparator::separate_file, py::arg("input"), py::arg("output_dir"),
+           py::arg("progress") = py::none())
+      .def("enhance_file", &PySeparator::enhance_file, py::arg("input"), py::arg("output"),
+           py::arg("progress") = py::none());
+
+  m.def(
+      "read_audio",
+      [](const std::filesystem::path& path) {
+        int rate = 0;
+        py::array samples = read_audio(path, rate);
+        return py::make_tuple(samples, rate);
+      },
+      py::arg("path"), "(float32 [channels, frames], sample rate) of an audio file (libsndfile)");
+
+  m.def("list_adapters", [] {
+    py::list list;
+    for (const auto& d : onda::gpu::Context::list_adapters()) {
+      py::dict a;
+      a["index"] = d.index;
+      a["name"] = d.name;
+      a["vendor"] = d.vendor;
+      a["backend"] = d.backend;
+      a["type"] = d.type;
+      a["driver"] = d.driver;
+      list.append(a);
+    }
+    return list;
+  });
+
+  m.def(
+      "default_adapter",
+      [](const std::string& adapter) {
+        onda::gpu::ContextOptions options;
+        options.adapter = adapter;
+        py::gil_scoped_release release;
+        onda::gpu::Context context(options);
+        return context.adapter_description().name;
+      },
+      py::arg("adapter") = "", "The name of the adapter a session would run on (creates a device)");
+}
