@@ -1,6 +1,7 @@
 // The index kernels against float64 / exact CPU references on fresh random inputs with poisoned
 // outputs: ArgMax / ArgMin (every axis, ties, select_last_index, f32 and f16) and GatherElements
-// (every axis, negative indices, f32 / f16 / int64 data). Then the ops composed from kernels,
+// (every axis, negative indices, f32 / f16 / int64 data), ScatterElements (every reduction,
+// duplicate indices), GatherND (batch_dims, tuple lengths). Then the ops composed from kernels,
 // through one-node models in a Session run twice with fresh inputs: Trilu, Hardmax,
 // ReduceLogSumExp / ReduceLogSum, NegativeLogLikelihoodLoss (weights, ignore_index, every
 // reduction), SoftmaxCrossEntropyLoss and Dropout.
@@ -12,6 +13,8 @@
 
 #include "harness.h"
 #include "kernels/layout/gather_elements.h"
+#include "kernels/layout/gather_nd.h"
+#include "kernels/layout/scatter_elements.h"
 #include "kernels/reduce/arg_reduce.h"
 #include "onda/session.h"
 #include "one_node_model.h"
@@ -113,6 +116,92 @@ TEST(IndexOps, GatherElementsEveryAxisAndDtype) {
       const double want = dtype == DType::i64 ? static_cast<double>(int_values[address]) : held[address];
       ASSERT_EQ(got[lin], want) << dtype_name(dtype) << " data " << shape_string(data_shape) << " indices "
                                 << shape_string(index_shape) << " axis " << axis << " element " << lin;
+    }
+  }
+}
+
+// ScatterElements with duplicate and negative indices for every reduction (None keeps the last
+// update in index order), against a sequential float64 reference.
+TEST(IndexOps, ScatterElementsEveryReductionAndAxis) {
+  Random rng(test_seed());
+  using R = kernels::ScatterReduction;
+  for (int trial = 0; trial < 20; ++trial) {
+    const R reduction = static_cast<R>(trial % 5);
+    const int rank = static_cast<int>(rng.integer(1, 3));
+    const Shape data_shape = random_shape(rng, rank);
+    const int64_t axis = rng.integer(0, rank - 1);
+    Shape index_shape = data_shape;
+    for (int d = 0; d < rank; ++d)
+      index_shape[d] = d == axis ? rng.integer(1, 6) : rng.integer(1, data_shape[d]);
+    std::vector<int64_t> indices(element_count(index_shape));
+    for (auto& v : indices) v = rng.integer(-data_shape[axis], data_shape[axis] - 1);
+    const std::vector<float> data = rng.normal(element_count(data_shape));
+    const std::vector<float> updates = rng.normal(indices.size());
+    Tensor out = poisoned(DType::f32, data_shape);
+    gpu::CommandRecorder recorder(gpu().context);
+    kernels::record_scatter_elements(
+        kc(), recorder, upload_floats(data, DType::f32, data_shape),
+        Tensor::upload(gpu().context, gpu().pool, DType::i64, index_shape, indices.data()),
+        upload_floats(updates, DType::f32, index_shape), axis, reduction, out);
+    recorder.submit_and_wait();
+    std::vector<double> ref(data.begin(), data.end());
+    std::vector<int64_t> c(rank);
+    for (size_t lin = 0; lin < indices.size(); ++lin) {
+      int64_t rest = static_cast<int64_t>(lin);
+      for (int d = rank - 1; d >= 0; --d) c[d] = rest % index_shape[d], rest /= index_shape[d];
+      c[axis] = indices[lin] < 0 ? indices[lin] + data_shape[axis] : indices[lin];
+      int64_t at = 0;
+      for (int d = 0; d < rank; ++d) at = at * data_shape[d] + c[d];
+      const double u = updates[lin];
+      double& r = ref[at];
+      r = reduction == R::None  ? u
+          : reduction == R::Add ? r + u
+          : reduction == R::Mul ? r * u
+          : reduction == R::Max ? std::max(r, u)
+                                : std::min(r, u);
+    }
+    const double e = rel_l2(out.download_floats(gpu().context), ref);
+    EXPECT_LE(e, 1e-6) << "reduction " << trial % 5 << " data " << shape_string(data_shape) << " indices "
+                       << shape_string(index_shape) << " axis " << axis;
+  }
+}
+
+// GatherND with batch_dims 0..1 and tuple lengths up to the remaining rank, negative indices.
+TEST(IndexOps, GatherNdBatchDimsAndTupleLengths) {
+  Random rng(test_seed());
+  for (int trial = 0; trial < 16; ++trial) {
+    const Shape ds = random_shape(rng, static_cast<int>(rng.integer(2, 4)));
+    const int64_t b = rng.integer(0, 1);
+    const int64_t q = rng.integer(1, static_cast<int64_t>(ds.size()) - b);
+    Shape is(ds.begin(), ds.begin() + b);
+    is.push_back(rng.integer(1, 4));
+    is.push_back(q);
+    const int64_t tuples = element_count(is) / q, per_batch = is[b];
+    std::vector<int64_t> indices(element_count(is));
+    for (int64_t t = 0; t < tuples; ++t)
+      for (int64_t j = 0; j < q; ++j) indices[t * q + j] = rng.integer(-ds[b + j], ds[b + j] - 1);
+    const std::vector<float> data = rng.normal(element_count(ds));
+    const Shape out_shape = kernels::gather_nd_output_shape(ds, is, b);
+    Tensor out = poisoned(DType::f32, out_shape);
+    gpu::CommandRecorder recorder(gpu().context);
+    kernels::record_gather_nd(kc(), recorder, upload_floats(data, DType::f32, ds),
+                              Tensor::upload(gpu().context, gpu().pool, DType::i64, is, indices.data()), b,
+                              out);
+    recorder.submit_and_wait();
+    const std::vector<float> got = out.download_floats(gpu().context);
+    int64_t inner = 1, batch_stride = 1;
+    for (size_t d = b + q; d < ds.size(); ++d) inner *= ds[d];
+    for (size_t d = b; d < ds.size(); ++d) batch_stride *= ds[d];
+    for (int64_t t = 0; t < tuples; ++t) {
+      int64_t base = (t / per_batch) * batch_stride, stride = batch_stride;
+      for (int64_t j = 0; j < q; ++j) {
+        stride /= ds[b + j];
+        const int64_t i = indices[t * q + j];
+        base += (i < 0 ? i + ds[b + j] : i) * stride;
+      }
+      for (int64_t r = 0; r < inner; ++r)
+        ASSERT_EQ(got[t * inner + r], data[base + r])
+            << "data " << shape_string(ds) << " indices " << shape_string(is);
     }
   }
 }

@@ -6,6 +6,8 @@
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/layout/gather_elements.h"
+#include "kernels/layout/gather_nd.h"
+#include "kernels/layout/scatter_elements.h"
 #include "kernels/reduce/arg_reduce.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "ops/op_inputs.h"
@@ -159,6 +161,56 @@ std::vector<Value> one_hot(const Node& node, OpContext& context, const std::vect
   return {y};
 }
 
+// ScatterElements (and opset 9's Scatter): reduction none / add / mul / max / min.
+std::vector<Value> scatter_elements(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& data = inputs.at(0);
+  const Value& indices = inputs.at(1);
+  const Value& updates = inputs.at(2);
+  const int64_t axis =
+      normalize_axis(node, node.attribute_int("axis", 0), static_cast<int64_t>(data.shape().size()));
+  const std::string name = node.attribute_string("reduction", "none");
+  kernels::ScatterReduction reduction;
+  if (name == "none") {
+    reduction = kernels::ScatterReduction::None;
+  } else if (name == "add") {
+    reduction = kernels::ScatterReduction::Add;
+  } else if (name == "mul") {
+    reduction = kernels::ScatterReduction::Mul;
+  } else if (name == "max") {
+    reduction = kernels::ScatterReduction::Max;
+  } else if (name == "min") {
+    reduction = kernels::ScatterReduction::Min;
+  } else {
+    throw ModelError(
+        fmt::format("{}: reduction must be none, add, mul, max or min, got '{}'", node.describe(), name));
+  }
+  std::vector<int64_t> host;
+  if (indices.on_host()) host = indices.host.to_int64();
+  Value y;
+  y.device = context.allocate(data.dtype(), data.shape());
+  rethrow_naming_node(node, [&] {
+    kernels::record_scatter_elements(
+        context.kernels, context.recorder, context.to_device(data), context.to_device(indices),
+        context.to_device(updates), axis, reduction, y.device,
+        indices.on_host() ? std::optional<std::span<const int64_t>>(host) : std::nullopt);
+  });
+  return {y};
+}
+
+std::vector<Value> gather_nd(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& data = inputs.at(0);
+  const Value& indices = inputs.at(1);
+  const int64_t batch_dims = node.attribute_int("batch_dims", 0);
+  Value y;
+  rethrow_naming_node(node, [&] {
+    y.device = context.allocate(data.dtype(),
+                                kernels::gather_nd_output_shape(data.shape(), indices.shape(), batch_dims));
+    kernels::record_gather_nd(context.kernels, context.recorder, context.to_device(data),
+                              context.to_device(indices), batch_dims, y.device);
+  });
+  return {y};
+}
+
 }  // namespace
 
 void register_index_ops(std::vector<OpEntry>& ops) {
@@ -167,6 +219,10 @@ void register_index_ops(std::vector<OpEntry>& ops) {
   }
   ops.push_back(
       {"", "OneHot", 9, one_hot, "Equal against the positions, then Where; depth known before the run"});
+  ops.push_back({"", "ScatterElements", 11, scatter_elements,
+                 "f32/f16, every reduction: a gather over the updates (no atomics, no write races)"});
+  ops.push_back({"", "GatherND", 11, gather_nd, "any dtype (bits moved), batch_dims; GPU indices clamped"});
+  ops.push_back({"", "Scatter", 9, scatter_elements, "as ScatterElements (opset 9-10)"});
   ops.push_back(
       {"", "Hardmax", 1, hardmax, "f32/f16: ArgMax, then a compare with the positions along the axis"});
   ops.push_back({"", "GatherElements", 11, gather_elements,
