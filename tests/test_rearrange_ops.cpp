@@ -1,7 +1,7 @@
 // Ops lowered onto existing kernels or evaluated on the host, through one-node models in a Session
 // (run twice with fresh inputs, so a stale buffer shows) against CPU references on random inputs:
 // DepthToSpace (DCR, CRD), SpaceToDepth, GlobalAveragePool / GlobalMaxPool, OneHot, CastLike,
-// EyeLike and the window functions.
+// EyeLike and the window functions, LRN and MeanVarianceNormalization.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -151,6 +151,52 @@ TEST(RearrangeOps, CastLikeEyeLikeAndWindows) {
       EXPECT_LE(rel_l2(std::vector<float>(y.begin(), y.end()), ref), 1e-7) << op << " periodic " << periodic;
     }
   }
+}
+
+// LRN (sum of squares over a channel window) and MeanVarianceNormalization against float64.
+TEST(ComposedOps, LrnAndMeanVarianceNormalization) {
+  Random rng(test_seed());
+  const int64_t n = 2, c = 5, h = 3, w = 4;
+  const Shape shape = {n, c, h, w};
+  for (int64_t size : {1, 3, 4}) {
+    OneNode m("LRN", {{"x", shape}}, {onnx::TensorProto::FLOAT}, {{"y", shape}}, {onnx::TensorProto::FLOAT});
+    add_int_attribute(m.node, "size", size);
+    const double alpha = 0.5, beta = 0.75, bias = 1.0;  // alpha large enough that the window sum matters
+    onnx::AttributeProto* a = m.node->add_attribute();
+    a->set_name("alpha");
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(static_cast<float>(alpha));
+    const std::vector<float> x = rng.normal(element_count(shape), 0, 3);
+    const auto y = run_once(m, {{"x", floats(shape, x)}});
+    std::vector<double> ref(x.size());
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t ch = 0; ch < c; ++ch)
+        for (int64_t p = 0; p < h * w; ++p) {
+          double s = 0;
+          for (int64_t k = ch - (size - 1) / 2; k <= ch + size - 1 - (size - 1) / 2; ++k)
+            if (k >= 0 && k < c) s += double(x[(a * c + k) * h * w + p]) * x[(a * c + k) * h * w + p];
+          ref[(a * c + ch) * h * w + p] = x[(a * c + ch) * h * w + p] / std::pow(bias + alpha / size * s, beta);
+        }
+    EXPECT_LE(rel_l2(std::vector<float>(y.begin(), y.end()), ref), 1e-6) << "size " << size;
+  }
+  OneNode m("MeanVarianceNormalization", {{"x", shape}}, {onnx::TensorProto::FLOAT}, {{"y", shape}},
+            {onnx::TensorProto::FLOAT});
+  const std::vector<float> x = rng.normal(element_count(shape), 1.5, 2);
+  const auto y = run_once(m, {{"x", floats(shape, x)}});
+  std::vector<double> ref(x.size());
+  for (int64_t ch = 0; ch < c; ++ch) {  // default axes [0, 2, 3]: statistics per channel
+    double mean = 0, var = 0;
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t p = 0; p < h * w; ++p) mean += x[(a * c + ch) * h * w + p];
+    mean /= n * h * w;
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t p = 0; p < h * w; ++p) var += std::pow(x[(a * c + ch) * h * w + p] - mean, 2);
+    var /= n * h * w;
+    for (int64_t a = 0; a < n; ++a)
+      for (int64_t p = 0; p < h * w; ++p)
+        ref[(a * c + ch) * h * w + p] = (x[(a * c + ch) * h * w + p] - mean) / (std::sqrt(var) + 1e-9);
+  }
+  EXPECT_LE(rel_l2(std::vector<float>(y.begin(), y.end()), ref), 1e-6);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ const std::vector<OpEntry>& all_ops() {
     register_rearrange_ops(list);
     register_global_pool_ops(list);
     register_generator_ops(list);
+    register_local_norm_ops(list);
     return list;
   }();
   return ops;

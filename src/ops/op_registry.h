@@ -45,5 +45,6 @@ void register_loss_ops(std::vector<OpEntry>& ops);
 void register_rearrange_ops(std::vector<OpEntry>& ops);
 void register_global_pool_ops(std::vector<OpEntry>& ops);
 void register_generator_ops(std::vector<OpEntry>& ops);
+void register_local_norm_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops
