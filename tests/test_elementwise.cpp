@@ -46,6 +46,18 @@ const std::map<std::string, Ref>& float_references(const ElementwiseAttributes& 
       {"Sin", [](double a, double, double) { return std::sin(a); }},
       {"Cos", [](double a, double, double) { return std::cos(a); }},
       {"Atan", [](double a, double, double) { return std::atan(a); }},
+      {"Tan", [](double a, double, double) { return std::tan(a); }},
+      {"Asin", [](double a, double, double) { return std::asin(a); }},
+      {"Acos", [](double a, double, double) { return std::acos(a); }},
+      {"Sinh", [](double a, double, double) { return std::sinh(a); }},
+      {"Cosh", [](double a, double, double) { return std::cosh(a); }},
+      {"Asinh", [](double a, double, double) { return std::asinh(a); }},
+      {"Acosh", [](double a, double, double) { return std::acosh(a); }},
+      {"Atanh", [](double a, double, double) { return std::atanh(a); }},
+      {"Celu",
+       [=](double a, double, double) { return std::max(a, 0.0) + std::min(0.0, alpha * std::expm1(a / alpha)); }},
+      {"Mish", [](double a, double, double) { return a * std::tanh(std::log1p(std::exp(a))); }},
+      {"Shrink", [=](double a, double, double) { return a < -alpha ? a + beta : a > alpha ? a - beta : 0.0; }},
       {"Floor", [](double a, double, double) { return std::floor(a); }},
       {"Ceil", [](double a, double, double) { return std::ceil(a); }},
       {"Round", [](double a, double, double) { return std::nearbyint(a); }},
@@ -79,6 +91,9 @@ std::vector<float> draw_input(Random& rng, const std::string& op, size_t n, int 
   if (op == "Pow") return which == 0 ? rng.uniform(n, 0.1, 3.0) : rng.uniform(n, -2.0, 2.0);
   if (op == "Div" || op == "Mod") return which == 0 ? rng.normal(n) : rng.uniform(n, 0.5, 2.0);
   if (op == "Sin" || op == "Cos") return rng.uniform(n, -200.0, 200.0);  // position-embedding arguments
+  if (op == "Asin" || op == "Acos" || op == "Atanh") return rng.uniform(n, -0.999, 0.999);
+  if (op == "Acosh") return rng.uniform(n, 1.001, 20.0);
+  if (op == "Tan") return rng.uniform(n, -1.5, 1.5);  // away from the poles
   if (op == "Floor" || op == "Ceil" || op == "Round") {
     auto v = rng.uniform(n, -8.0, 8.0);
     for (auto& x : v) {  // keep away from the rounding boundaries
@@ -97,6 +112,8 @@ ElementwiseAttributes attributes_for(const std::string& op) {
   if (op == "Selu") a.alpha = 1.6732632f, a.beta = 1.0507010f;
   if (op == "ThresholdedRelu") a.alpha = 0.7f;
   if (op == "Clip") a.alpha = -0.5f, a.beta = 1.25f;
+  if (op == "Celu") a.alpha = 1.5f;
+  if (op == "Shrink") a.alpha = 0.75f, a.beta = 0.25f;
   return a;
 }
 
@@ -198,7 +215,9 @@ INSTANTIATE_TEST_SUITE_P(Elementwise, FloatUnary,
                          ::testing::Values("Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
                                            "Gelu", "GeluTanh", "Sqrt", "Exp", "Log", "Reciprocal", "Sin", "Cos", "Atan",
                                            "Floor", "Ceil", "Round", "Softplus", "Softsign", "Elu", "Selu",
-                                           "ThresholdedRelu", "Clip", "Identity", "Abs", "Neg", "Sign"));
+                                           "ThresholdedRelu", "Clip", "Identity", "Abs", "Neg", "Sign", "Tan",
+                                           "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Celu",
+                                           "Mish", "Shrink"));
 
 class FloatBinary : public ::testing::TestWithParam<std::string> {};
 
@@ -265,6 +284,9 @@ TEST(Elementwise, IntegerArithmeticBroadcasts) {
       {"Mod", [](int64_t a, int64_t b) { int64_t r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }},
       {"Min", [](int64_t a, int64_t b) { return std::min(a, b); }},
       {"Max", [](int64_t a, int64_t b) { return std::max(a, b); }},
+      {"BitwiseAnd", [](int64_t a, int64_t b) { return a & b; }},
+      {"BitwiseOr", [](int64_t a, int64_t b) { return a | b; }},
+      {"BitwiseXor", [](int64_t a, int64_t b) { return a ^ b; }},
   };
   for (DType dtype : {DType::i32, DType::i64}) {
     for (const auto& [name, f] : ops) {
@@ -302,6 +324,43 @@ TEST(Elementwise, IntegerArithmeticBroadcasts) {
       }
     }
   }
+}
+
+// Bitwise ops and shifts on uint8 (held as u32 on the GPU, results kept within 8 bits), and
+// BitwiseNot on int32, exact against the C++ operators.
+TEST(Elementwise, BitwiseAndShiftsOnUint8) {
+  Random rng(test_seed());
+  const std::map<std::string, std::function<uint8_t(uint8_t, uint8_t)>> ops = {
+      {"BitwiseAnd", [](uint8_t a, uint8_t b) { return uint8_t(a & b); }},
+      {"BitwiseOr", [](uint8_t a, uint8_t b) { return uint8_t(a | b); }},
+      {"BitwiseXor", [](uint8_t a, uint8_t b) { return uint8_t(a ^ b); }},
+      {"BitShiftLeft", [](uint8_t a, uint8_t b) { return uint8_t(b >= 8 ? 0 : a << b); }},
+      {"BitShiftRight", [](uint8_t a, uint8_t b) { return uint8_t(b >= 8 ? 0 : a >> b); }},
+  };
+  for (const auto& [name, f] : ops) {
+    const bool shift = name.rfind("BitShift", 0) == 0;
+    for (int trial = 0; trial < 4; ++trial) {
+      auto shapes = random_broadcast_shapes(rng, 2, 5);
+      std::vector<std::vector<uint8_t>> in(2);
+      for (int k = 0; k < 2; ++k) {
+        in[k].resize(element_count(shapes[k]));
+        for (auto& x : in[k]) x = static_cast<uint8_t>(rng.integer(0, shift && k == 1 ? 9 : 255));
+      }
+      auto out = run_raw(name, {{DType::u8, shapes[0]}, {DType::u8, shapes[1]}}, in, DType::u8);
+      const std::vector<std::vector<float>> as_float = {std::vector<float>(in[0].begin(), in[0].end()),
+                                                        std::vector<float>(in[1].begin(), in[1].end())};
+      auto ref = reference_broadcast(as_float, shapes, kernels::broadcast_shape(shapes), [&](double a, double b, double) {
+        return static_cast<double>(f(static_cast<uint8_t>(a), static_cast<uint8_t>(b)));
+      });
+      ASSERT_EQ(out.size(), ref.size());
+      for (size_t i = 0; i < ref.size(); ++i) ASSERT_EQ(out[i], ref[i]) << name << " element " << i;
+    }
+  }
+  const std::vector<uint8_t> u = {0, 1, 0x5a, 255};
+  EXPECT_EQ(run_raw("BitwiseNot", {{DType::u8, {4}}}, {u}, DType::u8), (std::vector<uint8_t>{255, 254, 0xa5, 0}));
+  const std::vector<int32_t> v = {0, -1, 12345, -77777};
+  EXPECT_EQ(values_of<int32_t>(run_raw("BitwiseNot", {{DType::i32, {4}}}, {bytes_of(v)}, DType::i32)),
+            (std::vector<int32_t>{-1, 0, ~12345, ~-77777}));
 }
 
 TEST(Elementwise, ComparisonsLogicAndWhere) {

@@ -4,9 +4,11 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 
 #include "graph/broadcast.h"
+#include "graph/einsum_equation.h"
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
@@ -567,6 +569,23 @@ const std::map<std::string_view, Rule>& rules() {
     t["LayerNormalization"] = layer_normalization;
     t["STFT"] = stft;
     t["DFT"] = dft;
+    t["Einsum"] = [](const Context& c) {
+      std::vector<int64_t> ranks;
+      for (size_t i = 0; i < c.node.inputs.size(); ++i) ranks.push_back(c.rank(i));
+      EinsumEquation eq;
+      try {
+        eq = parse_einsum(c.node.attribute_string("equation"), ranks);
+      } catch (const std::invalid_argument& e) {
+        c.fail(e.what());
+      }
+      std::map<char, int64_t> sizes;  // a label's size: its largest dim (1s broadcast)
+      for (size_t i = 0; i < eq.inputs.size(); ++i)
+        for (size_t d = 0; d < eq.inputs[i].size(); ++d)
+          sizes[eq.inputs[i][d]] = std::max(sizes[eq.inputs[i][d]], c.shape(i)[d]);
+      Shape out;
+      for (char label : eq.output) out.push_back(sizes[label]);
+      return Types{TensorType{c.dtype(0), out}};
+    };
     t["EyeLike"] = [](const Context& c) {
       const std::optional<DType> dtype = c.node.has_attribute("dtype")
                                              ? dtype_from_onnx(c.node.attribute_int("dtype"))

@@ -92,6 +92,16 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
   }
   if (name == "HardSigmoid") a.alpha = node.attribute_float("alpha", 0.2f), a.beta = node.attribute_float("beta", 0.5f);
   if (name == "ThresholdedRelu") a.alpha = node.attribute_float("alpha", 1.0f);
+  if (name == "Celu") a.alpha = node.attribute_float("alpha", 1.0f);
+  if (name == "Shrink") a.alpha = node.attribute_float("lambd", 0.5f), a.beta = node.attribute_float("bias", 0.0f);
+  if (name == "BitShift") {
+    const std::string direction = node.attribute_string("direction", "");
+    if (direction != "LEFT" && direction != "RIGHT") {
+      throw ModelError(
+          fmt::format("{}: direction must be \"LEFT\" or \"RIGHT\", got \"{}\"", node.describe(), direction));
+    }
+    name = direction == "LEFT" ? "BitShiftLeft" : "BitShiftRight";
+  }
   if (name == "IsInf") {
     a.alpha = node.attribute_int("detect_negative", 1) != 0 ? 1.0f : 0.0f;
     a.beta = node.attribute_int("detect_positive", 1) != 0 ? 1.0f : 0.0f;
@@ -158,6 +168,15 @@ std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<
   return {run_kernel(node, context, "Cast", {inputs[0]}, a)};
 }
 
+// CastLike: Cast to the type of the second input.
+std::vector<Value> cast_like(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const DType to = inputs.at(1).dtype();
+  if (inputs.at(0).dtype() == to) return {inputs[0]};
+  ElementwiseAttributes a;
+  a.to = to;
+  return {run_kernel(node, context, "Cast", {inputs[0]}, a)};
+}
+
 // Sum, Mean, Max, Min over any number of inputs: folded pairwise with broadcasting.
 std::vector<Value> variadic(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (inputs.empty()) throw ModelError(node.describe() + ": needs at least one input");
@@ -182,10 +201,13 @@ void register_elementwise_ops(std::vector<OpEntry>& ops) {
        {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log",
         "Reciprocal", "Sin", "Cos", "Atan", "Floor", "Ceil", "Round", "Softplus", "Softsign", "Elu", "Selu",
         "ThresholdedRelu", "Clip", "Abs", "Neg", "Sign", "Pow", "PRelu", "Add", "Sub", "Mul", "Div", "Mod", "Equal",
-        "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Where"}) {
+        "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Where",
+        "Tan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Celu", "Mish", "Shrink", "BitwiseAnd",
+        "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift"}) {
     ops.push_back({"", name, 1, unary_or_binary, "elementwise kernel, f32/f16 (f32 math), numpy broadcasting"});
   }
   ops.push_back({"", "Cast", 1, cast, "elementwise kernel; every pair of f32, f16, i32, i64, u8, bool"});
+  ops.push_back({"", "CastLike", 15, cast_like, "as Cast, to the second input's type"});
   for (const char* name : {"Sum", "Mean", "Max", "Min"}) {
     ops.push_back({"", name, 1, variadic, "pairwise elementwise kernels"});
   }

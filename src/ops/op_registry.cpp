@@ -16,6 +16,15 @@ const std::vector<OpEntry>& all_ops() {
     register_spectral_ops(list);
     register_control_flow_ops(list);
     register_sequence_ops(list);
+    register_einsum_ops(list);
+    register_index_ops(list);
+    register_trilu_ops(list);
+    register_dropout_ops(list);
+    register_loss_ops(list);
+    register_rearrange_ops(list);
+    register_global_pool_ops(list);
+    register_generator_ops(list);
+    register_local_norm_ops(list);
     return list;
   }();
   return ops;

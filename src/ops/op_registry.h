@@ -38,5 +38,14 @@ void register_rnn_ops(std::vector<OpEntry>& ops);
 void register_spectral_ops(std::vector<OpEntry>& ops);
 void register_control_flow_ops(std::vector<OpEntry>& ops);
 void register_sequence_ops(std::vector<OpEntry>& ops);
+void register_einsum_ops(std::vector<OpEntry>& ops);
+void register_index_ops(std::vector<OpEntry>& ops);
+void register_trilu_ops(std::vector<OpEntry>& ops);
+void register_dropout_ops(std::vector<OpEntry>& ops);
+void register_loss_ops(std::vector<OpEntry>& ops);
+void register_rearrange_ops(std::vector<OpEntry>& ops);
+void register_global_pool_ops(std::vector<OpEntry>& ops);
+void register_generator_ops(std::vector<OpEntry>& ops);
+void register_local_norm_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

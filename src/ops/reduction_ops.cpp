@@ -5,11 +5,39 @@
 #include <algorithm>
 
 #include "graph/model_error.h"
+#include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
 namespace {
+
+void elementwise(OpContext& context, const char* op, std::vector<Tensor> inputs, const Tensor& out) {
+  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs, out);
+}
+
+// ReduceLogSum = log(sum x); ReduceLogSumExp = m + log(sum exp(x - m)) with m the maximum over the
+// axes (no overflow of exp): composed from the reduce and elementwise kernels.
+void record_log_sum(OpContext& context, const Tensor& x, const std::vector<int64_t>& axes, bool of_exp,
+                    const Tensor& y) {
+  const Shape kept = kernels::reduced_shape(x.shape(), axes, true);
+  Tensor sum = context.allocate(x.dtype(), kept);
+  const Tensor out = y.reshape(kept);
+  if (!of_exp) {
+    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x, axes, sum);
+    return elementwise(context, "Log", {sum}, out);
+  }
+  Tensor max = context.allocate(x.dtype(), kept);
+  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Max, x, axes, max);
+  Tensor shifted = context.allocate(x.dtype(), x.shape());
+  Tensor exps = context.allocate(x.dtype(), x.shape());
+  elementwise(context, "Sub", {x, max}, shifted);
+  elementwise(context, "Exp", {shifted}, exps);
+  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, exps, axes, sum);
+  Tensor log_sum = context.allocate(x.dtype(), kept);
+  elementwise(context, "Log", {sum}, log_sum);
+  elementwise(context, "Add", {log_sum, max}, out);
+}
 
 std::vector<Value> reduce(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
@@ -39,8 +67,12 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
   Value y;
   y.device = context.allocate(x.dtype(), kernels::reduced_shape(x.shape(), axes, keepdims));
   try {
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::reduce_op_from_onnx(node.op_type),
-                           context.to_device(x), axes, y.device);
+    if (node.op_type == "ReduceLogSum" || node.op_type == "ReduceLogSumExp") {
+      record_log_sum(context, context.to_device(x), axes, node.op_type == "ReduceLogSumExp", y.device);
+    } else {
+      kernels::record_reduce(context.kernels, context.recorder, context.pool,
+                             kernels::reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
+    }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }
@@ -51,7 +83,8 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
 
 void register_reduction_ops(std::vector<OpEntry>& ops) {
   for (const char* name :
-       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare"}) {
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+        "ReduceLogSum", "ReduceLogSumExp"}) {
     ops.push_back({"", name, 1, reduce, "f32/f16, any axes, f32 accumulation"});
   }
 }

@@ -28,6 +28,15 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Sin", 1, K::FloatUnary, "sin_f32(a)", "", ""},
       {"Cos", 1, K::FloatUnary, "cos_f32(a)", "", ""},
       {"Atan", 1, K::FloatUnary, "atan_f32(a)", "", ""},
+      // Inverse and hyperbolic trigonometry in forms without cancellation (math.wgsl).
+      {"Tan", 1, K::FloatUnary, "sin_f32(a) / cos_f32(a)", "", ""},
+      {"Asin", 1, K::FloatUnary, "asin_f32(a)", "", ""},
+      {"Acos", 1, K::FloatUnary, "acos_f32(a)", "", ""},
+      {"Sinh", 1, K::FloatUnary, "sinh_f32(a)", "", ""},
+      {"Cosh", 1, K::FloatUnary, "cosh_f32(a)", "", ""},
+      {"Asinh", 1, K::FloatUnary, "asinh_f32(a)", "", ""},
+      {"Acosh", 1, K::FloatUnary, "acosh_f32(a)", "", ""},
+      {"Atanh", 1, K::FloatUnary, "atanh_f32(a)", "", ""},
       {"Floor", 1, K::FloatUnary, "floor(a)", "", ""},
       {"Ceil", 1, K::FloatUnary, "ceil(a)", "", ""},
       {"Round", 1, K::FloatUnary, "round(a)", "", ""},  // WGSL rounds halves to even, as ONNX
@@ -36,6 +45,12 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Elu", 1, K::FloatUnary, "select(params.scalars.x * expm1_f32(a), a, a > 0.0)", "", ""},
       {"Selu", 1, K::FloatUnary, "params.scalars.y * select(params.scalars.x * expm1_f32(a), a, a > 0.0)", "", ""},
       {"ThresholdedRelu", 1, K::FloatUnary, "select(0.0, a, a > params.scalars.x)", "", ""},
+      {"Celu", 1, K::FloatUnary, "max(a, 0.0) + min(0.0, params.scalars.x * expm1_f32(a / params.scalars.x))", "", ""},
+      {"Mish", 1, K::FloatUnary, "a * tanh_f32(max(a, 0.0) + log1p_f32(exp(-abs(a))))", "", ""},
+      // scalars.x = lambd, .y = bias
+      {"Shrink", 1, K::FloatUnary,
+       "select(select(0.0, a - params.scalars.y, a > params.scalars.x), a + params.scalars.y, a < -params.scalars.x)",
+       "", ""},
       {"Clip", 1, K::FloatUnary, "min(max(a, params.scalars.x), params.scalars.y)", "", ""},
       {"Pow", 2, K::Numeric, "pow_f32(a, b)", "pow_i32(a, b)", ""},
       {"PRelu", 2, K::FloatBinary, "select(a * b, a, a >= 0.0)", "", ""},
@@ -52,6 +67,14 @@ const std::vector<ElementwiseOp>& catalog() {
       {"Max", 2, K::Numeric, "max(a, b)", "max(a, b)", "max(a, b)"},
       {"Mod", 2, K::Numeric, "fmod_f32(a, b)", "mod_i32(a, b)", "select(a % b, 0u, b == 0u)"},  // fmod = 0 on integers
       {"ModTruncated", 2, K::Numeric, "fmod_f32(a, b)", "select(a % b, 0, b == 0)", "select(a % b, 0u, b == 0u)"},  // fmod = 1
+      // Bitwise ops on integers (int32/int64 as i32, uint8 as u32 kept within 8 bits).
+      {"BitwiseAnd", 2, K::Numeric, "", "a & b", "a & b"},
+      {"BitwiseOr", 2, K::Numeric, "", "a | b", "a | b"},
+      {"BitwiseXor", 2, K::Numeric, "", "a ^ b", "a ^ b"},
+      {"BitwiseNot", 1, K::Numeric, "", "~a", "(~a) & 255u"},
+      // BitShift is defined on unsigned types only; shifts of 8 or more give 0 (numpy's uint8).
+      {"BitShiftLeft", 2, K::Numeric, "", "", "select((a << min(b, 31u)) & 255u, 0u, b >= 8u)"},
+      {"BitShiftRight", 2, K::Numeric, "", "", "select(a >> min(b, 31u), 0u, b >= 8u)"},
       // Comparisons and logic (bool is u32 0/1 on the GPU).
       {"Equal", 2, K::Compare, "select(0u, 1u, a == b)", "select(0u, 1u, a == b)", "select(0u, 1u, a == b)"},
       {"Less", 2, K::Compare, "select(0u, 1u, a < b)", "select(0u, 1u, a < b)", "select(0u, 1u, a < b)"},

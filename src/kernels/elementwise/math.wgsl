@@ -182,3 +182,52 @@ fn pow_i32(a: i32, b: i32) -> i32 {
   }
   return result;
 }
+
+// log(1 + x) accurate near 0 (Kahan: the rounding of u = 1 + x cancels in log(u) * x / (u - 1)).
+fn log1p_f32(x: f32) -> f32 {
+  let u = 1.0 + x;
+  if (u == 1.0) { return x; }
+  return log(u) * x / (u - 1.0);
+}
+
+// asin(x) = atan(x / sqrt(1 - x^2)), with 1 - x^2 as (1 - x)(1 + x) (no cancellation near |x| = 1).
+fn asin_f32(x: f32) -> f32 {
+  if (abs(x) == 1.0) { return x * 1.5707963267948966; }
+  return atan_f32(x / sqrt((1.0 - x) * (1.0 + x)));
+}
+
+// acos(x) = 2 atan(sqrt((1 - x) / (1 + x))): accurate relative to the small results near x = 1.
+fn acos_f32(x: f32) -> f32 {
+  if (x == -1.0) { return 3.141592653589793; }
+  return 2.0 * atan_f32(sqrt((1.0 - x) / (1.0 + x)));
+}
+
+// sinh from expm1 (no cancellation near 0): with e = expm1(|x|), sinh|x| = (e + e / (e + 1)) / 2.
+fn sinh_f32(x: f32) -> f32 {
+  let e = expm1_f32(abs(x));
+  return sign(x) * 0.5 * (e + e / (e + 1.0));
+}
+
+fn cosh_f32(x: f32) -> f32 {
+  let e = exp(abs(x));
+  return 0.5 * (e + 1.0 / e);
+}
+
+// asinh|x| = log1p(|x| + x^2 / (1 + sqrt(1 + x^2))); log(2|x|) where x^2 would overflow.
+fn asinh_f32(x: f32) -> f32 {
+  let z = abs(x);
+  if (z > 1e18) { return sign(x) * (log(z) + 0.6931471805599453); }
+  return sign(x) * log1p_f32(z + z * z / (1.0 + sqrt(1.0 + z * z)));
+}
+
+// acosh(x) = log1p((x - 1) + sqrt((x - 1)(x + 1))), accurate near x = 1.
+fn acosh_f32(x: f32) -> f32 {
+  if (x > 1e18) { return log(x) + 0.6931471805599453; }
+  let t = x - 1.0;
+  return log1p_f32(t + sqrt(t * (x + 1.0)));
+}
+
+// atanh(x) = log1p(2x / (1 - x)) / 2.
+fn atanh_f32(x: f32) -> f32 {
+  return 0.5 * log1p_f32(2.0 * x / (1.0 - x));
+}
