@@ -10,7 +10,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "onda/audio.h"
+#include "audio/audio.h"
 
 namespace onda::cli {
 namespace {
