@@ -265,6 +265,7 @@ TEST(PublicApi, InputErrorsAreModelErrorsNamingTheInput) {
     return std::string("no error");
   };
   EXPECT_NE(message({{"x", good}}).find("missing input 'h'"), std::string::npos);
+  EXPECT_THROW(DeviceTensor().shape(), Error);  // an undefined DeviceTensor is an error, not a crash
   EXPECT_NE(message({{"x", good}, {"h", HostTensor::from_values<float>({1, 5}, std::vector<float>(5))}})
                 .find("'h' must have shape"),
             std::string::npos);

@@ -27,16 +27,18 @@ class DeviceTensor {
   DeviceTensor reshaped(Shape shape) const;
 
   bool defined() const { return impl_ != nullptr; }
+  // Of a defined tensor (an undefined one throws onda::Error).
   DType dtype() const;
   const Shape& shape() const;
   int64_t numel() const;
   const std::shared_ptr<Device>& device() const;
 
   struct Impl;  // src/runtime/device_impl.h
-  const Impl& impl() const { return *impl_; }
+  const Impl& impl() const { return checked_impl(); }
   explicit DeviceTensor(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 
  private:
+  const Impl& checked_impl() const;
   std::shared_ptr<const Impl> impl_;
 };
 

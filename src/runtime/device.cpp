@@ -97,17 +97,22 @@ DeviceTensor DeviceTensor::reshaped(Shape shape) const {
   return make_device_tensor(impl_->device, impl_->tensor.reshape(std::move(shape)));
 }
 
+const DeviceTensor::Impl& DeviceTensor::checked_impl() const {
+  if (!impl_) throw Error("use of an undefined DeviceTensor");
+  return *impl_;
+}
+
 DType DeviceTensor::dtype() const {
-  return impl_->tensor.dtype();
+  return checked_impl().tensor.dtype();
 }
 const Shape& DeviceTensor::shape() const {
-  return impl_->tensor.shape();
+  return checked_impl().tensor.shape();
 }
 int64_t DeviceTensor::numel() const {
-  return impl_->tensor.numel();
+  return checked_impl().tensor.numel();
 }
 const std::shared_ptr<Device>& DeviceTensor::device() const {
-  return impl_->device;
+  return checked_impl().device;
 }
 
 }  // namespace onda
