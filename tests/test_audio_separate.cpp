@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 
 #include "audio/resample.h"
 #include "audio/separate.h"
+#include "audio/spectral_graphs.h"
 #include "harness.h"
 #include "test_onnx_support.h"
 
@@ -383,6 +385,58 @@ TEST(AudioSeparate, SpectrogramModelThroughGpuStftAndIstft) {
     EXPECT_LE(e, 1e-5);
     std::printf("onda enhance: rel L2 %.2e\n", e);
   }
+}
+
+// The spectral chain passes the spectrograms between its three sessions on one Device (DeviceTensors):
+// its output equals the chain run through host memory bit for bit, and it writes no file (the STFT and
+// iSTFT graphs are opened from memory; TMPDIR names a folder that does not exist, where the earlier
+// temporary-file route failed).
+TEST(AudioSeparate, SpectralChainStaysOnTheGpuAndWritesNoFiles) {
+  TemporaryFolder folder, temporary;
+  const fs::path model = write_spectral_model(folder.path(), 33, 1024 / 16 + 1);
+  const audio::ModelDescription description = audio::load_model_description(model);
+  const char* old_tmpdir = std::getenv("TMPDIR");
+  const std::string saved = old_tmpdir ? old_tmpdir : "";
+  auto restore_tmpdir = [&] { old_tmpdir ? setenv("TMPDIR", saved.c_str(), 1) : unsetenv("TMPDIR"); };
+  setenv("TMPDIR", (temporary.path() / "missing").c_str(), 1);
+  audio::RunnerOptions options;
+  std::unique_ptr<audio::SessionSegmentModel> runner;
+  try {
+    runner = std::make_unique<audio::SessionSegmentModel>(model, description, options);
+  } catch (...) {
+    restore_tmpdir();
+    throw;
+  }
+  restore_tmpdir();
+  EXPECT_TRUE(fs::is_empty(temporary.path()));
+
+  Random r(test_seed());
+  const std::vector<float> wave = r.normal(1024, 0.0, 0.3);
+  const audio::SegmentOutput out = runner->run(wave, 1);
+  ASSERT_EQ(out.size, wave.size());
+
+  // The same three graphs through host memory.
+  const auto& p = description.spectrogram;
+  auto bytes = [](const std::string& s) {
+    return std::span<const std::byte>(reinterpret_cast<const std::byte*>(s.data()), s.size());
+  };
+  const std::string stft_bytes = audio::stft_model_bytes(p, 1024),
+                    istft_bytes = audio::istft_model_bytes(p, 1024);
+  auto stft = Session::open_bytes(bytes(stft_bytes));
+  auto istft = Session::open_bytes(bytes(istft_bytes));
+  auto net = Session::open(model);
+  const auto analysed = stft->run({{"wave", HostTensor::from_values<float>({1, 1024}, wave)}});
+  const Shape spectrogram{1, 33, 1024 / 16 + 1};
+  const auto separated = net->run({{"noisy_mag", analysed.at("magnitude").reshaped(spectrogram)},
+                                   {"noisy_pha", analysed.at("phase").reshaped(spectrogram)}});
+  const auto host_chain = istft->run({{"magnitude", separated.at("denoised_mag").reshaped(spectrogram)},
+                                      {"phase", separated.at("denoised_pha").reshaped(spectrogram)}});
+  const HostTensor& expected = host_chain.at("wave");
+  ASSERT_EQ(static_cast<size_t>(expected.numel()), out.size);
+  EXPECT_EQ(std::memcmp(expected.data(), out.data, out.size * sizeof(float)), 0);
+  double sum = 0;
+  for (size_t i = 0; i < out.size; ++i) sum += std::fabs(out.data[i]);
+  EXPECT_GT(sum, 0.0);  // not a zero signal that would match trivially
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "onda/audio.h"
+#include "audio/audio.h"
 
 namespace onda::cli {
 namespace {

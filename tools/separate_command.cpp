@@ -14,7 +14,7 @@
 #include "audio_jobs.h"
 #include "commands.h"
 #include "interrupt.h"
-#include "onda/audio.h"
+#include "audio/audio.h"
 #include "progress_line.h"
 
 namespace onda::cli {

@@ -1,3 +1,21 @@
-// .npy files in and out (numpy's format 1.0-3.0, C order): the CLI's tensor files.
+// NumPy .npy files (format versions 1.0, 2.0 and 3.0) as tensors: float32, float16, int32, int64,
+// uint8 and bool, little-endian, C order. Anything else (big-endian, Fortran order, other dtypes, a
+// short or overlong file) is an NpyError naming the file and the problem. Host-only code.
 #pragma once
-#include "graph/npy.h"  // onda::read_npy, onda::write_npy (host-only code)
+#include <cstddef>
+#include <filesystem>
+#include <span>
+#include <string>
+
+#include "onda/host_tensor.h"
+
+namespace onda {
+
+HostTensor read_npy(const std::filesystem::path& path);
+void write_npy(const std::filesystem::path& path, const HostTensor& tensor);
+
+// In memory; `what` names the source in error messages.
+HostTensor parse_npy(std::span<const std::byte> bytes, const std::string& what);
+std::string serialize_npy(const HostTensor& tensor);
+
+}  // namespace onda

@@ -3,23 +3,49 @@
 //   auto session = onda::Session::open("model.onnx");
 //   auto outputs = session->run({{"mix", input}});   // host tensors in, host tensors out
 //
+//   auto device = onda::Device::open();              // one GPU context for several sessions
+//   auto a = onda::Session::open("stft.onnx", {}, device);
+//   auto b = onda::Session::open_bytes(model_bytes, {}, device);
+//   auto spec = a->run_device({{"wave", input}}, {});   // outputs stay on the GPU
+//   auto out = b->run({}, {{"spec", spec.at("spec")}});
+//
 // Every node runs on the GPU (WebGPU); shape arithmetic that exporters emit is evaluated on the
 // host once the input shapes are known. All dispatches of one run are recorded and submitted
 // together. Errors (malformed model, unsupported op, bad input, device limit, device loss) are
-// exceptions with messages that name the node and the problem.
+// exceptions (onda/error.h) with messages that name the node and the problem.
+//
+// Thread safety: a Session may be called from any thread; its calls (and those of every other
+// Session and DeviceTensor on its Device) are serialised by the Device's lock (device.h), so two
+// threads calling one Session never corrupt it, but their runs do not overlap. inputs(), outputs()
+// and adapter_name() read immutable data. last_run() is the stats of the last run of the Session on
+// any thread: read it from the thread that ran, or after the runs of other threads are done.
+// For parallel CPU-side work, give each thread its own Session (on one shared Device, or on its own).
 #pragma once
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
-#include "graph/host_tensor.h"  // onda::HostTensor: dtype + shape + bytes in numpy layout
+#include "onda/device.h"
+#include "onda/device_tensor.h"
+#include "onda/error.h"
+#include "onda/host_tensor.h"  // onda::HostTensor (public name onda::Tensor): dtype + shape + bytes
 
 namespace onda {
 
+// The bytes of an external-data file of a model opened from memory, by its `location` (relative,
+// as written in the model). Throw (any exception) when it is unknown; onda keeps the returned bytes
+// as long as the session needs them, so it may move a buffer in without a copy.
+using ExternalDataResolver = std::function<std::vector<std::byte>(const std::string& location)>;
+
 struct SessionOptions {
-  std::string adapter;   // index or name substring; "" = ONDA_ADAPTER or the high-performance adapter
+  // Sessions opened without a Device make their own on this adapter: index or name substring;
+  // "" = ONDA_ADAPTER or the high-performance adapter. Ignored when a Device is given.
+  std::string adapter;
   bool profile = false;  // GPU time per dispatch (timestamp queries), in RunStats::profile
   // Submit recorded work in pieces (the first after this many dispatches, each later one twice as
   // large, up to 64x) so the GPU runs while the CPU records the rest; 0: one submit per run.
@@ -42,17 +68,21 @@ struct ProfileLine {
 };
 
 struct RunStats {
-  double wall_ms = 0;        // run() from inputs to outputs on the host
-  double record_ms = 0;      // CPU time planning and recording dispatches
-  double gpu_wait_ms = 0;    // from the last submit until the GPU finished
+  double wall_ms = 0;      // run() from inputs to outputs on the host
+  double record_ms = 0;    // CPU time planning and recording dispatches
+  double gpu_wait_ms = 0;  // from the last submit until the GPU finished
   uint64_t dispatches = 0;
-  uint64_t submits = 0;      // command buffers submitted (see SessionOptions::first_submit_dispatches)
+  uint64_t submits = 0;  // command buffers submitted (see SessionOptions::first_submit_dispatches)
   // GPU memory, as buffer capacities (the pool's size classes). Values are released after their last
   // reader, so the activation peak follows the widest point of the graph, not the sum of all values.
   uint64_t peak_gpu_bytes = 0;         // peak_activation_bytes + weight_bytes
   uint64_t peak_activation_bytes = 0;  // inputs, intermediates and outputs of this run on loan at the peak
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
+  // Bytes that crossed between host and GPU memory for the run's inputs and outputs (DeviceTensor
+  // inputs and run_device outputs cross nothing: they are copied on the GPU).
+  uint64_t host_upload_bytes = 0;
+  uint64_t host_download_bytes = 0;
   std::vector<ProfileLine> profile;  // with SessionOptions::profile: per node, most expensive first
   // Profiled runs: GPU time from the first dispatch's start to the last one's end; minus the sum of
   // `profile`, the GPU's idle gaps between dispatches (each dispatch its own pass in such a run).
@@ -64,15 +94,34 @@ struct RunStats {
 class Session {
  public:
   // Throws onda::ModelError listing every unsupported op at once, or naming what else is wrong.
-  static std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options = {});
+  // Without a Device the session makes its own (SessionOptions::adapter).
+  static std::unique_ptr<Session> open(const std::filesystem::path& model, const SessionOptions& options = {},
+                                       std::shared_ptr<Device> device = nullptr);
+  // A model serialised in memory (the bytes are not kept). External data comes from `resolver`;
+  // without one, a model that needs external data is a ModelError.
+  static std::unique_ptr<Session> open_bytes(std::span<const std::byte> model,
+                                             const SessionOptions& options = {},
+                                             std::shared_ptr<Device> device = nullptr,
+                                             ExternalDataResolver resolver = nullptr);
   ~Session();
 
+  const std::shared_ptr<Device>& device() const;
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
   std::string adapter_name() const;
 
   // Inputs by name (all graph inputs are required); returns every graph output by name.
   std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& inputs);
+  // The same with inputs from host and GPU memory (each input in exactly one of the maps; device
+  // inputs must be on this session's Device). Small integer inputs that shape arithmetic reads
+  // (shapes, axes) should come from the host.
+  std::map<std::string, HostTensor> run(const std::map<std::string, HostTensor>& host_inputs,
+                                        const std::map<std::string, DeviceTensor>& device_inputs);
+  // As run(), with every output left on the GPU as a DeviceTensor of this session's Device: feed it
+  // to the next run (a streaming model's state) or to another session on the same Device. Waits for
+  // the GPU to finish the run, but nothing is read back.
+  std::map<std::string, DeviceTensor> run_device(const std::map<std::string, HostTensor>& host_inputs,
+                                                 const std::map<std::string, DeviceTensor>& device_inputs);
   // Pipelined runs: submit() records a run and hands it to the GPU without waiting; collect()
   // waits for the oldest submitted run and returns its outputs. Recording run k+1 while the GPU
   // executes run k hides the CPU's recording time (onda separate feeds segments this way). Runs

@@ -25,7 +25,7 @@
 #include "gpu/context.h"        // gpu::Context::list_adapters (what `onda info --list` uses)
 #include "gpu/gpu_error.h"      // gpu::GpuError
 #include "graph/model_error.h"  // ModelError, NpyError
-#include "onda/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
+#include "audio/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
 #include "onda/session.h"       // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
 
 namespace py = pybind11;

@@ -3,8 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <fstream>
-#include <random>
+#include <span>
 
 #include "audio/spectral_graphs.h"
 
@@ -48,29 +47,11 @@ std::pair<std::shared_ptr<const void>, std::span<const float>> float_values(
   return {owner, owner->values<float>()};
 }
 
-// Opens a generated model through a file that is removed once the session has read it.
-std::unique_ptr<Session> open_generated(const std::string& bytes, const std::string& name,
-                                        const SessionOptions& options) {
-  std::random_device device;
-  const fs::path path =
-      fs::temp_directory_path() / fmt::format("onda_{}_{}{}.onnx", name, device(), device());
-  {
-    std::ofstream file(path, std::ios::binary | std::ios::trunc);
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!file)
-      throw std::runtime_error(fmt::format("cannot write the {} graph to '{}'", name, path.string()));
-  }
-  std::unique_ptr<Session> session;
-  try {
-    session = Session::open(path, options);
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(path, ec);
-    throw;
-  }
-  std::error_code ec;
-  fs::remove(path, ec);
-  return session;
+// Opens a generated model from memory on the model's Device.
+std::unique_ptr<Session> open_generated(const std::string& bytes, const SessionOptions& options,
+                                        const std::shared_ptr<Device>& device) {
+  const std::span<const std::byte> model(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size());
+  return Session::open_bytes(model, options, device);
 }
 
 }  // namespace
@@ -84,7 +65,8 @@ struct SessionSegmentModel::Spectral {
 SessionSegmentModel::SessionSegmentModel(const fs::path& model, const ModelDescription& description,
                                          const RunnerOptions& options)
     : description_(description) {
-  session_ = Session::open(model, options.session);
+  // One Device for the model and its STFT / iSTFT sessions: the spectrograms pass between them on the GPU.
+  session_ = Session::open(model, options.session, Device::open(DeviceOptions{options.session.adapter}));
   const int channels = description.channels;
   const int stems = static_cast<int>(description.stems.size());
 
@@ -166,8 +148,8 @@ SessionSegmentModel::SessionSegmentModel(const fs::path& model, const ModelDescr
   }
   find_spec(session_->outputs(), p.magnitude_output, "output", model);
   find_spec(session_->outputs(), p.phase_output, "output", model);
-  spectral_->stft = open_generated(stft_model_bytes(p, segment_), "stft", options.session);
-  spectral_->istft = open_generated(istft_model_bytes(p, segment_), "istft", options.session);
+  spectral_->stft = open_generated(stft_model_bytes(p, segment_), options.session, session_->device());
+  spectral_->istft = open_generated(istft_model_bytes(p, segment_), options.session, session_->device());
 }
 
 SessionSegmentModel::~SessionSegmentModel() = default;
@@ -233,10 +215,12 @@ SegmentOutput SessionSegmentModel::run_spectrogram(const std::vector<float>& in,
   const int fed = fixed_batch_ ? max_batch_ : batch;
   std::vector<float> wave(static_cast<size_t>(fed) * segment_, 0.0f);
   std::copy(in.begin(), in.begin() + static_cast<size_t>(batch) * segment_, wave.begin());
-  auto analysed = spectral_->stft->run({{"wave", float_tensor({fed, segment_}, wave.data())}});
+  // STFT -> model -> iSTFT with the spectrograms on the GPU: only the waveforms cross to the host.
+  auto analysed = spectral_->stft->run_device({{"wave", float_tensor({fed, segment_}, wave.data())}}, {});
   const Shape spectrogram{fed, spectral_->bins, spectral_->frames};
-  auto separated = session_->run({{p.magnitude_input, analysed.at("magnitude").reshaped(spectrogram)},
-                                  {p.phase_input, analysed.at("phase").reshaped(spectrogram)}});
+  auto separated =
+      session_->run_device({}, {{p.magnitude_input, analysed.at("magnitude").reshaped(spectrogram)},
+                                {p.phase_input, analysed.at("phase").reshaped(spectrogram)}});
   peak_gpu_bytes_ = std::max(peak_gpu_bytes_, session_->last_run().peak_gpu_bytes);
   auto magnitude = separated.at(p.magnitude_output), phase = separated.at(p.phase_output);
   if (magnitude.numel() != shape_numel(spectrogram) || phase.numel() != shape_numel(spectrogram))
@@ -244,7 +228,7 @@ SegmentOutput SessionSegmentModel::run_spectrogram(const std::vector<float>& in,
                                          shape_to_string(magnitude.shape()), p.phase_output,
                                          shape_to_string(phase.shape()), shape_to_string(spectrogram)));
   auto synthesised = spectral_->istft->run(
-      {{"magnitude", magnitude.reshaped(spectrogram)}, {"phase", phase.reshaped(spectrogram)}});
+      {}, {{"magnitude", magnitude.reshaped(spectrogram)}, {"phase", phase.reshaped(spectrogram)}});
   const auto [owner, values] = float_values(synthesised, "wave");
   return {owner, values.data(), static_cast<size_t>(batch) * segment_};
 }

@@ -103,6 +103,10 @@ HostTensor HostTensor::borrow(DType dtype, Shape shape, std::shared_ptr<const vo
   return tensor;
 }
 
+HostTensor HostTensor::view(DType dtype, Shape shape, const void* bytes, size_t byte_count) {
+  return borrow(dtype, std::move(shape), nullptr, static_cast<const std::byte*>(bytes), byte_count);
+}
+
 std::byte* HostTensor::mutable_data() {
   if (!defined_) throw ModelError("mutable_data() of an undefined HostTensor");
   if (!owned_) *this = clone();

@@ -28,19 +28,44 @@ fs::path resolve_external_location(const fs::path& model_dir, const std::string&
   return model_dir / relative.lexically_normal();
 }
 
-// A whole file mapped read-only; unmapped when the last tensor borrowing from it goes.
+// A whole file mapped read-only, unmapped when the last tensor borrowing from it goes; or the
+// bytes a resolver gave (`held`), freed then.
 struct ExternalDataFiles::MappedFile {
   const std::byte* bytes = nullptr;
   uint64_t size = 0;
   fs::path path;
+  std::vector<std::byte> held;
 
   ~MappedFile() {
-    if (bytes) munmap(const_cast<std::byte*>(bytes), size);
+    if (bytes && held.empty()) munmap(const_cast<std::byte*>(bytes), size);
   }
 };
 
+std::shared_ptr<const ExternalDataFiles::MappedFile> ExternalDataFiles::resolve(
+    const std::string& tensor_name, const std::string& location) {
+  const fs::path key = resolve_external_location(".", location);  // the same checks as on disk
+  auto found = files_.find(key);
+  if (found != files_.end()) return found->second;
+  if (!resolver_)
+    throw ModelError("missing external data: tensor '" + tensor_name + "' needs file '" + location +
+                     "', and a model opened from memory has no folder (give an external-data resolver)");
+  auto file = std::make_shared<MappedFile>();
+  try {
+    file->held = resolver_(location);
+  } catch (const std::exception& error) {
+    throw ModelError("missing external data: tensor '" + tensor_name + "' needs '" + location +
+                     "', which the resolver could not give: " + error.what());
+  }
+  file->size = file->held.size();
+  file->bytes = file->held.empty() ? nullptr : file->held.data();
+  file->path = location;
+  files_.emplace(key, file);
+  return file;
+}
+
 std::shared_ptr<const ExternalDataFiles::MappedFile> ExternalDataFiles::map_file(
     const std::string& tensor_name, const std::string& location) {
+  if (resolver_ || model_dir_.empty()) return resolve(tensor_name, location);
   const fs::path path = resolve_external_location(model_dir_, location);
   auto found = files_.find(path);
   if (found != files_.end()) return found->second;

@@ -279,7 +279,7 @@ Graph model_from_proto(onnx::ModelProto& model, const std::filesystem::path& mod
   // Opset imports follow the graph in the file, so a file cut after its graph has none.
   if (context.opset_imports.empty())
     throw ModelError(what + ": the model imports no opset (truncated file?)");
-  ExternalDataFiles external(options.external_data_dir.value_or(model_dir));
+  ExternalDataFiles external(options.external_data_dir.value_or(model_dir), options.external_data_resolver);
   context.external = &external;
   try {
     onnx_format::inline_model_functions(model);

@@ -6,14 +6,18 @@
 // sorted and each input is produced before use. Anything else is a ModelError naming the file and
 // the problem, raised before any work on a device.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "graph/graph.h"
 #include "graph/host_tensor.h"
+#include "onda/tensor_proto.h"
 
 namespace onda {
 
@@ -29,16 +33,18 @@ struct OnnxLoadOptions {
   // materialized into a writable folder next to a read-only model). Locations still may not
   // leave this folder.
   std::optional<std::filesystem::path> external_data_dir;
+  // Models from memory (Session::open_bytes): the bytes of an external-data file by its location,
+  // instead of reading the folder. Unset and no folder (an empty model_dir): external data is an error.
+  std::function<std::vector<std::byte>(const std::string& location)> external_data_resolver;
 };
 
 // Reads `path`; external data is resolved relative to the model's folder.
 Graph load_onnx_model(const std::filesystem::path& path, const OnnxLoadOptions& options = {});
-// From serialized bytes; `model_dir` is where external data lives, `what` names the source in messages.
+// From serialized bytes; `model_dir` is where external data lives (empty: none, unless
+// options.external_data_resolver gives it), `what` names the source in messages.
 Graph parse_onnx_model(std::string_view bytes, const std::filesystem::path& model_dir,
                        const std::string& what, const OnnxLoadOptions& options = {});
 
-// A serialized onnx.TensorProto (the conformance tests' input_N.pb / output_N.pb). Its name, if
-// any, goes to *name. External data is resolved relative to the file's folder.
-HostTensor read_tensor_proto_file(const std::filesystem::path& path, std::string* name = nullptr);
+// read_tensor_proto_file: public, include/onda/tensor_proto.h.
 
 }  // namespace onda

@@ -47,6 +47,7 @@
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
+#include "runtime/device_impl.h"
 #include "runtime/graph_walk.h"
 
 namespace onda {
@@ -67,7 +68,9 @@ constexpr size_t kMaxCapturesPerPlan = 4;
 struct Session::Impl {
   Graph graph;
   std::vector<TensorSpec> input_specs, output_specs;
-  gpu::Context context;
+  // Shared with other sessions (device.h); everything below releases its GPU objects before it.
+  std::shared_ptr<Device> device;
+  gpu::Context& context;
   gpu::BufferPool pool{context};
   gpu::BufferPool persistent_pool{context};
   gpu::BufferPool weights_pool{context};
@@ -95,12 +98,16 @@ struct Session::Impl {
   bool profiling = false;
   uint32_t first_submit_dispatches = 0;
 
-  Impl(Graph g, const SessionOptions& options)
+  Impl(Graph g, const SessionOptions& options, std::shared_ptr<Device> d)
       : graph(std::move(g)),
-        context(gpu::ContextOptions{options.adapter}),
+        device(std::move(d)),
+        context(device->impl().context),
         first_submit_dispatches(options.first_submit_dispatches) {
     set_profiling(options.profile);
   }
+
+  static std::unique_ptr<Session> open(Graph graph, const std::string& what, const SessionOptions& options,
+                                       std::shared_ptr<Device> device);
 
   void set_profiling(bool on) {
     profiling = on;
@@ -122,6 +129,7 @@ struct Session::Impl {
       HostTensor host;  // outputs known on the host
       Tensor device;
       gpu::PendingDownload download;
+      Tensor kept;  // run_device: the output's copy in the Device's tensor pool
     };
     std::vector<Output> outputs;
     // The run's guard words (gpu::RunGuards), read back after its outputs when a kernel set any.
@@ -157,23 +165,53 @@ struct Session::Impl {
   CapturedRun* find_capture(const std::map<std::string, HostTensor>& inputs,
                             const std::map<std::string, Shape>& shapes) const;
   void replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
+              const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device,
               std::chrono::steady_clock::time_point start);
-  void submit(const std::map<std::string, HostTensor>& inputs);
+  // Inputs from host and/or device memory; outputs_on_device: the run's outputs are kept as
+  // DeviceTensors (collect_device) instead of being read back (collect).
+  void submit(const std::map<std::string, HostTensor>& inputs,
+              const std::map<std::string, DeviceTensor>& device_inputs = {}, bool outputs_on_device = false);
+  void check_inputs(const std::map<std::string, HostTensor>& inputs,
+                    const std::map<std::string, DeviceTensor>& device_inputs) const;
+  Tensor keep_on_device(const ops::Value& value, gpu::CommandRecorder& recorder);
   std::map<std::string, HostTensor> collect();
+  std::map<std::string, DeviceTensor> collect_device();
+  void finish_collect(PendingRun& run);
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-Session::~Session() = default;
+Session::~Session() {
+  const std::shared_ptr<Device> device = impl_->device;  // outlives the lock
+  DeviceLock lock(device->impl().mutex);
+  impl_.reset();
+}
 
-std::unique_ptr<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options) {
-  Graph graph = load_onnx_model(model);
-  auto unsupported = find_unsupported_ops(graph, [](std::string_view domain, std::string_view op_type, int64_t opset) {
-    return ops::find_op(domain, op_type, opset) != nullptr;
-  });
+std::unique_ptr<Session> Session::open(const std::filesystem::path& model, const SessionOptions& options,
+                                       std::shared_ptr<Device> device) {
+  return Impl::open(load_onnx_model(model), model.string(), options, std::move(device));
+}
+
+std::unique_ptr<Session> Session::open_bytes(std::span<const std::byte> model, const SessionOptions& options,
+                                             std::shared_ptr<Device> device, ExternalDataResolver resolver) {
+  OnnxLoadOptions load_options;
+  load_options.external_data_resolver = std::move(resolver);
+  const std::string_view bytes(reinterpret_cast<const char*>(model.data()), model.size());
+  return Impl::open(parse_onnx_model(bytes, {}, "model in memory", load_options), "model in memory", options,
+                    std::move(device));
+}
+
+std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& what,
+                                             const SessionOptions& options, std::shared_ptr<Device> device) {
+  auto unsupported =
+      find_unsupported_ops(graph, [](std::string_view domain, std::string_view op_type, int64_t opset) {
+        return ops::find_op(domain, op_type, opset) != nullptr;
+      });
   if (!unsupported.empty()) {
-    throw ModelError(fmt::format("{}: {}", model.string(), describe_unsupported_ops(unsupported)));
+    throw ModelError(fmt::format("{}: {}", what, describe_unsupported_ops(unsupported)));
   }
-  auto impl = std::make_unique<Impl>(std::move(graph), options);
+  if (!device) device = Device::open(DeviceOptions{options.adapter});
+  DeviceLock lock(device->impl().mutex);
+  auto impl = std::make_unique<Impl>(std::move(graph), options, device);
   for (const auto& name : impl->graph.inputs) {
     const ValueInfo* info = impl->graph.find_value(name);
     TensorSpec spec{name, DType::f32, {}};
@@ -191,59 +229,156 @@ std::unique_ptr<Session> Session::open(const std::filesystem::path& model, const
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
-const std::vector<TensorSpec>& Session::inputs() const { return impl_->input_specs; }
-const std::vector<TensorSpec>& Session::outputs() const { return impl_->output_specs; }
-std::string Session::adapter_name() const { return impl_->context.adapter_description().name; }
-const RunStats& Session::last_run() const { return impl_->stats; }
-void Session::set_profiling(bool on) { impl_->set_profiling(on); }
+const std::vector<TensorSpec>& Session::inputs() const {
+  return impl_->input_specs;
+}
+const std::vector<TensorSpec>& Session::outputs() const {
+  return impl_->output_specs;
+}
+const std::shared_ptr<Device>& Session::device() const {
+  return impl_->device;
+}
+std::string Session::adapter_name() const {
+  return impl_->context.adapter_description().name;
+}
+const RunStats& Session::last_run() const {
+  return impl_->stats;
+}
+void Session::set_profiling(bool on) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  impl_->set_profiling(on);
+}
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
-  if (!impl_->pending.empty()) throw std::logic_error("Session::run while submitted runs wait to be collected");
-  impl_->submit(inputs);
+  return run(inputs, {});
+}
+
+std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& host_inputs,
+                                               const std::map<std::string, DeviceTensor>& device_inputs) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  if (!impl_->pending.empty())
+    throw std::logic_error("Session::run while submitted runs wait to be collected");
+  impl_->submit(host_inputs, device_inputs);
   return impl_->collect();
 }
 
-void Session::submit(const std::map<std::string, HostTensor>& inputs) { impl_->submit(inputs); }
+std::map<std::string, DeviceTensor> Session::run_device(
+    const std::map<std::string, HostTensor>& host_inputs,
+    const std::map<std::string, DeviceTensor>& device_inputs) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  if (!impl_->pending.empty())
+    throw std::logic_error("Session::run_device while submitted runs wait to be collected");
+  impl_->submit(host_inputs, device_inputs, true);
+  return impl_->collect_device();
+}
+
+void Session::submit(const std::map<std::string, HostTensor>& inputs) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  impl_->submit(inputs);
+}
 
 std::map<std::string, HostTensor> Session::collect() {
+  DeviceLock lock(impl_->device->impl().mutex);
   if (impl_->pending.empty()) throw std::logic_error("Session::collect without a submitted run");
   return impl_->collect();
 }
 
-size_t Session::runs_in_flight() const { return impl_->pending.size(); }
+size_t Session::runs_in_flight() const {
+  DeviceLock lock(impl_->device->impl().mutex);
+  return impl_->pending.size();
+}
 
-void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
-  const auto start = std::chrono::steady_clock::now();
+void Session::Impl::check_inputs(const std::map<std::string, HostTensor>& inputs,
+                                 const std::map<std::string, DeviceTensor>& device_inputs) const {
   for (const auto& spec : input_specs) {
-    auto it = inputs.find(spec.name);
-    if (it == inputs.end()) throw ModelError(fmt::format("missing input '{}'", spec.name));
-    const HostTensor& t = it->second;
-    if (t.dtype() != spec.dtype) {
-      throw ModelError(fmt::format("input '{}' must be {}, got {}", spec.name, dtype_name(spec.dtype), dtype_name(t.dtype())));
+    auto host = inputs.find(spec.name);
+    auto on_device = device_inputs.find(spec.name);
+    if (host == inputs.end() && on_device == device_inputs.end()) {
+      throw InputError(fmt::format("missing input '{}'", spec.name));
     }
-    bool shape_ok = spec.shape.empty() || spec.shape.size() == t.shape().size();
-    for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d) shape_ok = spec.shape[d] < 0 || spec.shape[d] == t.shape()[d];
+    if (host != inputs.end() && on_device != device_inputs.end()) {
+      throw InputError(fmt::format("input '{}' given twice (host and device)", spec.name));
+    }
+    if (on_device != device_inputs.end()) {
+      if (!on_device->second.defined())
+        throw InputError(fmt::format("input '{}' is an undefined DeviceTensor", spec.name));
+      if (on_device->second.device() != device) {
+        throw InputError(
+            fmt::format("input '{}' is a DeviceTensor of another Device than the session's", spec.name));
+      }
+    }
+    const DType dtype = host != inputs.end() ? host->second.dtype() : on_device->second.dtype();
+    const Shape& shape = host != inputs.end() ? host->second.shape() : on_device->second.shape();
+    if (dtype != spec.dtype) {
+      throw InputError(
+          fmt::format("input '{}' must be {}, got {}", spec.name, dtype_name(spec.dtype), dtype_name(dtype)));
+    }
+    bool shape_ok = spec.shape.empty() || spec.shape.size() == shape.size();
+    for (size_t d = 0; shape_ok && d < spec.shape.size(); ++d)
+      shape_ok = spec.shape[d] < 0 || spec.shape[d] == shape[d];
     if (!shape_ok) {
-      throw ModelError(fmt::format("input '{}' must have shape {} (negative: any), got {}", spec.name,
-                                   shape_to_string(spec.shape), shape_to_string(t.shape())));
+      throw InputError(fmt::format("input '{}' must have shape {} (negative: any), got {}", spec.name,
+                                   shape_to_string(spec.shape), shape_to_string(shape)));
     }
   }
-  for (const auto& [name, tensor] : inputs) {
+  auto check_known = [&](const std::string& name) {
     bool known = false;
     for (const auto& spec : input_specs) known = known || spec.name == name;
-    if (!known) throw ModelError(fmt::format("'{}' is not an input of the model", name));
+    if (!known) throw InputError(fmt::format("'{}' is not an input of the model", name));
+  };
+  for (const auto& entry : inputs) check_known(entry.first);
+  for (const auto& entry : device_inputs) check_known(entry.first);
+}
+
+// A run_device output in the Device's own pool, where no run reuses it: a GPU copy of a GPU value, an
+// upload of a value known on the host (shape arithmetic).
+Tensor Session::Impl::keep_on_device(const ops::Value& value, gpu::CommandRecorder& recorder) {
+  gpu::BufferPool& tensors = device->impl().tensors;
+  if (value.on_host()) {
+    return Tensor::upload(recorder, tensors, value.host.dtype(), value.host.shape(), value.host.data());
   }
+  const Tensor& source = value.device;
+  Tensor kept = Tensor::empty(tensors, source.dtype(), source.shape());
+  // copyBufferToBuffer moves whole 4-byte words; pooled buffers are padded to their size class.
+  const uint64_t bytes = (source.device_bytes() + 3) / 4 * 4;
+  if (source.byte_offset() % 4 != 0 || source.byte_offset() + bytes > source.storage()->size()) {
+    throw ModelError("internal: an output view at an unaligned offset cannot stay on the device");
+  }
+  if (bytes > 0)
+    recorder.copy(source.buffer(), source.byte_offset(), kept.buffer(), kept.byte_offset(), bytes);
+  return kept;
+}
+
+void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
+                           const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device) {
+  const auto start = std::chrono::steady_clock::now();
+  check_inputs(inputs, device_inputs);
   std::map<std::string, Shape> shapes;
-  for (const auto& [name, tensor] : inputs) shapes[name] = tensor.shape();
+  uint64_t host_upload_bytes = 0;
+  for (const auto& [name, tensor] : inputs) {
+    shapes[name] = tensor.shape();
+    host_upload_bytes += tensor.byte_size();
+  }
+  for (const auto& [name, tensor] : device_inputs) shapes[name] = tensor.shape();
   if (CapturedRun* capture = find_capture(inputs, shapes)) {
-    replay(*capture, inputs, start);
+    replay(*capture, inputs, device_inputs, outputs_on_device, start);
     return;
   }
 
   std::unordered_map<std::string, ops::Value> values;
+  // Device inputs are copied on the GPU into this run's pool (recorded first, below): the run may
+  // then release and reuse that buffer like any input's, and the caller's tensor stays unchanged.
+  std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
   for (const auto& spec : input_specs) {
-    const HostTensor& t = inputs.at(spec.name);
     ops::Value v;
+    if (auto on_device = device_inputs.find(spec.name); on_device != device_inputs.end()) {
+      const Tensor& source = on_device->second.impl().tensor;
+      v.device = Tensor::empty(pool, source.dtype(), source.shape());
+      device_input_copies.emplace_back(&source, v.device);
+      values[spec.name] = v;
+      continue;
+    }
+    const HostTensor& t = inputs.at(spec.name);
     // Small int32/int64 inputs (shapes, axes, indices) stay known on the host, like initializers:
     // shape arithmetic can read them; a kernel that needs them uploads them.
     // Tiny float inputs (Resize scales, Pad values) are known on both sides: ops that need a
@@ -280,6 +415,12 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
   gpu::CommandRecorder& recorder = *recorder_owner;
+  for (const auto& [source, copy] : device_input_copies) {
+    if (copy.device_bytes() > 0) {
+      recorder.copy(source->buffer(), source->byte_offset(), copy.buffer(), copy.byte_offset(),
+                    (copy.device_bytes() + 3) / 4 * 4);
+    }
+  }
   // The plan's second run is captured (its first prepacks weights and uploads constants, once);
   // with control flow, later runs with other host input values too (kept if they planned nothing).
   std::unique_ptr<CapturedRun> capture;
@@ -291,7 +432,8 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
       if (v.device.defined()) {
         capture->device_inputs[spec.name] = {v.device.buffer(), v.device.byte_offset(), v.device.dtype(), v.device.numel()};
       }
-      if (v.host.defined()) capture->host_inputs[spec.name] = inputs.at(spec.name);
+      // A clone: the caller may pass a view of memory it rewrites before the next run.
+      if (v.host.defined()) capture->host_inputs[spec.name] = inputs.at(spec.name).clone();
     }
     recorder.set_tape(&capture->tape);
   }
@@ -339,6 +481,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
   stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
+  stats.host_upload_bytes = host_upload_bytes;
   for (const auto& name : graph.outputs) {
     ops::Value v = walk.lookup(scope, graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
     if (!v.defined() || v.is_sequence())
@@ -346,7 +489,14 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
                                    v.defined() ? "a sequence" : "an empty optional"));
     PendingRun::Output out;
     out.name = name;
-    if (v.on_host()) {
+    if (outputs_on_device) {
+      out.kept = keep_on_device(v, recorder);
+      if (v.on_host()) {
+        out.host = v.host;
+      } else {
+        out.device = v.device;  // for a capture of this run
+      }
+    } else if (v.on_host()) {
       out.host = v.host;
     } else {
       out.device = v.device;
@@ -374,7 +524,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
   }
   stats.submits = recorder.submit_count();
   if (capture) {
-    for (const auto& out : run.outputs) capture->outputs.push_back({out.name, out.host, out.device, {}});
+    for (const auto& out : run.outputs) capture->outputs.push_back({out.name, out.host, out.device, {}, {}});
     capture->stats = stats;
     capture->stats.profile.clear();
     // The values released during the run sit in the pools' free lists now: the tape keeps them.
@@ -395,7 +545,12 @@ Session::Impl::CapturedRun* Session::Impl::find_capture(const std::map<std::stri
   for (const auto& capture : captured) {
     bool same = true;
     for (const auto& [name, host] : capture->host_inputs) {
-      const HostTensor& now = inputs.at(name);
+      auto given = inputs.find(name);
+      if (given == inputs.end()) {  // now a DeviceTensor: its values are not known here
+        same = false;
+        break;
+      }
+      const HostTensor& now = given->second;
       same = same && now.byte_size() == host.byte_size() &&
              std::memcmp(now.data(), host.data(), host.byte_size()) == 0;
     }
@@ -405,15 +560,25 @@ Session::Impl::CapturedRun* Session::Impl::find_capture(const std::map<std::stri
 }
 
 void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
+                           const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device,
                            std::chrono::steady_clock::time_point start) {
-  // Queue writes: after the work submitted so far (which may still read the old inputs), before the
-  // replay's first submit.
-  for (const auto& [name, slot] : capture.device_inputs) {
-    const std::vector<uint8_t> bytes = Tensor::to_device_layout(slot.dtype, slot.numel, inputs.at(name).data());
-    gpu::upload(context, slot.buffer, slot.offset, bytes.data(), bytes.size());
-  }
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context);
   gpu::CommandRecorder& recorder = *recorder_owner;
+  // Queue writes: after the work submitted so far (which may still read the old inputs), before the
+  // replay's first submit; device inputs: GPU copies recorded before the tape.
+  uint64_t host_upload_bytes = 0;
+  for (const auto& [name, slot] : capture.device_inputs) {
+    if (auto on_device = device_inputs.find(name); on_device != device_inputs.end()) {
+      const Tensor& source = on_device->second.impl().tensor;
+      const uint64_t bytes = (source.device_bytes() + 3) / 4 * 4;
+      if (bytes > 0) recorder.copy(source.buffer(), source.byte_offset(), slot.buffer, slot.offset, bytes);
+      continue;
+    }
+    const HostTensor& host = inputs.at(name);
+    const std::vector<uint8_t> bytes = Tensor::to_device_layout(slot.dtype, slot.numel, host.data());
+    gpu::upload(context, slot.buffer, slot.offset, bytes.data(), bytes.size());
+    host_upload_bytes += host.byte_size();
+  }
   capture.tape.replay(recorder);
   PendingRun run;
   run.start = start;
@@ -421,9 +586,15 @@ void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, Hos
   run.stats.record_ms = ms_since(start);
   run.stats.record_ms_by_op = {{"(replay)", run.stats.record_ms}};
   run.stats.buffers_allocated = 0;
+  run.stats.host_upload_bytes = host_upload_bytes;
   for (const auto& out : capture.outputs) {
-    PendingRun::Output o{out.name, out.host, out.device, {}};
-    if (!o.host.defined()) o.download = o.device.begin_download(context, recorder);
+    PendingRun::Output o{out.name, out.host, out.device, {}, {}};
+    if (outputs_on_device) {
+      o.kept = keep_on_device(o.host.defined() ? ops::Value{.host = o.host} : ops::Value{.device = o.device},
+                              recorder);
+    } else if (!o.host.defined()) {
+      o.download = o.device.begin_download(context, recorder);
+    }
     run.outputs.push_back(std::move(o));
   }
   if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
@@ -445,8 +616,24 @@ std::map<std::string, HostTensor> Session::Impl::collect() {
     } else {
       const std::vector<uint8_t> bytes = out.device.host_bytes_from_device(out.download.finish(context));
       outputs[out.name] = HostTensor::copy_of(out.device.dtype(), out.device.shape(), bytes.data(), bytes.size());
+      run.stats.host_download_bytes += bytes.size();
     }
   }
+  finish_collect(run);
+  return outputs;
+}
+
+std::map<std::string, DeviceTensor> Session::Impl::collect_device() {
+  PendingRun run = std::move(pending.front());
+  pending.pop_front();
+  context.finish();  // nothing to read back: wait for the run's work itself
+  std::map<std::string, DeviceTensor> outputs;
+  for (auto& out : run.outputs) outputs[out.name] = make_device_tensor(device, out.kept);
+  finish_collect(run);
+  return outputs;
+}
+
+void Session::Impl::finish_collect(PendingRun& run) {
   context.check_errors();
   // The readbacks were the run's last commands: everything it retained is free now.
   run.recorder->release_in_flight();
@@ -454,7 +641,6 @@ std::map<std::string, HostTensor> Session::Impl::collect() {
   run.stats.gpu_wait_ms = ms_since(run.submitted);
   run.stats.wall_ms = ms_since(run.start);
   stats = std::move(run.stats);
-  return outputs;
 }
 
 }  // namespace onda

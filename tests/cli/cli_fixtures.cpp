@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "onda/audio.h"
+#include "audio/audio.h"
 
 namespace {
 
