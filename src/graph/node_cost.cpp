@@ -1,7 +1,6 @@
 #include "graph/node_cost.h"
 
 #include <cmath>
-#include <set>
 #include <string>
 #include <string_view>
 
@@ -43,107 +42,42 @@ double fft_flops(double n) {
   return n > 1 ? 5.0 * n * std::log2(n) : 0.0;
 }
 
+// Whether `op` is one of the space-separated names in `names` (which starts and ends with a space).
+bool listed(std::string_view names, std::string_view op) {
+  if (op.empty() || op.find(' ') != std::string_view::npos) return false;
+  for (size_t at = names.find(op); at != std::string_view::npos; at = names.find(op, at + 1)) {
+    if (names[at - 1] == ' ' && at + op.size() < names.size() && names[at + op.size()] == ' ') return true;
+  }
+  return false;
+}
+
 // FLOPs per output element of elementwise ops: arithmetic, comparisons and selects count 1,
-// functions the GPU evaluates by a polynomial or special-function unit count 4.
+// functions the GPU evaluates by a polynomial or special-function unit count 4. (Lower-case names:
+// the activations fused into a Conv, graph/fuse_activations.h.)
 double elementwise_flops_per_element(std::string_view op) {
-  static const std::set<std::string, std::less<>> transcendental{
-      "Exp",  "Log",       "Tanh",        "Sigmoid",    "Erf",      "Gelu",     "GeluTanh", "Sin",
-      "Cos",  "Atan",      "Pow",         "Sqrt",       "Softplus", "Softsign", "Elu",      "Selu",
-      "Mish", "HardSwish", "HardSigmoid", "Reciprocal", "sigmoid",  "tanh"};
-  return transcendental.count(op) ? 4.0 : 1.0;
+  constexpr std::string_view kTranscendental =
+      " Exp Log Tanh Sigmoid Erf Gelu GeluTanh Sin Cos Atan Pow Sqrt Softplus Softsign Elu Selu "
+      "Mish HardSwish HardSigmoid Reciprocal sigmoid tanh ";
+  return listed(kTranscendental, op) ? 4.0 : 1.0;
 }
 
 bool is_elementwise(std::string_view op) {
-  static const std::set<std::string, std::less<>> ops{"Abs",
-                                                      "Add",
-                                                      "And",
-                                                      "Atan",
-                                                      "Ceil",
-                                                      "Clip",
-                                                      "Cos",
-                                                      "Div",
-                                                      "Elu",
-                                                      "Equal",
-                                                      "Erf",
-                                                      "Exp",
-                                                      "Floor",
-                                                      "Gelu",
-                                                      "GeluTanh",
-                                                      "Greater",
-                                                      "GreaterOrEqual",
-                                                      "HardSigmoid",
-                                                      "HardSwish",
-                                                      "IsInf",
-                                                      "IsNaN",
-                                                      "LeakyRelu",
-                                                      "Less",
-                                                      "LessOrEqual",
-                                                      "Log",
-                                                      "Max",
-                                                      "Mean",
-                                                      "Min",
-                                                      "Mod",
-                                                      "ModTruncated",
-                                                      "Mul",
-                                                      "Neg",
-                                                      "Not",
-                                                      "Or",
-                                                      "PRelu",
-                                                      "Pow",
-                                                      "Reciprocal",
-                                                      "Relu",
-                                                      "Round",
-                                                      "Selu",
-                                                      "Sigmoid",
-                                                      "Sign",
-                                                      "Sin",
-                                                      "Softplus",
-                                                      "Softsign",
-                                                      "Sqrt",
-                                                      "Sub",
-                                                      "Sum",
-                                                      "Tanh",
-                                                      "ThresholdedRelu",
-                                                      "Where",
-                                                      "Xor",
-                                                      "Mish"};
-  return ops.count(op) != 0;
+  constexpr std::string_view kElementwise =
+      " Abs Add And Atan Ceil Clip Cos Div Elu Equal Erf Exp Floor Gelu GeluTanh Greater "
+      "GreaterOrEqual HardSigmoid HardSwish IsInf IsNaN LeakyRelu Less LessOrEqual Log Max Mean "
+      "Min Mod ModTruncated Mul Neg Not Or PRelu Pow Reciprocal Relu Round Selu Sigmoid Sign Sin "
+      "Softplus Softsign Sqrt Sub Sum Tanh ThresholdedRelu Where Xor Mish ";
+  return listed(kElementwise, op);
 }
 
+// Data movement only (and the sequence ops, which move tensors by reference).
 bool is_layout(std::string_view op) {
-  static const std::set<std::string, std::less<>> ops{"Cast",
-                                                      "Concat",
-                                                      "ConstantOfShape",
-                                                      "DepthToSpace",
-                                                      "Expand",
-                                                      "Flatten",
-                                                      "Identity",
-                                                      "Pad",
-                                                      "Range",
-                                                      "Reshape",
-                                                      "ScatterND",
-                                                      "ScatterElements",
-                                                      "Shape",
-                                                      "Size",
-                                                      "Split",
-                                                      "SpaceToDepth",
-                                                      "Squeeze",
-                                                      "Tile",
-                                                      "Transpose",
-                                                      "Unsqueeze",
-                                                      "Trilu",
-                                                      "ConcatFromSequence",
-                                                      "SplitToSequence",
-                                                      "SequenceAt",
-                                                      "SequenceConstruct",
-                                                      "SequenceInsert",
-                                                      "SequenceErase",
-                                                      "SequenceLength",
-                                                      "SequenceEmpty",
-                                                      "Optional",
-                                                      "OptionalGetElement",
-                                                      "OptionalHasElement"};
-  return ops.count(op) != 0;
+  constexpr std::string_view kLayout =
+      " Cast Concat ConstantOfShape DepthToSpace Expand Flatten Identity Pad Range Reshape "
+      "ScatterND ScatterElements Shape Size Split SpaceToDepth Squeeze Tile Transpose Unsqueeze "
+      "Trilu ConcatFromSequence SplitToSequence SequenceAt SequenceConstruct SequenceInsert "
+      "SequenceErase SequenceLength SequenceEmpty Optional OptionalGetElement OptionalHasElement ";
+  return listed(kLayout, op);
 }
 
 // What a fused activation adds to a Conv's epilogue.
