@@ -267,5 +267,50 @@ TEST(RooflineSession, RecurrentLayerHasAStepLatencyFloor) {
   }
 }
 
+// A Loop runs its body's nodes once per iteration under one profile name: their costs add up,
+// like their GPU times. Body: s = Tanh(s * 0.9), 5 iterations over s [8].
+TEST(RooflineSession, LoopBodyCostsAddUpOverIterations) {
+  TemporaryFolder folder;
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "steps", onnx::TensorProto::INT64, {});
+  add_tensor_value(graph->mutable_input(), "s0", onnx::TensorProto::FLOAT, {8});
+  add_float_initializer(graph, "decay", {}, {0.9f});
+  onnx::TensorProto* always = graph->add_initializer();
+  always->set_name("always");
+  always->set_data_type(onnx::TensorProto::BOOL);
+  always->add_int32_data(1);
+  onnx::NodeProto* loop = add_node(graph, "Loop", {"steps", "always", "s0"}, {"s_final"}, "recurrence");
+  onnx::AttributeProto* attribute = loop->add_attribute();
+  attribute->set_name("body");
+  attribute->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto* body = attribute->mutable_g();
+  body->set_name("body");
+  add_tensor_value(body->mutable_input(), "i", onnx::TensorProto::INT64, {});
+  add_tensor_value(body->mutable_input(), "keep_going", onnx::TensorProto::BOOL, {});
+  add_tensor_value(body->mutable_input(), "s", onnx::TensorProto::FLOAT, {8});
+  add_node(body, "Mul", {"s", "decay"}, {"decayed"}, "decay");
+  add_node(body, "Tanh", {"decayed"}, {"s_next"}, "squash");
+  add_node(body, "Identity", {"keep_going"}, {"keep_going_out"}, "pass_condition");
+  add_tensor_value(body->mutable_output(), "keep_going_out", onnx::TensorProto::BOOL, {});
+  add_float_output(body, "s_next");
+  add_float_output(graph, "s_final");
+  write_file(folder.path() / "model.onnx", model.SerializeAsString());
+  SessionOptions options;
+  options.profile = true;
+  auto session = Session::open(folder.path() / "model.onnx", options);
+  Random r(test_seed());
+  session->run({{"steps", HostTensor::from_values<int64_t>({}, {5})},
+                {"s0", HostTensor::from_values<float>({8}, r.normal(8))}});
+  const RunStats& stats = session->last_run();
+  std::map<std::string, const ProfileLine*> by_node;
+  for (const ProfileLine& line : stats.profile) by_node[line.node] = &line;
+  ASSERT_TRUE(by_node.count("decay") && by_node.count("squash"));
+  EXPECT_EQ(by_node["decay"]->dispatches, 5u);
+  EXPECT_EQ(by_node["decay"]->flops, 5 * 8.0);
+  EXPECT_EQ(by_node["decay"]->bytes, 5 * 4.0 * (8 + 1 + 8));
+  EXPECT_EQ(by_node["squash"]->flops, 5 * 4 * 8.0);
+}
+
 }  // namespace
 }  // namespace onda::test
