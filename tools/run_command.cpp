@@ -16,6 +16,8 @@
 #include "onda/session.h"
 #include "test_data.h"
 
+#include "roofline_report.h"  // the profile's roofline section
+
 namespace onda::cli {
 namespace {
 
@@ -251,6 +253,7 @@ void run(const RunArguments& a) {
       fmt::print("  {:<24} {:>10.3f} ms  {}  {}\n", profile[i].op_type, profile[i].gpu_ms, profile[i].node,
                  profile[i].input_shapes);
     }
+    print_roofline(session->last_run());
   }
   if (!a.output_dir.empty()) {
     std::filesystem::create_directories(a.output_dir);

@@ -65,6 +65,14 @@ struct ProfileLine {
   double gpu_ms = 0;
   uint64_t dispatches = 0;
   std::string input_shapes;  // e.g. "[1,64,128] [256,64,3] -" ("-": an omitted optional input)
+  // Roofline: the node's work from its shapes (summed over its runs within the run, e.g. in a Loop)
+  // and the least time the device's measured peaks (RunStats::peak_*) allow for it.
+  double flops = 0;              // FP32 operations, an FMA counting two
+  double bytes = 0;              // minimal bytes moved: inputs read once, outputs written once
+  int64_t sequential_steps = 0;  // recurrent layers: dependent time steps
+  double latency_floor_ms = 0;  // sequential_steps x one dependent dispatch (RunStats::dependent_dispatch_ms)
+  double floor_ms = 0;          // max(flops / peak FLOP rate, bytes / peak bandwidth, latency_floor_ms)
+  bool cost_modeled = false;    // false: an op the cost model does not know (its floor counts bytes only)
 };
 
 struct RunStats {
@@ -87,6 +95,12 @@ struct RunStats {
   // Profiled runs: GPU time from the first dispatch's start to the last one's end; minus the sum of
   // `profile`, the GPU's idle gaps between dispatches (each dispatch its own pass in such a run).
   double profile_span_ms = 0;
+  // Profiled runs: the device's peaks measured at start-up (once per adapter per process), and the
+  // sum of the profile lines' floor_ms (the whole model's floor; gpu time / floor says how far off).
+  double peak_flops_per_second = 0;  // FP32, an FMA-bound kernel
+  double peak_bytes_per_second = 0;  // a large buffer copy, bytes read + written
+  double dependent_dispatch_ms = 0;  // one dispatch of a chain of dependent tiny dispatches
+  double profile_floor_ms = 0;
   // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)").
   std::map<std::string, double> record_ms_by_op;
 };

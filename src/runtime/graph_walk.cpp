@@ -12,6 +12,7 @@
 #include "graph/model_error.h"
 #include "graph/subgraph.h"
 #include "runtime/control_flow.h"
+#include "runtime/roofline.h"
 
 namespace onda::runtime {
 namespace {
@@ -143,8 +144,12 @@ std::vector<ops::Value> GraphWalk::run_on_host_or_gpu(const Node& node, const op
       shapes +=
           a.defined() && !a.is_sequence() ? fmt::format("[{}]", fmt::join(a.shape(), ",")) : std::string("-");
     }
-    r_.recorder.set_scope(node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name) + "\t" +
-                          shapes);
+    const std::string scope =
+        node.op_type + "\t" + (node.name.empty() ? node.outputs.at(0) : node.name) + "\t" + shapes;
+    r_.recorder.set_scope(scope);
+    results = record_naming_node(*entry, node, r_.op_context, args);
+    if (r_.profile_costs) (*r_.profile_costs)[scope] += recorded_node_cost(node, args, results);
+    return results;
   }
   return record_naming_node(*entry, node, r_.op_context, args);
 }

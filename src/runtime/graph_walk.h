@@ -18,6 +18,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/context.h"
 #include "graph/graph.h"
+#include "graph/node_cost.h"
 #include "ops/op_context.h"
 #include "ops/op_registry.h"
 
@@ -58,6 +59,8 @@ struct WalkResources {
   // Chunked submits (SessionOptions::first_submit_dispatches); 0: one submit at the end.
   size_t submit_after = 0;
   size_t first_submit_dispatches = 0;
+  // Profiled runs: each recorded node's cost (runtime/roofline.h), summed by its profile name.
+  std::map<std::string, NodeCost>* profile_costs = nullptr;
 };
 
 class GraphWalk {

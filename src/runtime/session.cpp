@@ -49,6 +49,7 @@
 #include "ops/op_registry.h"
 #include "runtime/device_impl.h"
 #include "runtime/graph_walk.h"
+#include "runtime/roofline.h"
 
 namespace onda {
 namespace {
@@ -112,6 +113,7 @@ struct Session::Impl {
   void set_profiling(bool on) {
     profiling = on;
     if (on && !profiler) profiler = std::make_unique<gpu::Profiler>(context);
+    if (on) kernels::device_peak({context, pipelines});  // the roofline's peaks: probed once, at start-up
   }
 
   Tensor upload(const HostTensor& host) {
@@ -463,9 +465,11 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   std::map<std::string, double> record_by_op;
   // Chunked submits overlap recording with GPU work; queue order keeps pooled buffers reused across
   // chunks correct. Profiled runs submit once (their timestamps are resolved per command buffer).
+  std::map<std::string, NodeCost> profile_costs;  // by profile name (runtime/roofline.h)
   runtime::GraphWalk walk({context, recorder, op_context, weights_pool, uploaded, node_states,
                            constant_host_results, record_by_op, active_profiler != nullptr,
-                           active_profiler ? 0 : first_submit_dispatches, first_submit_dispatches});
+                           active_profiler ? 0 : first_submit_dispatches, first_submit_dispatches,
+                           active_profiler ? &profile_costs : nullptr});
   runtime::Scope scope{&graph, nullptr, std::move(values)};
   walk.walk(*plan, scope);
   recorder.set_tape(nullptr);  // the output readbacks are each run's own
@@ -515,8 +519,12 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
       ProfileLine line{tab == std::string::npos ? e.name : e.name.substr(0, tab),
                        tab == std::string::npos ? "" : e.name.substr(tab + 1, tab2 - tab - 1), e.total_ms, e.count, {}};
       if (tab2 != std::string::npos) line.input_shapes = e.name.substr(tab2 + 1);
+      auto cost = profile_costs.find(e.name);
+      runtime::set_roofline(line, cost == profile_costs.end() ? NodeCost{} : cost->second,
+                            kernels::device_peak({context, pipelines}));
       stats.profile.push_back(std::move(line));
     }
+    runtime::set_roofline_totals(stats, kernels::device_peak({context, pipelines}));
     stats.profile_span_ms = profiler->span_ms();
     profiler->clear();
   } else {

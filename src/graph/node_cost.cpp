@@ -1,0 +1,229 @@
+#include "graph/node_cost.h"
+
+#include <cmath>
+#include <string>
+#include <string_view>
+
+#include "graph/fuse_activations.h"
+
+namespace onda {
+namespace {
+
+using Types = std::vector<std::optional<TensorType>>;
+
+double numel(const std::optional<TensorType>& t) {
+  return t ? static_cast<double>(shape_numel(t->shape)) : 0.0;
+}
+double bytes_of(const std::optional<TensorType>& t) {
+  return t ? numel(t) * static_cast<double>(device_element_size(t->dtype)) : 0.0;
+}
+double total_bytes(const Types& types) {
+  double sum = 0;
+  for (const auto& t : types) sum += bytes_of(t);
+  return sum;
+}
+const std::optional<TensorType>& at(const Types& types, size_t i) {
+  static const std::optional<TensorType> none;
+  return i < types.size() ? types[i] : none;
+}
+int64_t dim(const std::optional<TensorType>& t, int64_t axis) {
+  if (!t || t->shape.empty()) return 1;
+  const auto rank = static_cast<int64_t>(t->shape.size());
+  if (axis < 0) axis += rank;
+  return axis >= 0 && axis < rank ? t->shape[static_cast<size_t>(axis)] : 1;
+}
+double kernel_volume(const std::optional<TensorType>& weight) {  // W [M, C, k...]: prod k
+  double v = 1;
+  if (weight)
+    for (size_t d = 2; d < weight->shape.size(); ++d) v *= static_cast<double>(weight->shape[d]);
+  return v;
+}
+double fft_flops(double n) {
+  return n > 1 ? 5.0 * n * std::log2(n) : 0.0;
+}
+
+// Whether `op` is one of the space-separated names in `names` (which starts and ends with a space).
+bool listed(std::string_view names, std::string_view op) {
+  if (op.empty() || op.find(' ') != std::string_view::npos) return false;
+  for (size_t at = names.find(op); at != std::string_view::npos; at = names.find(op, at + 1)) {
+    if (names[at - 1] == ' ' && at + op.size() < names.size() && names[at + op.size()] == ' ') return true;
+  }
+  return false;
+}
+
+// FLOPs per output element of elementwise ops: arithmetic, comparisons and selects count 1,
+// functions the GPU evaluates by a polynomial or special-function unit count 4. (Lower-case names:
+// the activations fused into a Conv, graph/fuse_activations.h.)
+double elementwise_flops_per_element(std::string_view op) {
+  constexpr std::string_view kTranscendental =
+      " Exp Log Tanh Sigmoid Erf Gelu GeluTanh Sin Cos Atan Pow Sqrt Softplus Softsign Elu Selu "
+      "Mish HardSwish HardSigmoid Reciprocal sigmoid tanh ";
+  return listed(kTranscendental, op) ? 4.0 : 1.0;
+}
+
+bool is_elementwise(std::string_view op) {
+  constexpr std::string_view kElementwise =
+      " Abs Add And Atan Ceil Clip Cos Div Elu Equal Erf Exp Floor Gelu GeluTanh Greater "
+      "GreaterOrEqual HardSigmoid HardSwish IsInf IsNaN LeakyRelu Less LessOrEqual Log Max Mean "
+      "Min Mod ModTruncated Mul Neg Not Or PRelu Pow Reciprocal Relu Round Selu Sigmoid Sign Sin "
+      "Softplus Softsign Sqrt Sub Sum Tanh ThresholdedRelu Where Xor Mish ";
+  return listed(kElementwise, op);
+}
+
+// Data movement only (and the sequence ops, which move tensors by reference).
+bool is_layout(std::string_view op) {
+  constexpr std::string_view kLayout =
+      " Cast Concat ConstantOfShape DepthToSpace Expand Flatten Identity Pad Range Reshape "
+      "ScatterND ScatterElements Shape Size Split SpaceToDepth Squeeze Tile Transpose Unsqueeze "
+      "Trilu ConcatFromSequence SplitToSequence SequenceAt SequenceConstruct SequenceInsert "
+      "SequenceErase SequenceLength SequenceEmpty Optional OptionalGetElement OptionalHasElement ";
+  return listed(kLayout, op);
+}
+
+// What a fused activation adds to a Conv's epilogue.
+double fused_activation_flops(const Node& node, double outputs) {
+  const Attribute* a = node.find_attribute(kFusedActivationAttribute);
+  if (!a || a->type() != AttributeType::string) return 0;
+  return outputs * elementwise_flops_per_element(std::get<std::string>(a->value));
+}
+
+NodeCost recurrent_cost(const Node& node, const Types& in, const Types& out) {
+  // X [seq, batch, I] (layout 1: [batch, seq, I]); W [dirs, gates * H, I]; R [dirs, gates * H, H].
+  const int64_t gates = node.op_type == "LSTM" ? 4 : node.op_type == "GRU" ? 3 : 1;
+  const bool batch_first = node.attribute_int("layout", 0) == 1;
+  const double seq = static_cast<double>(dim(at(in, 0), batch_first ? 1 : 0));
+  const double batch = static_cast<double>(dim(at(in, 0), batch_first ? 0 : 1));
+  const double input = static_cast<double>(dim(at(in, 0), 2));
+  const double dirs = static_cast<double>(dim(at(in, 1), 0));
+  const double hidden = static_cast<double>(dim(at(in, 2), 2));
+  // Per gate element: the activation (4) and the state update (a few); LSTM also adds the bias.
+  const double per_step = 2 * batch * gates * hidden * (input + hidden) + batch * gates * hidden * 6;
+  NodeCost cost;
+  cost.flops = dirs * seq * per_step;
+  cost.bytes = total_bytes(in) + total_bytes(out);
+  cost.sequential_steps = static_cast<int64_t>(seq);
+  cost.modeled = true;
+  return cost;
+}
+
+// DFT's transform length and count from its output: [..., n or n/2+1 (onesided), ..., 2].
+NodeCost dft_cost(const Node& node, const Types& in, const Types& out, int64_t opset_axis) {
+  const auto& y = at(out, 0);
+  NodeCost cost;
+  cost.bytes = total_bytes(in) + total_bytes(out);
+  cost.modeled = true;
+  if (!y || y->shape.size() < 2) return cost;
+  const int64_t axis = opset_axis;
+  const int64_t bins = dim(y, axis);
+  const bool onesided = node.attribute_int("onesided", 0) != 0;
+  const double n = onesided ? 2.0 * static_cast<double>(bins - 1) : static_cast<double>(bins);
+  const double transforms = numel(y) / (static_cast<double>(bins) * 2.0);
+  cost.flops = transforms * fft_flops(n);
+  return cost;
+}
+
+NodeCost stft_cost(const Node& node, const Types& in, const Types& out) {
+  // Y [batch, frames, bins, 2]; the window (input 2), when given, has the frame length.
+  const auto& y = at(out, 0);
+  NodeCost cost;
+  cost.bytes = total_bytes(in) + total_bytes(out);
+  cost.modeled = true;
+  if (!y || y->shape.size() != 4) return cost;
+  const int64_t bins = y->shape[2];
+  const bool onesided = node.attribute_int("onesided", 1) != 0;
+  double n = onesided ? 2.0 * static_cast<double>(bins - 1) : static_cast<double>(bins);
+  if (at(in, 2)) n = numel(at(in, 2));
+  const double transforms = static_cast<double>(y->shape[0] * y->shape[1]);
+  cost.flops = transforms * (fft_flops(n) + n);
+  return cost;
+}
+
+}  // namespace
+
+NodeCost& NodeCost::operator+=(const NodeCost& other) {
+  flops += other.flops;
+  bytes += other.bytes;
+  sequential_steps += other.sequential_steps;
+  modeled = modeled || other.modeled;
+  return *this;
+}
+
+NodeCost node_cost(const Node& node, const Types& in, const Types& out,
+                   const std::vector<const HostTensor*>& constant_inputs) {
+  const std::string& op = node.op_type;
+  NodeCost cost;
+  cost.bytes = total_bytes(in) + total_bytes(out);
+  cost.modeled = true;
+  if (!canonical_domain(node.domain).empty()) {
+    cost.modeled = false;
+    return cost;
+  }
+  const auto& x = at(in, 0);
+  const auto& y = at(out, 0);
+  const double y_numel = numel(y), x_numel = numel(x);
+
+  if (op == "MatMul") {
+    cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1));
+  } else if (op == "Gemm") {
+    const int64_t k = node.attribute_int("transA", 0) ? dim(x, 0) : dim(x, 1);
+    cost.flops = 2.0 * y_numel * static_cast<double>(k) + (at(in, 2) ? y_numel : 0.0);
+  } else if (op == "Conv") {
+    const auto& w = at(in, 1);
+    cost.flops = 2.0 * y_numel * static_cast<double>(dim(w, 1)) * kernel_volume(w) +
+                 (at(in, 2) ? y_numel : 0.0) + fused_activation_flops(node, y_numel);
+  } else if (op == "ConvTranspose") {
+    const auto& w = at(in, 1);
+    cost.flops = 2.0 * x_numel * static_cast<double>(dim(w, 1)) * kernel_volume(w) +
+                 (at(in, 2) ? y_numel : 0.0) + fused_activation_flops(node, y_numel);
+  } else if (op == "LSTM" || op == "GRU" || op == "RNN") {
+    return recurrent_cost(node, in, out);
+  } else if (op == "DFT") {
+    // Opsets < 20: attribute `axis` (default 1); opset 20: input 2 (default -2, the same axis as 1
+    // for the usual [batch, n, 2] signal).
+    int64_t axis = node.attribute_int("axis", 1);
+    if (node.inputs.size() > 2 && !node.inputs[2].empty()) {
+      const HostTensor* given = constant_inputs.size() > 2 ? constant_inputs[2] : nullptr;
+      axis = given && given->numel() == 1 ? given->to_int64()[0] : -2;
+    }
+    return dft_cost(node, in, out, axis);
+  } else if (op == "STFT") {
+    return stft_cost(node, in, out);
+  } else if (is_elementwise(op)) {
+    // Variadic Sum/Max/Min/Mean combine their inputs pairwise.
+    double arity = 1;
+    if (op == "Sum" || op == "Max" || op == "Min" || op == "Mean")
+      arity = std::max<double>(1, static_cast<double>(in.size()) - 1);
+    if (op == "Clip") arity = 2;
+    cost.flops = y_numel * arity * elementwise_flops_per_element(op);
+  } else if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
+    const bool squares = op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceLogSumExp";
+    cost.flops = x_numel * (squares ? 2.0 : 1.0);
+  } else if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
+             op == "RMSNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization") {
+    cost.flops = 5.0 * x_numel;
+  } else if (op == "BatchNormalization") {
+    cost.flops = 2.0 * x_numel;  // inference: one scale and one shift per element
+  } else if (op == "Softmax" || op == "LogSoftmax") {
+    cost.flops = 5.0 * x_numel;
+  } else if (op == "MaxPool" || op == "AveragePool" || op == "LpPool") {
+    double window = 1;
+    for (int64_t k : node.attribute_ints("kernel_shape", {})) window *= static_cast<double>(k);
+    cost.flops = y_numel * window;
+  } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
+    cost.flops = x_numel;
+  } else if (op == "Resize") {
+    // Linear and cubic interpolation weigh a few neighbours per output; nearest only copies.
+    const std::string mode = node.attribute_string("mode", "nearest");
+    cost.flops = mode == "nearest" ? 0.0 : y_numel * (mode == "cubic" ? 16.0 : 4.0);
+    cost.bytes = bytes_of(x) + bytes_of(y);  // the scales / sizes inputs are a few numbers
+  } else if (op == "Slice" || op == "Gather" || op == "GatherElements" || op == "GatherND") {
+    // Only the selected elements are read: the output's bytes once in and once out, plus the indices.
+    cost.bytes = 2.0 * bytes_of(y);
+    for (size_t i = 1; i < in.size(); ++i) cost.bytes += bytes_of(in[i]);
+  } else if (!is_layout(op)) {
+    cost.modeled = false;
+  }
+  return cost;
+}
+
+}  // namespace onda
