@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "graph/fuse_activations.h"
+#include "tensor/dtype.h"
 
 namespace onda {
 namespace {
