@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "graph/host_tensor.h"  // onda::HostTensor: dtype + shape + bytes in numpy layout
+#include "graph/host_tensor.h"      // onda::HostTensor: dtype + shape + bytes in numpy layout
+#include "kernels/kernel_tuning.h"  // onda::kernels::KernelTuning
 
 namespace onda {
 
@@ -25,6 +26,10 @@ struct SessionOptions {
   // large, up to 64x) so the GPU runs while the CPU records the rest; 0: one submit per run.
   // Profiled runs always submit once.
   uint32_t first_submit_dispatches = 16;
+  // The kernel families' tuning (FFT, RNN, GEMM, conv; src/kernels/kernel_tuning.h): the defaults are
+  // the choices measured on GPUs, each family's automatic rule reading the device's facts. Benchmarks
+  // and comparisons set fields (kernels::set_tuning parses "rnn.step_kernel=vec4" and the like).
+  kernels::KernelTuning tuning;
 };
 
 struct TensorSpec {

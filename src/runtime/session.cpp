@@ -30,6 +30,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/command_tape.h"
 #include "gpu/context.h"
+#include "gpu/environment.h"
 #include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -104,11 +105,13 @@ struct Session::Impl {
 
   bool profiling = false;
   uint32_t first_submit_dispatches = 0;
+  const kernels::KernelTuning tuning;  // every kernel family's (SessionOptions::tuning)
 
   Impl(Graph g, const SessionOptions& options)
       : graph(std::move(g)),
         context(gpu::ContextOptions{options.adapter}),
-        first_submit_dispatches(options.first_submit_dispatches) {
+        first_submit_dispatches(options.first_submit_dispatches),
+        tuning(options.tuning) {
     set_profiling(options.profile);
   }
 
@@ -158,10 +161,7 @@ struct Session::Impl {
   };
   std::unique_ptr<CapturedRun> captured;
   int plan_runs = 0;  // runs recorded with the current plan
-  const bool replay_enabled = [] {
-    const char* v = std::getenv("ONDA_REPLAY");
-    return !(v && std::string(v) == "0");
-  }();
+  const bool replay_enabled = gpu::user_environment().replay;
 
   bool can_replay(const std::map<std::string, HostTensor>& inputs, const std::map<std::string, Shape>& shapes) const;
   void replay(const std::map<std::string, HostTensor>& inputs, std::chrono::steady_clock::time_point start);
@@ -310,7 +310,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs) {
     recorder.set_tape(&capture->tape);
   }
   ++plan_runs;
-  ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
+  ops::OpContext op_context{{context, pipelines, tuning}, recorder, pool, persistent_pool, 0, nullptr};
   op_context.weights_pool = &weights_pool;
   // Uploads while recording go through the recorder, in order with the dispatches (see
   // CommandRecorder::upload): a pooled buffer may be reused within the run.
