@@ -1,9 +1,9 @@
-// GEMM throughput on the current adapter (GPU time from timestamp queries). Skipped unless
-// ONDA_GEMM_BENCH=1: it is a measurement, not a check (correctness lives in test_gemm.cpp), though
-// each shape is also compared with a float64 reference on a few sampled outputs.
-#include <gtest/gtest.h>
-
+// GEMM throughput on the current adapter (GPU time from timestamp queries): build/bench_gemm
+// [--smoke] [--gtest_filter=GemmBench.TileSweep]. A measurement, not a check (correctness lives in
+// tests/test_gemm.cpp), though each shape is also compared with a float64 reference on a few sampled
+// outputs.
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
@@ -12,10 +12,11 @@
 #include <optional>
 #include <tuple>
 
+#include "gemm_variants.h"
 #include "gpu/clock_warmup.h"
 #include "gpu/command_recorder.h"
 #include "gpu/profiler.h"
-#include "gemm_variants.h"
+#include "gtest_bench.h"
 #include "harness.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/packed_b.h"
@@ -25,14 +26,10 @@ namespace {
 
 using namespace kernels::gemm;
 
-bool bench_enabled() {
-  return std::getenv("ONDA_GEMM_BENCH") != nullptr;
-}
-
-// ONDA_GEMM_BENCH_SMOKE=1: the sweeps on shrunken shapes (batch 2, sizes capped at 160), to check the
+// --smoke (gtest_bench.h): the sweeps on shrunken shapes (batch 2, sizes capped at 160), to check the
 // benchmark itself on a CPU adapter; the timings then mean nothing.
 bool smoke() {
-  return std::getenv("ONDA_GEMM_BENCH_SMOKE") != nullptr;
+  return bench::gtest_bench_flags().smoke;
 }
 int64_t shrink(int64_t size, int64_t cap = 160) {
   return smoke() ? std::min(size, cap) : size;
@@ -42,7 +39,7 @@ int64_t shrink(int64_t size, int64_t cap = 160) {
 double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
   auto& g = gpu();
   gpu::warm_up_clocks(g.context, g.pool, 0.1);  // host-side work before this left the GPU idle
-  {  // warm-up (pipeline creation, first-touch)
+  {                                             // warm-up (pipeline creation, first-touch)
     gpu::CommandRecorder recorder(g.context);
     plan.record(g.context, g.pipelines, recorder, t);
     recorder.submit_and_wait();
@@ -72,8 +69,8 @@ double sampled_rel_error(const std::vector<float>& a, const std::vector<float>& 
 // op(B) = b ([K, N] row-major) as the GEMM takes it in `form`: "B" row-major, "B^T" the transpose
 // b_nk ([N, K]) with transpose_b, "packed" b_nk prepacked. Fills t.b (and t.packed_b, pointing at
 // `packed`) and returns the problem for A [M, K].
-GemmProblem b_operand(const std::string& form, const std::vector<float>& b, const std::vector<float>& b_nk, int64_t m,
-                      int64_t n, int64_t k, GemmTensors& t, PackedB& packed) {
+GemmProblem b_operand(const std::string& form, const std::vector<float>& b, const std::vector<float>& b_nk,
+                      int64_t m, int64_t n, int64_t k, GemmTensors& t, PackedB& packed) {
   auto& g = gpu();
   const bool nk = form != "B";
   t.b = upload_floats(nk ? b_nk : b, DType::f32, nk ? Shape{n, k} : Shape{k, n});
@@ -92,7 +89,6 @@ GemmProblem b_operand(const std::string& form, const std::vector<float>& b, cons
 }
 
 TEST(GemmBench, TiledSquare) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
   Random random(test_seed());
   for (int64_t size : {512, 1024, 2048, 4096}) {
@@ -124,7 +120,6 @@ TEST(GemmBench, TiledSquare) {
 // with B row-major, B transposed and B prepacked (automatic path choice, as the op layer plans it).
 // Target on an H200: >= 25 TFLOP/s for M = 16384, N = K = 512 in every layout.
 TEST(GemmBench, TiledModelShapesPrepacked) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
   Random random(test_seed());
   // SCNet's band biLSTM input projections (T B x D G H x I: H256 B864, H512 B433) after the first two.
@@ -176,22 +171,26 @@ GemmVariant skinny_variant(uint32_t ks, uint32_t nt, uint32_t mv, bool subgroup,
 // Tile shapes {WG_X, WG_Y, TM, BK, GROUP_M}: BM = WG_Y * TM rows, BN = 4 * WG_X columns.
 std::vector<GemmVariant> tiled_sweep(int64_t m, int64_t n) {
   const uint32_t shapes[][6] = {
-      {16, 16, 8, 16, 0, 1}, {16, 16, 8, 16, 8, 1}, {16, 16, 8, 32, 0, 1}, {16, 16, 8, 32, 8, 1},  // 128 x 64
-      {32, 16, 8, 16, 0, 1}, {32, 16, 8, 16, 8, 1},                                             // 128 x 128
+      {16, 16, 8, 16, 0, 1}, {16, 16, 8, 16, 8, 1}, {16, 16, 8, 32, 0, 1},
+      {16, 16, 8, 32, 8, 1},                                                // 128 x 64
+      {32, 16, 8, 16, 0, 1}, {32, 16, 8, 16, 8, 1},                         // 128 x 128
       {16, 16, 8, 16, 0, 2}, {16, 16, 8, 16, 8, 2}, {16, 16, 8, 32, 8, 2},  // 128 x 128, 8 x 8 per thread
-      {32, 8, 8, 16, 0, 1},                                                                     // 64 x 128
-      {16, 16, 4, 16, 0, 1}, {16, 16, 4, 32, 0, 1},                                             // 64 x 64
-      {16, 8, 4, 16, 0, 1},                                                                     // 32 x 64
-      {8, 16, 8, 16, 0, 1},  {8, 16, 4, 16, 0, 1},  {8, 16, 4, 32, 0, 1},  {8, 8, 4, 8, 0, 1},  // 128/64/32 x 32
-      {4, 16, 8, 16, 0, 1},  {4, 16, 4, 16, 0, 1},  {4, 16, 4, 32, 0, 1},                       // 128/64 x 16
+      {32, 8, 8, 16, 0, 1},                                                 // 64 x 128
+      {16, 16, 4, 16, 0, 1}, {16, 16, 4, 32, 0, 1},                         // 64 x 64
+      {16, 8, 4, 16, 0, 1},                                                 // 32 x 64
+      {8, 16, 8, 16, 0, 1},  {8, 16, 4, 16, 0, 1},  {8, 16, 4, 32, 0, 1},
+      {8, 8, 4, 8, 0, 1},                                                  // 128/64/32 x 32
+      {4, 16, 8, 16, 0, 1},  {4, 16, 4, 16, 0, 1},  {4, 16, 4, 32, 0, 1},  // 128/64 x 16
   };
   std::vector<GemmVariant> out;
   for (const auto& s : shapes) {
     const int64_t bm = int64_t{s[1]} * s[2], bn = int64_t{s[0]} * 4 * s[5];
     // Skip tiles mostly padding on this shape, and narrow ones on wide problems (slow, not informative).
-    if (bn > 2 * std::max<int64_t>(n, 16) || bm > 2 * std::max<int64_t>(m, 32) || (bn < 64 && n >= 256)) continue;
+    if (bn > 2 * std::max<int64_t>(n, 16) || bm > 2 * std::max<int64_t>(m, 32) || (bn < 64 && n >= 256))
+      continue;
     // the k loop as this adapter's own plans have it
-    out.push_back(tiled_variant(s[0], s[1], s[2], s[3], s[4], s[5], gpu().context.adapter_description().type != "CPU"));
+    out.push_back(
+        tiled_variant(s[0], s[1], s[2], s[3], s[4], s[5], gpu().context.adapter_description().type != "CPU"));
   }
   return out;
 }
@@ -205,8 +204,8 @@ struct SweepResult {
 // operands (host copies a_host / b_host as stored, for the sampled check). Prints one line per plan
 // (all, or the automatic ones and the `top` fastest when top > 0) and the best.
 void sweep(const std::string& label, const GemmProblem& problem, const GemmTensors& tensors,
-           const std::vector<float>& a_host, const std::vector<float>& b_host, const std::optional<GemmVariant>& old,
-           const std::vector<GemmVariant>& variants, size_t top = 0) {
+           const std::vector<float>& a_host, const std::vector<float>& b_host,
+           const std::optional<GemmVariant>& old, const std::vector<GemmVariant>& variants, size_t top = 0) {
   auto& g = gpu();
   const Gemm automatic(g.context, problem);
   const MatmulLayout& l = automatic.layout();
@@ -224,7 +223,8 @@ void sweep(const std::string& label, const GemmProblem& problem, const GemmTenso
       const float* b = b_host.data() + (b_batched ? bi * k * n : 0);
       double ref = 0;
       for (int64_t q = 0; q < k; ++q) {
-        ref += double(a[i * k + q]) * (problem.transpose_b || problem.b_prepacked ? b[j * k + q] : b[q * n + j]);
+        ref +=
+            double(a[i * k + q]) * (problem.transpose_b || problem.b_prepacked ? b[j * k + q] : b[q * n + j]);
       }
       const double got = c[(bi * m + i) * n + j];
       num += (got - ref) * (got - ref);
@@ -293,7 +293,8 @@ void sweep_batched(const std::string& label, int64_t batch, int64_t m, int64_t n
   GemmTensors t;
   t.a = upload_floats(a, DType::f32, p.a_shape);
   t.b = upload_floats(b, DType::f32, p.b_shape);
-  sweep(smoke() ? fmt::format("{} (smoke {}x{}x{}x{})", label, batch, m, n, k) : label, p, t, a, b, old, variants);
+  sweep(smoke() ? fmt::format("{} (smoke {}x{}x{}x{})", label, batch, m, n, k) : label, p, t, a, b, old,
+        variants);
 }
 
 // Attention products of the reference models (shapes from their ONNX graphs):
@@ -304,23 +305,27 @@ void sweep_batched(const std::string& label, int64_t batch, int64_t m, int64_t n
 //     (2.77 ms for the freq one on an H200).
 //   HTDemucs: 8 heads, sequence 2688, head size 64.
 TEST(GemmBench, AttentionShapes) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   const uint32_t sg = gpu().context.subgroup_max_size();
   const bool sg_ok = gpu().context.has(gpu::Feature::Subgroups) && sg == gpu().context.subgroup_min_size();
   // The plan before this change for softmax(QK^T) V with N = 16: C^T = V^T softmax^T on the skinny path.
   const GemmVariant old_av = skinny_variant(sg_ok ? sg : 32, 1, 2, sg_ok, true);
-  sweep_batched("mpsenet freq AV 404x[321x321]x[321x16]", 404, 321, 16, 321, false, old_av, tiled_sweep(321, 16));
-  sweep_batched("mpsenet freq QK 404x[321x16]x[16x321]", 404, 321, 321, 16, false, std::nullopt, tiled_sweep(321, 321));
-  sweep_batched("mpsenet time AV 1284x[101x101]x[101x16]", 1284, 101, 16, 101, false, old_av, tiled_sweep(101, 16));
-  sweep_batched("mpsenet time QK 1284x[101x16]x[16x101]", 1284, 101, 101, 16, false, std::nullopt, tiled_sweep(101, 101));
-  sweep_batched("htdemucs AV 8x[2688x2688]x[2688x64]", 8, 2688, 64, 2688, false, std::nullopt, tiled_sweep(2688, 64));
-  sweep_batched("htdemucs QK 8x[2688x64]x[64x2688]", 8, 2688, 2688, 64, false, std::nullopt, tiled_sweep(2688, 2688));
+  sweep_batched("mpsenet freq AV 404x[321x321]x[321x16]", 404, 321, 16, 321, false, old_av,
+                tiled_sweep(321, 16));
+  sweep_batched("mpsenet freq QK 404x[321x16]x[16x321]", 404, 321, 321, 16, false, std::nullopt,
+                tiled_sweep(321, 321));
+  sweep_batched("mpsenet time AV 1284x[101x101]x[101x16]", 1284, 101, 16, 101, false, old_av,
+                tiled_sweep(101, 16));
+  sweep_batched("mpsenet time QK 1284x[101x16]x[16x101]", 1284, 101, 101, 16, false, std::nullopt,
+                tiled_sweep(101, 101));
+  sweep_batched("htdemucs AV 8x[2688x2688]x[2688x64]", 8, 2688, 64, 2688, false, std::nullopt,
+                tiled_sweep(2688, 64));
+  sweep_batched("htdemucs QK 8x[2688x64]x[64x2688]", 8, 2688, 2688, 64, false, std::nullopt,
+                tiled_sweep(2688, 2688));
 }
 
 // Issue 4's targets on an H200: M = 16384, N = K = 512 >= 25 TFLOP/s in every layout; B^T at 4096^3
 // as fast as row-major (33 TFLOP/s); M = 16..64, N = 2048, K = 512 under 0.03 ms.
 TEST(GemmBench, TileSweep) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   Random random(test_seed());
   for (auto [m0, n0, k0] : {std::tuple<int64_t, int64_t, int64_t>{16384, 512, 512}, {4096, 4096, 4096}}) {
     const int64_t m = shrink(m0, 320), n = shrink(n0), k = shrink(k0);
@@ -344,7 +349,6 @@ TEST(GemmBench, TileSweep) {
 }
 
 TEST(GemmBench, SkinnySweep) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
   Random random(test_seed());
   const uint32_t sg = g.context.subgroup_max_size();
@@ -376,7 +380,6 @@ TEST(GemmBench, SkinnySweep) {
 }
 
 TEST(GemmBench, SkinnyRecurrent) {
-  if (!bench_enabled()) GTEST_SKIP() << "set ONDA_GEMM_BENCH=1";
   auto& g = gpu();
   Random random(test_seed());
   for (auto [n, k] : {std::pair<int64_t, int64_t>{2048, 512}, {8192, 4096}}) {

@@ -1,10 +1,11 @@
-// Throughput of a few FFT shapes (run with ONDA_FFT_BENCH=1; skipped otherwise): GPU time per
+// Throughput of a few FFT shapes (build/bench_fft_throughput): GPU time per
 // transform from the wall time of repeated submits, after one warm-up.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdlib>
 
+#include "gtest_bench.h"
 #include "test_fft_reference.h"
 
 namespace onda::test {
@@ -13,7 +14,6 @@ namespace {
 using namespace fft_reference;
 
 TEST(FftBench, Throughput) {
-  if (!std::getenv("ONDA_FFT_BENCH")) GTEST_SKIP() << "set ONDA_FFT_BENCH=1";
   Gpu& g = gpu();
   struct Case {
     int64_t n, batch;

@@ -1,12 +1,13 @@
-// Conv / ConvTranspose timings of the paths on shapes like HTDemucs' (disabled by default: run
-// with --gtest_also_run_disabled_tests --gtest_filter='*ConvBench*'). Correctness is covered by
-// test_conv.cpp; this only reports milliseconds per run (wall clock, submit and wait).
+// Conv / ConvTranspose timings of the paths on shapes like HTDemucs' (build/bench_conv_paths).
+// Correctness is covered by tests/test_conv.cpp; this only reports milliseconds per run (wall clock,
+// submit and wait).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
 
 #include "gpu/command_recorder.h"
+#include "gtest_bench.h"
 #include "harness.h"
 #include "kernels/conv/conv.h"
 
@@ -51,7 +52,7 @@ double time_ms(const ConvGeometry& g, ConvPath path,
   return best;
 }
 
-TEST(ConvBench, DISABLED_Paths) {
+TEST(ConvBench, Paths) {
   ConvAttributes a;
   a.strides = {4};
   const ConvGeometry conv = resolve_conv({1, 48, 4096}, {96, 48, 8}, a);

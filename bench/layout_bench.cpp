@@ -1,7 +1,7 @@
 // Bandwidth of the layout kernels on large tensors against the device's buffer-copy ceiling
-// (CopyBufferToBuffer of the same bytes), from GPU timestamps (median of repeats). Disabled by
-// default (lavapipe timings mean nothing); on a real GPU:
-//   ONDA_LAYOUT_BENCH_MIB=512 build/onda_tests --gtest_also_run_disabled_tests --gtest_filter='LayoutBench*'
+// (CopyBufferToBuffer of the same bytes), from GPU timestamps (median of repeats); lavapipe timings
+// mean nothing, so on a real GPU:
+//   build/bench_layout [--mib 512]
 // Bytes = output written once + input read once (the minimum any kernel must move).
 #include <gtest/gtest.h>
 
@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "gpu/profiler.h"
+#include "gtest_bench.h"
 #include "kernels/layout/expand_tile.h"
 #include "kernels/layout/gather.h"
 #include "kernels/layout/pad.h"
@@ -41,9 +42,8 @@ void report(const std::string& what, double bytes, double ms, double ceiling_gbs
               100 * gbs / ceiling_gbs);
 }
 
-TEST(LayoutBench, DISABLED_Bandwidth) {
-  const char* env = std::getenv("ONDA_LAYOUT_BENCH_MIB");
-  const int64_t mib = env ? std::atoll(env) : 256;
+TEST(LayoutBench, Bandwidth) {
+  const int64_t mib = bench::gtest_bench_flags().mib;
   const int64_t n = mib * (1 << 20) / 4;  // f32 elements
   auto& g = gpu();
   const kernels::KernelContext kc = layout_kc();
