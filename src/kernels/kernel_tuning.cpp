@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace onda::kernels {
@@ -39,6 +40,18 @@ std::vector<uint32_t> numbers(std::string_view field, std::string_view value, si
 
 uint32_t number(std::string_view field, std::string_view value) {
   return numbers(field, value, 1, 1, "an unsigned number")[0];
+}
+
+// The enumerator `value` names among `names`.
+template <class E>
+E named(std::string_view field, std::string_view value,
+        std::initializer_list<std::pair<std::string_view, E>> names) {
+  std::string expected;
+  for (const auto& [name, e] : names) {
+    if (value == name) return e;
+    expected += fmt::format("{}{}", expected.empty() ? "" : " | ", name);
+  }
+  malformed(field, value, expected);
 }
 
 bool flag(std::string_view field, std::string_view value) {
@@ -82,18 +95,12 @@ void set_vec4(std::string_view field, std::string_view value, std::optional<rnn:
 void set_rnn(rnn::RnnTuning& r, std::string_view field, std::string_view name, std::string_view value) {
   using namespace rnn;
   if (name == "step_kernel") {
-    if (value == "automatic")
-      r.step_kernel = StepKernel::automatic;
-    else if (value == "dot")
-      r.step_kernel = StepKernel::dot;
-    else if (value == "tiled")
-      r.step_kernel = StepKernel::tiled;
-    else if (value == "gemm")
-      r.step_kernel = StepKernel::gemm;
-    else if (value == "vec4")
-      r.step_kernel = StepKernel::vec4;
-    else
-      malformed(field, value, "automatic, dot, tiled, gemm or vec4");
+    r.step_kernel = named<StepKernel>(field, value,
+                                      {{"automatic", StepKernel::automatic},
+                                       {"dot", StepKernel::dot},
+                                       {"tiled", StepKernel::tiled},
+                                       {"gemm", StepKernel::gemm},
+                                       {"vec4", StepKernel::vec4}});
   } else if (name == "resident") {
     tiling<ResidentTiling>(field, value, "BM,KQ or 0",
                            {&ResidentTiling::rows, &ResidentTiling::slice_vectors}, r.resident,
@@ -121,21 +128,13 @@ void set_rnn(rnn::RnnTuning& r, std::string_view field, std::string_view name, s
 void set_fft(fft::FftTuning& f, std::string_view field, std::string_view name, std::string_view value) {
   using namespace fft;
   if (name == "code_path") {
-    if (value == "automatic")
-      f.code_path = FftCodePath::automatic;
-    else if (value == "generic")
-      f.code_path = FftCodePath::generic;
-    else if (value == "unrolled")
-      f.code_path = FftCodePath::unrolled;
-    else
-      malformed(field, value, "automatic, generic or unrolled");
+    f.code_path = named<FftCodePath>(field, value,
+                                     {{"automatic", FftCodePath::automatic},
+                                      {"generic", FftCodePath::generic},
+                                      {"unrolled", FftCodePath::unrolled}});
   } else if (name == "real_split_pairs") {
-    if (value == "by_length")
-      f.real_split_pairs = RealSplitPairs::by_length;
-    else if (value == "every_pass")
-      f.real_split_pairs = RealSplitPairs::every_pass;
-    else
-      malformed(field, value, "by_length or every_pass");
+    f.real_split_pairs = named<RealSplitPairs>(
+        field, value, {{"by_length", RealSplitPairs::by_length}, {"every_pass", RealSplitPairs::every_pass}});
   } else if (name == "radices") {
     const auto n = numbers(field, value, 1, 64, "R1,R2,... (each >= 2)");
     f.radices.clear();
