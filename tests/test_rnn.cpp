@@ -15,6 +15,7 @@
 #include "gpu/gpu_error.h"
 #include "gpu/run_guards.h"
 #include "harness.h"
+#include "ops/onnx_vocabulary.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "test_rnn_reference.h"
 
@@ -911,8 +912,8 @@ TEST(RnnKernel, RejectsBadShapes) {
   in.r = Tensor::empty(g.pool, DType::f32, {1, 16, 4});
   in.initial_h = Tensor::empty(g.pool, DType::f32, {1, 3, 4});  // wrong batch
   EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, {}), std::invalid_argument);
-  EXPECT_THROW(kernels::rnn::parse_activations({"Swish"}, {}, {}), std::invalid_argument);
-  const auto acts = kernels::rnn::parse_activations({"HardSigmoid", "Tanh", "LeakyRelu"}, {0.3f}, {0.4f});
+  EXPECT_THROW(ops::rnn_activations_from_onnx({"Swish"}, {}, {}), std::invalid_argument);
+  const auto acts = ops::rnn_activations_from_onnx({"HardSigmoid", "Tanh", "LeakyRelu"}, {0.3f}, {0.4f});
   EXPECT_FLOAT_EQ(acts[0].alpha, 0.3f);
   EXPECT_FLOAT_EQ(acts[0].beta, 0.4f);
   EXPECT_FLOAT_EQ(acts[2].alpha, 0.01f);  // alpha list exhausted: LeakyRelu's default

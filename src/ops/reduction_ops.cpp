@@ -6,6 +6,7 @@
 
 #include "graph/model_error.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -39,7 +40,7 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
   Value y;
   y.device = context.allocate(x.dtype(), kernels::reduced_shape(x.shape(), axes, keepdims));
   try {
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::reduce_op_from_onnx(node.op_type),
+    kernels::record_reduce(context.kernels, context.recorder, context.pool, reduce_op_from_onnx(node.op_type),
                            context.to_device(x), axes, y.device);
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
