@@ -4,6 +4,7 @@
 // ConvTranspose and encoder / decoder Conv shapes, SCNet / UVR shapes.
 //
 //   build/bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING] [--paths A,B]
+//                    [--tuning conv.implicit_gemm=0|gemm.for_unroll=1 ...]
 //
 // Each case runs on the paths its line names:
 //   session      the ONNX op (ops/conv_ops.cpp) as Session records it: weights with more than 65536
@@ -48,11 +49,15 @@
 #include "kernels/conv/conv_uniforms.h"
 #include "ops/op_registry.h"
 #include "test_conv_reference.h"
+#include "tuning_args.h"
 
 using namespace onda;
 namespace conv = onda::kernels::conv;
 
 namespace {
+
+// The --tuning of the command line (tuning_args.h).
+kernels::KernelTuning g_tuning;
 
 // Session keeps initializers with more elements than this only on the GPU (kMaxHostElements in
 // src/runtime/session.cpp); smaller ones stay host values that the op sees (and may inspect).
@@ -187,7 +192,7 @@ class Runner {
 
   // Records one run; the output stays alive until release().
   void record(gpu::CommandRecorder& recorder) {
-    const kernels::KernelContext kc{context_, pipelines_};
+    const kernels::KernelContext kc{context_, pipelines_, g_tuning};
     if (path_ == "session") {
       ops::OpContext oc{kc, recorder, pool_, persistent_, 17, [&](const ops::Value& v) {
                           return v.device.defined() ? v.device
@@ -321,11 +326,10 @@ std::string path_label(const std::string& path, const conv::ConvGeometry& g, con
   }
   if (path != "session") return path;
   // What the op picks: the geometry's automatic path, with the identity weight's overlap-add; a
-  // Conv or ConvTranspose where automatic_takes_implicit runs the implicit GEMM unless ONDA_CONV_IMPLICIT=0 (or X / Y
-  // exceed a binding, not checked here).
+  // Conv or ConvTranspose where automatic_takes_implicit runs the implicit GEMM unless the tuning
+  // conv.implicit_gemm=0 (or X / Y exceed a binding, not checked here).
   conv::ConvPath p = conv::choose_conv_path(g, c.weight == "identity");
-  const char* env = std::getenv("ONDA_CONV_IMPLICIT");
-  if (p != conv::ConvPath::overlap_add && conv::automatic_takes_implicit(g) && !(env && std::string(env) == "0"))
+  if (p != conv::ConvPath::overlap_add && conv::automatic_takes_implicit(g) && g_tuning.conv.implicit_gemm)
     p = conv::ConvPath::implicit_gemm;
   const char* names[] = {"auto", "direct", "gemm", "overlap_add", "implicit"};
   return fmt::format("session:{}", names[static_cast<int>(p)]);
@@ -363,12 +367,18 @@ int main(int argc, char** argv) {
       only = argv[++i];
     } else if (arg == "--paths" && i + 1 < argc) {
       paths_override = argv[++i];
+    } else if (arg == "--tuning" && i + 1 < argc) {
+      ++i;  // tuning_from_args
     } else {
-      fmt::print(stderr, "usage: bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING] [--paths A,B]\n");
+      fmt::print(stderr,
+                 "usage: bench_conv [--quick] [--breakdown] [--repeats R] [--cases FILE] [--only SUBSTRING] "
+                 "[--paths A,B] "
+                 "[--tuning FAMILY.FIELD=VALUE ...]\n");
       return 2;
     }
   }
   if (quick) repeats = std::min(repeats, 3);
+  g_tuning = bench::tuning_from_args(argc, argv);
   gpu::Context context;
   gpu::BufferPool pool(context), persistent(context);
   gpu::PipelineCache pipelines(context);

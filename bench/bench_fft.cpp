@@ -4,10 +4,13 @@
 // hop 1024, hann). GB/s counts the input read once and the output written once.
 //
 //   build/bench_fft [--points LOG2] [--repeats R] [--path auto|generic|unrolled|both] [--only TEXT]
+//                   [--tuning fft.FIELD=VALUE]...
 //
 // --path picks the Stockham code path (FftCodePath; auto: unrolled on GPUs, generic on CPU adapters);
-// both runs every case on each path, one line each; --only runs the cases whose name contains TEXT (or any of a comma-separated list);
-// --plans prints each case's passes (radices, thread shape) under its line.
+// both runs every case on each path, one line each; --only runs the cases whose name contains TEXT (or any of
+// a comma-separated list);
+// --plans prints each case's passes (radices, thread shape) under its line; --tuning sets the unrolled
+// planner's sweep fields (fft.radices, fft.threads, fft.per_group, fft.group_iterations: kernel_tuning.h).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -22,6 +25,7 @@
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
 #include "kernels/fft/fft_kernel.h"
+#include "tuning_args.h"
 
 using namespace onda;
 using namespace onda::kernels::fft;
@@ -95,6 +99,12 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "--path must be auto, generic, unrolled or both, not '{}'\n", path_name);
     return 2;
   }
+  const FftTuning tuning = bench::tuning_from_args(argc, argv).fft;
+  const auto tuning_for = [&](FftCodePath path) {
+    FftTuning t = tuning;
+    t.code_path = path;
+    return t;
+  };
   gpu::Context context;
   gpu::BufferPool pool(context);
   gpu::PipelineCache pipelines(context);
@@ -128,7 +138,7 @@ int main(int argc, char** argv) {
     d.input = contiguous_layout(c.n, 1, in_components);
     d.output = contiguous_layout(out_len, 1, 2);
     try {
-      FftKernel kernel(context, pool, pipelines, d, std::nullopt, path);
+      FftKernel kernel(context, pool, pipelines, d, std::nullopt, tuning_for(path));
       std::vector<float> host(c.batch * c.n * in_components);
       for (size_t i = 0; i < host.size(); ++i) host[i] = std::sin(0.001f * static_cast<float>(i % 100003));
       Tensor in = Tensor::upload(context, pool, DType::f32, {c.batch, c.n, in_components}, host.data());
@@ -157,7 +167,7 @@ int main(int argc, char** argv) {
     d.windowed = true;
     d.input = {0, length, hop, 1};
     d.output = {0, frames * (n_fft / 2 + 1) * 2, (n_fft / 2 + 1) * 2, 2};
-    FftKernel kernel(context, pool, pipelines, d, std::nullopt, path);
+    FftKernel kernel(context, pool, pipelines, d, std::nullopt, tuning_for(path));
     std::vector<float> host(2 * length), window(n_fft);
     for (size_t i = 0; i < host.size(); ++i) host[i] = std::sin(0.01f * static_cast<float>(i));
     for (int64_t j = 0; j < n_fft; ++j) window[j] = static_cast<float>(0.5 - 0.5 * std::cos(2 * M_PI * j / n_fft));

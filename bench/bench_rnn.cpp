@@ -2,7 +2,7 @@
 // (bench/rnn_cases.h) through torch.nn.LSTM / GRU in the same GPU-machine call (bench/rnn.sh).
 //
 //   build/bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants]
-//                   [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...]
+//                   [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...] [--tuning rnn.FIELD=VALUE ...]
 //
 // First the dispatch floor: N dependent trivial dispatches (one workgroup reads and writes the same
 // word) in one compute pass, GPU time per dispatch (GpuSpan, bench/gpu_span.h) and wall time with
@@ -42,6 +42,9 @@
 // --case (repeatable) times the given shapes instead of rnn_cases.h's: CELL lstm | gru | gru0
 // (linear_before_reset = 0), DIRS uni | bi, e.g. --case lstm,bi,85,432,256,256 (SCNet's H256 band
 // layer at half the batch); no cuDNN figure.
+// --tuning (repeatable; tuning_args.h) applies a kernel tuning to every layer timed, as
+// SessionOptions::tuning does to a model's (e.g. --tuning rnn.step_kernel=vec4 --tuning
+// rnn.vec4=16,8,4,1,16,2).
 // --quick shrinks every shape (T <= 12, B <= 5, H <= 72) so that a CPU adapter finishes in seconds.
 #include <fmt/format.h>
 
@@ -64,6 +67,7 @@
 #include "kernels/kernel_context.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "rnn_cases.h"
+#include "tuning_args.h"
 
 using namespace onda;
 
@@ -126,6 +130,9 @@ struct LayerTimes {
   size_t dispatches, projection_dispatches;
 };
 
+// The --tuning of the command line.
+kernels::KernelTuning g_tuning;
+
 LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
                       const bench::RnnCase& c, int repeats, const kernels::rnn::RnnOptions& options, bool profile) {
   using namespace kernels::rnn;
@@ -148,7 +155,7 @@ LayerTimes time_layer(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipelin
   out.y = Tensor::empty(pool, DType::f32, rnn_y_shape(spec, in.x.shape()));
   out.y_h = Tensor::empty(pool, DType::f32, rnn_state_shape(spec, in.x.shape()));
   if (c.lstm) out.y_c = Tensor::empty(pool, DType::f32, rnn_state_shape(spec, in.x.shape()));
-  const kernels::KernelContext k{context, pipelines};
+  const kernels::KernelContext k{context, pipelines, g_tuning};
   RnnWeights weights;
   {
     gpu::CommandRecorder prep(context);
@@ -338,7 +345,7 @@ void time_variants(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCa
     variants.push_back({"rows", o});
   }
   using R = kernels::rnn::RowSequenceTiling;
-  // The best row tilings of the 2026-12-03 sweep (17 tilings; docs/benchmarks.md).
+  // The best row tilings of the 2026-12-03 sweep (17 tilings; docs/benchmark-log.md).
   for (const R& t : {R{1, 1, 4, 8, 8}, R{1, 1, 4, 4, 8}, R{2, 1, 4, 4, 4}}) {
     kernels::rnn::RnnOptions o;
     o.step_mode = StepMode::row_sequence;
@@ -449,6 +456,7 @@ int main(int argc, char** argv) {
     else if (a == "--floor-steps" && has_value) floor_steps = std::stoi(argv[++i]);
     else if (a == "--only" && has_value) only = argv[++i];
     else if (a == "--variants" && has_value) variant_filter = argv[++i];
+    else if (a == "--tuning" && has_value) ++i;  // (tuning_from_args reads it)
     else if (a == "--case" && has_value) {
       try {
         custom.push_back(parse_case(argv[++i]));
@@ -457,10 +465,14 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      fmt::print(stderr, "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] [--no-variants] [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...]\n");
+      fmt::print(stderr,
+                 "usage: bench_rnn [--quick] [--repeats R] [--floor-steps N] [--only SUBSTRING] [--sweep] "
+                 "[--no-variants] [--variants REGEX] [--case CELL,DIRS,T,B,I,H ...] [--tuning "
+                 "rnn.FIELD=VALUE ...]\n");
       return 2;
     }
   }
+  g_tuning = bench::tuning_from_args(argc, argv);
   // A malformed REGEX fails here, once, rather than as every case's error.
   std::regex filter;
   try {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Conv / ConvTranspose: onda (bench_conv) next to cuDNN (torch_conv.py), the same cases
-# (bench/conv_cases.txt), on the GPU machine (called from bench/h200.sh; logs to $OUT or out/).
+# (bench/conv_cases.txt), on the GPU machine (logs to $OUT or out/).
 #   bash bench/conv.sh [--repeats R] [--only SUBSTRING]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)

@@ -16,7 +16,7 @@ struct RnnCase {
   bool bidirectional;
   int64_t seq, batch, input, hidden;
   // cuDNN (torch.nn.LSTM / GRU, float32 without TF32: the like-for-like figure) on an H200, from
-  // bench/torch_rnn.py in call G of 2026-12-04 (docs/benchmarks.md, "evening 2"); 0: none (PyTorch has
+  // bench/torch_rnn.py in call G of 2026-12-04 (docs/benchmark-log.md, "evening 2"); 0: none (PyTorch has
   // no GRU with linear_before_reset = 0). A reference for the "x cuDNN" column only: a comparison to
   // report runs torch_rnn.py in the same call.
   double cudnn_ms;

@@ -1,4 +1,4 @@
-"""cuBLAS twin of the GEMM benchmark (GemmBench in tests/test_gemm_bench.cpp): torch.matmul with
+"""cuBLAS twin of the GEMM benchmark (GemmBench in bench/gemm_bench.cpp, build/bench_gemm): torch.matmul with
 TF32 off (fp32) and fp16, CUDA events, median of repeats.
 
     python3 bench/torch_matmul.py

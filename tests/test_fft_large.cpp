@@ -18,7 +18,7 @@ std::vector<FftCase> on_both_paths(const std::vector<FftCase>& cases,
   for (auto path : {kernels::fft::FftCodePath::generic, kernels::fft::FftCodePath::unrolled}) {
     for (FftCase c : cases) {
       c.limits = limits;
-      c.code_path = path;
+      c.tuning.code_path = path;
       both.push_back(c);
     }
   }
@@ -38,7 +38,9 @@ kernels::fft::FftPlan expect_chunked_batch_within_bound(int64_t n, kernels::fft:
   d.output = kernels::fft::contiguous_layout(n, 2, 2);
   const int64_t f = kernels::fft::FftPlan::create(d, limits).fft_length;
   limits.max_storage_binding_bytes = 3 * 2 * f * 8;
-  FftKernel kernel(g.context, g.pool, g.pipelines, d, limits, path);
+  kernels::fft::FftTuning tuning;
+  tuning.code_path = path;
+  FftKernel kernel(g.context, g.pool, g.pipelines, d, limits, tuning);
   EXPECT_EQ(kernel.plan().outer_per_chunk, 3) << kernel.plan().summary();
   const int64_t elements = 7 * 2 * n * 2;
   const std::vector<float> x = random.normal(elements);

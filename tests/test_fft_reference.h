@@ -186,7 +186,7 @@ struct FftCase {
   int64_t input_elements = 0;
   int64_t output_elements = 0;
   std::optional<kernels::fft::FftDeviceLimits> limits;  // tighter than the device's, e.g. to force four-step
-  kernels::fft::FftCodePath code_path = kernels::fft::FftCodePath::automatic;
+  kernels::fft::FftTuning tuning;                       // the code path, the real split's pairing
 };
 
 inline FftCase dense_case(int64_t n, int64_t batch, FftDomain domain, FftDirection direction,
@@ -223,7 +223,7 @@ inline std::vector<double> run_fft_cases(const std::vector<FftCase>& cases, DTyp
     d.input.offset += input_begin[i];
     d.output.offset += output_begin[i];
     kernels.push_back(
-        std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d, cases[i].limits, cases[i].code_path));
+        std::make_unique<FftKernel>(g.context, g.pool, g.pipelines, d, cases[i].limits, cases[i].tuning));
     kernels.back()->record(recorder, input, output);
   }
   recorder.submit_and_wait();

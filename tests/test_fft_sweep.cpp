@@ -4,8 +4,9 @@
 // inverse and round trip; float16 on a sample. Bounds: rel L2 <= 1e-6 for N <= 2^16, 5e-6 above, 1e-3
 // in float16. Minutes on a GPU (one pipeline per length and kind), far too long on a CPU adapter, so it
 // runs only with ONDA_FFT_SWEEP set: ONDA_FFT_SWEEP=1 for all of it, =LO:HI for the every-length part over
-// LO..HI alone (shards), =long for the long sample alone. CI runs the representative subset of
-// test_fft*.cpp instead.
+// LO..HI alone (shards), =long for the long sample alone; ONDA_FFT_SWEEP_PATH=generic|unrolled runs it
+// on that code path instead of the adapter's (e.g. the unrolled shaders on lavapipe). CI runs the
+// representative subset of test_fft*.cpp instead.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -51,8 +52,19 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// ONDA_FFT_SWEEP_PATH, else automatic (the adapter's path).
+kernels::fft::FftCodePath sweep_code_path() {
+  const char* env = std::getenv("ONDA_FFT_SWEEP_PATH");
+  const std::string v = env ? env : "";
+  if (v == "generic") return kernels::fft::FftCodePath::generic;
+  if (v == "unrolled") return kernels::fft::FftCodePath::unrolled;
+  if (!v.empty()) ADD_FAILURE() << "ONDA_FFT_SWEEP_PATH is '" << v << "', expected generic or unrolled";
+  return kernels::fft::FftCodePath::automatic;
+}
+
 // Runs `cases` and checks each against its bound; returns the worst rel L2 over them.
-double run_and_check(const std::vector<FftCase>& cases, DType dtype, Random& random) {
+double run_and_check(std::vector<FftCase> cases, DType dtype, Random& random) {
+  for (FftCase& c : cases) c.tuning.code_path = sweep_code_path();
   std::vector<std::unique_ptr<FftKernel>> kernels;
   const std::vector<double> errors = run_fft_cases(cases, dtype, random, &kernels);
   double worst = 0.0;

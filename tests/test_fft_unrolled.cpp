@@ -23,7 +23,7 @@ using kernels::fft::FftCodePath;
 constexpr double kF32Bound = 1e-6;
 
 FftCase unrolled(FftCase c, std::optional<kernels::fft::FftDeviceLimits> limits = std::nullopt) {
-  c.code_path = FftCodePath::unrolled;
+  c.tuning.code_path = FftCodePath::unrolled;
   c.limits = limits;
   return c;
 }
@@ -35,29 +35,7 @@ kernels::fft::FftDeviceLimits small_workgroups(int64_t points) {
   return limits;
 }
 
-// Sets an environment variable for one scope, restoring its previous value.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      setenv(name_, old_->c_str(), 1);
-    } else {
-      unsetenv(name_);
-    }
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
 TEST(FftUnrolled, MatchesFloat64Reference) {
-  // The real split from registers on every real-split pass here (by default only for 1024 to 4096 points).
-  const ScopedEnv pair("ONDA_FFT_PAIR", "2");
   std::vector<FftCase> cases;
   // Whole passes: radices 8, 7, 5, 4, 3, 2; a batch of 70 transforms of 16 points is a full workgroup
   // of 64 and a partial one.
@@ -95,6 +73,8 @@ TEST(FftUnrolled, MatchesFloat64Reference) {
   cases.push_back(unrolled(dense_case(13, 3, FftDomain::complex, FftDirection::inverse), small_workgroups(16)));
   // f16 storage.
   cases.push_back(unrolled(dense_case(60, 3, FftDomain::complex, FftDirection::forward, DType::f16)));
+  // The real split from registers on every real-split pass here (by default only for 1024 to 4096 points).
+  for (FftCase& c : cases) c.tuning.real_split_pairs = kernels::fft::RealSplitPairs::every_pass;
 
   Random random(test_seed());
   std::vector<std::unique_ptr<FftKernel>> kernels;
@@ -234,7 +214,9 @@ TEST(FftUnrolled, OddAndEvenOffsetViews) {
     Tensor input = all_input.slice_outer(first, first + 1);
     Tensor output = all_output.slice_outer(first, first + 1);
     FftDescription d = dense_description(n, 1, FftDomain::complex, FftDirection::forward);
-    FftKernel kernel(g.context, g.pool, g.pipelines, d, std::nullopt, FftCodePath::unrolled);
+    kernels::fft::FftTuning tuning;
+    tuning.code_path = FftCodePath::unrolled;
+    FftKernel kernel(g.context, g.pool, g.pipelines, d, std::nullopt, tuning);
     gpu::CommandRecorder recorder(g.context);
     kernel.record(recorder, input, output);
     recorder.submit_and_wait();
@@ -252,8 +234,6 @@ TEST(FftUnrolled, OddAndEvenOffsetViews) {
 
 TEST(FftUnrolled, AutomaticPathIsGenericOnCpuAdapters) {
   Gpu& g = gpu();
-  const char* env = std::getenv("ONDA_FFT_CODE_PATH");
-  if (env && *env) GTEST_SKIP() << "ONDA_FFT_CODE_PATH is set";
   const FftCodePath expected =
       g.context.adapter_description().type == "CPU" ? FftCodePath::generic : FftCodePath::unrolled;
   EXPECT_EQ(kernels::fft::resolve_code_path(g.context, FftCodePath::automatic), expected);

@@ -3,6 +3,7 @@
 // the fuzzer takes. Each fix also has a test on a model built for it, with the expected message.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <string>
 
@@ -13,8 +14,22 @@
 namespace onda::test {
 namespace {
 
+// fuzz/regressions: ONDA_FUZZ_REGRESSIONS when set, else in the checkout that holds the test binary
+// (build/onda_tests: the folder above build/), so that a build copied to another machine with its
+// checkout finds its own; empty when neither exists.
+fs::path regressions_dir() {
+  if (const char* env = std::getenv("ONDA_FUZZ_REGRESSIONS"); env && *env) return env;
+  std::error_code ignored;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ignored);
+  for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    if (fs::is_directory(dir / "fuzz/regressions", ignored)) return dir / "fuzz/regressions";
+  }
+  return {};
+}
+
 TEST(FuzzRegressions, EveryFindingLoadsOrIsAModelError) {
-  const fs::path dir = fs::path(ONDA_SOURCE_DIR) / "fuzz/regressions";
+  const fs::path dir = regressions_dir();
+  ASSERT_FALSE(dir.empty()) << "fuzz/regressions not found above the test binary; set ONDA_FUZZ_REGRESSIONS";
   int replayed = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string bytes = read_file_bytes(entry.path());

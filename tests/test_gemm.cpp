@@ -508,7 +508,7 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
 }
 
 TEST(GemmVariants, ForUnrolledRegisterBlock) {
-  // GemmVariant::for_unroll (ONDA_GEMM_FOR_UNROLL=1): the register block and the epilogue written out by
+  // GemmVariant::for_unroll (GemmTuning::for_unroll): the register block and the epilogue written out by
   // the template's #for. Both operand layouts, TM 4 / 8, NV 1 / 2, the rolled and unrolled k loop,
   // partial tiles in M, N and K, float16 output (stored in pairs), an addend and an activation.
   const uint64_t seed = test_seed();

@@ -8,6 +8,7 @@
 #include "harness.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
+#include "ops/onnx_vocabulary.h"
 
 namespace onda::test {
 namespace {
@@ -85,7 +86,7 @@ TEST(Reduce, RejectsBadAxes) {
   kernels::KernelContext kc{gpu().context, gpu().pipelines};
   EXPECT_THROW(kernels::record_reduce(kc, recorder, gpu().pool, ReduceOp::Sum, x, {2}, y), std::invalid_argument);
   EXPECT_THROW(kernels::record_reduce(kc, recorder, gpu().pool, ReduceOp::Sum, x, {0}, y), std::invalid_argument);
-  EXPECT_THROW(kernels::reduce_op_from_onnx("ReduceFoo"), std::invalid_argument);
+  EXPECT_THROW(ops::reduce_op_from_onnx("ReduceFoo"), std::invalid_argument);
 }
 
 TEST(Softmax, EveryAxisBothKinds) {

@@ -5,15 +5,17 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
 
+#include "expect_error.h"
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
 #include "gpu/run_guards.h"
-#include "expect_error.h"
 #include "harness.h"
+#include "ops/onnx_vocabulary.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "test_rnn_reference.h"
 
@@ -800,15 +802,29 @@ TEST(RnnKernel, CooperativeRejectsWhatDoesNotFit) {
   EXPECT_THROW(l.record(options), std::invalid_argument);
   options.cooperative_tiling = kernels::rnn::CooperativeTiling{8, 1, 1, 0};
   EXPECT_THROW(l.record(options), std::invalid_argument);
-  // One workgroup of 2 invocations per unit and row: 2^16 of them, more than any GPU (an H200 holds
-  // 132 x 32) or lavapipe's threads run at once.
-  l.in.x = Tensor::empty(l.g.pool, DType::f32, {2, 8192, 5});
-  l.out.y_h = Tensor::empty(l.g.pool, DType::f32, {1, 8192, 8});
-  options.cooperative_tiling = kernels::rnn::CooperativeTiling{1, 1, 1, 1};
+  // A grid this device cannot hold at once, from its limits: workgroups of up to 512 invocations (32
+  // units x 16 slices of H = 64, fewer units where the device allows fewer) and enough of them for
+  // 2^23 invocations, some 30 times what the largest GPUs keep resident (an H200: 132 SMs x 2048
+  // threads), one batch row per workgroup within the grid's per-dimension limit.
+  const wgpu::Limits& limits = l.g.context.limits();
+  const uint32_t max_invocations =
+      std::min(limits.maxComputeInvocationsPerWorkgroup, limits.maxComputeWorkgroupSizeX);
+  const uint32_t units = std::min<uint32_t>(32, max_invocations / 16);
+  ASSERT_GE(units, 1u);
+  const int64_t hidden = 64, workgroup_size = int64_t{units} * 16;
+  const int64_t batch =
+      std::min<int64_t>((int64_t{1} << 23) / workgroup_size, limits.maxComputeWorkgroupsPerDimension);
+  l.spec.hidden_size = hidden;
+  l.in.x = Tensor::empty(l.g.pool, DType::f32, {2, batch, 5});
+  l.in.w = Tensor::empty(l.g.pool, DType::f32, {1, 4 * hidden, 5});
+  l.in.r = Tensor::empty(l.g.pool, DType::f32, {1, 4 * hidden, hidden});
+  l.out.y_h = Tensor::empty(l.g.pool, DType::f32, {1, batch, hidden});
+  options.cooperative_tiling = kernels::rnn::CooperativeTiling{units, 1, 1, 1};
   options.step_mode = kernels::rnn::StepMode::cooperative;
   try {
     l.record(options);
-    ADD_FAILURE() << "a grid of 65536 workgroups of 2 invocations was taken as resident";
+    ADD_FAILURE() << "a grid of " << batch << " workgroups of " << workgroup_size
+                  << " invocations was taken as resident";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("runs all at once"), std::string::npos) << e.what();
   }
@@ -896,8 +912,8 @@ TEST(RnnKernel, RejectsBadShapes) {
   in.r = Tensor::empty(g.pool, DType::f32, {1, 16, 4});
   in.initial_h = Tensor::empty(g.pool, DType::f32, {1, 3, 4});  // wrong batch
   EXPECT_THROW(kernels::rnn::record_rnn(k, recorder, g.pool, spec, in, {}), std::invalid_argument);
-  EXPECT_THROW(kernels::rnn::parse_activations({"Swish"}, {}, {}), std::invalid_argument);
-  const auto acts = kernels::rnn::parse_activations({"HardSigmoid", "Tanh", "LeakyRelu"}, {0.3f}, {0.4f});
+  EXPECT_THROW(ops::rnn_activations_from_onnx({"Swish"}, {}, {}), std::invalid_argument);
+  const auto acts = ops::rnn_activations_from_onnx({"HardSigmoid", "Tanh", "LeakyRelu"}, {0.3f}, {0.4f});
   EXPECT_FLOAT_EQ(acts[0].alpha, 0.3f);
   EXPECT_FLOAT_EQ(acts[0].beta, 0.4f);
   EXPECT_FLOAT_EQ(acts[2].alpha, 0.01f);  // alpha list exhausted: LeakyRelu's default

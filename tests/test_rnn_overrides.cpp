@@ -1,50 +1,29 @@
-// The recurrent kernels' environment overrides (rnn_overrides.h): well-formed values parse into the
-// tiling, malformed ones throw naming the variable, "0" turns an automatic choice off.
+// The recurrent kernels' tuning as text (kernels::set_tuning, what bench_rnn --tuning takes):
+// well-formed values parse into the tiling, malformed ones throw naming the field and the expected
+// form, "0" turns an automatic choice off. (plan_rnn's use of RnnTuning: test_rnn_plan.cpp.)
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "expect_error.h"
-#include "kernels/rnn/rnn_overrides.h"
+#include "kernels/kernel_tuning.h"
 
 namespace onda::test {
 namespace {
 
 using namespace kernels::rnn;
 
-// Sets an environment variable for one scope and restores what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
+RnnTuning tuned(const std::string& assignment) {
+  kernels::KernelTuning tuning;
+  kernels::set_tuning(tuning, assignment);
+  return tuning.rnn;
+}
 
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-TEST(RnnOverrides, Vec4TilingParses) {
+TEST(RnnTuning, Vec4TilingParses) {
+  EXPECT_FALSE(kernels::KernelTuning{}.rnn.vec4.has_value());
   {
-    ScopedEnv env("ONDA_RNN_VEC4", "");
-    EXPECT_FALSE(vec4_tiling_from_env().has_value());
-  }
-  {
-    ScopedEnv env("ONDA_RNN_VEC4", "16,8,4,1,16,2");
-    const auto t = vec4_tiling_from_env();
+    const auto t = tuned("rnn.vec4=16,8,4,1,16,2").vec4;
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->wg_x, 16u);
     EXPECT_EQ(t->wg_y, 8u);
@@ -55,76 +34,62 @@ TEST(RnnOverrides, Vec4TilingParses) {
     EXPECT_TRUE(t->prefetch);
   }
   {
-    ScopedEnv env("ONDA_RNN_VEC4", "32,8,4,1,32,2,0");
-    const auto t = vec4_tiling_from_env();
+    const auto t = tuned("rnn.vec4=32,8,4,1,32,2,0").vec4;
     ASSERT_TRUE(t.has_value());
     EXPECT_EQ(t->wg_x, 32u);
     EXPECT_FALSE(t->prefetch);
     EXPECT_FALSE(t->double_buffer);
   }
   {
-    ScopedEnv env("ONDA_RNN_VEC4", "32,8,4,1,32,2,2");
-    const auto t = vec4_tiling_from_env();
+    const auto t = tuned("rnn.vec4=32,8,4,1,32,2,2").vec4;
     ASSERT_TRUE(t.has_value());
     EXPECT_TRUE(t->prefetch);
     EXPECT_TRUE(t->double_buffer);
   }
 }
 
-TEST(RnnOverrides, MalformedValuesNameTheVariable) {
-  for (const char* bad : {"16,8,4,1,16", "16,8,4,1,16,2,1,9", "16,8,x,1,16,2", "16,8,4,1,16,2,",
-                          "-1,8,4,1,16,2", "16;8;4;1;16;2", "16,8,4,1,16,99999999999", "16,8,4,1,16,2,3"}) {
-    ScopedEnv env("ONDA_RNN_VEC4", bad);
-    const std::string message = invalid_argument_message([] { vec4_tiling_from_env(); });
-    EXPECT_NE(message.find("ONDA_RNN_VEC4"), std::string::npos) << bad << ": " << message;
+TEST(RnnTuning, MalformedValuesNameTheField) {
+  for (const char* bad :
+       {"16,8,4,1,16", "16,8,4,1,16,2,1,9", "16,8,x,1,16,2", "16,8,4,1,16,2,", "-1,8,4,1,16,2",
+        "16;8;4;1;16;2", "16,8,4,1,16,99999999999", "16,8,4,1,16,2,3", ""}) {
+    const std::string message = invalid_argument_message([&] { tuned(std::string("rnn.vec4=") + bad); });
+    EXPECT_NE(message.find("rnn.vec4"), std::string::npos) << bad << ": " << message;
     EXPECT_NE(message.find("WGX,WGY,TM,NV,BK,KS"), std::string::npos) << bad << ": " << message;
   }
-  {
-    ScopedEnv env("ONDA_RNN_TILED", "64,4,32");
-    EXPECT_NE(invalid_argument_message([] { tiled_tiling_from_env(); }).find("ONDA_RNN_TILED"),
-              std::string::npos);
-  }
-  {
-    ScopedEnv env("ONDA_RNN_STEP_KERNEL", "fast");
-    EXPECT_NE(invalid_argument_message([] { resolve_step_kernel(StepKernel::automatic); }).find("'fast'"),
-              std::string::npos);
-  }
+  EXPECT_NE(invalid_argument_message([] { tuned("rnn.tiled=64,4,32"); }).find("rnn.tiled"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([] { tuned("rnn.step_kernel=fast"); }).find("'fast'"),
+            std::string::npos);
+  EXPECT_NE(invalid_argument_message([] { tuned("rnn.vec5=1"); }).find("rnn.vec5"), std::string::npos);
 }
 
-TEST(RnnOverrides, ZeroTurnsAnAutomaticChoiceOff) {
-  bool disabled = false;
+TEST(RnnTuning, ZeroTurnsAnAutomaticChoiceOff) {
   {
-    ScopedEnv env("ONDA_RNN_COOP", "0");
-    EXPECT_FALSE(cooperative_tiling_from_env(&disabled).has_value());
-    EXPECT_TRUE(disabled);
+    const RnnTuning t = tuned("rnn.cooperative=0");
+    EXPECT_FALSE(t.cooperative.has_value());
+    EXPECT_TRUE(t.cooperative_off);
   }
   {
-    ScopedEnv env("ONDA_RNN_COOP", "8,1,4,1");
-    const auto t = cooperative_tiling_from_env(&disabled);
-    EXPECT_FALSE(disabled);
-    ASSERT_TRUE(t.has_value());
-    EXPECT_EQ(t->units, 8u);
-    EXPECT_EQ(t->rows, 1u);
-    EXPECT_EQ(t->slice_vectors, 4u);
-    EXPECT_EQ(t->row_chunks, 1u);
+    const RnnTuning t = tuned("rnn.cooperative=8,1,4,1");
+    EXPECT_FALSE(t.cooperative_off);
+    ASSERT_TRUE(t.cooperative.has_value());
+    EXPECT_EQ(t.cooperative->units, 8u);
+    EXPECT_EQ(t.cooperative->rows, 1u);
+    EXPECT_EQ(t.cooperative->slice_vectors, 4u);
+    EXPECT_EQ(t.cooperative->row_chunks, 1u);
   }
   {
-    ScopedEnv env("ONDA_RNN_RESIDENT", "0");
-    EXPECT_FALSE(resident_tiling_from_env(&disabled).has_value());
-    EXPECT_TRUE(disabled);
+    const RnnTuning t = tuned("rnn.resident=0");
+    EXPECT_FALSE(t.resident.has_value());
+    EXPECT_TRUE(t.resident_off);
   }
   {
-    ScopedEnv env("ONDA_RNN_ROWS", "2,2,4,8,64");
-    const auto t = row_tiling_from_env(&disabled);
-    EXPECT_FALSE(disabled);
-    ASSERT_TRUE(t.has_value());
-    EXPECT_EQ(t->k_block, 64u);
+    const RnnTuning t = tuned("rnn.rows=2,2,4,8,64");
+    EXPECT_FALSE(t.rows_off);
+    ASSERT_TRUE(t.rows.has_value());
+    EXPECT_EQ(t.rows->k_block, 64u);
   }
-  {
-    ScopedEnv env("ONDA_RNN_STEP_KERNEL", "gemm");
-    EXPECT_EQ(resolve_step_kernel(StepKernel::automatic), StepKernel::gemm);
-    EXPECT_EQ(resolve_step_kernel(StepKernel::vec4), StepKernel::vec4);  // an explicit request wins
-  }
+  EXPECT_EQ(tuned("rnn.step_kernel=gemm").step_kernel, StepKernel::gemm);
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
 // plan_rnn (rnn_plan.h): which kernel a recurrent layer runs, asked with the facts of adapters this
-// machine may not have. The H200's choices are the ones docs/benchmarks.md measured (the reference
+// machine may not have. The H200's choices are the ones docs/benchmark-log.md measured (the reference
 // models' layers); a CPU adapter keeps the kernels that need no residency or GPU tuning; options come
-// before the ONDA_RNN_* overrides, which come before the automatic choice; every chosen tiling fits the
+// before the tuning (RnnTuning), which comes before the automatic choice; every chosen tiling fits the
 // device it was chosen for.
 #include <gtest/gtest.h>
 
@@ -63,8 +63,8 @@ GridResidentProbe always(bool answer) {
 }
 
 RnnPlan plan(const Layer& l, const RnnDeviceFacts& device, const GridResidentProbe& probe = always(true),
-             const RnnOptions& options = {}, const RnnEnvOverrides& env = {}, bool chunked = false) {
-  return plan_rnn(spec_of(l), dims_of(l), chunked, options, env, device, probe);
+             const RnnOptions& options = {}, const RnnTuning& tuning = {}, bool chunked = false) {
+  return plan_rnn(spec_of(l), dims_of(l), chunked, options, tuning, device, probe);
 }
 
 // The reference models' layers (bench/rnn_cases.h).
@@ -98,7 +98,7 @@ TEST(RnnPlan, H200RunsTheMeasuredKernels) {
     const RnnPlan p = plan(e.layer, h200());
     EXPECT_STREQ(rnn_kernel_name(p.kind), rnn_kernel_name(e.kind)) << e.layer.name;
   }
-  // SCNet's H512 time LSTM: the H200 has no resident cooperative grid for it (docs/benchmarks.md),
+  // SCNet's H512 time LSTM: the H200 has no resident cooperative grid for it (docs/benchmark-log.md),
   // so the probe says no to every candidate and the vec4 step runs.
   EXPECT_EQ(plan(kScnetH512Time, h200(), always(false)).kind, RnnKernelKind::vec4_step);
   // The two-phase GRU step runs z, r first (2 gates in the product), then h (1).
@@ -141,25 +141,25 @@ TEST(RnnPlan, ChunkedProjectionsRunPerStep) {
 
 TEST(RnnPlan, OptionsComeBeforeOverridesBeforeTheAutomaticChoice) {
   RnnOptions options;
-  RnnEnvOverrides env;
-  env.step_kernel = StepKernel::gemm;
-  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, env).kind, RnnKernelKind::gemm_step);
+  RnnTuning tuning;
+  tuning.step_kernel = StepKernel::gemm;
+  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, tuning).kind, RnnKernelKind::gemm_step);
   options.step_kernel = StepKernel::tiled;
-  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, env).kind, RnnKernelKind::tiled_step);
+  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, tuning).kind, RnnKernelKind::tiled_step);
   options.step_kernel = StepKernel::dot;
-  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, env).kind, RnnKernelKind::dot_step);
+  EXPECT_EQ(plan(kScnetH256Band, h200(), always(true), options, tuning).kind, RnnKernelKind::dot_step);
 
-  // ONDA_RNN_RESIDENT=0: MP-SENet's GRU (R^T 192 KiB, 202 rows) goes to the row-sequence kernel;
-  // with ONDA_RNN_ROWS=0 too, to the vec4 step.
-  RnnEnvOverrides off;
+  // rnn.resident=0: MP-SENet's GRU (R^T 192 KiB, 202 rows) goes to the row-sequence kernel; with
+  // rnn.rows=0 too, to the vec4 step.
+  RnnTuning off;
   off.resident_off = true;
   EXPECT_EQ(plan(kMpsenetFreq, h200(), always(true), {}, off).kind, RnnKernelKind::row_sequence);
   off.rows_off = true;
   EXPECT_EQ(plan(kMpsenetFreq, h200(), always(true), {}, off).kind, RnnKernelKind::vec4_step);
-  // The overrides of one-dispatch kernels apply in the automatic mode only.
+  // The tuned tilings of one-dispatch kernels apply in the automatic mode only.
   RnnOptions per_step;
   per_step.step_mode = StepMode::per_step;
-  RnnEnvOverrides resident;
+  RnnTuning resident;
   resident.resident = ResidentTiling{1, 8};
   EXPECT_EQ(plan(kMpsenetFreq, h200(), always(true), per_step, resident).kind, RnnKernelKind::vec4_step);
   const Layer small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // else whole_sequence

@@ -88,7 +88,7 @@ TEST(RnnStepTiling, TiledFitsTheLimits) {
 }
 
 // choose_vec4_step_tiling: within the limits it is given, and the H200's best tilings for SCNet's
-// shapes (bench_rnn --sweep, docs/benchmarks.md).
+// shapes (bench_rnn --sweep, docs/benchmark-log.md).
 TEST(RnnStepTiling, Vec4FitsTheLimits) {
   for (uint64_t bytes : {16384ull, 32768ull, 49152ull}) {
     for (uint32_t invocations : {256u, 1024u, 300u}) {
@@ -111,7 +111,7 @@ TEST(RnnStepTiling, Vec4FitsTheLimits) {
 }
 
 // choose_row_sequence_tiling: the H200's best tilings for the models' shapes (bench_rnn's rows
-// variants, docs/benchmarks.md), and every choice within the limits it is given.
+// variants, docs/benchmark-log.md), and every choice within the limits it is given.
 TEST(RnnStepTiling, RowSequenceChoices) {
   using kernels::rnn::RowSequenceTiling;
   const auto same = [](const RowSequenceTiling& a, const RowSequenceTiling& b) {

@@ -51,6 +51,11 @@ struct SessionOptions {
   // large, up to 64x) so the GPU runs while the CPU records the rest; 0: one submit per run.
   // Profiled runs always submit once.
   uint32_t first_submit_dispatches = 16;
+  // The kernel families' tuning (FFT, RNN, GEMM, conv; docs/architecture.md): empty = the choices
+  // measured on GPUs, each family's automatic rule reading the device's facts. Benchmarks and
+  // comparisons override fields as "family.field=value" assignments, e.g. "rnn.step_kernel=vec4"
+  // (the forms: src/kernels/kernel_tuning.h); a malformed one is an onda::InputError at open.
+  std::vector<std::string> tuning;
 };
 
 struct TensorSpec {

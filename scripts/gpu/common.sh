@@ -1,8 +1,7 @@
-# Sourced by the GPU-machine scripts of this folder: the output folder ($OUT, else out/), the logs
-# folder $logs (/tmp/onda-logs, packed into $out/logs.tgz by `pack_logs`), `step NAME` (a timestamped
-# heading), `fft_variant` (bench_fft under a knob setting), `materialize_models` (the reference models
-# from .models-small materialized once into /tmp/onda-models; sets $models) and `time_models` (their
-# timed runs).
+# Sourced by measure.sh: the output folder ($OUT, else out/), the logs folder $logs (/tmp/onda-logs,
+# packed into $out/logs.tgz by `pack_logs`), `step NAME` (a timestamped heading), `gpu_tests`,
+# `materialize_models` (the reference models from .models-small materialized once into
+# /tmp/onda-models; sets $models) and `time_models` (their timed runs).
 out=${OUT:-out}
 mkdir -p "$out"
 logs=/tmp/onda-logs
@@ -15,13 +14,6 @@ gpu_tests() {
   step tests
   timeout "$2" bash scripts/gpu/run.sh build/onda_tests --gtest_filter="${TEST_FILTER:-$1}" > $logs/tests.txt 2>&1
   grep -E "^\[  (PASSED|FAILED)|FAILED|tests ran" $logs/tests.txt | tail -12
-}
-# fft_variant LABEL ONLY [ENV=VALUE...]: build/bench_fft on the cases matching ONLY (comma-separated)
-# with the given environment, log in $logs/fft_LABEL.txt, its result lines on stdout.
-fft_variant() {
-  local label=$1 only=$2; shift 2
-  env "$@" timeout 120 bash scripts/gpu/run.sh build/bench_fft --repeats 20 --only "$only" > $logs/fft_$label.txt 2>&1
-  grep -E "^(c2c|r2c|HTD)|failed|rror" $logs/fft_$label.txt | sed "s/^/$label: /" | cut -c1-90
 }
 t0=$(date +%s)
 # Each step first packs the logs so far: a call killed at the device's time limit still brings back

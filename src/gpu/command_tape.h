@@ -1,7 +1,7 @@
 // A run's commands as the CommandRecorder received them (dispatches with their bindings and uniform
 // bytes, copies, clears, uploads with their data, submits, retained resources), to be replayed into
 // another recorder: what a graph re-run needs from the GPU layer without walking the graph again
-// (the op layer costs more CPU per dispatch than Dawn does; see docs/benchmarks.md, recording).
+// (the op layer costs more CPU per dispatch than Dawn does; see docs/benchmark-log.md, recording).
 // The tape holds handles and the resources the recorder was asked to retain; keeping the buffers it
 // names from being handed out to other work is the owner's job (BufferPool::claim).
 #pragma once

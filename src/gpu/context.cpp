@@ -8,6 +8,7 @@
 #include <functional>
 #include <tuple>
 
+#include "gpu/environment.h"
 #include "gpu/gpu_error.h"
 #include "gpu/run_guards.h"
 
@@ -17,8 +18,8 @@ namespace {
 // Toggles for every instance/adapter/device: experimental features (subgroup matrices) need
 // allow_unsafe_apis; exact GPU timestamps need timestamp quantization off.
 const char* const kEnabledToggles[] = {"allow_unsafe_apis"};
-// Dawn's robustness transform is turned off by *enabling* its "disable_robustness" toggle (until
-// 2026-12-03 onda listed it among the disabled toggles, which left robustness on either way).
+// Dawn's robustness transform is turned off by *enabling* its "disable_robustness" toggle (listing it
+// among the disabled toggles leaves robustness on either way).
 const char* const kEnabledTogglesNoRobustness[] = {"allow_unsafe_apis", "disable_robustness"};
 const char* const kDisabledToggles[] = {"timestamp_quantization"};
 
@@ -155,7 +156,7 @@ const char* kNoAdapterHint =
 
 wgpu::Adapter choose_adapter(const wgpu::Instance& instance, std::string wanted) {
   if (wanted.empty()) {
-    if (const char* env = std::getenv("ONDA_ADAPTER")) wanted = env;
+    wanted = user_environment().adapter;
   }
   if (wanted.empty()) {
     wgpu::DawnTogglesDescriptor toggles = make_toggles(true);
@@ -207,7 +208,7 @@ Context::~Context() = default;
 
 void Context::create_device(const ContextOptions& options) {
   bool robustness = options.robustness.value_or(description_.type == "CPU");
-  if (const char* env = std::getenv("ONDA_ROBUSTNESS")) robustness = std::string(env) != "0";
+  if (const auto env = user_environment().robustness) robustness = *env;
 
   wgpu::SupportedFeatures supported;
   adapter_.GetFeatures(&supported);

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "gpu/environment.h"
 #include "gpu/gpu_error.h"
 
 namespace onda::gpu {
@@ -13,8 +14,8 @@ namespace {
 // ONDA_DUMP_WGSL=DIR: every shader compiled is also written to DIR/NNN.wgsl, its label on the first
 // line (to read what the generators emit for one shape, or to feed a driver's offline compiler).
 void dump_wgsl(const std::string& wgsl, const std::string& label) {
-  static const char* dir = std::getenv("ONDA_DUMP_WGSL");
-  if (!dir || !*dir) return;
+  const std::string& dir = user_environment().dump_wgsl_dir;
+  if (dir.empty()) return;
   static int count = 0;
   std::ofstream(fmt::format("{}/{:03}.wgsl", dir, count++)) << "// " << label << "\n" << wgsl;
 }

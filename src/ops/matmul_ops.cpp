@@ -67,7 +67,11 @@ Value run_gemm(const Node& node, OpContext& context, const Value& a, bool transp
     problem.epilogue = epilogue;
     std::optional<gemm::Gemm> local_plan;
     std::optional<gemm::Gemm>& kept = state ? state->plan : local_plan;
-    if (!kept || !(kept->problem() == problem)) kept.emplace(context.kernels.gpu, problem);
+    if (!kept || !(kept->problem() == problem)) {
+      gemm::GemmOptions options;
+      options.tuning = context.kernels.tuning.gemm;
+      kept.emplace(context.kernels.gpu, problem, options);
+    }
     const gemm::Gemm& plan = *kept;
     gemm::GemmTensors tensors;
     tensors.a = context.to_device(a);
@@ -120,7 +124,9 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
     problem.b_dtype = b.dtype();
     problem.out_dtype = a.dtype();
     try {
-      gemm::Gemm plan(context.kernels.gpu, problem);
+      gemm::GemmOptions options;
+      options.tuning = context.kernels.tuning.gemm;
+      gemm::Gemm plan(context.kernels.gpu, problem, options);
       plan.record(context.kernels.gpu, context.kernels.pipelines, context.recorder, tensors);
     } catch (const std::invalid_argument& e) {
       throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

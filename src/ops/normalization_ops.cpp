@@ -116,7 +116,7 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     return {elementwise(context, "Add", {multiplied.device, param(2)}, x.shape())};
   }
   // Constant parameters (initializers, the usual case): folded and uploaded once per node, kept in
-  // its state (folding and uploading every run cost ~0.3 ms of CPU per node on the H200 machine).
+  // its state (folding and uploading every run cost a third of a millisecond of CPU per node).
   struct Folded {
     Tensor a, b;
   };

@@ -7,6 +7,7 @@
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -71,7 +72,7 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
       record_log_sum(context, context.to_device(x), axes, node.op_type == "ReduceLogSumExp", y.device);
     } else {
       kernels::record_reduce(context.kernels, context.recorder, context.pool,
-                             kernels::reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
+                             reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
     }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

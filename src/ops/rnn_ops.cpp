@@ -7,6 +7,7 @@
 
 #include "graph/model_error.h"
 #include "kernels/rnn/rnn_kernel.h"
+#include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -54,8 +55,8 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
       throw ModelError(fmt::format("{}: {} activations given, expected {}", node.describe(), names.size(), expected));
     }
     try {
-      spec.activations = kernels::rnn::parse_activations(names, node.attribute_floats("activation_alpha", {}),
-                                                         node.attribute_floats("activation_beta", {}));
+      spec.activations = rnn_activations_from_onnx(names, node.attribute_floats("activation_alpha", {}),
+                                                  node.attribute_floats("activation_beta", {}));
     } catch (const std::invalid_argument& e) {
       throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
     }

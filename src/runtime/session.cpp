@@ -33,6 +33,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/command_tape.h"
 #include "gpu/context.h"
+#include "gpu/environment.h"
 #include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -47,12 +48,26 @@
 #include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
+#include "kernels/kernel_tuning.h"
 #include "runtime/device_impl.h"
 #include "runtime/graph_walk.h"
 #include "runtime/roofline.h"
 
 namespace onda {
 namespace {
+
+// SessionOptions::tuning's "family.field=value" assignments over the defaults.
+kernels::KernelTuning parse_tuning(const std::vector<std::string>& assignments) {
+  kernels::KernelTuning tuning = kernels::default_kernel_tuning();
+  for (const std::string& assignment : assignments) {
+    try {
+      kernels::set_tuning(tuning, assignment);
+    } catch (const std::invalid_argument& e) {
+      throw InputError(fmt::format("SessionOptions::tuning: {}", e.what()));
+    }
+  }
+  return tuning;
+}
 
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
@@ -98,12 +113,14 @@ struct Session::Impl {
 
   bool profiling = false;
   uint32_t first_submit_dispatches = 0;
+  const kernels::KernelTuning tuning;  // every kernel family's (SessionOptions::tuning)
 
   Impl(Graph g, const SessionOptions& options, std::shared_ptr<Device> d)
       : graph(std::move(g)),
         device(std::move(d)),
         context(device->impl().context),
-        first_submit_dispatches(options.first_submit_dispatches) {
+        first_submit_dispatches(options.first_submit_dispatches),
+        tuning(parse_tuning(options.tuning)) {
     set_profiling(options.profile);
   }
 
@@ -158,10 +175,7 @@ struct Session::Impl {
   };
   std::vector<std::unique_ptr<CapturedRun>> captured;  // of the current plan
   int plan_runs = 0;  // runs recorded with the current plan
-  const bool replay_enabled = [] {
-    const char* v = std::getenv("ONDA_REPLAY");
-    return !(v && std::string(v) == "0");
-  }();
+  const bool replay_enabled = gpu::user_environment().replay;
 
   // The captured run these inputs can replay, or null.
   CapturedRun* find_capture(const std::map<std::string, HostTensor>& inputs,
@@ -440,7 +454,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     recorder.set_tape(&capture->tape);
   }
   ++plan_runs;
-  ops::OpContext op_context{{context, pipelines}, recorder, pool, persistent_pool, 0, nullptr};
+  ops::OpContext op_context{{context, pipelines, tuning}, recorder, pool, persistent_pool, 0, nullptr};
   op_context.weights_pool = &weights_pool;
   // Uploads while recording go through the recorder, in order with the dispatches (see
   // CommandRecorder::upload): a pooled buffer may be reused within the run.

@@ -64,14 +64,14 @@ struct ConvOptions {
   // where shuffle_applies) or one GEMM slice per phase (false; tests and benchmarks compare).
   std::optional<bool> implicit_shuffle{};
   // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
-  // the environment variable ONDA_CONV_IMPLICIT=0 does the same for every conv of a process).
+  // ConvTuning::implicit_gemm = false does the same for every conv of a session).
   bool allow_implicit = true;
   ImplicitWeightCache* implicit_weight = nullptr;  // see ImplicitWeightCache (W must then be constant)
 };
 
 // The path `automatic` picks (without a diagonal, overlap_add is never chosen). For a Conv where
 // automatic_takes_implicit holds, record_conv runs implicit_gemm instead where it applies (X, W, Y
-// bound whole) unless options.allow_implicit is false or ONDA_CONV_IMPLICIT=0.
+// bound whole) unless options.allow_implicit or kc.tuning.conv.implicit_gemm is false.
 ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
 
 // Whether `automatic` prefers implicit_gemm for this Conv: group 1, rank <= 2, and either the gemm

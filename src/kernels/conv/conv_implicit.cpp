@@ -89,10 +89,9 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int sp
   const int64_t bm = 8 * t.wg_y;
   const int64_t m_tiles = ceil_div(g.out_channels, bm);
   // 64 positions per tile. 128 (NV = 2) was the choice wherever 128-position tiles gave enough
-  // workgroups until an H200 sweep (2026-12-04) found 64 faster on most of them: SCNet's 64-channel
-  // 3x3 conv 1.40 vs 1.74 ms, UVR's 145 -> 48 convs 1.66 vs 2.28 and 0.88 vs 1.22, HTDemucs' 48 -> 96 3x3
-  // 0.46 vs 0.52 and 48 -> 96 k8 encoder 0.14 vs 0.17, its frequency decoder ConvTranspose (per phase)
-  // 0.26 vs 0.32; 128 stayed ahead by 2-5% only on two deep-K UVR convs (480 -> 192: 1.21 vs 1.27).
+  // workgroups until an H200 sweep found 64 faster on most of them (by 10-35% on every large conv of
+  // SCNet, UVR and HTDemucs); 128 stayed ahead by 2-5% only on two deep-K UVR convs
+  // (docs/benchmark-log.md).
   t.nv = nv_override > 0 ? static_cast<uint32_t>(nv_override) : 1u;
   // K step: a multiple of 8 (vec4 A loads) and of the row groups WG_Y / 2 (B loads), at most 32; cost
   // ~ steps x (BK + 4), the 4 standing for the two barriers and the tile loads' fixed work.

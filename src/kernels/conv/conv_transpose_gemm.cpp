@@ -103,6 +103,7 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
 
   gemm::GemmOptions gemm_options;
   gemm_options.max_binding_bytes = limits.binding;
+  gemm_options.tuning = kc.tuning.gemm;
   auto run_gemm = [&](const Tensor& a, const Tensor& out) {
     if (packed) {
       const gemm::GemmProblem p = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), true, *packed);

@@ -74,7 +74,7 @@ struct FftDeviceLimits {
   // four-step's two.
   bool split_exchange = false;
   // Complex transforms of at least this many points run as three passes (PassShape::inner_columns)
-  // where they split so; 0: never. ONDA_FFT_THREE_PASS_FROM overrides it (planning_limits).
+  // where they split so; 0: never (the default; tests and sweeps pass limits that set it).
   int64_t three_pass_from = 0;
 };
 

@@ -10,7 +10,6 @@
 #include "gpu/transfer.h"
 #include "kernels/fft/fft_tables.h"
 #include "kernels/fft/stockham_unrolled.h"
-#include "kernels/fft/unrolled_knobs.h"
 
 namespace onda::kernels::fft {
 namespace {
@@ -38,12 +37,11 @@ void append(std::vector<float>& table, const std::vector<ComplexDouble>& values)
 }
 
 // The limits a plan is made for: the unrolled path may split whole passes' exchanges
-// (FftDeviceLimits::split_exchange) unless ONDA_FFT_SPLIT=0.
+// (FftDeviceLimits::split_exchange).
 FftDeviceLimits planning_limits(const gpu::Context& context, const std::optional<FftDeviceLimits>& limits,
                                 FftCodePath code_path) {
   FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
-  device.split_exchange = resolve_code_path(context, code_path) == FftCodePath::unrolled && knobs::split_mode() != 0;
-  device.three_pass_from = knobs::env_int("ONDA_FFT_THREE_PASS_FROM", device.three_pass_from);
+  device.split_exchange = resolve_code_path(context, code_path) == FftCodePath::unrolled;
   return device;
 }
 
@@ -62,26 +60,20 @@ FftDeviceLimits fft_device_limits(const gpu::Context& context) {
 
 FftCodePath resolve_code_path(const gpu::Context& context, FftCodePath requested) {
   if (requested != FftCodePath::automatic) return requested;
-  if (const char* env = std::getenv("ONDA_FFT_CODE_PATH"); env && *env) {
-    const std::string value = env;
-    if (value == "generic") return FftCodePath::generic;
-    if (value == "unrolled") return FftCodePath::unrolled;
-    throw std::invalid_argument(
-        fmt::format("ONDA_FFT_CODE_PATH is '{}', expected 'generic' or 'unrolled'", value));
-  }
   // Unrolled pipelines cost 0.5-5 s each to compile on a CPU adapter (lavapipe), and run no faster there.
   return context.adapter_description().type == "CPU" ? FftCodePath::generic : FftCodePath::unrolled;
 }
 
 FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
                      const FftDescription& description, const std::optional<FftDeviceLimits>& limits,
-                     FftCodePath code_path)
-    : context_(context), pipelines_(pipelines),
-      plan_(FftPlan::create(description, planning_limits(context, limits, code_path))) {
-  if (resolve_code_path(context, code_path) == FftCodePath::unrolled) {
-    const FftDeviceLimits device = planning_limits(context, limits, code_path);
+                     const FftTuning& tuning)
+    : context_(context),
+      pipelines_(pipelines),
+      plan_(FftPlan::create(description, planning_limits(context, limits, tuning.code_path))) {
+  if (resolve_code_path(context, tuning.code_path) == FftCodePath::unrolled) {
+    const FftDeviceLimits device = planning_limits(context, limits, tuning.code_path);
     fuse_bluestein_convolution(plan_);
-    for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device);
+    for (StockhamPassPlan& pass : plan_.passes) specialise_pass(pass, device, tuning);
   }
   vec2_io_ = vec2_user_io(plan_);
   passes_ = compile_passes(vec2_io_);

@@ -16,6 +16,7 @@
 #include "gpu/context.h"
 #include "gpu/pipeline_cache.h"
 #include "kernels/fft/fft_plan.h"
+#include "kernels/fft/fft_tuning.h"
 #include "kernels/fft/stockham_codegen.h"
 #include "tensor/tensor.h"
 
@@ -23,24 +24,18 @@ namespace onda::kernels::fft {
 
 FftDeviceLimits fft_device_limits(const gpu::Context& context);
 
-// Which Stockham shaders a kernel compiles. generic: one pipeline per (flavour, size class) serves every
-// length, with lengths and radices as uniforms (cheap to compile: what CPU adapters need, where a
-// pipeline costs seconds). unrolled: one pipeline per pass length and radix sequence with unrolled
-// stages (stockham_unrolled.h; what discrete GPUs need). automatic: the environment variable
-// ONDA_FFT_CODE_PATH=generic|unrolled when set, else generic on CPU adapters and unrolled elsewhere.
-enum class FftCodePath : uint8_t { automatic, generic, unrolled };
-// The path `requested` resolves to on this context (never automatic). Throws std::invalid_argument
-// for an unknown ONDA_FFT_CODE_PATH value.
+// The path tuning.code_path resolves to on this context (never automatic): generic on CPU adapters,
+// unrolled elsewhere, unless the tuning names one.
 FftCodePath resolve_code_path(const gpu::Context& context, FftCodePath requested);
 
 class FftKernel {
  public:
   // Plans (FftPlan::create with this device's limits, or tighter `limits`, e.g. to bound scratch
-  // memory), re-shapes the passes for the unrolled path when `code_path` resolves to it, compiles every
-  // pass and uploads the tables.
+  // memory), re-shapes the passes for the unrolled path when tuning.code_path resolves to it, compiles
+  // every pass and uploads the tables.
   FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
             const FftDescription& description, const std::optional<FftDeviceLimits>& limits = std::nullopt,
-            FftCodePath code_path = FftCodePath::automatic);
+            const FftTuning& tuning = {});
 
   const FftPlan& plan() const { return plan_; }
   // Whether user tensors are read and written as vec2 where their offsets allow (vec2_user_io).

@@ -38,10 +38,6 @@ int64_t max_whole_length(const FftDeviceLimits& limits) {
   const int64_t register_points = int64_t{limits.max_invocations_per_workgroup} * kLargeRegisters;
   const int64_t longest =
       std::max(max_pass_length(limits), std::min(2 * max_pass_length(limits), register_points));
-  // ONDA_FFT_MAX_WHOLE=L (sweeps): longer transforms go four-step, down to max_pass_length.
-  if (const char* env = std::getenv("ONDA_FFT_MAX_WHOLE"); env && *env) {
-    return std::clamp<int64_t>(std::stoll(env), max_pass_length(limits), longest);
-  }
   return longest;
 }
 
@@ -49,20 +45,13 @@ int64_t max_whole_length(const FftDeviceLimits& limits) {
 // {0, 0} when impossible. Short columns (N1 near 64: many transforms per workgroup, hence long runs of
 // consecutive columns in the strided reads) while the rows still fit `run_rows` (the longest rows
 // whose pass holds a run of 8 for its strided writes; max_rows where the rows are written whole, as in
-// Bluestein's fused rows_convolve); else as balanced as possible. ONDA_FFT_COLUMNS=N1 forces N1 where
-// it divides n and fits (sweeps). On an H200 (2026-12-04, batches of 2^26 points, unrolled passes, ms):
-// c2c 16384 as 64 x 256 0.727, 128 x 128 0.776, 32 x 512 0.89, 256 x 64 0.857; Bluestein 65537 (M =
-// 2^17) as 64 x 2048 4.00, 32 x 4096 3.99, 128 x 1024 4.23, 256 x 512 4.87, 512 x 256 4.67; c2c 2^20
-// (split-exchange runs) as 1024 x 1024 1.44, 512 x 2048 1.42, 2048 x 512 1.43, 256 x 4096 1.95; r2c
-// 2^20 (N/2 = 2^19, paired rows) as 1024 x 512 0.943, 512 x 1024 1.13, 256 x 2048 1.13.
+// Bluestein's fused rows_convolve); else as balanced as possible. On GPUs columns near 64 beat the
+// balanced split by 5-20% (c2c 16384, Bluestein 65537), while columns far shorter or longer than 64
+// lost (measured sweeps: docs/benchmark-log.md).
 std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0,
                                             int64_t run_rows = 0) {
   if (max_rows == 0) max_rows = max_length;
   if (run_rows == 0) run_rows = max_rows;
-  if (const char* env = std::getenv("ONDA_FFT_COLUMNS"); env && *env) {
-    const int64_t n1 = std::stoll(env);
-    if (n1 > 1 && n1 <= max_length && n % n1 == 0 && n / n1 <= max_rows) return {n1, n / n1};
-  }
   const auto distance_from_64 = [](int64_t n1) { return std::abs(std::log2(static_cast<double>(n1)) - 6.0); };
   std::pair<int64_t, int64_t> best{0, 0}, short_columns{0, 0};
   for (int64_t n1 = 2; n1 <= max_length && n1 < n; ++n1) {
@@ -135,8 +124,8 @@ int64_t max_paired_row_length(const FftDeviceLimits& limits) {
 // Three passes N1 x N2 x N3 = n for a long complex transform (PassShape::inner_columns): short
 // transforms in every pass, each reading and writing runs of consecutive points (N1's bins k1 in the
 // last pass, n3 in the middle one), at the price of a third round trip through memory. Opt-in, from
-// limits.three_pass_from points (0, the default: never): on an H200 (2026-12-04) c2c 2^20 as 64 x 128
-// x 128 took 1.27 ms of GPU time against two passes' 1.23, c2c 16384 1.05 against 0.73. Factors as
+// limits.three_pass_from points (0, the default: never: on an H200 it ran slower than two passes,
+// the third round trip costing more than the longer runs gain; tests and sweeps set it). Factors as
 // equal as possible, N1 and N3 >= 32 where there is a choice (runs of 32). std::nullopt when n is
 // shorter or does not split into three factors that fit a pass.
 std::optional<std::array<int64_t, 3>> three_pass_split(int64_t n, const FftDeviceLimits& limits) {
@@ -306,13 +295,8 @@ FftPlan FftPlan::create(const FftDescription& description, const FftDeviceLimits
     // Bluestein: the convolution needs the kernel c_d for every lag d in (-N, N), at d mod M. The usual
     // bound M >= 2N - 1 keeps all 2N - 1 lags apart; but c is even (c_-d = c_d), so at M = 2N - 2 the
     // only lags that share a slot, N - 1 and -(N - 1), hold the same value, and M >= 2N - 2 suffices.
-    // That matters for N = 2^k + 1 (65537: M = 2^17 instead of 131220). ONDA_FFT_BLUESTEIN_M=M (a
-    // 7-smooth M >= 2N - 2 that fits) overrides the choice, for benchmark sweeps of the length.
+    // That matters for N = 2^k + 1 (65537: M = 2^17 instead of 131220).
     int64_t m = next_seven_smooth(bluestein_min_length(n));
-    if (const char* env = std::getenv("ONDA_FFT_BLUESTEIN_M"); env && *env) {
-      const int64_t forced = std::stoll(env);
-      if (forced >= bluestein_min_length(n) && is_seven_smooth(forced) && fits(forced)) m = forced;
-    }
     while (!fits(m)) {
       if (m > max_length * max_length) {
         throw gpu::DeviceLimitError(

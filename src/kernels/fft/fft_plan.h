@@ -106,6 +106,9 @@ struct StockhamPassPlan {
   bool split_exchange = false;
   // Unrolled passes: groups of transforms_per_workgroup transforms each workgroup runs in turn.
   int group_iterations = 1;
+  // Unrolled whole passes of a packed r2c transform: the real split from registers, the last stage in
+  // Hermitian butterfly pairs (where the pass allows it: unrolled_main.cpp).
+  bool pair_real_split = false;
 
   // Transforms of this pass per transformed sequence: 1 (whole), N2 or N1 (four-step), F / length
   // (three-pass inner passes), or two per row pair (paired_rows).

@@ -8,7 +8,6 @@
 
 #include "kernels/fft/fft_tables.h"
 #include "kernels/fft/stockham_unrolled.h"
-#include "kernels/fft/unrolled_knobs.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::fft {
@@ -75,8 +74,6 @@ UserKinds user_kinds(const FftPlan& plan) {
 }
 
 bool vec2_user_io(const FftPlan& plan) {
-  // ONDA_FFT_VEC2=0: scalar loads everywhere (for comparisons).
-  if (const char* env = std::getenv("ONDA_FFT_VEC2"); env && std::string(env) == "0") return false;
   const FftDescription& d = plan.description;
   // Complex values at even element indices; a real side may also be dense (axis stride 1), whose
   // sample pairs (2n, 2n+1) are then one vec2 (the packed half-length transforms read and write pairs).
@@ -154,7 +151,6 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   flag("SHAPE_INNER_COLUMNS", inner_columns);
   flag("SHAPE_INNER_ROWS", inner_rows);
   flag("FOUR_STEP_TWIDDLE", pass.shape == PassShape::columns || convolve || inner_columns);
-  flag("SPLIT_TWIDDLE", knobs::split_four_step_twiddle());
   values["SPLIT_TWIDDLE_LOW"] = std::to_string(kSplitTwiddleLow);
 
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);

@@ -23,7 +23,7 @@ struct GeneratedPass {
 GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io = false);
 
 // Whether a plan's passes can take vec2 user I/O: float32, unrolled, even layout offsets and outer /
-// inner strides, and an even axis stride (or 1 on a real side) (ONDA_FFT_VEC2=0 turns it off).
+// inner strides, and an even axis stride (or 1 on a real side).
 bool vec2_user_io(const FftPlan& plan);
 
 // How read_user / write_user (fft/user_io.wgsl) read and write the caller's tensors for this plan.

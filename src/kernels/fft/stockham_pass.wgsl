@@ -63,15 +63,10 @@ fn store(t: u32, e: u32, v: vec2<f32>) {
 #endif
 
 #if FOUR_STEP_TWIDDLE
-// The four-step twiddle W_F^t from the two short tables of split_twiddle_table (fft_tables.h);
-// SPLIT_TWIDDLE off (ONDA_FFT_FOUR_STEP_TWIDDLE=full, sweeps): gathered from the F-entry table.
+// The four-step twiddle W_F^t from the two short tables of split_twiddle_table (fft_tables.h).
 fn four_step_twiddle(t: u32) -> vec2<f32> {
-#if SPLIT_TWIDDLE
   let low = tables[params.split_twiddle_offset + (t % {{SPLIT_TWIDDLE_LOW}}u)];
   return cmul(low, tables[params.split_twiddle_offset + {{SPLIT_TWIDDLE_LOW}}u + t / {{SPLIT_TWIDDLE_LOW}}u]);
-#else
-  return tables[t];
-#endif
 }
 #endif
 

@@ -8,14 +8,16 @@
 #include <string>
 
 #include "kernels/fft/fft_plan.h"
+#include "kernels/fft/fft_tuning.h"
 
 namespace onda::kernels::fft {
 
 // Re-shapes a pass for the unrolled shader: one butterfly per thread in every stage (as far as the
 // device's workgroup size allows), several transforms per workgroup (about 128 threads for whole
 // passes, runs of 8 / 4 / 2 consecutive transforms for four-step passes, as far as workgroup memory
-// allows), workgroup_size = threads * transforms exactly. Sets pass.unrolled.
-void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits);
+// allows), workgroup_size = threads * transforms exactly; `tuning` overrides the thread shape (sweeps).
+// Sets pass.unrolled.
+void specialise_pass(StockhamPassPlan& pass, const FftDeviceLimits& limits, const FftTuning& tuning = {});
 
 // The workgroup-memory points between two transforms of one workgroup: the (padded) length, plus one
 // when a workgroup holds several, so that the lanes of a four-step pass (consecutive transforms) fall

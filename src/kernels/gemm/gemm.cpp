@@ -161,17 +161,16 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
   bool swap = false;
   if (path == GemmPath::automatic) {
     // The skinny path streams B once per block of rows: it wins for up to 16 rows, and up to 64 while
-    // B is small (measured on an H200: M = 64, N = 2048, K = 512: skinny 0.077 ms, tiled 0.091 ms;
-    // N = 8192, K = 4096: skinny 0.57 ms, tiled 0.33 ms). Attention's [T, T] x [T, 64] products
+    // B is small (on an H200 the skinny path won at M = 64 with a 4 MB B and lost with a 128 MB one;
+    // docs/benchmark-log.md). Attention's [T, T] x [T, 64] products
     // (HTDemucs: T = 2688, 8 heads) are tiled work, not matrix-vector products.
     const auto skinny_fits = [&](int64_t rows, int64_t cols) {
       return rows <= 16 || (rows <= 64 && layout_.batch_count * cols * layout_.k <= (int64_t{1} << 22));
     };
     // The skinny shader reads its A (op(B)^T when swapped) as rows of K: stored transposed, each lane
     // of a subgroup loads scalars 4 rows apart, so one load instruction touches 32 cache lines.
-    // Measured on an H200: MP-SENet's softmax(QK^T) V, [400, 321, 321] x [400, 321, 16] with B
-    // row-major, took 2.77 ms swapped onto the skinny path (~0.5 TFLOP/s). Only a vector is as good
-    // as K-contiguous there.
+    // On an H200 MP-SENet's softmax(QK^T) V with B row-major ran at ~0.5 TFLOP/s swapped onto the
+    // skinny path. Only a vector is as good as K-contiguous there.
     const bool b_rows_ok = b_k_contiguous || layout_.n == 1;
     const bool a_rows_ok = a_k_contiguous || layout_.m == 1;
     if (layout_.m <= 64 && b_k_contiguous && a_rows_ok && skinny_fits(layout_.m, layout_.n)) {
@@ -253,32 +252,15 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
   }
   // Few columns of a row-major B and enough rows: one narrow tile spans all of N. The 64x32 tile,
-  // even half empty at N = 16, beat 64x16 on the H200 (MP-SENet attention x V: 0.155 vs 0.183 ms
-  // at [404,321,321]x[321,16], 0.063 vs 0.311 ms at [1284,101,101]x[101,16]; docs/benchmarks.md).
+  // even half empty at N = 16, beat 64x16 on an H200 (MP-SENet's attention x V, by 15% to 5x;
+  // docs/benchmark-log.md).
   if (!b_k_contiguous && layout_.m >= 64 && layout_.n <= 32) {
     candidates.insert(candidates.begin(), kTileNarrow32);
   }
-  // ONDA_GEMM_NV=2: the 128-row tiles widened to 128 columns, each thread TM x 8 (two vec4s of B per
-  // k: four workgroup-memory loads per 64 FMAs instead of three per 32). Off: slower on the H200
-  // (2026-12-04, same call): 4096^3 3.54 -> 4.57 ms, 1024^3 0.081 -> 0.153, 2048^3 equal; SCNet's band
-  // LSTMs 7.61 -> 8.17 / 12.52 -> 14.22 ms; SCNet end to end 257.8 -> 265.5 ms.
-  static const uint32_t wide_nv = [] {
-    const char* v = std::getenv("ONDA_GEMM_NV");
-    return v && std::string(v) == "2" ? 2u : 1u;
-  }();
-  if (wide_nv == 2) {
-    for (TileShape& t : candidates) {
-      if (t.bm() == 128) t.nv = 2;
-    }
-  }
-  // ONDA_GEMM_FOR_UNROLL=1: the inner loop's register block and the epilogue written out by the
-  // template's #for (GemmVariant::for_unroll). Not measured yet: the hypothesis is that NV = 2 lost
-  // above because a loop the GPU compiler left rolled put the accumulators in local memory, as it did
-  // in the vec4 RNN step before #for (rnn/README.md). A knob until an H200 A/B decides.
-  static const bool for_unroll = [] {
-    const char* v = std::getenv("ONDA_GEMM_FOR_UNROLL");
-    return v && std::string(v) == "1";
-  }();
+  // The 128-row tiles stay 4 columns wide per thread (NV = 1): widened to TM x 8 (NV = 2, four
+  // workgroup-memory loads per 64 FMAs instead of three per 32) they ran slower on an H200, at large
+  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 through
+  // GemmOptions::variant.
   for (const TileShape& t : candidates) {
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
@@ -294,7 +276,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.bk = t.bk;
     v.nv = t.nv;
     v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
-    v.for_unroll = for_unroll;
+    v.for_unroll = options.tuning.for_unroll;
     // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
     if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
         t.wg_x == kTileLargeKContiguous.wg_x) {
@@ -314,8 +296,7 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   const int64_t cols = swap ? layout_.m : layout_.n;
   const bool blocking = options.skinny_blocking.value_or(context.adapter_description().type != "CPU");
   // One subgroupAdd reduces a column only when every subgroup has the same, known size. With the
-  // 16-row blocks (more than 16 rows) the workgroup reduction measured faster on an H200 (M = 32,
-  // N = 2048, K = 512: 0.051 ms against 0.063; M = 64, N = 8192, K = 4096: 0.57 against 1.20).
+  // 16-row blocks (more than 16 rows) the workgroup reduction measured faster on an H200.
   const bool row_blocks = rows > 16 && blocking;
   if (options.allow_subgroups && !row_blocks && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() &&
       sg >= 4 && sg <= 128 && (sg & (sg - 1)) == 0) {
@@ -325,18 +306,15 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
     v.ks = 32;
   }
   v.nc = std::max<uint32_t>(256 / v.ks, 1);
-  // Rows per workgroup (4 * MV) and columns per thread group (NT). Measured on an H200 (N = 2048,
-  // K = 512): with NT = 1 the time grows linearly in M whatever MV is (0.017 ms at M = 1, 0.027 at
-  // 16, 0.060 at 64), presumably because every A vec4 (an L1 hit) feeds only 4 FMA and every B
-  // slice is re-read per 8-row block. Past 16 rows, 16-row blocks with 4 columns per thread group
+  // Rows per workgroup (4 * MV) and columns per thread group (NT). On an H200, with NT = 1 the time
+  // grows linearly in M whatever MV is, presumably because every A vec4 (an L1 hit) feeds only 4 FMA and
+  // every B slice is re-read per 8-row block. Past 16 rows, 16-row blocks with 4 columns per thread group
   // load each A vec4 once for 4 columns and each B vec4 once for 16 rows (not yet measured).
   // NT shrinks for narrow problems so that the grid still has enough workgroups.
   v.mv = rows <= 4 ? 1 : rows <= 16 || !blocking ? 2 : 4;
   v.nt = rows <= 16 || !blocking ? 1 : cols >= 1024 ? 4 : cols >= 256 ? 2 : 1;
-  // The H200 sweep (GemmBench.SkinnySweep, N = 2048, K = 512, 2026-12-02) found shorter K splits
-  // with 2 columns per thread group and a workgroup reduction faster from 5 to 64 rows: M = 16 0.036 ms
-  // (KS 16, 4-row blocks) against 0.050, M = 32 0.056 (KS 16) against 0.087, M = 64 0.041 (KS 8)
-  // against 0.089.
+  // The H200 sweep (bench_gemm GemmBench.SkinnySweep) found shorter K splits with 2 columns per
+  // thread group and a workgroup reduction faster from 5 to 64 rows (by 1.4-2.2x).
   if (blocking && rows > 4 && rows <= 64 && cols >= 256) {
     v.subgroup_reduce = false;
     v.ks = rows <= 32 ? 16 : 8;

@@ -26,6 +26,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
 #include "kernels/gemm/gemm_epilogue.h"
+#include "kernels/gemm/gemm_tuning.h"
 #include "kernels/gemm/matmul_layout.h"
 #include "kernels/gemm/packed_b.h"
 #include "tensor/tensor.h"
@@ -67,7 +68,7 @@ struct GemmVariant {
   bool subgroup_reduce = false;
   bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
   bool for_unroll = false;     // tiled: the register block's loops and the epilogue written out by
-                               // the template's #for (ONDA_GEMM_FOR_UNROLL=1; an experiment)
+                               // the template's #for (GemmTuning::for_unroll)
   uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
@@ -89,6 +90,7 @@ struct GemmOptions {
   // (e.g. a swizzled tile narrower than 32, a skinny B that is not K-contiguous), DeviceLimitError
   // when the device's workgroup limits are exceeded. `path` and `unroll_k` above are ignored then.
   std::optional<GemmVariant> variant;
+  GemmTuning tuning;  // the session's (KernelContext::tuning.gemm)
 };
 
 // The tensors of one run. `b` is ignored when the problem's B is prepacked (pass packed_b).

@@ -47,19 +47,6 @@ struct Pass {
 
 }  // namespace
 
-ReduceOp reduce_op_from_onnx(std::string_view name) {
-  if (name == "ReduceSum") return ReduceOp::Sum;
-  if (name == "ReduceMean") return ReduceOp::Mean;
-  if (name == "ReduceMax") return ReduceOp::Max;
-  if (name == "ReduceMin") return ReduceOp::Min;
-  if (name == "ReduceProd") return ReduceOp::Prod;
-  if (name == "ReduceL1") return ReduceOp::L1;
-  if (name == "ReduceL2") return ReduceOp::L2;
-  if (name == "ReduceSumSquare") return ReduceOp::SumSquare;
-  if (name == "ReduceLogSumExp") return ReduceOp::LogSumExp;
-  throw std::invalid_argument(fmt::format("'{}' is not a reduction", name));
-}
-
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims) {
   Shape out;
   for (int64_t d = 0; d < static_cast<int64_t>(shape.size()); ++d) {

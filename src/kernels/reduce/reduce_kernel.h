@@ -14,9 +14,6 @@ namespace onda::kernels {
 
 enum class ReduceOp { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSumExp };
 
-// nullopt-like: throws std::invalid_argument for an unknown name ("ReduceMean" -> Mean).
-ReduceOp reduce_op_from_onnx(std::string_view onnx_name);
-
 // Output shape for `axes` (already normalised, unique, sorted) and keepdims.
 Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool keepdims);
 

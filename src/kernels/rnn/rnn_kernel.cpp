@@ -130,6 +130,13 @@ RnnDims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnIn
 }
 
 // What plan_rnn needs to know of the device (and where the weights' parameters start).
+// The GEMM core's options for the projection and the GEMM step: the session's GEMM tuning.
+gemm::GemmOptions gemm_options(const KernelContext& k) {
+  gemm::GemmOptions options;
+  options.tuning = k.tuning.gemm;
+  return options;
+}
+
 RnnDeviceFacts device_facts(const KernelContext& k, const RnnWeights& weights) {
   const wgpu::Limits& limits = k.gpu.limits();
   RnnDeviceFacts f;
@@ -328,7 +335,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     return probe_grid_resident(k, cooperative_pipeline(t, subgroup_reduce), probe_bindings, 7, &probe, sizeof probe,
                                cooperative_groups(t));
   };
-  const RnnPlan plan = plan_rnn(spec, d, chunked, options, read_rnn_env_overrides(), device, grid_resident);
+  const RnnPlan plan = plan_rnn(spec, d, chunked, options, k.tuning.rnn, device, grid_resident);
   const bool two_phase = plan.two_phase;
 
   // One pipeline (and grid) per phase of the per-step kernels: the tiling depends on the gates in the
@@ -381,7 +388,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       t.a = a;
       t.b = weights.w_t;
       t.out = xw.reshape({d.seq * d.batch, d.dirs * gh});
-      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
+      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t, gemm_options(k));
       return;
     }
     const int64_t s0 = chunk_index * chunk, s1 = std::min(d.seq, s0 + chunk);
@@ -403,7 +410,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       t.b = weights.w.slice_outer(dir, dir + 1).reshape({gh, d.input});
       t.out = xw.slice_outer(dir * chunk * d.batch * gh, dir * chunk * d.batch * gh + (s1 - s0) * d.batch * gh)
                   .reshape({(s1 - s0) * d.batch, gh});
-      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t);
+      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t, gemm_options(k));
     }
   };
 
@@ -454,7 +461,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (plan.kind == RnnKernelKind::cooperative) {
     exchange_sequence(cooperative_pipeline(plan.cooperative, plan.subgroup_reduce),
                       cooperative_groups(plan.cooperative), "rnn_cooperative",
-                      "ONDA_RNN_COOP=0 avoids the cooperative kernel");
+                      "the tuning rnn.cooperative=0 avoids the cooperative kernel");
     return;
   }
   if (plan.kind == RnnKernelKind::vec4_step && plan.vec4.persistent) {
@@ -495,7 +502,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     gemm::GemmProblem problem;
     problem.a_shape = {d.dirs, d.batch, d.hidden};
     problem.b_shape = r_t.shape();
-    const gemm::Gemm product(k.gpu, problem);
+    const gemm::Gemm product(k.gpu, problem, gemm_options(k));
     const auto& cell = k.pipelines.get(gates_step_shader(spec, layer, out_dtype), {}, "rnn_step_gates");
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(gates.binding(k.gpu));

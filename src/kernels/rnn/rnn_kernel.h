@@ -23,6 +23,7 @@
 #include "kernels/kernel_context.h"
 #include "kernels/rnn/rnn_spec.h"
 #include "kernels/rnn/rnn_step_tiling.h"
+#include "kernels/rnn/rnn_tuning.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::rnn {
@@ -52,9 +53,8 @@ struct RnnOutputs {
 // [D][2*G*H] (zero when absent), then the peepholes [D][3*H] (LSTM with P). Prepare once per weight
 // set and record many times.
 struct RnnWeights {
-  // The tiled GEMM reads a row-major B faster than a K-contiguous (prepacked) one: on an H200
-  // (2026-12-04) SCNet's band-LSTM projection, 73440 x 2048 x 256, took 2.03 ms against 2.54
-  // prepacked, and 36805 x 4096 x 512 3.86 against 4.94 (bench_rnn), the biLSTMs 5-8% less in all.
+  // The tiled GEMM reads a row-major B faster than a K-contiguous (prepacked) one: on an H200 SCNet's
+  // band-LSTM projections ran 20-25% faster so, the biLSTMs 5-8% (bench_rnn; docs/benchmark-log.md).
   Tensor w_t;
   Tensor w;              // the caller's W, kept for chunked projections
   Tensor params;         // float32, see above
@@ -95,16 +95,7 @@ constexpr uint64_t kWholeSequenceMaxWeightBytes = 64 * 1024;
 constexpr uint64_t kRowSequenceMaxWeightBytes = 1024 * 1024;
 constexpr int64_t kRowSequenceMaxRows = 1024;
 
-// Which per-step kernel: dot (rnn_step.wgsl: dot products of JT units x BT <= 4 rows per
-// workgroup, StepTiling) or tiled (rnn_step_tiled.wgsl: register-tiled GEMM of BM rows x BU units,
-// TiledStepTiling). automatic: on GPUs vec4 for batches kVec4StepMinBatch..kGemmStepMinBatch - 1
-// (fused phase, G <= 4), else tiled for batch >= kTiledMinBatch. Ignored by whole_sequence.
-// gemm: per step H_prev R^T of all directions on the GEMM core (one batched tiled GEMM) into a
-// gates buffer, then rnn_step_gates.wgsl applies the cell (2 dispatches per step); automatic on GPUs
-// for batch >= kGemmStepMinBatch (not GRU linear_before_reset=0, which keeps its two-phase step).
-// vec4: rnn_step_vec4.wgsl (Vec4StepTiling), the GEMM core's tile on R^T's gate-major layout with the
-// cell in its epilogue, one dispatch per step (fused phase only: not GRU linear_before_reset=0).
-enum class StepKernel { automatic, dot, tiled, gemm, vec4 };
+// StepKernel: rnn_tuning.h.
 
 struct RnnOptions {
   // Projection buffer bytes above which the chunked projection is used; 0: the device's

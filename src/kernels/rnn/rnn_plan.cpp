@@ -4,20 +4,7 @@
 
 #include <stdexcept>
 
-#include "kernels/rnn/rnn_overrides.h"
-
 namespace onda::kernels::rnn {
-
-RnnEnvOverrides read_rnn_env_overrides() {
-  RnnEnvOverrides env;
-  env.resident = resident_tiling_from_env(&env.resident_off);
-  env.cooperative = cooperative_tiling_from_env(&env.cooperative_off);
-  env.rows = row_tiling_from_env(&env.rows_off);
-  env.step_kernel = resolve_step_kernel(StepKernel::automatic);
-  env.tiled = tiled_tiling_from_env();
-  env.vec4 = vec4_tiling_from_env();
-  return env;
-}
 
 const char* rnn_kernel_name(RnnKernelKind kind) {
   switch (kind) {
@@ -47,7 +34,7 @@ namespace {
 struct PlanInputs {
   const RnnDims& d;
   const RnnOptions& options;
-  const RnnEnvOverrides& env;
+  const RnnTuning& tuning;
   const RnnDeviceFacts& device;
   bool chunked;  // the projection computed per chunk of steps
   bool automatic() const { return options.step_mode == StepMode::automatic; }
@@ -61,17 +48,17 @@ struct PlanInputs {
 };
 
 // A one-dispatch kernel's tiling as asked for: the option's, else (automatic mode only) the
-// environment's; `off` when the environment turned the kernel's automatic choice off ("0").
+// tuning's; `off` when the tuning turned the kernel's automatic choice off.
 template <class T>
 struct AskedTiling {
   std::optional<T> tiling;
   bool off = false;
 };
 template <class T>
-AskedTiling<T> asked_tiling(const PlanInputs& in, const std::optional<T>& option, const std::optional<T>& env,
-                            bool env_off) {
+AskedTiling<T> asked_tiling(const PlanInputs& in, const std::optional<T>& option,
+                            const std::optional<T>& tuned, bool tuned_off) {
   if (option || !in.automatic()) return {option, false};
-  return {env, env_off};
+  return {tuned, tuned_off};
 }
 
 // The resident kernel: asked for (mode or tiling), or automatic on GPUs for an R^T that fits the
@@ -80,7 +67,7 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
   auto [tiling, disabled] =
-      asked_tiling(in, in.options.resident_tiling, in.env.resident, in.env.resident_off);
+      asked_tiling(in, in.options.resident_tiling, in.tuning.resident, in.tuning.resident_off);
   const bool given = tiling.has_value();
   const bool forced = in.options.step_mode == StepMode::resident || given;
   if (!tiling) tiling = choose_resident_tiling(d.batch, d.hidden, d.dirs, in.gates(), dev.max_invocations);
@@ -113,7 +100,7 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
   const auto [given, disabled] =
-      asked_tiling(in, in.options.cooperative_tiling, in.env.cooperative, in.env.cooperative_off);
+      asked_tiling(in, in.options.cooperative_tiling, in.tuning.cooperative, in.tuning.cooperative_off);
   const bool forced = in.options.step_mode == StepMode::cooperative || given;
   const bool subgroups_usable = in.options.allow_subgroups && dev.subgroup_min_size > 0;
   const uint64_t exchange_words = d.exchange_words();
@@ -165,7 +152,7 @@ bool choose_cooperative(const PlanInputs& in, bool eligible, const GridResidentP
 bool choose_row_sequence(const PlanInputs& in, bool eligible, bool whole_sequence, RnnPlan& plan) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
-  auto [tiling, disabled] = asked_tiling(in, in.options.row_tiling, in.env.rows, in.env.rows_off);
+  auto [tiling, disabled] = asked_tiling(in, in.options.row_tiling, in.tuning.rows, in.tuning.rows_off);
   const bool given = tiling.has_value();
   const bool forced = in.options.step_mode == StepMode::row_sequence || given;
   if (!tiling) {
@@ -195,7 +182,8 @@ bool choose_row_sequence(const PlanInputs& in, bool eligible, bool whole_sequenc
 // The vec4 step's tiling: given, else chosen by batch; std::invalid_argument when it does not fit.
 Vec4StepTiling vec4_tiling(const PlanInputs& in) {
   const RnnDeviceFacts& dev = in.device;
-  const std::optional<Vec4StepTiling> forced = in.options.vec4_tiling ? in.options.vec4_tiling : in.env.vec4;
+  const std::optional<Vec4StepTiling> forced =
+      in.options.vec4_tiling ? in.options.vec4_tiling : in.tuning.vec4;
   const Vec4StepTiling t =
       forced ? *forced : choose_vec4_step_tiling(in.d.batch, dev.workgroup_bytes, dev.max_invocations);
   if (!t.well_formed() || t.workgroup_size() > dev.max_invocations ||
@@ -222,7 +210,7 @@ TiledStepTiling tiled_tiling(const PlanInputs& in, uint32_t g) {
   const RnnDims& d = in.d;
   const RnnDeviceFacts& dev = in.device;
   const std::optional<TiledStepTiling> forced =
-      in.options.tiled_tiling ? in.options.tiled_tiling : in.env.tiled;
+      in.options.tiled_tiling ? in.options.tiled_tiling : in.tuning.tiled;
   const TiledStepTiling t = forced ? *forced
                                    : choose_tiled_step_tiling(d.batch, d.hidden, d.dirs, g,
                                                               dev.workgroup_bytes, dev.max_invocations);
@@ -256,9 +244,9 @@ StepTiling dot_tiling(const PlanInputs& in, uint32_t g, bool whole_sequence) {
 }  // namespace
 
 RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnOptions& options,
-                 const RnnEnvOverrides& env, const RnnDeviceFacts& device,
+                 const RnnTuning& tuning, const RnnDeviceFacts& device,
                  const GridResidentProbe& grid_resident) {
-  const PlanInputs in{d, options, env, device, chunked};
+  const PlanInputs in{d, options, tuning, device, chunked};
   RnnPlan plan;
   plan.two_phase = rnn_dispatches_per_step(spec) == 2;
   // The one-dispatch kernels need the fused cell and every step's projection up front.
@@ -284,7 +272,7 @@ RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnO
     return plan;
   }
   const StepKernel kernel =
-      options.step_kernel != StepKernel::automatic ? options.step_kernel : env.step_kernel;
+      options.step_kernel != StepKernel::automatic ? options.step_kernel : tuning.step_kernel;
   const bool automatic_gpu = kernel == StepKernel::automatic && device.gpu;
   // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase, G <= 4).
   if (!plan.two_phase && d.gates <= 4 &&

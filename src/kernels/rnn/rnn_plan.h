@@ -1,5 +1,5 @@
 // Which kernel runs a recurrent layer, and with which tiling: a pure function of the layer's shape,
-// the caller's options, the ONDA_RNN_* overrides and a few facts about the device. record_rnn
+// the caller's options, the tuning (rnn_tuning.h) and a few facts about the device. record_rnn
 // (rnn_kernel.cpp) asks it once per layer and then only records; tests ask it with the facts of
 // adapters they do not have (an H200's, a CPU's), so the automatic choices for GPUs are checked on
 // any machine.
@@ -34,22 +34,6 @@ struct RnnDeviceFacts {
   uint32_t subgroup_min_size = 0;             // 0 without the subgroups feature
   bool params_vec4_aligned = true;  // the weights' parameter buffer starts 16-byte aligned in its binding
 };
-
-// The ONDA_RNN_* environment variables (rnn_overrides.h), read once per layer.
-struct RnnEnvOverrides {
-  std::optional<ResidentTiling> resident;
-  bool resident_off = false;  // ONDA_RNN_RESIDENT=0
-  std::optional<CooperativeTiling> cooperative;
-  bool cooperative_off = false;  // ONDA_RNN_COOP=0
-  std::optional<RowSequenceTiling> rows;
-  bool rows_off = false;  // ONDA_RNN_ROWS=0
-  StepKernel step_kernel = StepKernel::automatic;
-  std::optional<TiledStepTiling> tiled;
-  std::optional<Vec4StepTiling> vec4;
-};
-
-// Reads every ONDA_RNN_* variable; std::invalid_argument naming a malformed one.
-RnnEnvOverrides read_rnn_env_overrides();
 
 // The kernels in the order the choice tries them.
 enum class RnnKernelKind {
@@ -91,11 +75,11 @@ struct RnnPlan {
 using GridResidentProbe = std::function<bool(const CooperativeTiling& t, bool subgroup_reduce)>;
 
 // The plan for a layer of `spec` with extents `d`, its projection chunked or not. Options first, then
-// the overrides where the options leave the choice automatic, then the automatic choice for `device`.
+// the tuning where the options leave the choice automatic, then the automatic choice for `device`.
 // std::invalid_argument when a forced tiling does not fit the device or a forced cooperative kernel
 // has no resident grid.
 RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnOptions& options,
-                 const RnnEnvOverrides& env, const RnnDeviceFacts& device,
+                 const RnnTuning& tuning, const RnnDeviceFacts& device,
                  const GridResidentProbe& grid_resident);
 
 }  // namespace onda::kernels::rnn

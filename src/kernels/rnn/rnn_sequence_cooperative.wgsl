@@ -111,8 +111,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       // h of the chunk's rows: the initial state, then what the previous step published (rows past
       // B and entries past H stay zero).
       // (Loading all of an invocation's entries first and reloading the missing ones together, for
-      // one L2 round trip per wait in principle, was slower on every H200 shape measured, 2026-12-04:
-      // H256 B85 10.86 -> 15.41 ms, H512 B1 9.37 -> 9.77, H256 B2 2.61 -> 2.77, H128 B64 2.30 -> 2.34.)
+      // one L2 round trip per wait in principle, was slower on every H200 shape measured, by 1-40%.)
       for (var i = lidx; i < BM * HQ * 4u; i += WG) {
         let row = i / (HQ * 4u);
         let k = i % (HQ * 4u);

@@ -25,12 +25,6 @@ struct ActivationSpec {
   float beta = 0.0f;
 };
 
-// ONNX activation names (case-insensitive) with the activation_alpha / activation_beta lists: the
-// values are consumed in order by the functions that take them, an exhausted list giving the ONNX
-// operator's default (as onnxruntime does). Throws std::invalid_argument on an unknown name.
-std::vector<ActivationSpec> parse_activations(const std::vector<std::string>& names, const std::vector<float>& alpha,
-                                              const std::vector<float>& beta);
-
 int gate_count(CellType cell);                 // 4, 3, 1
 int activations_per_direction(CellType cell);  // 3 (f, g, h), 2 (f, g), 1 (f)
 std::vector<ActivationSpec> default_activations(CellType cell, int num_directions);

@@ -52,9 +52,9 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
 TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                          uint64_t max_workgroup_bytes, uint32_t max_invocations,
                                          int64_t target_workgroups) {
-  // Measured on the H200 (bench_rnn's variants, 2026-12-02; docs/benchmarks.md): with a few hundred
-  // batch rows, 8 rows per invocation and 128-row tiles cut the per-step R^T traffic most (SCNet's
-  // B = 433 / 864 band LSTMs: 10.8 and 18.2 ms per layer against 13.4 and 21.4 for the dot kernel);
+  // Measured on an H200 (bench_rnn's variants; docs/benchmark-log.md): with a few hundred batch rows,
+  // 8 rows per invocation and 128-row tiles cut the per-step R^T traffic most (SCNet's B = 433 / 864
+  // band LSTMs: 15-20% faster than the dot kernel);
   // below that, 32-row tiles of 2 rows per invocation with K split in two were the best or within
   // 7% of the best of 17 tilings for every other shape (SCNet B = 85, MP-SENet B = 201 / 321).
   // Tiles of 2 units per invocation ran 3-10x slower everywhere (register spills), so TU stays 1.
@@ -76,11 +76,11 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
 }
 
 Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_bytes, uint32_t max_invocations) {
-  // Measured on the H200 (bench_rnn --sweep, 2026-12-04, with the cell's flags compiled in;
-  // docs/benchmarks.md), the best of 16 tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K
-  // slices, K tiles of 16 for a few hundred rows (SCNet's B = 864 H256 band LSTM 6.53 ms, the GEMM step
-  // 7.11, the GEMM core's 128 x 16 tile 7.56), and 32 rows x 32 units with K tiles of 32 for fewer
-  // (SCNet's B = 85 H512 time LSTM 17.66 ms, 32 x 16 19.09, the tiled step 21.4-22.6).
+  // Measured on an H200 (bench_rnn --sweep, with the cell's flags compiled in; docs/benchmark-log.md),
+  // the best of 16 tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K slices, K tiles of 16
+  // for a few hundred rows (SCNet's B = 864 band LSTM: ahead of the GEMM step and of the GEMM core's
+  // tile), and 32 rows x 32 units with K tiles of 32 for fewer (SCNet's B = 85 time LSTM: ahead of 32 x
+  // 16 and of the tiled step).
   Vec4StepTiling t = batch >= kGemmStepMinBatch ? Vec4StepTiling{16, 8, 4, 1, 16, 2, true}
                                                 : Vec4StepTiling{32, 8, 4, 1, 32, 2, true};
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
@@ -94,11 +94,11 @@ Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_byt
 
 RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                              uint64_t max_workgroup_bytes, uint32_t max_invocations) {
-  // Measured on the H200 (bench_rnn's rows variants, 2026-12-03; docs/benchmarks.md): the stream of
+  // Measured on an H200 (bench_rnn's rows variants; docs/benchmark-log.md): the stream of
   // R^T is latency-bound, so what pays is loads in flight (vec4 units, K slices, blocks of 8 entries
   // for GRU), not fewer workgroups: one row per invocation was the best of 17 tilings on every shape
   // where the kernel wins (2+ rows per invocation ran 2-10x slower), one row per workgroup too except
-  // H >= 256 with 128+ rows (two row groups: SCNet's B = 85 time LSTM 17.3 ms against 23.1).
+  // H >= 256 with 128+ rows (two row groups: SCNet's B = 85 time LSTM 25% faster).
   RowSequenceTiling t;
   t.unit_vector = hidden % 4 == 0 ? 4 : 1;
   t.thread_rows = 1;
@@ -127,8 +127,7 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
                                       uint32_t max_invocations) {
   ResidentTiling t;
   // KQ = 8 for LSTMs too where the grid is a few workgroups (occupancy does not matter) and H is small:
-  // on an H200 (2026-12-04, same call) UVR's batch-1 biLSTMs took 0.418 / 0.401 / 0.444 ms with KQ 4,
-  // 0.405 / 0.382 / 0.409 with KQ 8 (H64 I168 / H32 I168 / H64 I336).
+  // on an H200 UVR's batch-1 biLSTMs ran 3-8% faster with KQ 8 than with KQ 4.
   const bool few_small_rows = hidden <= 64 && batch * directions <= 16;
   t.slice_vectors = gates <= 3 || few_small_rows ? 8 : 4;
   while (t.workgroup_size(hidden) > max_invocations && t.slice_vectors < 16) t.slice_vectors *= 2;

@@ -122,8 +122,8 @@ struct Vec4StepTiling {
 
 // Batches from this size up run the vec4 step on GPUs (StepKernel::automatic, fused phase, G <= 4)
 // where no whole-sequence kernel applies, except batches of kGemmStepMinBatch or more with a hidden size
-// of kGemmStepMinHidden or more, which run the GEMM step (SCNet's B = 433 H512 band LSTM: 11.56 ms
-// against 11.89 for the vec4 step; at H256, B = 864 the vec4 step is 8% faster).
+// of kGemmStepMinHidden or more, which run the GEMM step (on an H200 it beat the vec4 step by 3% on
+// SCNet's B = 433 H512 band LSTM; at H256, B = 864 the vec4 step is 8% faster).
 constexpr int64_t kVec4StepMinBatch = 32;
 constexpr int64_t kGemmStepMinHidden = 512;
 
@@ -260,12 +260,9 @@ constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
 // KQ = 8 then 4 (NS = the slices it gives, at most `max_slices`, the subgroup size, so that a unit's
 // slices sum by shuffles; 0: no limit), 256 then 128 invocations' worth of units (JT = invocations /
 // NS, at most H); rows: the batch in balanced blocks of at most NS rows and 16 KiB of h; one chunk of
-// rows per workgroup. On an H200 (2026-12-04): LSTM H512 B1 9.27 ms for KQ 8 / JT 16, 9.34 for KQ 4 /
-// JT 16, 11.3 for JT 32; biLSTM H256 B2 2.39 (KQ 8, JT 32) vs 2.77 (KQ 4, JT 16); H128 B64 2.26 (KQ 8,
-// JT 32, 4 rows) vs 2.59; H256 B85 10.7 (KQ 8, JT 16, 8 rows: 352 workgroups) vs 13.4 (KQ 4, JT 16, 15
-// rows), JT 32 with KQ 8 not resident. Chunks of rows (RC > 1) were slower on every shape: per step
-// they serialise, e.g. H128 B64 2.15 ms -> 4.04 with 2 chunks, and H512 B85 (no single-chunk grid
-// resident) 49.5 ms with 11 chunks against 22.5 for the tiled step.
+// rows per workgroup. On an H200 KQ 8 won or tied KQ 4 on every shape measured, and the larger JT
+// where its grid was resident. Chunks of rows (RC > 1) were slower on every shape (per step they
+// serialise: about 2x with 2 chunks). The figures: docs/benchmark-log.md.
 std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t max_invocations,
                                                              uint32_t max_slices);
 

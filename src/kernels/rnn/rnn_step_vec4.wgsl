@@ -156,8 +156,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
 #endif
 
   // [row][unit]: the unit's gates. Zeroed explicitly: a declaration inside the step loop was not
-  // zero-initialised again on every iteration (lavapipe, 2026-12-04: PERSISTENT's accumulators carried
-  // the previous step's product).
+  // zero-initialised again on every iteration (on lavapipe PERSISTENT's accumulators carried the
+  // previous step's product).
   var acc = array<vec4<f32>, TM * NV>();
   var pa: array<f32, NA>;
   var pb: array<vec4<f32>, NB>;

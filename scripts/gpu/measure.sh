@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The one driver for measurement calls on the GPU machine (docs/gpu-machine.md). Each argument is a
+# step, run in order; its log goes to $logs (packed into $OUT/logs.tgz after every step, so a call
+# killed at the device's time limit still brings back what ran), its summary to stdout.
+#   info              the adapter (onda info)
+#   tests[=FILTER]    onda_tests, optionally a gtest filter (e.g. tests='Rnn*:Fft*')
+#   fft[=CASES]       bench_fft (--only CASES) next to cuFFT (torch_fft.py)
+#   gemm[=FILTER]     bench_gemm (a gtest filter, e.g. gemm='GemmBench.TileSweep') next to cuBLAS
+#   conv[=CASES]      bench_conv (--only CASES) next to cuDNN (bench/conv.sh)
+#   rnn[=CASES]       bench_rnn (--only CASES) next to cuDNN (torch_rnn.py)
+#   layout            bench_layout --mib 512 (bandwidth against a buffer copy)
+#   elementwise       bench_elementwise next to torch_elementwise.py
+#   models[=NAMES]    onda run --bench 20 on each model (default: the four reference models)
+#   ortweb            bench/ort-webgpu.sh: ONNX Runtime WebGPU per model (carry .ortweb: bundle-ort.sh)
+#   compare           bench/models.py: every model, onda against ONNX Runtime CPU (time, rel L2), and
+#                     ONNX Runtime WebGPU where an ortweb step ran before it; results.json to $OUT
+#                     (bench/plot_models.py draws docs/models.png from it)
+#   trace             bench/trace_divergence.py: SCNet's per-intermediate divergence from ORT
+#   separate          bench/separate.sh: 10 minutes of stereo through HTDemucs (real-time factor)
+#   accurate          SCNet against ONNX Runtime with float64 reductions
+# TUNING="rnn.step_kernel=vec4 fft.radices=8,8,16,8" gives the benchmarks those --tuning fields
+# (kernels::set_tuning, src/kernels/kernel_tuning.h); REPEATS (20) their repeats.
+#
+# Before the call, here:  cmake --build build --target $(scripts/gpu/measure.sh --targets STEP...)
+# The call's carry list:  scripts/gpu/measure.sh --carry STEP...
+# e.g. the figures of docs/benchmarks.md: info fft gemm conv rnn models (two or three calls: 600 s each).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+
+# The build targets and the carried paths of a step.
+targets() {
+  case ${1%%=*} in
+    info | models | separate) echo onda ;;
+    tests) echo onda_tests ;;
+    fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
+    compare | accurate | trace | ortweb) echo onda ;;
+  esac
+}
+carry() {
+  for t in $(targets "$1"); do echo "build/$t"; done
+  case ${1%%=*} in models | compare | separate | accurate | trace | ortweb) echo .models-small ;; esac
+  [ "${1%%=*}" = ortweb ] && echo .ortweb
+}
+if [ "${1:-}" = --targets ] || [ "${1:-}" = --carry ]; then
+  mode=${1#--}; shift
+  { for s in "$@"; do "$mode" "$s"; done; [ "$mode" = carry ] && echo -e ".gl\n.devpack"; } | sort -u | tr '\n' ' '
+  echo
+  exit 0
+fi
+
+source scripts/gpu/common.sh
+run() { bash scripts/gpu/run.sh "$@"; }
+tuning=()
+for t in ${TUNING:-}; do tuning+=(--tuning "$t"); done
+repeats=${REPEATS:-20}
+torch() { timeout 150 python3 "$@"; }
+for s in "$@"; do
+  name=${s%%=*}
+  arg=; [ "$name" != "$s" ] && arg=${s#*=}
+  step "$s"
+  case $name in
+    info) run build/onda info 2>&1 | tee $logs/info.txt | head -8 ;;
+    tests) TEST_FILTER=${arg:-*} gpu_tests "*" 540 ;;
+    fft)
+      timeout 200 run build/bench_fft --repeats $repeats --plans 1 ${arg:+--only "$arg"} "${tuning[@]}" > $logs/fft.txt 2>&1
+      grep -E "^(c2c|r2c|HTD)|rror" $logs/fft.txt | cut -c1-110
+      torch bench/torch_fft.py > $logs/torch_fft.txt 2>&1; tail -18 $logs/torch_fft.txt | cut -c1-110 ;;
+    gemm)
+      timeout 300 run build/bench_gemm ${arg:+--gtest_filter="$arg"} > $logs/gemm.txt 2>&1
+      grep -E "^  tiled|  M=|auto|BEST|prepacked|rror" $logs/gemm.txt | cut -c1-170 | tail -40
+      torch bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -20 $logs/torch_matmul.txt ;;
+    conv)
+      OUT=$logs timeout 300 bash bench/conv.sh --repeats $repeats ${arg:+--only "$arg"} > $logs/conv.txt 2>&1
+      grep -vE "^ " $logs/bench_conv.txt | cut -c1-150 | tail -40; tail -16 $logs/torch_conv.txt | cut -c1-150 ;;
+    rnn)
+      timeout 300 run build/bench_rnn ${arg:+--only "$arg"} "${tuning[@]}" > $logs/bench_rnn.txt 2>&1
+      grep -hE "^\S|x cuDNN|best" $logs/bench_rnn.txt | cut -c1-200 | tail -40
+      (cd bench && torch torch_rnn.py ${arg:+--only "$arg"}) > $logs/torch_rnn.txt 2>&1; tail -20 $logs/torch_rnn.txt ;;
+    layout) timeout 200 run build/bench_layout --mib 512 > $logs/layout.txt 2>&1; grep -v "^\[" $logs/layout.txt | tail -30 ;;
+    elementwise)
+      timeout 200 run build/bench_elementwise --mib 1024 --repeats $repeats > $logs/elementwise.txt 2>&1; tail -20 $logs/elementwise.txt
+      torch bench/torch_elementwise.py --mib 1024 --repeats $repeats > $logs/torch_elementwise.txt 2>&1; tail -20 $logs/torch_elementwise.txt ;;
+    models) MODELS=${arg:-} time_models $logs 150 "runs:|median run|recording|peak|rror" ;;
+    ortweb)
+      materialize_models
+      OUT=$logs timeout 240 bash bench/ort-webgpu.sh 5 > $logs/ortweb.log 2>&1
+      grep -o '"model": "[^"]*"\|"median_ms": [0-9.]*\|"error": "[^"]*"' $logs/ort_webgpu.jsonl | paste - - ;;
+    compare)
+      materialize_models
+      ortweb=(); [ -f $logs/ort_webgpu.jsonl ] && ortweb=(--ort-webgpu $logs/ort_webgpu.jsonl)
+      PYTHONUNBUFFERED=1 timeout 400 run python3 bench/models.py --models-dir $models --out $logs/models --runs $repeats \
+        --ort-runs 3 "${ortweb[@]}" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo ?)" > $logs/models.txt 2>&1
+      tail -30 $logs/models.txt; cp $logs/models/results.json "$out/" 2>/dev/null ;;
+    trace)
+      materialize_models
+      timeout 200 run python3 bench/trace_divergence.py $models/scnetlargestarrytong.onnx > $logs/trace_scnet.txt 2>&1
+      tail -5 $logs/trace_scnet.txt ;;
+    separate) materialize_models; OUT=$logs timeout 200 bash bench/separate.sh $models/htdemucs6.onnx 10 2>&1 | tail -3 ;;
+    accurate)
+      materialize_models
+      timeout 200 run python3 bench/accurate_reference.py $models/scnetlargestarrytong.onnx > $logs/accurate_scnet.txt 2>&1
+      tail -8 $logs/accurate_scnet.txt ;;
+    *) echo "measure.sh: unknown step '$s' (see the header of scripts/gpu/measure.sh)" >&2 ;;
+  esac
+done
+step done
+pack_logs
