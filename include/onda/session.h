@@ -25,6 +25,10 @@ struct SessionOptions {
   // large, up to 64x) so the GPU runs while the CPU records the rest; 0: one submit per run.
   // Profiled runs always submit once.
   uint32_t first_submit_dispatches = 16;
+  // Largest storage binding the kernels may use, in bytes (at least 64 KiB); 0 = the adapter's
+  // maxStorageBufferBindingSize. Lower it to run a model as an adapter with smaller bindings would
+  // (the kernels split their work over several bindings); the outputs do not change.
+  uint64_t max_storage_binding_bytes = 0;
 };
 
 struct TensorSpec {

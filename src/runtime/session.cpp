@@ -48,6 +48,13 @@
 namespace onda {
 namespace {
 
+gpu::ContextOptions context_options(const SessionOptions& options) {
+  gpu::ContextOptions o;
+  o.adapter = options.adapter;
+  o.max_storage_binding_bytes = options.max_storage_binding_bytes;
+  return o;
+}
+
 double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
@@ -107,7 +114,7 @@ struct Session::Impl {
 
   Impl(Graph g, const SessionOptions& options)
       : graph(std::move(g)),
-        context(gpu::ContextOptions{options.adapter}),
+        context(context_options(options)),
         first_submit_dispatches(options.first_submit_dispatches) {
     set_profiling(options.profile);
   }
