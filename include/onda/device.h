@@ -10,7 +10,9 @@
 // (validation, device loss) is reported by the next call on any session of that Device.
 #pragma once
 #include <cstdint>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +51,13 @@ struct DeviceOptions {
   // high-performance adapter; otherwise an index into list_adapters() or a case-insensitive
   // substring of the adapter name.
   std::string adapter;
+  // Largest storage binding the kernels may use, in bytes (at least 64 KiB); 0 = the adapter's
+  // maxStorageBufferBindingSize. Lower it to run models as an adapter with smaller bindings would:
+  // the kernels split their work over several bindings and the outputs do not change.
+  uint64_t max_storage_binding_bytes = 0;
+  // Where compiled pipelines persist across processes: unset = the per-user cache folder
+  // ($XDG_CACHE_HOME/onda/pipelines, else ~/.cache/onda/pipelines); an empty path = none.
+  std::optional<std::filesystem::path> pipeline_cache_folder;
 };
 
 class Device {

@@ -56,6 +56,10 @@ struct SessionOptions {
   // comparisons override fields as "family.field=value" assignments, e.g. "rnn.step_kernel=vec4"
   // (the forms: src/kernels/kernel_tuning.h); a malformed one is an onda::InputError at open.
   std::vector<std::string> tuning;
+  // Sessions opened without a Device: largest storage binding the kernels may use, in bytes (at least 64 KiB); 0 = the adapter's
+  // maxStorageBufferBindingSize (DeviceOptions::max_storage_binding_bytes; ignored when a Device is given). Lower it to run a model as an adapter with smaller bindings would
+  // (the kernels split their work over several bindings); the outputs do not change.
+  uint64_t max_storage_binding_bytes = 0;
 };
 
 struct TensorSpec {

@@ -286,6 +286,15 @@ void Context::create_device(const ContextOptions& options) {
   if (!device_) throw GpuError(fmt::format("could not create a WebGPU device on {}: {}", description_.name, failure));
   queue_ = device_.GetQueue();
   device_.GetLimits(&limits_);
+  if (options.max_storage_binding_bytes != 0) {
+    if (options.max_storage_binding_bytes < kMinStorageBindingCap) {
+      throw GpuError(fmt::format("a storage binding cap of {} bytes is below the minimum of {} bytes",
+                                 options.max_storage_binding_bytes, kMinStorageBindingCap));
+    }
+    // A multiple of 16 bytes, like every binding the kernels ask for.
+    const uint64_t cap = options.max_storage_binding_bytes & ~uint64_t{15};
+    limits_.maxStorageBufferBindingSize = std::min<uint64_t>(limits_.maxStorageBufferBindingSize, cap);
+  }
 }
 
 // Each requested feature is used once before any kernel relies on it: with a mismatched header and

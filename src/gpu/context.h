@@ -49,7 +49,15 @@ struct ContextOptions {
   // Where compiled pipelines persist across processes (blob_cache.h): unset = the per-user cache
   // folder (default_pipeline_cache_folder()), an empty path = no persistent cache.
   std::optional<std::filesystem::path> pipeline_cache_folder{};
+  // Largest storage binding the kernels may use, in bytes; 0 = the adapter's
+  // maxStorageBufferBindingSize. A smaller value lowers limits().maxStorageBufferBindingSize, which
+  // every kernel plans with, so the paths that split work over several bindings can be exercised
+  // (and checked) on any adapter. At least kMinStorageBindingCap.
+  uint64_t max_storage_binding_bytes = 0;
 };
+
+// The smallest binding cap ContextOptions accepts (some kernels need one row of a tensor per binding).
+inline constexpr uint64_t kMinStorageBindingCap = uint64_t{64} << 10;
 
 class Context {
  public:

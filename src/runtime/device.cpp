@@ -40,7 +40,11 @@ Device::Device(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Device::~Device() = default;
 
 std::shared_ptr<Device> Device::open(const DeviceOptions& options) {
-  auto impl = std::make_unique<Impl>(gpu::ContextOptions{options.adapter});
+  gpu::ContextOptions context_options;
+  context_options.adapter = options.adapter;
+  context_options.max_storage_binding_bytes = options.max_storage_binding_bytes;
+  context_options.pipeline_cache_folder = options.pipeline_cache_folder;
+  auto impl = std::make_unique<Impl>(context_options);
   impl->adapter = public_info(impl->context.adapter_description());
   impl->limits = public_limits(impl->context);
   return std::shared_ptr<Device>(new Device(std::move(impl)));

@@ -225,7 +225,7 @@ std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& wha
   if (!unsupported.empty()) {
     throw ModelError(fmt::format("{}: {}", what, describe_unsupported_ops(unsupported)));
   }
-  if (!device) device = Device::open(DeviceOptions{options.adapter});
+  if (!device) device = Device::open(DeviceOptions{options.adapter, options.max_storage_binding_bytes});
   DeviceLock lock(device->impl().mutex);
   auto impl = std::make_unique<Impl>(std::move(graph), options, device);
   for (const auto& name : impl->graph.inputs) {

@@ -117,9 +117,9 @@ std::string GemmVariant::describe() const {
     return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
                        nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x, wg_y, tm,
-                     4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "", unroll_k ? "" : " k-loop",
-                     for_unroll ? " #for" : "");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x,
+                     wg_y, tm, 4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "",
+                     unroll_k ? "" : " k-loop", for_unroll ? " #for" : "");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -206,18 +206,22 @@ void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) cons
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
   if (v.path == GemmPath::tiled) {
     const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk, v.nv};
-    if (v.nv != 1 && v.nv != 2) throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1 or 2");
+    if (v.nv != 1 && v.nv != 2)
+      throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1 or 2");
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) {
-      throw std::invalid_argument("gemm: the tile " + v.describe() + " does not fit this problem's operand layout");
+      throw std::invalid_argument("gemm: the tile " + v.describe() +
+                                  " does not fit this problem's operand layout");
     }
     if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
         t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
         t.wg_y > limits.maxComputeWorkgroupSizeY) {
-      throw gpu::DeviceLimitError("gemm: the tile " + v.describe() + " exceeds this device's workgroup limits");
+      throw gpu::DeviceLimitError("gemm: the tile " + v.describe() +
+                                  " exceeds this device's workgroup limits");
     }
     return;
   }
-  if (v.path != GemmPath::skinny) throw std::invalid_argument("gemm: a forced variant must be tiled or skinny");
+  if (v.path != GemmPath::skinny)
+    throw std::invalid_argument("gemm: a forced variant must be tiled or skinny");
   if (v.swap_operands ? problem_.transpose_a : !b_k_contiguous) {
     throw std::invalid_argument("gemm: the skinny variant needs its shader B stored K-contiguous");
   }
@@ -228,11 +232,14 @@ void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) cons
   if (v.subgroup_reduce &&
       (!context.has(gpu::Feature::Subgroups) || context.subgroup_min_size() != context.subgroup_max_size() ||
        v.ks != context.subgroup_max_size())) {
-    throw std::invalid_argument("gemm: the subgroup reduction needs KS equal to the device's one subgroup size");
+    throw std::invalid_argument(
+        "gemm: the subgroup reduction needs KS equal to the device's one subgroup size");
   }
   const uint64_t bytes = v.subgroup_reduce ? 0 : uint64_t{v.mv} * v.ks * v.nc * 16;
-  if (bytes > limits.maxComputeWorkgroupStorageSize || v.ks * v.nc > limits.maxComputeInvocationsPerWorkgroup) {
-    throw gpu::DeviceLimitError("gemm: the skinny variant " + v.describe() + " exceeds this device's workgroup limits");
+  if (bytes > limits.maxComputeWorkgroupStorageSize ||
+      v.ks * v.nc > limits.maxComputeInvocationsPerWorkgroup) {
+    throw gpu::DeviceLimitError("gemm: the skinny variant " + v.describe() +
+                                " exceeds this device's workgroup limits");
   }
 }
 
@@ -298,8 +305,8 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   // One subgroupAdd reduces a column only when every subgroup has the same, known size. With the
   // 16-row blocks (more than 16 rows) the workgroup reduction measured faster on an H200.
   const bool row_blocks = rows > 16 && blocking;
-  if (options.allow_subgroups && !row_blocks && context.has(gpu::Feature::Subgroups) && sg == context.subgroup_min_size() &&
-      sg >= 4 && sg <= 128 && (sg & (sg - 1)) == 0) {
+  if (options.allow_subgroups && !row_blocks && context.has(gpu::Feature::Subgroups) &&
+      sg == context.subgroup_min_size() && sg >= 4 && sg <= 128 && (sg & (sg - 1)) == 0) {
     v.ks = sg;
     v.subgroup_reduce = true;
   } else {
@@ -487,6 +494,24 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
 void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines,
                              gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
   const GemmProblem& p = problem_;
+  // A batched A times one shared B without an addend (a linear layer over [..., M, K] activations)
+  // is the 2-D product of all rows of A: flattened, its rows split like any other.
+  const bool b_shared = std::all_of(layout_.b_batch_strides.begin(), layout_.b_batch_strides.end(),
+                                    [](int64_t s) { return s == 0; });
+  const bool flat_already = layout_.batch_count == 1 && p.a_shape.size() == 2 && t.out.rank() == 2;
+  if (!flat_already && b_shared && !p.transpose_a && !layout_.has_addend && p.b_shape.size() >= 2) {
+    GemmProblem flat = p;
+    flat.a_shape = {layout_.batch_count * layout_.m, layout_.k};
+    flat.b_shape = Shape(p.b_shape.end() - 2, p.b_shape.end());
+    GemmTensors ft = t;
+    ft.a = t.a.reshape(flat.a_shape);
+    if (ft.b.defined()) ft.b = t.b.reshape(flat.b_shape);
+    ft.out = t.out.reshape({layout_.batch_count * layout_.m, layout_.n});
+    GemmOptions flat_options = options_;
+    flat_options.variant.reset();
+    Gemm(context, flat, flat_options).record(context, pipelines, recorder, ft);
+    return;
+  }
   // Rows of a 2-D, untransposed A are contiguous, as are the output's: a block of rows is a view.
   if (layout_.batch_count != 1 || p.a_shape.size() != 2 || p.transpose_a || t.out.rank() != 2) {
     throw gpu::DeviceLimitError(fmt::format(

@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "kernels/common/binding_window.h"
 #include "kernels/layout/layout_common.h"
 #include "kernels/shader_template.h"
 
@@ -66,8 +68,30 @@ void record_gather(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   const int64_t count = output.numel();
   if (count == 0) return;
   if (axis_dim == 0) throw std::out_of_range("Gather: indices into an empty axis");
-  require_bindable(kc, data, "Gather");
-  require_bindable(kc, output, "Gather");
+  if (!fits_one_binding(kc.gpu, data) || !fits_one_binding(kc.gpu, output)) {
+    // Larger than one storage binding: the rows before `axis` gather independently, so slices of
+    // them run as views of data and output (whole words for float16).
+    int64_t outer = 1, inner = 1;
+    for (int64_t d = 0; d < axis; ++d) outer *= data.shape()[d];
+    for (size_t d = axis + 1; d < data.shape().size(); ++d) inner *= data.shape()[d];
+    const int64_t k = indices.numel();
+    const int64_t row = std::max(axis_dim, k) * inner;
+    int64_t per_slice = window_capacity(kc.gpu, data.dtype()) / std::max<int64_t>(row, 1);
+    if (data.dtype() == DType::f16 && (inner * axis_dim % 2 != 0 || inner * k % 2 != 0))
+      per_slice &= ~int64_t{1};
+    if (outer == 1 || per_slice < 1) {
+      require_bindable(kc, data, "Gather");
+      require_bindable(kc, output, "Gather");
+    }
+    const Tensor flat_indices = indices.reshape({k});
+    const Tensor d3 = data.reshape({outer, axis_dim, inner}), o3 = output.reshape({outer, k, inner});
+    for (int64_t r0 = 0; r0 < outer; r0 += per_slice) {
+      const int64_t r1 = std::min(outer, r0 + per_slice);
+      record_gather(kc, recorder, d3.slice_outer(r0, r1), flat_indices, 1, o3.slice_outer(r0, r1),
+                    host_indices);
+    }
+    return;
+  }
   if (count > INT32_MAX || data.numel() > INT32_MAX)
     throw std::invalid_argument("Gather: more than 2^31 elements");
 

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <stdexcept>
+#include <utility>
 
+#include "gpu/gpu_error.h"
+#include "kernels/common/binding_window.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels {
@@ -88,26 +92,19 @@ int32_t checked_i32(int64_t v, const std::string& name) {
 
 }  // namespace
 
-void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                      const Tensor& output, IndexMap map, const std::string& name) {
-  require_same_dtype(name, input, output);
+namespace {
+
+// One dispatch over the region of `map` (simplified, at most kMaxRank dims), the input and output
+// bound as `in` and `out`: map.in_base and map.out_base are flat indices of the tensors.
+void dispatch_region(const KernelContext& kc, gpu::CommandRecorder& recorder, const ElementWindow& in,
+                     const ElementWindow& out, const IndexMap& map, bool half, const std::string& name) {
   int64_t count = 1;
   for (const auto& d : map.dims) count *= d.size;
-  if (count == 0) return;
-  require_bindable(kc, input, name);
-  require_bindable(kc, output, name);
-  map = simplify(std::move(map));
-  if (map.dims.empty()) map.dims.push_back({1, 1, 0, 1, 1, 0});  // a single element
-  if (map.dims.size() > kMaxRank) {
-    throw std::invalid_argument(fmt::format("{}: more than {} dims after coalescing", name, kMaxRank));
-  }
-  const bool half = input.dtype() == DType::f16;
-
   IndexMapUniforms u{};
   u.rank = static_cast<uint32_t>(map.dims.size());
-  const int64_t out_offset = map.out_base + output.element_offset(kc.gpu);
+  const int64_t out_offset = map.out_base + out.offset;
   u.out_offset = static_cast<uint32_t>(checked_i32(out_offset, name));
-  u.in_offset = checked_i32(map.in_base + input.element_offset(kc.gpu), name);
+  u.in_offset = checked_i32(map.in_base + in.offset, name);
   u.pad_bits = map.pad_bits;
   for (size_t d = 0; d < map.dims.size(); ++d) {
     const IndexMapDim& m = map.dims[d];
@@ -155,8 +152,135 @@ void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, c
       kc.pipelines.get(render_shader("layout/index_map.wgsl", values), {}, "layout " + name);
   const auto workgroups =
       gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,
-                    name);
+  recorder.dispatch(pipeline, {in.binding, out.binding}, &u, sizeof(u), workgroups, name);
+}
+
+// The input coordinates [first, last] that coordinates [lo, hi] of one dim read after the boundary
+// rule; false when none (Constant: every coordinate pads). Reflect folds (continuous, so an interval
+// maps onto the interval between its extreme images: the ends and the fold points inside); Wrap
+// maps an interval that crosses a multiple of the extent onto the whole extent.
+bool boundary_image(Boundary boundary, int64_t lo, int64_t hi, int64_t n, int64_t& first, int64_t& last) {
+  auto floor_div = [](int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); };
+  switch (boundary) {
+    case Boundary::None:
+      first = lo, last = hi;
+      return true;
+    case Boundary::Constant:
+      first = std::max<int64_t>(lo, 0), last = std::min(hi, n - 1);
+      return first <= last;
+    case Boundary::Edge:
+      first = std::clamp<int64_t>(lo, 0, n - 1), last = std::clamp<int64_t>(hi, 0, n - 1);
+      return true;
+    case Boundary::Wrap:
+      if (hi - lo >= n - 1 || floor_div(lo, n) != floor_div(hi, n)) {
+        first = 0, last = n - 1;
+      } else {
+        first = lo - floor_div(lo, n) * n, last = hi - floor_div(hi, n) * n;
+      }
+      return true;
+    case Boundary::Reflect: {
+      const int64_t period = std::max<int64_t>(2 * (n - 1), 1);
+      auto fold = [&](int64_t x) {
+        x = ((x % period) + period) % period;
+        return x >= n ? period - x : x;
+      };
+      if (n == 1 || hi - lo >= period) {
+        first = 0, last = n - 1;
+        return true;
+      }
+      first = std::min(fold(lo), fold(hi)), last = std::max(fold(lo), fold(hi));
+      for (int64_t p = floor_div(lo, n - 1) * (n - 1); p <= hi; p += n - 1) {
+        if (p < lo) continue;
+        first = std::min(first, fold(p)), last = std::max(last, fold(p));
+      }
+      return true;
+    }
+  }
+  return true;
+}
+
+// What a box (a map moved to its origin) touches: output elements [out_first, out_last], input
+// elements [in_first, in_last] (reads = false when it reads none), and per dim its input width.
+struct BoxSpans {
+  int64_t out_first = 0, out_last = 0, in_first = 0, in_last = 0;
+  bool reads = true;
+  std::vector<int64_t> in_widths;
+};
+
+BoxSpans box_spans(const IndexMap& map) {
+  BoxSpans b;
+  b.out_first = b.out_last = map.out_base;
+  b.in_first = b.in_last = map.in_base;
+  for (const IndexMapDim& d : map.dims) {
+    b.out_last += (d.size - 1) * d.out_stride;
+    const int64_t end = d.start + (d.size - 1) * d.step;
+    int64_t lo = 0, hi = 0;
+    if (!boundary_image(map.boundary, std::min(d.start, end), std::max(d.start, end), d.in_dim, lo, hi)) {
+      b.reads = false;
+      lo = hi = 0;
+    }
+    b.in_first += std::min(lo * d.in_stride, hi * d.in_stride);
+    b.in_last += std::max(lo * d.in_stride, hi * d.in_stride);
+    b.in_widths.push_back((hi - lo) * std::abs(d.in_stride));
+  }
+  return b;
+}
+
+// Records `box` as one dispatch over windows of the tensors when both its spans fit `capacity`
+// elements; otherwise halves the dim that contributes most to the oversized span and records both
+// halves the same way.
+void record_box(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                const Tensor& output, const IndexMap& box, int64_t capacity, const std::string& name) {
+  const BoxSpans b = box_spans(box);
+  const bool out_fits = b.out_last - b.out_first < capacity;
+  const bool in_fits = !b.reads || b.in_last - b.in_first < capacity;
+  if (out_fits && in_fits) {
+    const ElementWindow in = b.reads ? element_window(kc.gpu, input, b.in_first, b.in_last + 1)
+                                     : element_window(kc.gpu, input, 0, 1);
+    dispatch_region(kc, recorder, in, element_window(kc.gpu, output, b.out_first, b.out_last + 1), box,
+                    input.dtype() == DType::f16, name);
+    return;
+  }
+  size_t best = box.dims.size();
+  int64_t best_width = 0;
+  for (size_t k = 0; k < box.dims.size(); ++k) {
+    const IndexMapDim& d = box.dims[k];
+    if (d.size == 1) continue;
+    const int64_t width = out_fits ? b.in_widths[k] : (d.size - 1) * d.out_stride;
+    if (width > best_width) best_width = width, best = k;
+  }
+  if (best == box.dims.size()) {
+    throw gpu::DeviceLimitError(fmt::format("{}: no piece of the copy fits the storage binding limit", name));
+  }
+  const int64_t half = (box.dims[best].size + 1) / 2;
+  IndexMap first = box, second = box;
+  first.dims[best].size = half;
+  second.dims[best].size = box.dims[best].size - half;
+  second.dims[best].start += half * box.dims[best].step;
+  second.out_base += half * box.dims[best].out_stride;
+  record_box(kc, recorder, input, output, first, capacity, name);
+  record_box(kc, recorder, input, output, second, capacity, name);
+}
+
+}  // namespace
+
+void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                      const Tensor& output, IndexMap map, const std::string& name) {
+  require_same_dtype(name, input, output);
+  int64_t count = 1;
+  for (const auto& d : map.dims) count *= d.size;
+  if (count == 0) return;
+  map = simplify(std::move(map));
+  if (map.dims.empty()) map.dims.push_back({1, 1, 0, 1, 1, 0});  // a single element
+  if (map.dims.size() > kMaxRank) {
+    throw std::invalid_argument(fmt::format("{}: more than {} dims after coalescing", name, kMaxRank));
+  }
+  const bool half = input.dtype() == DType::f16;
+  if (fits_one_binding(kc.gpu, input) && fits_one_binding(kc.gpu, output)) {
+    dispatch_region(kc, recorder, whole_window(kc.gpu, input), whole_window(kc.gpu, output), map, half, name);
+    return;
+  }
+  record_box(kc, recorder, input, output, map, window_capacity(kc.gpu, input.dtype()), name);
 }
 
 void record_copy(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,

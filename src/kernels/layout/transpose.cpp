@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/common/binding_window.h"
 #include "kernels/layout/index_map.h"
 #include "kernels/shader_template.h"
 
@@ -123,10 +124,10 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   const int64_t m = inner_moves ? c.shape[c.perm[q - 1]] : 0;
   const int64_t n = inner_moves ? c.shape[q - 1] : 0;
   // Tiles pay off when both swapped dims fill a good part of a 32x32 tile; thinner ones (complex
-  // pairs [.., M, 2]) stay coalesced enough through the gather.
-  if (inner_moves && q <= kMaxRank && m >= kMinTiledDim && n >= kMinTiledDim) {
-    require_bindable(kc, input, "Transpose");
-    require_bindable(kc, output, "Transpose");
+  // pairs [.., M, 2]) stay coalesced enough through the gather. Tensors larger than one binding go
+  // through the gather too, which splits its region into pieces that each bind a window.
+  const bool bindable = fits_one_binding(kc.gpu, input) && fits_one_binding(kc.gpu, output);
+  if (inner_moves && q <= kMaxRank && m >= kMinTiledDim && n >= kMinTiledDim && bindable) {
     TiledTransposeUniforms u{};
     size_t n_position = 0;
     for (size_t k = 0; k < q; ++k) {

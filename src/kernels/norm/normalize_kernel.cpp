@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "gpu/gpu_error.h"
+#include "kernels/common/binding_window.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/shader_template.h"
 
@@ -11,8 +14,8 @@ namespace onda::kernels {
 namespace {
 
 constexpr int64_t kThreads = 256;
-constexpr int64_t kPerThread = 16;            // fused path: rows up to 4096 elements
-constexpr int64_t kChunk = kThreads * 16;     // partial-stats pass: elements per workgroup
+constexpr int64_t kPerThread = 16;         // fused path: rows up to 4096 elements
+constexpr int64_t kChunk = kThreads * 16;  // partial-stats pass: elements per workgroup
 
 // Mirrors NormParams in norm_common.wgsl.
 struct NormUniforms {
@@ -23,10 +26,13 @@ struct NormUniforms {
   uint32_t pad[3];
 };
 
-std::string flag(bool on) { return std::string(on ? "1" : "0"); }
+std::string flag(bool on) {
+  return std::string(on ? "1" : "0");
+}
 
 uint32_t u32(int64_t v, const char* what) {
-  if (v < 0 || v > 0xFFFFFFFFll) throw std::invalid_argument(fmt::format("normalize: {} = {} out of range", what, v));
+  if (v < 0 || v > 0xFFFFFFFFll)
+    throw std::invalid_argument(fmt::format("normalize: {} = {} out of range", what, v));
   return static_cast<uint32_t>(v);
 }
 
@@ -35,7 +41,8 @@ uint32_t u32(int64_t v, const char* what) {
 NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon) {
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= std::max<int64_t>(rank, 1)) throw std::invalid_argument("LayerNormalization: axis out of range");
+  if (axis < 0 || axis >= std::max<int64_t>(rank, 1))
+    throw std::invalid_argument("LayerNormalization: axis out of range");
   NormalizeSpec s;
   s.rows = element_count(Shape(shape.begin(), shape.begin() + axis));
   s.row_size = element_count(Shape(shape.begin() + axis, shape.end()));
@@ -56,11 +63,13 @@ NormalizeSpec instance_norm_spec(const Shape& shape, float epsilon) {
   return s;
 }
 
-NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_channel_affine, float epsilon) {
+NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_channel_affine,
+                              float epsilon) {
   if (shape.size() < 2) throw std::invalid_argument("GroupNormalization: input needs rank >= 2");
   const int64_t channels = shape[1];
   if (num_groups <= 0 || channels % num_groups != 0) {
-    throw std::invalid_argument(fmt::format("GroupNormalization: {} channels not divisible into {} groups", channels, num_groups));
+    throw std::invalid_argument(
+        fmt::format("GroupNormalization: {} channels not divisible into {} groups", channels, num_groups));
   }
   const int64_t spatial = element_count(Shape(shape.begin() + 2, shape.end()));
   NormalizeSpec s;
@@ -79,20 +88,67 @@ NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_c
   return s;
 }
 
+namespace {
+
+// Rows are normalized independently, so an input larger than one storage binding runs as slices of
+// whole rows, each a view of x and y. A slice stays within one period of the affine index
+// (r % row_mod), so that its scale and bias are a view too, starting at the slice's first index.
+void record_in_row_slices(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                          const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                          const NormalizeSpec& spec) {
+  const int64_t per_slice = window_capacity(kc.gpu, x.dtype()) / spec.row_size;
+  if (per_slice < 1) {
+    throw gpu::DeviceLimitError(
+        fmt::format("normalize: one row of {} elements exceeds the storage binding limit of {} bytes",
+                    spec.row_size, kc.gpu.limits().maxStorageBufferBindingSize));
+  }
+  const bool per_row_affine = spec.row_mul > 0 && spec.row_mod > 1;
+  const Tensor x_rows = x.reshape({spec.rows, spec.row_size}), y_rows = y.reshape({spec.rows, spec.row_size});
+  for (int64_t r0 = 0; r0 < spec.rows;) {
+    int64_t r1 = std::min(spec.rows, r0 + per_slice);
+    if (per_row_affine) r1 = std::min(r1, (r0 / spec.row_mod + 1) * spec.row_mod);
+    NormalizeSpec part = spec;
+    part.rows = r1 - r0;
+    part.row_mod = per_row_affine ? r1 - r0 : 1;
+    const int64_t first = per_row_affine ? (r0 % spec.row_mod) * spec.row_mul : 0;
+    const int64_t count = (part.row_mod - 1) * part.row_mul + part.k_mod;
+    const bool odd_half = x.dtype() == DType::f16 && (first % 2 != 0 || (r0 * spec.row_size) % 2 != 0);
+    if (odd_half) {
+      throw gpu::DeviceLimitError(
+          "normalize: a float16 input larger than one storage binding whose row slices "
+          "start at odd elements");
+    }
+    auto affine = [&](const Tensor& t) {
+      return t.defined() ? t.reshape({t.numel()}).slice_outer(first, first + count) : t;
+    };
+    record_normalize(kc, recorder, pool, x_rows.slice_outer(r0, r1), affine(scale), affine(bias),
+                     y_rows.slice_outer(r0, r1), part);
+    r0 = r1;
+  }
+}
+
+}  // namespace
+
 void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
                       const NormalizeSpec& spec) {
   if (x.numel() != spec.rows * spec.row_size || y.shape() != x.shape() || y.dtype() != x.dtype()) {
     throw std::invalid_argument(fmt::format("normalize: input {} / output {} do not match {} rows of {}",
-                                            shape_string(x.shape()), shape_string(y.shape()), spec.rows, spec.row_size));
+                                            shape_string(x.shape()), shape_string(y.shape()), spec.rows,
+                                            spec.row_size));
   }
   const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
   for (const Tensor* p : {&scale, &bias}) {
     if (p->defined() && p->numel() != affine_size) {
-      throw std::invalid_argument(fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel(), affine_size));
+      throw std::invalid_argument(
+          fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel(), affine_size));
     }
   }
   if (x.numel() == 0) return;
+  if (!fits_one_binding(kc.gpu, x) || !fits_one_binding(kc.gpu, y)) {
+    record_in_row_slices(kc, recorder, pool, x, scale, bias, y, spec);
+    return;
+  }
 
   NormUniforms u{};
   u.rows = u32(spec.rows, "rows");
@@ -114,7 +170,8 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     int b = first_binding;
     v["HAS_SCALE"] = flag(scale.defined());
     v["HAS_BIAS"] = flag(bias.defined());
-    v["SCALE_ACCESS"] = scale.defined() ? tensor_access_wgsl("scale", b, scale.dtype(), false) : std::string();
+    v["SCALE_ACCESS"] =
+        scale.defined() ? tensor_access_wgsl("scale", b, scale.dtype(), false) : std::string();
     if (scale.defined()) bindings.push_back(scale.binding(kc.gpu)), ++b;
     v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b, bias.dtype(), false) : std::string();
     if (bias.defined()) bindings.push_back(bias.binding(kc.gpu)), ++b;
@@ -135,10 +192,12 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                         {"ROW_THREADS", std::to_string(row_threads)}};
     std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
     affine_values(1, v, bindings);
-    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_rows_fused.wgsl", v), {}, "normalize rows");
-    recorder.dispatch(pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
-                      "normalize");
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("norm/norm_rows_fused.wgsl", v), {}, "normalize rows");
+    recorder.dispatch(
+        pipeline, bindings, &u, sizeof(u),
+        gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
+        "normalize");
     return;
   }
 
@@ -147,13 +206,14 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   recorder.retain(partials.storage());
   recorder.retain(stats.storage());
   {
-    const auto& pipeline =
-        kc.pipelines.get(render_shader("norm/norm_partial_stats.wgsl", {{"X_ACCESS", x_access}}), {}, "normalize stats");
+    const auto& pipeline = kc.pipelines.get(
+        render_shader("norm/norm_partial_stats.wgsl", {{"X_ACCESS", x_access}}), {}, "normalize stats");
     recorder.dispatch(pipeline, {x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups(spec.rows * u.chunks, kc.gpu.limits()), "normalize stats");
   }
   {
-    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_finalize.wgsl", {}), {}, "normalize finalize");
+    const auto& pipeline =
+        kc.pipelines.get(render_shader("norm/norm_finalize.wgsl", {}), {}, "normalize finalize");
     recorder.dispatch(pipeline, {partials.binding(kc.gpu), stats.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups((spec.rows + 63) / 64, kc.gpu.limits()), "normalize finalize");
   }
@@ -164,7 +224,8 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_apply.wgsl", v), {}, "normalize apply");
     const int64_t threads = (x.numel() + 3) / 4;
     recorder.dispatch(pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()), "normalize apply");
+                      gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()),
+                      "normalize apply");
   }
 }
 

@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
+#include "gpu/gpu_error.h"
+#include "kernels/common/binding_window.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/shader_template.h"
 
@@ -28,15 +31,24 @@ struct OpExpressions {
 
 OpExpressions expressions(ReduceOp op) {
   switch (op) {
-    case ReduceOp::Sum: return {"x", "a + b", "acc", "0.0"};
-    case ReduceOp::Mean: return {"x", "a + b", "acc / n", "0.0"};
-    case ReduceOp::Max: return {"x", "max(a, b)", "acc", "-0x1.fffffep+127"};
-    case ReduceOp::Min: return {"x", "min(a, b)", "acc", "0x1.fffffep+127"};
-    case ReduceOp::Prod: return {"x", "a * b", "acc", "1.0"};
-    case ReduceOp::L1: return {"abs(x)", "a + b", "acc", "0.0"};
-    case ReduceOp::L2: return {"x * x", "a + b", "sqrt(acc)", "0.0"};
-    case ReduceOp::SumSquare: return {"x * x", "a + b", "acc", "0.0"};
-    case ReduceOp::LogSumExp: break;
+    case ReduceOp::Sum:
+      return {"x", "a + b", "acc", "0.0"};
+    case ReduceOp::Mean:
+      return {"x", "a + b", "acc / n", "0.0"};
+    case ReduceOp::Max:
+      return {"x", "max(a, b)", "acc", "-0x1.fffffep+127"};
+    case ReduceOp::Min:
+      return {"x", "min(a, b)", "acc", "0x1.fffffep+127"};
+    case ReduceOp::Prod:
+      return {"x", "a * b", "acc", "1.0"};
+    case ReduceOp::L1:
+      return {"abs(x)", "a + b", "acc", "0.0"};
+    case ReduceOp::L2:
+      return {"x * x", "a + b", "sqrt(acc)", "0.0"};
+    case ReduceOp::SumSquare:
+      return {"x * x", "a + b", "acc", "0.0"};
+    case ReduceOp::LogSumExp:
+      break;
   }
   throw std::invalid_argument("ReduceLogSumExp is not supported by the GPU reduce kernel");
 }
@@ -60,8 +72,43 @@ Shape reduced_shape(const Shape& shape, const std::vector<int64_t>& axes, bool k
   return out;
 }
 
-void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, ReduceOp op,
-                   const Tensor& x, const std::vector<int64_t>& axes, const Tensor& y) {
+namespace {
+
+// An input larger than one storage binding: the dims before the first reduced axis are kept, so the
+// input and output split into independent slices of them (views). A reduction over the leading dim
+// itself would need partial results combined across slices: refused.
+void record_in_leading_slices(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                              ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes,
+                              const Tensor& y) {
+  const Shape& shape = x.shape();
+  const int64_t first = axes.empty() ? static_cast<int64_t>(shape.size()) : axes.front();
+  int64_t leading = 1;
+  for (int64_t d = 0; d < first; ++d) leading *= shape[d];
+  const int64_t row = x.numel() / std::max<int64_t>(leading, 1),
+                out_row = y.numel() / std::max<int64_t>(leading, 1);
+  int64_t per_slice = window_capacity(kc.gpu, x.dtype()) / std::max<int64_t>(row, 1);
+  if (x.dtype() == DType::f16 && (row % 2 != 0 || out_row % 2 != 0)) per_slice &= ~int64_t{1};
+  if (leading == 1 || per_slice < 1) {
+    throw gpu::DeviceLimitError(
+        fmt::format("reduce: {} of {} bytes exceeds the storage binding limit of {} bytes, and no "
+                    "leading kept dims split it into slices that fit",
+                    shape_string(shape), x.device_bytes(), kc.gpu.limits().maxStorageBufferBindingSize));
+  }
+  Shape slice_shape(shape.begin() + first, shape.end());
+  slice_shape.insert(slice_shape.begin(), leading);
+  std::vector<int64_t> slice_axes;
+  for (int64_t a : axes) slice_axes.push_back(a - first + 1);
+  const Tensor xs = x.reshape(slice_shape), ys = y.reshape({leading, out_row});
+  for (int64_t r0 = 0; r0 < leading; r0 += per_slice) {
+    const int64_t r1 = std::min(leading, r0 + per_slice);
+    record_reduce(kc, recorder, pool, op, xs.slice_outer(r0, r1), slice_axes, ys.slice_outer(r0, r1));
+  }
+}
+
+}  // namespace
+
+void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                   ReduceOp op, const Tensor& x, const std::vector<int64_t>& axes, const Tensor& y) {
   const OpExpressions e = expressions(op);
   const Shape& shape = x.shape();
   for (size_t i = 0; i < axes.size(); ++i) {
@@ -74,6 +121,10 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
                                             shape_string(y.shape()), shape_string(shape)));
   }
   if (y.numel() == 0) return;
+  if (!fits_one_binding(kc.gpu, x)) {
+    record_in_leading_slices(kc, recorder, pool, op, x, axes, y);
+    return;
+  }
   double total_reduced = 1;
   for (int64_t a : axes) total_reduced *= static_cast<double>(shape[a]);
 
@@ -114,10 +165,23 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
       const bool partial_input = p > 0 || step > 0;
       ReduceUniforms u{};
       if (step == 0) {
-        u = {static_cast<uint32_t>(pass.outer), static_cast<uint32_t>(pass.reduce), static_cast<uint32_t>(pass.inner),
-             static_cast<uint32_t>(kChunk), static_cast<uint32_t>(chunks), 0, 0, 0};
+        u = {static_cast<uint32_t>(pass.outer),
+             static_cast<uint32_t>(pass.reduce),
+             static_cast<uint32_t>(pass.inner),
+             static_cast<uint32_t>(kChunk),
+             static_cast<uint32_t>(chunks),
+             0,
+             0,
+             0};
       } else {  // combine [outer, chunks] partials
-        u = {static_cast<uint32_t>(pass.outer), static_cast<uint32_t>(chunks), 1, static_cast<uint32_t>(kChunk), 1, 0, 0, 0};
+        u = {static_cast<uint32_t>(pass.outer),
+             static_cast<uint32_t>(chunks),
+             1,
+             static_cast<uint32_t>(kChunk),
+             1,
+             0,
+             0,
+             0};
       }
       u.final_count = static_cast<float>(total_reduced);
       const int64_t outputs = step == 0 && chunks > 1 ? pass.outer * chunks : pass.outer * pass.inner;
@@ -138,7 +202,8 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
           {"INNER_ONE", row_mode ? "1" : "0"},
       };
       const auto& pipeline = kc.pipelines.get(render_shader("reduce/reduce.wgsl", v), {}, "reduce");
-      const int64_t groups = row_mode ? static_cast<int64_t>(u.outer) * u.chunks : (outputs + kThreads - 1) / kThreads;
+      const int64_t groups =
+          row_mode ? static_cast<int64_t>(u.outer) * u.chunks : (outputs + kThreads - 1) / kThreads;
       recorder.dispatch(pipeline, {source.binding(kc.gpu), target.binding(kc.gpu)}, &u, sizeof(u),
                         gpu::split_workgroups(groups, kc.gpu.limits()), "reduce");
       source = target;
