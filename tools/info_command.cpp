@@ -46,8 +46,8 @@ void print_info(const std::string& adapter_choice, bool list) {
 
 std::string default_adapter_line() {
   try {
-    gpu::Context context(gpu::ContextOptions{});
-    const auto& d = context.adapter_description();
+    const auto device = Device::open();
+    const auto& d = device->adapter();
     return fmt::format("{} ({}, driver {})", d.name, d.backend, d.driver);
   } catch (const std::exception& e) {
     return fmt::format("none ({})", e.what());

@@ -1,9 +1,11 @@
 #include "graph/node_cost.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <string_view>
 
+#include "graph/einsum_equation.h"
 #include "graph/fuse_activations.h"
 #include "tensor/dtype.h"
 
@@ -58,7 +60,8 @@ bool listed(std::string_view names, std::string_view op) {
 double elementwise_flops_per_element(std::string_view op) {
   constexpr std::string_view kTranscendental =
       " Exp Log Tanh Sigmoid Erf Gelu GeluTanh Sin Cos Atan Pow Sqrt Softplus Softsign Elu Selu "
-      "Mish HardSwish HardSigmoid Reciprocal sigmoid tanh ";
+      "Mish HardSwish HardSigmoid Reciprocal sigmoid tanh Tan Asin Acos Sinh Cosh Asinh Acosh Atanh "
+      "Celu ";
   return listed(kTranscendental, op) ? 4.0 : 1.0;
 }
 
@@ -67,7 +70,8 @@ bool is_elementwise(std::string_view op) {
       " Abs Add And Atan Ceil Clip Cos Div Elu Equal Erf Exp Floor Gelu GeluTanh Greater "
       "GreaterOrEqual HardSigmoid HardSwish IsInf IsNaN LeakyRelu Less LessOrEqual Log Max Mean "
       "Min Mod ModTruncated Mul Neg Not Or PRelu Pow Reciprocal Relu Round Selu Sigmoid Sign Sin "
-      "Softplus Softsign Sqrt Sub Sum Tanh ThresholdedRelu Where Xor Mish ";
+      "Softplus Softsign Sqrt Sub Sum Tanh ThresholdedRelu Where Xor Mish Tan Asin Acos Sinh Cosh "
+      "Asinh Acosh Atanh Celu Shrink BitwiseAnd BitwiseOr BitwiseXor BitwiseNot BitShift ";
   return listed(kElementwise, op);
 }
 
@@ -77,8 +81,29 @@ bool is_layout(std::string_view op) {
       " Cast Concat ConstantOfShape DepthToSpace Expand Flatten Identity Pad Range Reshape "
       "ScatterND ScatterElements Shape Size Split SpaceToDepth Squeeze Tile Transpose Unsqueeze "
       "Trilu ConcatFromSequence SplitToSequence SequenceAt SequenceConstruct SequenceInsert "
-      "SequenceErase SequenceLength SequenceEmpty Optional OptionalGetElement OptionalHasElement ";
+      "SequenceErase SequenceLength SequenceEmpty Optional OptionalGetElement OptionalHasElement "
+      "CastLike EyeLike Dropout Scatter OneHot HannWindow HammingWindow BlackmanWindow ";
   return listed(kLayout, op);
+}
+
+// Einsum: the product of the sizes of every distinct label (each combination is one multiply-add).
+double einsum_products(const Node& node, const Types& in) {
+  std::vector<int64_t> ranks;
+  for (const auto& t : in) ranks.push_back(t ? static_cast<int64_t>(t->shape.size()) : 0);
+  EinsumEquation equation;
+  try {
+    equation = parse_einsum(node.attribute_string("equation", ""), ranks);
+  } catch (const std::exception&) {
+    return 0;  // the op reports a bad equation itself
+  }
+  std::map<char, int64_t> sizes;
+  for (size_t i = 0; i < equation.inputs.size() && i < in.size(); ++i) {
+    for (size_t d = 0; d < equation.inputs[i].size(); ++d)
+      sizes[equation.inputs[i][d]] = std::max<int64_t>(1, dim(in[i], d));
+  }
+  double products = 1;
+  for (const auto& [label, size] : sizes) products *= static_cast<double>(size);
+  return products;
 }
 
 // What a fused activation adds to a Conv's epilogue.
@@ -196,11 +221,16 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
       arity = std::max<double>(1, static_cast<double>(in.size()) - 1);
     if (op == "Clip") arity = 2;
     cost.flops = y_numel * arity * elementwise_flops_per_element(op);
-  } else if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin") {
+  } else if (op == "Einsum") {
+    // Every combination of the equation's labels is one multiply-add.
+    cost.flops = 2.0 * einsum_products(node, in);
+  } else if (op.rfind("Reduce", 0) == 0 || op == "ArgMax" || op == "ArgMin" || op == "Hardmax" ||
+             op == "NegativeLogLikelihoodLoss" || op == "SoftmaxCrossEntropyLoss") {
     const bool squares = op == "ReduceSumSquare" || op == "ReduceL2" || op == "ReduceLogSumExp";
     cost.flops = x_numel * (squares ? 2.0 : 1.0);
   } else if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
-             op == "RMSNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization") {
+             op == "RMSNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization" ||
+             op == "LRN") {
     cost.flops = 5.0 * x_numel;
   } else if (op == "BatchNormalization") {
     cost.flops = 2.0 * x_numel;  // inference: one scale and one shift per element
