@@ -16,6 +16,7 @@ const std::vector<OpEntry>& all_ops() {
     register_spectral_ops(list);
     register_control_flow_ops(list);
     register_sequence_ops(list);
+    register_attention_ops(list);
     return list;
   }();
   return ops;

@@ -38,5 +38,6 @@ void register_rnn_ops(std::vector<OpEntry>& ops);
 void register_spectral_ops(std::vector<OpEntry>& ops);
 void register_control_flow_ops(std::vector<OpEntry>& ops);
 void register_sequence_ops(std::vector<OpEntry>& ops);
+void register_attention_ops(std::vector<OpEntry>& ops);  // onda-internal fused nodes
 
 }  // namespace onda::ops
