@@ -109,7 +109,10 @@ BuiltCase build(const FuseCase& c, double scale, const std::vector<float>& q, co
       input("q", {n, h, c.lq, c.d}, q);
       input("k", {n, h, c.lk, c.d}, k);
       input("v", {n, h, c.lk, c.dv}, v);
-      add_float_initializer(g, "c", {}, {static_cast<float>(scale)});
+      // The scale as BS-RoFormer computes it: Pow(head_dim, -0.5) (constant folding leaves Pow).
+      add_float_initializer(g, "c_base", {}, {static_cast<float>(1 / (scale * scale))});
+      add_float_initializer(g, "c_exponent", {}, {-0.5f});
+      add_node(g, "Pow", {"c_base", "c_exponent"}, {"c"});
       add_ints_attribute(add_node(g, "Transpose", {"k"}, {"kt"}), "perm", {0, 1, 3, 2});
       add_node(g, "MatMul", {"q", "kt"}, {"scores"});
       add_node(g, "Mul", {"scores", "c"}, {"scaled"});
@@ -182,7 +185,7 @@ std::vector<float> run(const BuiltCase& built) {
 TEST(FuseAttention, EveryExportedFormMatchesUnfusedAndFloat64) {
   Random rng(test_seed());
   const FuseCase cases[] = {
-      {"scores * c, K by Transpose [0,1,3,2]", Form::scale_scores_mul, 6, 19, 45, 64, 64, false},
+      {"scores * pow(b, -0.5), K by Transpose", Form::scale_scores_mul, 6, 19, 45, 64, 64, false},
       {"scores / c, K^T given", Form::scale_scores_div, 3, 40, 70, 16, 24, false},
       {"q / c, torch MultiheadAttention layout", Form::scale_q_torch_mha, 4, 33, 33, 64, 64, false},
       {"c * k, Softmax axis 2", Form::scale_k_mul, 2, 1, 50, 32, 32, false},

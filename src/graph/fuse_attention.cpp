@@ -1,5 +1,6 @@
 #include "graph/fuse_attention.h"
 
+#include <cmath>
 #include <map>
 #include <optional>
 #include <string>
@@ -56,6 +57,30 @@ class AttentionMatcher {
     return reader_.at(value);
   }
 
+  // The value of a float scalar initializer, or of Pow(scalar, scalar) of two such read only by
+  // node `reader` (BS-RoFormer's scale is head_dim ** -0.5 computed in the graph; constant folding
+  // leaves Pow to the GPU); `pow_node` is then that Pow, absorbed with its reader.
+  std::optional<double> scalar_constant(const std::string& value, size_t reader,
+                                        std::optional<size_t>& pow_node) const {
+    auto scalar = [&](const std::string& name) -> std::optional<double> {
+      const HostTensor* constant = graph_.find_initializer(name);
+      if (!constant || constant->numel() != 1 || !is_float(constant->dtype())) return std::nullopt;
+      return constant->to_double()[0];
+    };
+    if (auto direct = scalar(value)) return direct;
+    auto p = private_producer(value, reader);
+    if (!p || !is_op(graph_.nodes[*p], "Pow") || graph_.nodes[*p].inputs.size() != 2) return std::nullopt;
+    const auto base = scalar(graph_.nodes[*p].inputs[0]), exponent = scalar(graph_.nodes[*p].inputs[1]);
+    const auto shape = static_shape(graph_, value);
+    if (!base || !exponent || !shape) return std::nullopt;
+    for (int64_t d : *shape)
+      if (d != 1) return std::nullopt;
+    const double result = std::pow(*base, *exponent);
+    if (!std::isfinite(result)) return std::nullopt;
+    pow_node = *p;
+    return result;
+  }
+
   // Strips Mul/Div by scalar initializers in front of `value` (read by `reader`), folding them into
   // `scale` and recording them in `absorbed`; returns the value before them.
   std::string strip_scales(std::string value, size_t reader, double& scale,
@@ -70,10 +95,9 @@ class AttentionMatcher {
       // Mul: either operand may be the constant; Div: only the divisor.
       std::optional<double> factor;
       std::string other;
+      std::optional<size_t> pow_node;
       for (size_t c = divide ? 1 : 0; c < 2 && !factor; ++c) {
-        const HostTensor* constant = graph_.find_initializer(node.inputs[c]);
-        if (!constant || constant->numel() != 1 || !is_float(constant->dtype())) continue;
-        factor = constant->to_double()[0];
+        factor = scalar_constant(node.inputs[c], *p, pow_node);
         other = node.inputs[1 - c];
       }
       if (!factor || (divide && *factor == 0) || graph_.is_initializer(other)) return value;
@@ -81,7 +105,8 @@ class AttentionMatcher {
       if (static_shape(graph_, other) != static_shape(graph_, value) || !static_shape(graph_, value))
         return value;
       scale *= divide ? 1.0 / *factor : *factor;
-      absorbed.push_back(*p);
+      if (pow_node) absorbed.push_back(*pow_node);
+      absorbed.push_back(*p);  // last: the chain's reader of `other`
       reader = *p;
       value = other;
     }
