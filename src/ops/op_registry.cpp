@@ -25,6 +25,7 @@ const std::vector<OpEntry>& all_ops() {
     register_global_pool_ops(list);
     register_generator_ops(list);
     register_local_norm_ops(list);
+    register_attention_ops(list);
     return list;
   }();
   return ops;

@@ -40,6 +40,7 @@
 #include "gpu/run_guards.h"
 #include "gpu/transfer.h"
 #include "graph/fuse_activations.h"
+#include "graph/fuse_attention.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
@@ -417,6 +418,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     simplify_graph(simplified, shapes);
     fuse_conv_activations(simplified);
     fuse_group_norms(simplified);
+    fuse_attention(simplified);
     plan = runtime::make_walk_plan(std::move(simplified));
     plan_shapes = shapes;
     node_states.clear();

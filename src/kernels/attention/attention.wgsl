@@ -1,0 +1,145 @@
+// Fused attention out = softmax(scale * Q K^T) V (attention.h), flash style: a workgroup takes BR
+// query rows of one (batch, head), one invocation per row with its query (pre-scaled) and its
+// output accumulator in registers as vec4s (the template's #for indexes them by constants only, so a
+// GPU compiler keeps them out of local memory). The keys and values stream through workgroup memory
+// in tiles of BC; each invocation keeps the online softmax of its row (Milakov & Gimelshein 2018):
+// the running max m and sum l, the accumulator rescaled by exp(m_old - m_new) only when the max
+// grows (rare after the first keys), so the [Lq, Lk] scores are never stored.
+//   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: k is K^T [B, D, Lk].
+{{Q_ACCESS}}
+{{K_ACCESS}}
+{{V_ACCESS}}
+{{O_ACCESS}}
+
+struct AttentionParams {
+  batch: u32,
+  lq: u32,
+  lk: u32,
+  scale: f32,
+  q_offset: u32,
+  k_offset: u32,
+  v_offset: u32,
+  o_offset: u32,
+}
+@group(0) @binding(4) var<uniform> params: AttentionParams;
+
+const D: u32 = {{D}}u;
+const DV: u32 = {{DV}}u;
+const D4: u32 = {{D4}}u;
+const DV4: u32 = {{DV4}}u;
+const BR: u32 = {{BR}}u;
+const BC: u32 = {{BC}}u;
+
+var<workgroup> k_tile: array<vec4<f32>, {{K_TILE}}>;  // BC * D4
+var<workgroup> v_tile: array<vec4<f32>, {{V_TILE}}>;  // BC * DV4
+
+// Element d of key j (j < lk) of batch row b.
+fn key(b: u32, j: u32, d: u32) -> f32 {
+  if (d >= D) { return 0.0; }
+#if K_TRANSPOSED
+  return load_k(params.k_offset + (b * D + d) * params.lk + j);
+#else
+  return load_k(params.k_offset + (b * params.lk + j) * D + d);
+#endif
+}
+
+fn value(b: u32, j: u32, d: u32) -> f32 {
+  if (d >= DV) { return 0.0; }
+  return load_v(params.v_offset + (b * params.lk + j) * DV + d);
+}
+
+@compute @workgroup_size({{BR}})
+fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
+        @builtin(local_invocation_index) lid: u32) {
+  let row_blocks = (params.lq + BR - 1u) / BR;
+  let group = wg.y * nwg.x + wg.x;
+  if (group >= params.batch * row_blocks) { return; }  // uniform per workgroup
+  let b = group / row_blocks;
+  let row = (group % row_blocks) * BR + lid;
+  let in_range = row < params.lq;
+  // Rows past lq still load their share of each tile.
+  let q_base = params.q_offset + (b * params.lq + min(row, params.lq - 1u)) * D;
+
+  var q: array<vec4<f32>, {{D4}}>;
+  var acc: array<vec4<f32>, {{DV4}}>;
+#for c D4
+  q[{{c}}] = params.scale * vec4<f32>(
+      select(0.0, load_q(q_base + min(4u * {{c}}u + 0u, D - 1u)), 4u * {{c}}u + 0u < D),
+      select(0.0, load_q(q_base + min(4u * {{c}}u + 1u, D - 1u)), 4u * {{c}}u + 1u < D),
+      select(0.0, load_q(q_base + min(4u * {{c}}u + 2u, D - 1u)), 4u * {{c}}u + 2u < D),
+      select(0.0, load_q(q_base + min(4u * {{c}}u + 3u, D - 1u)), 4u * {{c}}u + 3u < D));
+#endfor
+#for c DV4
+  acc[{{c}}] = vec4<f32>(0.0);
+#endfor
+  var m = -0x1.fffffep+127;  // running max of the row's scores
+  var l = 0.0;               // running sum of exp(score - m)
+
+  for (var j0 = 0u; j0 < params.lk; j0 = j0 + BC) {
+    let n = min(BC, params.lk - j0);
+    workgroupBarrier();  // the previous tile is consumed
+#if K_TRANSPOSED
+    // Consecutive invocations take consecutive keys: K^T rows are contiguous along the keys.
+    for (var e = lid; e < BC * D4; e = e + BR) {
+      let j = e % BC;
+      let d = (e / BC) * 4u;
+      var slot = vec4<f32>(0.0);
+      if (j < n) {
+        slot = vec4<f32>(key(b, j0 + j, d), key(b, j0 + j, d + 1u), key(b, j0 + j, d + 2u), key(b, j0 + j, d + 3u));
+      }
+      k_tile[j * D4 + d / 4u] = slot;
+    }
+#else
+    for (var e = lid; e < BC * D4; e = e + BR) {
+      let j = e / D4;
+      let d = (e % D4) * 4u;
+      var slot = vec4<f32>(0.0);
+      if (j < n) {
+        slot = vec4<f32>(key(b, j0 + j, d), key(b, j0 + j, d + 1u), key(b, j0 + j, d + 2u), key(b, j0 + j, d + 3u));
+      }
+      k_tile[e] = slot;
+    }
+#endif
+    for (var e = lid; e < BC * DV4; e = e + BR) {
+      let j = e / DV4;
+      let d = (e % DV4) * 4u;
+      var slot = vec4<f32>(0.0);
+      if (j < n) {
+        slot = vec4<f32>(value(b, j0 + j, d), value(b, j0 + j, d + 1u), value(b, j0 + j, d + 2u),
+                         value(b, j0 + j, d + 3u));
+      }
+      v_tile[e] = slot;
+    }
+    workgroupBarrier();
+    if (in_range) {
+      for (var j = 0u; j < n; j = j + 1u) {
+        var s = 0.0;
+#for c D4
+        s = s + dot(q[{{c}}], k_tile[j * D4 + {{c}}u]);
+#endfor
+        if (s > m) {
+          let correction = exp(m - s);
+          l = l * correction;
+#for c DV4
+          acc[{{c}}] = acc[{{c}}] * correction;
+#endfor
+          m = s;
+        }
+        let p = exp(s - m);
+        l = l + p;
+#for c DV4
+        acc[{{c}}] = acc[{{c}}] + p * v_tile[j * DV4 + {{c}}u];
+#endfor
+      }
+    }
+  }
+  if (!in_range) { return; }
+  let inv = 1.0 / l;
+  let o_base = params.o_offset + (b * params.lq + row) * DV;
+#for c DV4
+  if (4u * {{c}}u + 0u < DV) { store_o(o_base + 4u * {{c}}u + 0u, acc[{{c}}].x * inv); }
+  if (4u * {{c}}u + 1u < DV) { store_o(o_base + 4u * {{c}}u + 1u, acc[{{c}}].y * inv); }
+  if (4u * {{c}}u + 2u < DV) { store_o(o_base + 4u * {{c}}u + 2u, acc[{{c}}].z * inv); }
+  if (4u * {{c}}u + 3u < DV) { store_o(o_base + 4u * {{c}}u + 3u, acc[{{c}}].w * inv); }
+#endfor
+}

@@ -1,0 +1,129 @@
+// The fused attention kernel (kernels/attention) against float64 softmax(scale * Q K^T) V over
+// random shapes: one query row, key counts off the tile size, odd and large head dims, K given
+// transposed, float16, and a batch split over storage bindings.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "kernels/attention/attention.h"
+
+namespace onda::test {
+namespace {
+
+struct AttentionCase {
+  int64_t batch, lq, lk, d, dv;
+  bool k_transposed;
+  DType dtype;
+};
+
+// out[b, i, :] = sum_j softmax_j(scale * q[b, i, :] . k[b, j, :]) v[b, j, :] in float64; k is
+// read as [B, Lk, D], or as K^T [B, D, Lk].
+std::vector<double> reference(const AttentionCase& c, float scale, const std::vector<float>& q,
+                              const std::vector<float>& k, const std::vector<float>& v) {
+  std::vector<double> out(static_cast<size_t>(c.batch * c.lq * c.dv));
+  std::vector<double> s(static_cast<size_t>(c.lk));
+  for (int64_t b = 0; b < c.batch; ++b) {
+    for (int64_t i = 0; i < c.lq; ++i) {
+      double m = -INFINITY;
+      for (int64_t j = 0; j < c.lk; ++j) {
+        double dot = 0;
+        for (int64_t d = 0; d < c.d; ++d) {
+          const int64_t ki = c.k_transposed ? (b * c.d + d) * c.lk + j : (b * c.lk + j) * c.d + d;
+          dot += double(q[(b * c.lq + i) * c.d + d]) * k[ki];
+        }
+        s[j] = scale * dot;
+        m = std::max(m, s[j]);
+      }
+      double sum = 0;
+      for (int64_t j = 0; j < c.lk; ++j) sum += s[j] = std::exp(s[j] - m);
+      for (int64_t e = 0; e < c.dv; ++e) {
+        double acc = 0;
+        for (int64_t j = 0; j < c.lk; ++j) acc += s[j] * v[(b * c.lk + j) * c.dv + e];
+        out[(b * c.lq + i) * c.dv + e] = acc / sum;
+      }
+    }
+  }
+  return out;
+}
+
+double run_case(const AttentionCase& c, Random& rng) {
+  const Shape q_shape{c.batch, c.lq, c.d}, v_shape{c.batch, c.lk, c.dv}, out_shape{c.batch, c.lq, c.dv};
+  const Shape k_shape = c.k_transposed ? Shape{c.batch, c.d, c.lk} : Shape{c.batch, c.lk, c.d};
+  const auto q = round_to_dtype(rng.normal(element_count(q_shape)), c.dtype);
+  const auto k = round_to_dtype(rng.normal(element_count(k_shape)), c.dtype);
+  const auto v = round_to_dtype(rng.normal(element_count(v_shape)), c.dtype);
+  // Scores of a few units: the softmax is neither flat nor one-hot.
+  const float scale = static_cast<float>(1.5 / std::sqrt(static_cast<double>(c.d)));
+  Tensor tq = upload_floats(q, c.dtype, q_shape), tk = upload_floats(k, c.dtype, k_shape),
+         tv = upload_floats(v, c.dtype, v_shape), out = poisoned(c.dtype, out_shape);
+  gpu::CommandRecorder recorder(gpu().context);
+  kernels::AttentionOptions options;
+  options.scale = scale;
+  options.k_transposed = c.k_transposed;
+  kernels::record_attention({gpu().context, gpu().pipelines}, recorder, tq, tk, tv, options, out);
+  recorder.submit_and_wait();
+  const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s: rel L2 %.2e\n", static_cast<long long>(c.batch),
+              static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d),
+              static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
+              std::string(dtype_name(c.dtype)).c_str(), e);
+  return e;
+}
+
+TEST(Attention, MatchesFloat64OverShapes) {
+  Random rng(test_seed());
+  const AttentionCase cases[] = {
+      {1, 1, 1, 1, 1, false, DType::f32},        {2, 1, 37, 64, 64, false, DType::f32},  // one query row
+      {3, 70, 33, 64, 64, false, DType::f32},    {3, 70, 33, 64, 64, true, DType::f32},  // Lk off the tile
+      {4, 17, 100, 16, 16, true, DType::f32},    {2, 5, 64, 13, 7, false, DType::f32},   // odd head dims
+      {1, 130, 65, 128, 128, false, DType::f32}, {6, 64, 32, 64, 64, false, DType::f32},
+      {2, 31, 45, 64, 64, true, DType::f16},     {1, 3, 300, 20, 24, false, DType::f16}};
+  for (const AttentionCase& c : cases) {
+    const double e = run_case(c, rng);
+    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
+  }
+  // Random shapes over the head dims compiled above (each new head dim is a pipeline to compile,
+  // seconds on lavapipe).
+  for (int trial = 0; trial < 4; ++trial) {
+    const int64_t d = trial % 2 ? 64 : 16;
+    const AttentionCase c{rng.integer(1, 5), rng.integer(1, 150), rng.integer(1, 150), d, d,
+                          trial >= 2,        DType::f32};
+    EXPECT_LE(run_case(c, rng), 2e-6) << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d;
+  }
+}
+
+// K and V larger than one storage binding: the batch is split into slices, each its own dispatch.
+TEST(Attention, SplitsTheBatchOverStorageBindings) {
+  const uint64_t limit = gpu().context.limits().maxStorageBufferBindingSize;
+  const int64_t lk = 64, d = 16;
+  const uint64_t per_batch = static_cast<uint64_t>(lk * d) * 4;
+  if (limit > (uint64_t{256} << 20))
+    GTEST_SKIP() << "binding limit " << limit << " bytes: too large a test here";
+  Random rng(test_seed());
+  const AttentionCase c{static_cast<int64_t>(limit / per_batch) + 3, 1, lk, d, d, false, DType::f32};
+  EXPECT_LE(run_case(c, rng), 2e-6);
+}
+
+TEST(Attention, RejectsBadShapes) {
+  gpu::CommandRecorder recorder(gpu().context);
+  const kernels::KernelContext kc{gpu().context, gpu().pipelines};
+  Tensor q = poisoned(DType::f32, {2, 3, 8}), k = poisoned(DType::f32, {2, 5, 8}),
+         v = poisoned(DType::f32, {2, 5, 4});
+  Tensor out = poisoned(DType::f32, {2, 3, 4}), wrong = poisoned(DType::f32, {2, 3, 8});
+  EXPECT_THROW(kernels::record_attention(kc, recorder, q, k, v, {}, wrong), std::invalid_argument);
+  kernels::AttentionOptions transposed;
+  transposed.k_transposed = true;
+  EXPECT_THROW(kernels::record_attention(kc, recorder, q, k, v, transposed, out), std::invalid_argument);
+  Tensor big_q = poisoned(DType::f32, {1, 1, 300}), big_k = poisoned(DType::f32, {1, 2, 300});
+  EXPECT_THROW(kernels::record_attention(kc, recorder, big_q, big_k, poisoned(DType::f32, {1, 2, 4}), {},
+                                         poisoned(DType::f32, {1, 1, 4})),
+               std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace onda::test
