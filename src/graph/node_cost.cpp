@@ -221,6 +221,14 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
       arity = std::max<double>(1, static_cast<double>(in.size()) - 1);
     if (op == "Clip") arity = 2;
     cost.flops = y_numel * arity * elementwise_flops_per_element(op);
+  } else if (op == "Attention") {
+    // onda's fused attention (graph/fuse_attention.h): Q [.., Lq, D], K [.., Lk, D] (or K^T), V [.., Lk, Dv]:
+    // the two products, 2·Lq·Lk·(D + Dv) per batch row; the softmax's few per score.
+    const double keys = static_cast<double>(dim(at(in, 2), -2));
+    const double d = static_cast<double>(dim(at(in, 0), -1));
+    const double rows = numel(at(in, 0)) / std::max(1.0, d);
+    const double dv = static_cast<double>(dim(at(in, 2), -1));
+    cost.flops = rows * keys * (2.0 * (d + dv) + 5.0);
   } else if (op == "Einsum") {
     // Every combination of the equation's labels is one multiply-add.
     cost.flops = 2.0 * einsum_products(node, in);

@@ -226,7 +226,12 @@ std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& wha
   if (!unsupported.empty()) {
     throw ModelError(fmt::format("{}: {}", what, describe_unsupported_ops(unsupported)));
   }
-  if (!device) device = Device::open(DeviceOptions{options.adapter, options.max_storage_binding_bytes});
+  if (!device) {
+    DeviceOptions device_options;
+    device_options.adapter = options.adapter;
+    device_options.max_storage_binding_bytes = options.max_storage_binding_bytes;
+    device = Device::open(device_options);
+  }
   DeviceLock lock(device->impl().mutex);
   auto impl = std::make_unique<Impl>(std::move(graph), options, device);
   for (const auto& name : impl->graph.inputs) {
