@@ -203,6 +203,11 @@ TEST(RnnPlan, ForcedChoicesThatCannotRunSayWhy) {
   RnnOptions cooperative;
   cooperative.step_mode = StepMode::cooperative;
   expect_error(kScnetH256Time, cooperative, false, "no tiling's grid");
+  // A malformed cooperative tiling is refused on a GPU too, where the automatic rule would otherwise
+  // have taken the resident kernel for this small R (an H100 ran the resident kernel instead).
+  RnnOptions malformed;
+  malformed.cooperative_tiling = CooperativeTiling{0, 1, 1, 1};
+  expect_error(kMpsenetFreq, malformed, true, "cooperative tiling JT=0");
   RnnOptions persistent;
   persistent.step_kernel = StepKernel::vec4;
   persistent.vec4_tiling = Vec4StepTiling{16, 16, 8, 2, 16, 1, true, false, true};

@@ -227,7 +227,9 @@ fn acosh_f32(x: f32) -> f32 {
   return log1p_f32(t + sqrt(t * (x + 1.0)));
 }
 
-// atanh(x) = log1p(2x / (1 - x)) / 2.
+// atanh(x) = sign(x) log1p(2|x| / (1 - |x|)) / 2: odd, so the log1p argument stays >= 0 (for x near -1
+// it would sit near -1, where the quotient's rounding is amplified by 1 / (1 + u)).
 fn atanh_f32(x: f32) -> f32 {
-  return 0.5 * log1p_f32(2.0 * x / (1.0 - x));
+  let z = abs(x);
+  return sign(x) * 0.5 * log1p_f32(2.0 * z / (1.0 - z));
 }

@@ -82,10 +82,15 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
                     tiling->slice_vectors, d.hidden));
   }
   const int64_t row_blocks = (d.batch + tiling->rows - 1) / tiling->rows;
+  // A tiling asked for another one-dispatch kernel is that kernel's request: it runs (or is refused
+  // with its reason) instead of the resident kernel the automatic rule would pick on a GPU.
+  const bool other_asked =
+      asked_tiling(in, in.options.cooperative_tiling, in.tuning.cooperative, in.tuning.cooperative_off).tiling ||
+      asked_tiling(in, in.options.row_tiling, in.tuning.rows, in.tuning.rows_off).tiling;
   const bool chosen =
       eligible && fits &&
-      (forced || (in.automatic() && !disabled && dev.gpu && in.weight_bytes() <= kResidentMaxWeightBytes &&
-                  row_blocks * d.dirs <= kResidentMaxWorkgroups));
+      (forced || (in.automatic() && !disabled && !other_asked && dev.gpu &&
+                  in.weight_bytes() <= kResidentMaxWeightBytes && row_blocks * d.dirs <= kResidentMaxWorkgroups));
   if (chosen) {
     plan.resident = *tiling;
     plan.subgroup_reduce = subgroup_reduce;
