@@ -32,6 +32,7 @@ struct RunArguments {
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
   uint64_t max_binding_bytes = 0;
+  std::vector<std::string> tuning;  // "family.field=value" (SessionOptions::tuning)
   std::string test_data;            // an ONNX test data set folder
   double rtol = 1e-3, atol = 1e-7;  // ONNX's backend test defaults
 };
@@ -133,6 +134,7 @@ void run(const RunArguments& a) {
   options.profile = a.profile;
   options.first_submit_dispatches = a.first_submit;
   options.max_storage_binding_bytes = a.max_binding_bytes;
+  options.tuning = a.tuning;
   auto session = Session::open(a.model, options);
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
@@ -307,6 +309,8 @@ void add_run_command(CLI::App& app) {
       ->add_option("--first-submit", a->first_submit,
                    "Dispatches in the first of a run's growing submits (0: one submit per run)")
       ->capture_default_str();
+  command->add_option("--tuning", a->tuning,
+                      "A kernel tuning override, family.field=value (e.g. rnn.step_kernel=vec4); repeatable");
   command->add_option("--max-binding-bytes", a->max_binding_bytes,
                       "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
                       "bindings: the kernels split their work, the outputs stay the same");

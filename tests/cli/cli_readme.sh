@@ -13,9 +13,9 @@ checks=$((checks + 1))
 for doc in README.md docs/audio.md; do
   # Flags in lines that run onda (build/onda ..., onda separate ..., `--flag` in the sentences of
   # the sections about the command line); other tools' flags (cmake, ctest, gtest) are excluded by
-  # name below.
+  # name below (cmake --install).
   flags=$(grep -oE -- '(^|[ `(\[|])--[a-z][a-z0-9-]*' "$source_dir/$doc" | grep -oE -- '--[a-z][a-z0-9-]*' | sort -u |
-    grep -vxE -- '--(gtest|gtest_filter|target|build|config|output-on-failure)')
+    grep -vxE -- '--(gtest|gtest_filter|target|build|config|output-on-failure|install)')
   for flag in $flags; do
     checks=$((checks + 1))
     grep -qE -- "(^|[ ,])$flag([ ,=]|$)" <<< "$help" || fail "$doc names $flag, which no 'onda ... --help' lists"
