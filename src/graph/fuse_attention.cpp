@@ -11,18 +11,6 @@
 namespace onda {
 namespace {
 
-bool is_op(const Node& node, std::string_view op_type) {
-  return canonical_domain(node.domain).empty() && node.op_type == op_type;
-}
-
-std::optional<Shape> static_shape(const Graph& graph, const std::string& name) {
-  const ValueInfo* info = graph.find_value(name);
-  if (!info || !info->shape) return std::nullopt;
-  for (int64_t d : *info->shape)
-    if (d < 0) return std::nullopt;
-  return info->shape;
-}
-
 std::optional<DType> dtype_of(const Graph& graph, const std::string& name) {
   const ValueInfo* info = graph.find_value(name);
   return info ? info->dtype : std::nullopt;
@@ -69,9 +57,10 @@ class AttentionMatcher {
     };
     if (auto direct = scalar(value)) return direct;
     auto p = private_producer(value, reader);
-    if (!p || !is_op(graph_.nodes[*p], "Pow") || graph_.nodes[*p].inputs.size() != 2) return std::nullopt;
+    if (!p || !is_onnx_op(graph_.nodes[*p], "Pow") || graph_.nodes[*p].inputs.size() != 2)
+      return std::nullopt;
     const auto base = scalar(graph_.nodes[*p].inputs[0]), exponent = scalar(graph_.nodes[*p].inputs[1]);
-    const auto shape = static_shape(graph_, value);
+    const auto shape = static_shape_of(graph_, value);
     if (!base || !exponent || !shape) return std::nullopt;
     for (int64_t d : *shape)
       if (d != 1) return std::nullopt;
@@ -89,7 +78,8 @@ class AttentionMatcher {
       auto p = private_producer(value, reader);
       if (!p) return value;
       const Node& node = graph_.nodes[*p];
-      if (!(is_op(node, "Mul") || is_op(node, "Div")) || node.inputs.size() != 2 || node.outputs.size() != 1)
+      if (!(is_onnx_op(node, "Mul") || is_onnx_op(node, "Div")) || node.inputs.size() != 2 ||
+          node.outputs.size() != 1)
         return value;
       const bool divide = node.op_type == "Div";
       // Mul: either operand may be the constant; Div: only the divisor.
@@ -102,7 +92,7 @@ class AttentionMatcher {
       }
       if (!factor || (divide && *factor == 0) || graph_.is_initializer(other)) return value;
       // The scalar must not broadcast the other operand to a larger shape.
-      if (static_shape(graph_, other) != static_shape(graph_, value) || !static_shape(graph_, value))
+      if (static_shape_of(graph_, other) != static_shape_of(graph_, value) || !static_shape_of(graph_, value))
         return value;
       scale *= divide ? 1.0 / *factor : *factor;
       if (pow_node) absorbed.push_back(*pow_node);
@@ -115,9 +105,9 @@ class AttentionMatcher {
   // The fused node replacing the pattern that ends in the Softmax at `softmax_index`, or nullopt.
   std::optional<Node> match(size_t softmax_index, std::vector<size_t>& absorbed) const {
     const Node& softmax = graph_.nodes[softmax_index];
-    if (!is_op(softmax, "Softmax") || softmax.inputs.size() != 1 || softmax.outputs.size() != 1)
+    if (!is_onnx_op(softmax, "Softmax") || softmax.inputs.size() != 1 || softmax.outputs.size() != 1)
       return std::nullopt;
-    const auto scores_shape = static_shape(graph_, softmax.inputs[0]);
+    const auto scores_shape = static_shape_of(graph_, softmax.inputs[0]);
     if (!scores_shape || scores_shape->size() < 2) return std::nullopt;
     const int64_t rank = static_cast<int64_t>(scores_shape->size());
     // Before opset 13 Softmax flattens at `axis` (default 1): the last axis alone is the same thing.
@@ -128,15 +118,15 @@ class AttentionMatcher {
     const auto second_index = only_reader(softmax.outputs[0]);
     if (!second_index) return std::nullopt;
     const Node& second = graph_.nodes[*second_index];
-    if (!is_op(second, "MatMul") || second.inputs.size() != 2 || second.inputs[0] != softmax.outputs[0] ||
-        second.inputs[1] == softmax.outputs[0])
+    if (!is_onnx_op(second, "MatMul") || second.inputs.size() != 2 ||
+        second.inputs[0] != softmax.outputs[0] || second.inputs[1] == softmax.outputs[0])
       return std::nullopt;
     double scale = 1.0;
     std::vector<size_t> nodes{softmax_index};
     const std::string scores = strip_scales(softmax.inputs[0], softmax_index, scale, nodes);
     const size_t scores_reader = nodes.back();
     const auto first_index = private_producer(scores, scores_reader);
-    if (!first_index || !is_op(graph_.nodes[*first_index], "MatMul")) return std::nullopt;
+    if (!first_index || !is_onnx_op(graph_.nodes[*first_index], "MatMul")) return std::nullopt;
     const Node& first = graph_.nodes[*first_index];
     if (first.inputs.size() != 2 || first.inputs[0] == first.inputs[1]) return std::nullopt;
     nodes.push_back(*first_index);
@@ -146,10 +136,10 @@ class AttentionMatcher {
     const size_t k_reader = nodes.size() > before_k ? nodes.back() : *first_index;
     bool k_transposed = true;
     // K^T = Transpose(K) swapping the last two axes: read K itself.
-    if (auto t = private_producer(k, k_reader); t && is_op(graph_.nodes[*t], "Transpose")) {
+    if (auto t = private_producer(k, k_reader); t && is_onnx_op(graph_.nodes[*t], "Transpose")) {
       const Node& transpose = graph_.nodes[*t];
       const auto perm = transpose.attribute_ints("perm", {});
-      const auto k_shape = static_shape(graph_, k);
+      const auto k_shape = static_shape_of(graph_, k);
       bool swaps_last_two = k_shape && perm.size() == k_shape->size() && perm.size() >= 2;
       for (size_t i = 0; swaps_last_two && i < perm.size(); ++i) {
         const size_t expected = i + 2 == perm.size() ? i + 1 : i + 1 == perm.size() ? i - 1 : i;
@@ -163,8 +153,8 @@ class AttentionMatcher {
     }
     const std::string& v = second.inputs[1];
     // Shapes: Q [.., Lq, D], K [.., Lk, D] or K^T [.., D, Lk], V [.., Lk, Dv], out [.., Lq, Dv].
-    const auto q_shape = static_shape(graph_, q), k_shape = static_shape(graph_, k),
-               v_shape = static_shape(graph_, v), out_shape = static_shape(graph_, second.outputs[0]);
+    const auto q_shape = static_shape_of(graph_, q), k_shape = static_shape_of(graph_, k),
+               v_shape = static_shape_of(graph_, v), out_shape = static_shape_of(graph_, second.outputs[0]);
     if (!q_shape || !k_shape || !v_shape || !out_shape) return std::nullopt;
     const size_t r = q_shape->size();
     if (r < 2 || k_shape->size() != r || v_shape->size() != r || out_shape->size() != r ||

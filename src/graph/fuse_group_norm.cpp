@@ -1,26 +1,14 @@
 #include "graph/fuse_group_norm.h"
 
-#include "graph/simplify.h"
-
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "graph/simplify.h"
+
 namespace onda {
 namespace {
-
-bool is_op(const Node& node, std::string_view op_type) {
-  return canonical_domain(node.domain).empty() && node.op_type == op_type;
-}
-
-std::optional<Shape> static_shape(const Graph& graph, const std::string& name) {
-  const ValueInfo* info = graph.find_value(name);
-  if (!info || !info->shape) return std::nullopt;
-  for (int64_t d : *info->shape)
-    if (d < 0) return std::nullopt;
-  return info->shape;
-}
 
 // Values per channel of a Mul/Add operand that broadcasts per channel against x [N, C, ...]: a
 // scalar, or all dims 1 except (right-aligned) dim 1 which is C. nullopt when it is anything else.
@@ -79,19 +67,20 @@ size_t fuse_group_norms(Graph& graph) {
   size_t fused = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& norm = graph.nodes[i];
-    if (removed[i] || !is_op(norm, "InstanceNormalization") || norm.inputs.size() != 3 || norm.outputs.size() != 1 ||
-        norm.has_attribute(kFusedGroupsAttribute))
+    if (removed[i] || !is_onnx_op(norm, "InstanceNormalization") || norm.inputs.size() != 3 ||
+        norm.outputs.size() != 1 || norm.has_attribute(kFusedGroupsAttribute))
       continue;
     const HostTensor* group_scale = graph.find_initializer(norm.inputs[1]);
     const HostTensor* group_bias = graph.find_initializer(norm.inputs[2]);
     if (!group_scale || !group_bias) continue;
     // Reshape [N, C, ...] -> [N, G, ...] in front.
     auto before = u.producer.find(norm.inputs[0]);
-    if (before == u.producer.end() || !is_op(graph.nodes[before->second], "Reshape") || !only_reader(norm.inputs[0]))
+    if (before == u.producer.end() || !is_onnx_op(graph.nodes[before->second], "Reshape") ||
+        !only_reader(norm.inputs[0]))
       continue;
     const size_t split_index = before->second;
     const std::string x = graph.nodes[split_index].inputs.at(0);
-    const auto x_shape = static_shape(graph, x), grouped = static_shape(graph, norm.inputs[0]);
+    const auto x_shape = static_shape_of(graph, x), grouped = static_shape_of(graph, norm.inputs[0]);
     if (!x_shape || !grouped || x_shape->size() < 2 || grouped->size() < 3) continue;
     const int64_t batch = (*x_shape)[0], channels = (*x_shape)[1], groups = (*grouped)[1];
     if ((*grouped)[0] != batch || groups <= 0 || channels % groups != 0 || group_scale->numel() != groups ||
@@ -99,7 +88,8 @@ size_t fuse_group_norms(Graph& graph) {
       continue;
     // Reshape back to x's shape after.
     auto merge = only_reader(norm.outputs[0]);
-    if (!merge || !is_op(graph.nodes[*merge], "Reshape") || static_shape(graph, graph.nodes[*merge].outputs[0]) != x_shape)
+    if (!merge || !is_onnx_op(graph.nodes[*merge], "Reshape") ||
+        static_shape_of(graph, graph.nodes[*merge].outputs[0]) != x_shape)
       continue;
     std::vector<size_t> absorbed{split_index, *merge};
     std::string out = graph.nodes[*merge].outputs[0];
@@ -107,11 +97,11 @@ size_t fuse_group_norms(Graph& graph) {
     // Optional per-channel Mul, then optional per-channel Add.
     for (const char* op : {"Mul", "Add"}) {
       auto next = only_reader(out);
-      if (!next || !is_op(graph.nodes[*next], op) || graph.nodes[*next].outputs.size() != 1) continue;
+      if (!next || !is_onnx_op(graph.nodes[*next], op) || graph.nodes[*next].outputs.size() != 1) continue;
       const HostTensor* operand = constant_operand(graph.nodes[*next], out);
       if (!operand || operand->dtype() != group_scale->dtype()) continue;
       const auto values = per_channel(*operand, *x_shape);
-      if (!values || static_shape(graph, graph.nodes[*next].outputs[0]) != x_shape) continue;
+      if (!values || static_shape_of(graph, graph.nodes[*next].outputs[0]) != x_shape) continue;
       if (std::string_view(op) == "Mul") {
         weight = *values;
       } else {

@@ -41,6 +41,18 @@ std::string_view canonical_domain(std::string_view domain) {
   return domain == "ai.onnx" ? "" : domain;
 }
 
+bool is_onnx_op(const Node& node, std::string_view op_type) {
+  return canonical_domain(node.domain).empty() && node.op_type == op_type;
+}
+
+std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name) {
+  const ValueInfo* info = graph.find_value(name);
+  if (!info || !info->shape) return std::nullopt;
+  for (int64_t d : *info->shape)
+    if (d < 0) return std::nullopt;
+  return info->shape;
+}
+
 // ---- Node attributes
 
 std::string Node::describe() const {

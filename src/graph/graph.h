@@ -125,4 +125,10 @@ std::vector<std::string> values_read_by(const Node& node);
 // "" for both "" and "ai.onnx", so domains compare equal.
 std::string_view canonical_domain(std::string_view domain);
 
+// A node of the default ONNX domain with this op type (what the fusion passes match).
+bool is_onnx_op(const Node& node, std::string_view op_type);
+
+// The value's shape when every dim is known, else nullopt.
+std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name);
+
 }  // namespace onda
