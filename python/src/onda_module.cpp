@@ -22,9 +22,8 @@
 #include <vector>
 
 // ---- C++ API used ------------------------------------------------------------------------------
-#include "gpu/context.h"        // gpu::Context::list_adapters (what `onda info --list` uses)
-#include "gpu/gpu_error.h"      // gpu::GpuError
-#include "graph/model_error.h"  // ModelError, NpyError
+#include "onda/device.h"  // Device::list_adapters (what `onda info --list` uses), Device::open
+#include "onda/error.h"   // ModelError, NpyError, GpuError
 #include "audio/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
 #include "onda/session.h"       // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
 
@@ -35,7 +34,7 @@ using onda::Session;
 using onda::SessionOptions;
 using onda::TensorSpec;
 using ModelError = onda::ModelError;
-using GpuError = onda::gpu::GpuError;
+using GpuError = onda::GpuError;
 using AudioError = onda::audio::AudioError;
 using DescriptionError = onda::audio::DescriptionError;
 // -------------------------------------------------------------------------------------------------
@@ -362,7 +361,7 @@ PYBIND11_MODULE(_onda, m) {
 
   m.def("list_adapters", [] {
     py::list list;
-    for (const auto& d : onda::gpu::Context::list_adapters()) {
+    for (const auto& d : onda::Device::list_adapters()) {
       py::dict a;
       a["index"] = d.index;
       a["name"] = d.name;
@@ -378,11 +377,10 @@ PYBIND11_MODULE(_onda, m) {
   m.def(
       "default_adapter",
       [](const std::string& adapter) {
-        onda::gpu::ContextOptions options;
+        onda::DeviceOptions options;
         options.adapter = adapter;
         py::gil_scoped_release release;
-        onda::gpu::Context context(options);
-        return context.adapter_description().name;
+        return onda::Device::open(options)->adapter().name;
       },
       py::arg("adapter") = "", "The name of the adapter a session would run on (creates a device)");
 }

@@ -3,12 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <string_view>
 #include <system_error>
 #include <vector>
+
+#include "gpu/environment.h"
 
 namespace onda::gpu {
 namespace {
@@ -86,13 +87,7 @@ void DiskBlobCache::store(const void* key, size_t key_size, const void* value, s
 }
 
 std::filesystem::path default_pipeline_cache_folder() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg != nullptr && *xdg != '\0') {
-    return std::filesystem::path(xdg) / "onda" / "pipelines";
-  }
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
-    return std::filesystem::path(home) / ".cache" / "onda" / "pipelines";
-  }
-  return {};
+  return user_environment().pipeline_cache_folder;
 }
 
 }  // namespace onda::gpu

@@ -42,7 +42,7 @@ class DiskBlobCache {
 };
 
 // The per-user cache folder: $XDG_CACHE_HOME/onda/pipelines, else ~/.cache/onda/pipelines;
-// empty when neither variable is set.
+// empty when neither variable is set (read once, with the other variables: gpu/environment.h).
 std::filesystem::path default_pipeline_cache_folder();
 
 }  // namespace onda::gpu

@@ -32,6 +32,11 @@ UserEnvironment read_environment() {
     throw std::invalid_argument(
         fmt::format("ONDA_DUMP_WGSL is '{}', expected an existing folder", env.dump_wgsl_dir));
   }
+  if (const std::string xdg = variable("XDG_CACHE_HOME"); !xdg.empty()) {
+    env.pipeline_cache_folder = std::filesystem::path(xdg) / "onda" / "pipelines";
+  } else if (const std::string home = variable("HOME"); !home.empty()) {
+    env.pipeline_cache_folder = std::filesystem::path(home) / ".cache" / "onda" / "pipelines";
+  }
   return env;
 }
 

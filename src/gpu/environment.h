@@ -4,8 +4,10 @@
 //   ONDA_ROBUSTNESS=0|1       Dawn's robustness transform off / on, over the options and the default
 //   ONDA_REPLAY=0|1           0: a Session records every run instead of replaying the last one
 //   ONDA_DUMP_WGSL=DIR        every shader compiled is also written to DIR/NNN.wgsl (an existing folder)
+//   XDG_CACHE_HOME, HOME      the per-user cache folder of the pipeline cache (blob_cache.h)
 // Tests read their own (ONDA_TEST_SEED, ONDA_MODELS_DIR, ...) in tests/.
 #pragma once
+#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -16,6 +18,8 @@ struct UserEnvironment {
   std::optional<bool> robustness;  // unset: the options' or the adapter's default
   bool replay = true;
   std::string dump_wgsl_dir;  // "" when unset
+  // $XDG_CACHE_HOME/onda/pipelines, else ~/.cache/onda/pipelines; empty when neither is set.
+  std::filesystem::path pipeline_cache_folder;
 };
 
 // The variables above, read on the first call. std::invalid_argument naming the variable, its value
