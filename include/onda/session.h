@@ -66,6 +66,9 @@ struct TensorSpec {
   std::string name;
   DType dtype = DType::f32;
   std::vector<int64_t> shape;  // < 0: bound from the input at run time
+  // Per dimension: the model's symbolic name (ONNX dim_param, e.g. "batch") or "" (a size, or an
+  // unnamed unknown dimension). Empty when the shape is.
+  std::vector<std::string> dim_names;
 };
 
 struct ProfileLine {

@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import enum
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import _onda
+from ._device import Device, DeviceTensor, IOBinding
 from ._onda import AudioError, DescriptionError, Error, GpuError, ModelError, NpyError
+
+# onnxruntime's name for a value handed to or taken from a session (host or device memory).
+OrtValue = DeviceTensor
 
 __version__: str = _onda.__version__
 
@@ -34,6 +37,10 @@ __all__ = [
     "ExecutionMode",
     "ExecutionOrder",
     "NodeArg",
+    "Device",
+    "DeviceTensor",
+    "OrtValue",
+    "IOBinding",
     "ModelMetadata",
     "Separator",
     "separate",
@@ -124,7 +131,11 @@ class _Options:
 
 class SessionOptions(_Options):
     """onnxruntime.SessionOptions. Read by onda: ``enable_profiling`` (GPU time per node, see
-    :meth:`InferenceSession.last_run`). Accepted and ignored: ``graph_optimization_level``,
+    :meth:`InferenceSession.last_run`) and onda's own ``first_submit_dispatches`` (dispatches in
+    the first of a run's growing submits; 0: one submit per run), ``tuning`` (kernel tuning
+    overrides, "family.field=value" strings as ``onda run --tuning``) and
+    ``max_storage_binding_bytes`` (run as on an adapter with smaller bindings; 0: the adapter's).
+    Accepted and ignored: ``graph_optimization_level``,
     ``intra_op_num_threads``, ``inter_op_num_threads``, ``execution_mode``, ``execution_order``,
     ``log_severity_level``, ``log_verbosity_level``, ``logid``, ``optimized_model_filepath``,
     ``enable_cpu_mem_arena``, ``enable_mem_pattern``, ``enable_mem_reuse``, ``use_deterministic_compute``,
@@ -146,6 +157,9 @@ class SessionOptions(_Options):
         self.enable_mem_pattern = True
         self.enable_mem_reuse = True
         self.use_deterministic_compute = False
+        self.first_submit_dispatches: Optional[int] = None  # None: onda's default (16)
+        self.tuning: List[str] = []
+        self.max_storage_binding_bytes = 0
         super().__init__(**values)
 
 
@@ -206,16 +220,18 @@ def get_device(adapter: Union[str, int, None] = None) -> str:
 
 
 class NodeArg:
-    """An input or output of a model: ``name``, ``type`` ('tensor(float)', ...) and ``shape``
-    (ints; None where a dimension is bound by the inputs at run time)."""
+    """An input or output of a model: ``name``, ``type`` ('tensor(float)', ...) and ``shape``, as
+    onnxruntime spells it: an int per known dimension, the model's symbolic name (a str, e.g.
+    'batch') for a named dynamic one, None for an unnamed unknown one."""
 
     __slots__ = ("name", "type", "shape", "dtype")
 
-    def __init__(self, name: str, dtype: str, shape: Sequence[int]) -> None:
+    def __init__(self, name: str, dtype: str, shape: Sequence[int], dim_names: Sequence[str] = ()) -> None:
         self.name = name
         self.dtype = np.dtype(dtype)  # the numpy dtype (onda's addition)
         self.type = _ORT_TYPES[dtype]
-        self.shape: List[Optional[int]] = [d if d >= 0 else None for d in shape]
+        names = list(dim_names) if len(dim_names) == len(shape) else [""] * len(shape)
+        self.shape: List[Union[int, str, None]] = [d if d >= 0 else (n or None) for d, n in zip(shape, names)]
 
     def __repr__(self) -> str:
         return f"NodeArg(name={self.name!r}, type={self.type!r}, shape={self.shape!r})"
@@ -258,8 +274,10 @@ class InferenceSession:
     ``sess_options``, ``providers``, ``provider_options``: accepted as onnxruntime does; onda runs
     every node on the GPU whatever the providers name. The adapter comes from ``adapter=`` (index
     or name substring), else from a provider option ``adapter`` or ``device_id``, else the default
-    (``ONDA_ADAPTER`` or the high-performance adapter). Errors raise :class:`onda.Error`
-    subclasses with onda's messages.
+    (``ONDA_ADAPTER`` or the high-performance adapter). ``device=``: an :class:`onda.Device` the
+    session shares with others (then ``adapter`` and the providers' choice are not read), so that
+    their :class:`DeviceTensor` values pass between them; by default a session has its own.
+    Errors raise :class:`onda.Error` subclasses with onda's messages.
     """
 
     def __init__(
@@ -269,20 +287,24 @@ class InferenceSession:
         providers: Optional[Sequence[Any]] = None,
         provider_options: Optional[Sequence[Mapping[str, Any]]] = None,
         adapter: Union[str, int, None] = None,
+        device: Optional[Device] = None,
         **kwargs: Any,
     ) -> None:
         self._sess_options = sess_options if sess_options is not None else SessionOptions()
         self._providers = list(providers) if providers else [PROVIDER]
         chosen = str(adapter) if adapter is not None else _adapter_from_providers(providers, provider_options)
-        profile = bool(getattr(self._sess_options, "enable_profiling", False))
+        options = _native_options(self._sess_options, chosen)
+        if device is not None and not isinstance(device, Device):
+            raise TypeError(f"device= takes an onda.Device, got {type(device).__name__}")
+        native_device = device._device if device is not None else None
         self._model_bytes: Optional[bytes] = None
         if isinstance(path_or_bytes, (bytes, bytearray, memoryview)):
             self._model_bytes = bytes(path_or_bytes)
             self._model_path = ""
-            self._session = _open_from_bytes(self._model_bytes, chosen, profile)
+            self._session = _onda.Session(self._model_bytes, options, native_device)
         elif isinstance(path_or_bytes, (str, os.PathLike)):
             self._model_path = os.fspath(path_or_bytes)
-            self._session = _onda.Session(self._model_path, chosen, profile)
+            self._session = _onda.Session(self._model_path, options, native_device)
         else:
             raise TypeError(f"InferenceSession needs a file name or the model's bytes, got {type(path_or_bytes).__name__}")
         self._inputs = [NodeArg(*spec) for spec in self._session.inputs()]
@@ -358,30 +380,82 @@ class InferenceSession:
         """Runs the model on ``input_feed`` ({input name: array}) and returns the outputs named in
         ``output_names`` (None or empty: all, in the model's order) as numpy arrays, in that order.
         C-contiguous float32/float16/int32/int64/uint8/bool arrays are read without a copy; other
-        layouts are converted. The GIL is released while the GPU runs."""
+        layouts are converted. A value may also be a :class:`DeviceTensor` (read on the GPU). The
+        GIL is released while the GPU runs."""
         for name in input_feed:
-            if name not in self._input_names:
-                raise ModelError(
-                    f"'{name}' is not an input of the model (its inputs: {', '.join(self._input_names)})"
-                )
+            self._check_input_name(name)
         wanted = list(output_names) if output_names else self._output_names
         for name in wanted:
-            if name not in self._output_names:
-                raise ModelError(
-                    f"'{name}' is not an output of the model (its outputs: {', '.join(self._output_names)})"
-                )
-        # Lists and scalars become arrays of the input's dtype (arrays keep theirs: a wrong one is an error).
-        feed = {
-            name: value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self._input_dtypes[name])
-            for name, value in input_feed.items()
-        }
-        outputs = self._session.run(feed)
+            self._check_output_name(name)
+        host_feed = {n: v for n, v in input_feed.items() if not isinstance(v, DeviceTensor)}
+        device_feed = {}
+        for name, value in input_feed.items():
+            if isinstance(value, DeviceTensor):
+                if value.on_host:
+                    host_feed[name] = value._host
+                else:
+                    device_feed[name] = value._gpu_for(self._session.device())
+        if device_feed:
+            outputs = self._session.run_with(self._typed_feed(host_feed), device_feed, False)
+        else:
+            outputs = self._session.run(self._typed_feed(host_feed))
         return [outputs[name] for name in wanted]
+
+    def run_with_ort_values(
+        self,
+        output_names: Optional[Sequence[str]],
+        input_dict_ort_values: Mapping[str, Any],
+        run_options: Optional[RunOptions] = None,
+    ) -> List[DeviceTensor]:
+        """onnxruntime's ``run_with_ort_values``: inputs as :class:`DeviceTensor` values (or
+        arrays), the outputs named (None: all) as GPU :class:`DeviceTensor` values, nothing read back."""
+        binding = self.io_binding()
+        for name, value in input_dict_ort_values.items():
+            binding.bind_input(name, value)
+        for name in output_names or self._output_names:
+            binding.bind_output(name, "webgpu")
+        self.run_with_iobinding(binding, run_options)
+        return binding.get_outputs()
+
+    def io_binding(self) -> IOBinding:
+        """onnxruntime's I/O binding: inputs and outputs bound once (outputs may stay on the GPU),
+        then :meth:`run_with_iobinding`. See :class:`IOBinding`."""
+        return IOBinding(self)
+
+    def run_with_iobinding(self, iobinding: IOBinding, run_options: Optional[RunOptions] = None) -> None:
+        """Runs the model on ``iobinding``'s inputs; its outputs are then in
+        ``iobinding.get_outputs()`` / ``copy_outputs_to_cpu()``."""
+        if iobinding._session is not self:
+            raise Error("run_with_iobinding: the binding belongs to another session (make it with this session's io_binding())")
+        iobinding._run()
+
+    @property
+    def device(self) -> Device:
+        """The :class:`Device` the session runs on (pass it as ``device=`` to share it)."""
+        return Device._wrap(self._session.device())
+
+    def _check_input_name(self, name: str) -> None:
+        if name not in self._input_names:
+            raise ModelError(f"'{name}' is not an input of the model (its inputs: {', '.join(self._input_names)})")
+
+    def _check_output_name(self, name: str) -> None:
+        if name not in self._output_names:
+            raise ModelError(f"'{name}' is not an output of the model (its outputs: {', '.join(self._output_names)})")
+
+    def _typed_feed(self, feed: Mapping[str, Any]) -> Dict[str, Any]:
+        # Lists and scalars become arrays of the input's dtype (arrays keep theirs: a wrong one is an error).
+        return {
+            name: value if isinstance(value, np.ndarray) else np.asarray(value, dtype=self._input_dtypes[name])
+            for name, value in feed.items()
+        }
 
     def last_run(self) -> Dict[str, Any]:
         """Statistics of the last run (onda's RunStats): wall_ms, record_ms, gpu_wait_ms,
-        dispatches, submits, peak_gpu_bytes, weight_bytes and, with profiling on, profile:
-        [(op type, node, GPU ms, dispatches, input shapes)], most expensive first."""
+        dispatches, submits, peak_gpu_bytes, peak_activation_bytes, weight_bytes,
+        buffers_allocated, host_upload_bytes and host_download_bytes (what crossed between host and
+        GPU memory: DeviceTensor inputs and outputs cross nothing), record_ms_by_op and, with
+        profiling on, profile: [(op type, node, GPU ms, dispatches, input shapes)], most expensive
+        first, profile_span_ms and profile_floor_ms."""
         return self._session.last_run()
 
     def set_profiling(self, on: bool) -> None:
@@ -389,16 +463,17 @@ class InferenceSession:
         self._session.set_profiling(on)
 
 
-def _open_from_bytes(model: bytes, adapter: str, profile: bool) -> Any:
-    # The C++ Session opens files only (for now; an open-from-memory entry point is coming in
-    # include/onda/): the bytes go to a private temporary file (mode 0600 in a fresh 0700 folder),
-    # removed as soon as the model is loaded. A model with external data must be opened by path.
-    with tempfile.TemporaryDirectory(prefix="onda-") as folder:
-        path = os.path.join(folder, "model.onnx")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(model)
-        return _onda.Session(path, adapter, profile)
+def _native_options(options: Any, adapter: str) -> "_onda.SessionOptions":
+    """onda's SessionOptions from an onnxruntime-style SessionOptions (the attributes onda reads)."""
+    native = _onda.SessionOptions()
+    native.adapter = adapter
+    native.profile = bool(getattr(options, "enable_profiling", False))
+    first_submit = getattr(options, "first_submit_dispatches", None)
+    if first_submit is not None:
+        native.first_submit_dispatches = int(first_submit)
+    native.tuning = [str(t) for t in (getattr(options, "tuning", None) or [])]
+    native.max_storage_binding_bytes = int(getattr(options, "max_storage_binding_bytes", 0) or 0)
+    return native
 
 
 # ---- the audio tool ------------------------------------------------------------------------------

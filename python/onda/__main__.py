@@ -1,20 +1,19 @@
 """``python3 -m onda``: the onda command line from Python (tools/onda.cpp), through the same library
 calls: ``separate`` and ``enhance`` with every option of the C++ commands (docs/audio.md), ``run``
-(inputs from .npy files, outputs to .npy, --bench) and ``info`` (the adapter, --list)."""
+with every option of ``onda run`` (onda/_run_command.py: .npy, random or ONNX test data inputs,
+--test-data checks, --bench, --profile, the session options) and ``info`` (the adapter, --list)."""
 
 from __future__ import annotations
 
 import argparse
-import os
-import statistics
 import sys
 import time
 from pathlib import Path
 from typing import List, Optional
 
-import numpy as np
 
 import onda
+from onda._run_command import add_run_command
 
 
 def _audio_options(parser: argparse.ArgumentParser) -> None:
@@ -77,33 +76,6 @@ def _enhance(a: argparse.Namespace) -> None:
         print(f"{a.input}: {time.perf_counter() - start:.3f} s")
 
 
-def _run(a: argparse.Namespace) -> None:
-    session = onda.InferenceSession(a.model, adapter=a.adapter)
-    print(f"adapter: {session.adapter}\nmodel:   {a.model}")
-    feed = {}
-    for item in a.input:
-        name, sep, file = item.partition("=")
-        if not sep:
-            raise ValueError(f"--input {item}: expected NAME=FILE.npy")
-        feed[name] = np.load(file)
-    outputs = session.run(None, feed)
-    stats = session.last_run()
-    print(f"first run: {stats['wall_ms']:.2f} ms ({stats['dispatches']} dispatches, recording {stats['record_ms']:.2f} ms)")
-    if a.bench > 0:
-        times = []
-        for _ in range(a.bench):
-            start = time.perf_counter()
-            outputs = session.run(None, feed)
-            times.append(1e3 * (time.perf_counter() - start))
-        times.sort()
-        print(f"runs: {a.bench}  min {times[0]:.3f} ms  median {statistics.median(times):.3f} ms  max {times[-1]:.3f} ms")
-    for spec, value in zip(session.get_outputs(), outputs):
-        print(f"output {spec.name}: {value.dtype} {list(value.shape)}")
-        if a.output_dir:
-            os.makedirs(a.output_dir, exist_ok=True)
-            np.save(os.path.join(a.output_dir, spec.name + ".npy"), value)
-
-
 def _info(a: argparse.Namespace) -> None:
     if a.list:
         for d in onda.list_adapters():
@@ -130,13 +102,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     _audio_options(p)
     p.set_defaults(handler=_enhance)
 
-    p = commands.add_parser("run", help="Run a model on .npy inputs")
-    p.add_argument("model", help="The .onnx file")
-    p.add_argument("--input", action="append", default=[], help="NAME=FILE.npy for a graph input (repeatable)")
-    p.add_argument("--output-dir", help="Write every output as DIR/<name>.npy")
-    p.add_argument("--bench", type=int, default=0, help="Time N more runs after the first")
-    p.add_argument("--adapter", help="Adapter index or name substring")
-    p.set_defaults(handler=_run)
+    add_run_command(commands)
 
     p = commands.add_parser("info", help="Print the WebGPU adapter")
     p.add_argument("--adapter", help="Adapter index or name substring")

@@ -18,16 +18,21 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 // ---- C++ API used ------------------------------------------------------------------------------
-#include "onda/device.h"  // Device::list_adapters (what `onda info --list` uses), Device::open
-#include "onda/error.h"   // ModelError, NpyError, GpuError
 #include "audio/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
-#include "onda/session.h"       // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
+#include "onda/device.h"         // Device (open, list_adapters: what `onda info --list` uses)
+#include "onda/device_tensor.h"  // DeviceTensor: upload, download, run_device's outputs
+#include "onda/error.h"          // ModelError, NpyError, GpuError
+#include "onda/session.h"        // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
+#include "onda/tensor_proto.h"   // read_tensor_proto_file (`python3 -m onda run --test-data`)
 
 namespace py = pybind11;
+using onda::DeviceTensor;
 using onda::DType;
 using onda::HostTensor;
 using onda::Session;
@@ -110,18 +115,93 @@ py::array to_numpy(HostTensor tensor) {
 }
 
 py::tuple spec_tuple(const TensorSpec& spec) {
-  return py::make_tuple(spec.name, std::string(onda::dtype_name(spec.dtype)), spec.shape);
+  return py::make_tuple(spec.name, std::string(onda::dtype_name(spec.dtype)), spec.shape, spec.dim_names);
 }
+
+py::dict adapter_dict(const onda::AdapterInfo& d) {
+  py::dict a;
+  a["index"] = d.index;
+  a["name"] = d.name;
+  a["vendor"] = d.vendor;
+  a["backend"] = d.backend;
+  a["type"] = d.type;
+  a["driver"] = d.driver;
+  return a;
+}
+
+// onda::Device: one adapter's GPU context, shared by the sessions opened on it (so that their
+// DeviceTensors can pass from one to another).
+struct PyDevice {
+  std::shared_ptr<onda::Device> device;
+};
+
+PyDevice open_device(const std::string& adapter) {
+  onda::DeviceOptions options;
+  options.adapter = adapter;
+  py::gil_scoped_release release;
+  return PyDevice{onda::Device::open(options)};
+}
+
+// onda::DeviceTensor: a value in GPU memory of one Device.
+struct PyDeviceTensor {
+  DeviceTensor tensor;
+
+  py::tuple shape() const {
+    py::tuple t(tensor.shape().size());
+    for (size_t i = 0; i < tensor.shape().size(); ++i) t[i] = tensor.shape()[i];
+    return t;
+  }
+  std::string dtype() const { return std::string(onda::dtype_name(tensor.dtype())); }
+  py::array numpy() const {
+    HostTensor host;
+    {
+      py::gil_scoped_release release;
+      host = tensor.download();
+    }
+    return to_numpy(std::move(host));
+  }
+  PyDevice device() const { return PyDevice{tensor.device()}; }
+};
+
+PyDeviceTensor upload(const PyDevice& device, py::array array) {
+  HostTensor host = to_host_tensor("DeviceTensor", std::move(array));
+  py::gil_scoped_release release;
+  PyDeviceTensor result{DeviceTensor::upload(device.device, host)};
+  host = HostTensor();  // a borrowed array released before the GIL is taken back
+  return result;
+}
+
+// The options of a session (onda::SessionOptions), as the Python side passes them.
+struct PySessionOptions {
+  std::string adapter;
+  bool profile = false;
+  uint32_t first_submit_dispatches = SessionOptions{}.first_submit_dispatches;
+  std::vector<std::string> tuning;
+  uint64_t max_storage_binding_bytes = 0;
+};
 
 // onda::Session behind the Python InferenceSession.
 class PySession {
  public:
-  PySession(const std::filesystem::path& path, const std::string& adapter, bool profile) {
+  // `model`: a path (str, os.PathLike) or the model's bytes; `device`: None = the session's own.
+  PySession(const py::object& model, const PySessionOptions& o, const std::optional<PyDevice>& device) {
     SessionOptions options;
-    options.adapter = adapter;
-    options.profile = profile;
-    py::gil_scoped_release release;
-    session_ = Session::open(path, options);
+    options.adapter = o.adapter;
+    options.profile = o.profile;
+    options.first_submit_dispatches = o.first_submit_dispatches;
+    options.tuning = o.tuning;
+    options.max_storage_binding_bytes = o.max_storage_binding_bytes;
+    std::shared_ptr<onda::Device> shared = device ? device->device : nullptr;
+    if (py::isinstance<py::bytes>(model)) {
+      const auto bytes = model.cast<py::bytes>();  // immutable, kept alive by this reference
+      const std::string_view view = bytes;
+      py::gil_scoped_release release;
+      session_ = Session::open_bytes(std::as_bytes(std::span(view.data(), view.size())), options, shared);
+    } else {
+      const auto path = model.cast<std::filesystem::path>();
+      py::gil_scoped_release release;
+      session_ = Session::open(path, options, shared);
+    }
   }
 
   py::list inputs() const {
@@ -135,23 +215,42 @@ class PySession {
     return list;
   }
   std::string adapter_name() const { return session_->adapter_name(); }
+  PyDevice device() const { return PyDevice{session_->device()}; }
 
   // Inputs by name in, every output by name out (the Python side orders and selects them).
-  py::dict run(const py::dict& feed) {
-    std::map<std::string, HostTensor> inputs;
-    for (const auto& [key, value] : feed) {
+  py::dict run(const py::dict& feed) { return run_with(feed, py::dict(), false); }
+
+  // Host inputs (arrays) and device inputs (DeviceTensors) by name; every output by name, as numpy
+  // arrays, or with `on_device` as DeviceTensors left on the GPU (nothing read back).
+  py::dict run_with(const py::dict& host_feed, const py::dict& device_feed, bool on_device) {
+    std::map<std::string, HostTensor> host_inputs;
+    for (const auto& [key, value] : host_feed) {
       const auto name = py::str(key).cast<std::string>();
       py::array array = py::array::ensure(value);
       if (!array) throw ModelError("input '" + name + "' is not an array");
-      inputs.emplace(name, to_host_tensor(name, std::move(array)));
+      host_inputs.emplace(name, to_host_tensor(name, std::move(array)));
+    }
+    std::map<std::string, DeviceTensor> device_inputs;
+    for (const auto& [key, value] : device_feed)
+      device_inputs.emplace(py::str(key).cast<std::string>(), value.cast<const PyDeviceTensor&>().tensor);
+    py::dict result;
+    if (on_device) {
+      std::map<std::string, DeviceTensor> outputs;
+      {
+        py::gil_scoped_release release;
+        outputs = session_->run_device(host_inputs, device_inputs);
+        host_inputs.clear();  // borrowed arrays released here, before the GIL is taken back
+      }
+      for (auto& [name, tensor] : outputs) result[py::str(name)] = PyDeviceTensor{std::move(tensor)};
+      return result;
     }
     std::map<std::string, HostTensor> outputs;
     {
       py::gil_scoped_release release;
-      outputs = session_->run(inputs);
-      inputs.clear();  // borrowed arrays released here, before the GIL is taken back
+      outputs =
+          device_inputs.empty() ? session_->run(host_inputs) : session_->run(host_inputs, device_inputs);
+      host_inputs.clear();
     }
-    py::dict result;
     for (auto& [name, tensor] : outputs) result[py::str(name)] = to_numpy(std::move(tensor));
     return result;
   }
@@ -165,12 +264,19 @@ class PySession {
     d["dispatches"] = s.dispatches;
     d["submits"] = s.submits;
     d["peak_gpu_bytes"] = s.peak_gpu_bytes;
+    d["peak_activation_bytes"] = s.peak_activation_bytes;
     d["weight_bytes"] = s.weight_bytes;
+    d["buffers_allocated"] = s.buffers_allocated;
+    d["host_upload_bytes"] = s.host_upload_bytes;
+    d["host_download_bytes"] = s.host_download_bytes;
+    d["profile_span_ms"] = s.profile_span_ms;
+    d["profile_floor_ms"] = s.profile_floor_ms;
     py::list profile;
     for (const auto& line : s.profile)
       profile.append(
           py::make_tuple(line.op_type, line.node, line.gpu_ms, line.dispatches, line.input_shapes));
     d["profile"] = profile;
+    d["record_ms_by_op"] = s.record_ms_by_op;
     return d;
   }
   void set_profiling(bool on) { session_->set_profiling(on); }
@@ -313,13 +419,38 @@ PYBIND11_MODULE(_onda, m) {
   py::register_exception<DescriptionError>(m, "DescriptionError", error);
   py::register_exception<onda::NpyError>(m, "NpyError", error);
 
+  py::class_<PyDevice>(m, "Device")
+      .def(py::init(&open_device), py::arg("adapter") = "")
+      .def_property_readonly("adapter", [](const PyDevice& d) { return adapter_dict(d.device->adapter()); })
+      .def_property_readonly("features", [](const PyDevice& d) { return d.device->features(); })
+      .def("__eq__", [](const PyDevice& a, const PyDevice& b) { return a.device == b.device; });
+
+  py::class_<PyDeviceTensor>(m, "DeviceTensor")
+      .def_static("upload", &upload, py::arg("device"), py::arg("array"))
+      .def_property_readonly("shape", &PyDeviceTensor::shape)
+      .def_property_readonly("dtype", &PyDeviceTensor::dtype)
+      .def_property_readonly("device", &PyDeviceTensor::device)
+      .def("numpy", &PyDeviceTensor::numpy);
+
+  py::class_<PySessionOptions>(m, "SessionOptions")
+      .def(py::init<>())
+      .def_readwrite("adapter", &PySessionOptions::adapter)
+      .def_readwrite("profile", &PySessionOptions::profile)
+      .def_readwrite("first_submit_dispatches", &PySessionOptions::first_submit_dispatches)
+      .def_readwrite("tuning", &PySessionOptions::tuning)
+      .def_readwrite("max_storage_binding_bytes", &PySessionOptions::max_storage_binding_bytes);
+
   py::class_<PySession>(m, "Session")
-      .def(py::init<const std::filesystem::path&, const std::string&, bool>(), py::arg("path"),
-           py::arg("adapter") = "", py::arg("profile") = false)
-      .def("inputs", &PySession::inputs, "[(name, numpy dtype name, shape with -1 for dynamic)]")
+      .def(py::init<const py::object&, const PySessionOptions&, const std::optional<PyDevice>&>(),
+           py::arg("model"), py::arg("options"), py::arg("device") = py::none())
+      .def("inputs", &PySession::inputs, "[(name, numpy dtype name, shape with -1 for dynamic, dim names)]")
       .def("outputs", &PySession::outputs)
       .def("adapter_name", &PySession::adapter_name)
+      .def("device", &PySession::device)
       .def("run", &PySession::run, py::arg("feed"), "{name: array} -> {name: array}, every output")
+      .def("run_with", &PySession::run_with, py::arg("host_feed"), py::arg("device_feed"),
+           py::arg("on_device"),
+           "Host and device inputs -> every output, as arrays or (on_device) DeviceTensors")
       .def("last_run", &PySession::last_run)
       .def("set_profiling", &PySession::set_profiling);
 
@@ -361,18 +492,18 @@ PYBIND11_MODULE(_onda, m) {
 
   m.def("list_adapters", [] {
     py::list list;
-    for (const auto& d : onda::Device::list_adapters()) {
-      py::dict a;
-      a["index"] = d.index;
-      a["name"] = d.name;
-      a["vendor"] = d.vendor;
-      a["backend"] = d.backend;
-      a["type"] = d.type;
-      a["driver"] = d.driver;
-      list.append(a);
-    }
+    for (const auto& d : onda::Device::list_adapters()) list.append(adapter_dict(d));
     return list;
   });
+
+  m.def(
+      "read_tensor_proto",
+      [](const std::filesystem::path& path) {
+        std::string name;
+        HostTensor tensor = onda::read_tensor_proto_file(path, &name);
+        return py::make_tuple(name, to_numpy(std::move(tensor)));
+      },
+      py::arg("path"), "(name, array) of a serialized onnx.TensorProto (input_N.pb, output_N.pb)");
 
   m.def(
       "default_adapter",

@@ -31,13 +31,36 @@ def test_version_and_device():
 def test_inputs_outputs_as_onnxruntime_spells_them(models):
     session = onda.InferenceSession(str(models["affine"]))
     (x,) = session.get_inputs()
-    assert (x.name, x.type, x.shape) == ("x", "tensor(float)", [None, 3])
+    assert (x.name, x.type, x.shape) == ("x", "tensor(float)", ["batch", 3])
     assert [(o.name, o.type, o.shape) for o in session.get_outputs()] == [
-        ("y", "tensor(float)", [None, 3]), ("z", "tensor(float)", [None, 3])]
+        ("y", "tensor(float)", ["batch", 3]), ("z", "tensor(float)", ["batch", 3])]
     assert session.get_providers() == ["WebGpuExecutionProvider"]
     assert session.get_modelmeta().producer_name == "onda-tests"
     types = {i.name: i.type for i in onda.InferenceSession(models["dtypes"]).get_inputs()}
     assert types == {"h": "tensor(float16)", "i": "tensor(int32)", "l": "tensor(int64)", "b": "tensor(bool)"}
+
+
+def test_dynamic_dimensions_as_onnxruntime_spells_them(tmp_path):
+    """A named dynamic dimension is its name (str), an unnamed unknown one None, a size an int."""
+    from conftest import save_model
+    from onnx import TensorProto, helper
+
+    f32 = TensorProto.FLOAT
+    path = save_model(
+        tmp_path / "dims.onnx", [helper.make_node("Relu", ["x"], ["y"]), helper.make_node("Shape", ["x"], ["s"])],
+        [helper.make_tensor_value_info("x", f32, ["batch", None, 4, "time"])],
+        [helper.make_tensor_value_info("y", f32, ["batch", None, 4, "time"]),
+         helper.make_tensor_value_info("s", TensorProto.INT64, [4])])
+    session = onda.InferenceSession(path)
+    (x,) = session.get_inputs()
+    assert x.shape == ["batch", None, 4, "time"]
+    y, s = session.get_outputs()
+    assert y.shape == ["batch", None, 4, "time"] and s.shape == [4]
+    assert repr(x) == "NodeArg(name='x', type='tensor(float)', shape=['batch', None, 4, 'time'])"
+    value = fresh((2, 3, 4, 5), 14)
+    relu, shape = session.run(None, {"x": value})
+    np.testing.assert_array_equal(relu, np.maximum(value, 0))
+    np.testing.assert_array_equal(shape, [2, 3, 4, 5])
 
 
 def test_run_matches_numpy_in_the_order_asked(models):
@@ -144,7 +167,8 @@ ORT_STYLE_SCRIPT = textwrap.dedent(
     sess = ort.InferenceSession(MODEL, sess_options=so, providers=providers)
     input_name = sess.get_inputs()[0].name
     output_names = [o.name for o in sess.get_outputs()]
-    batch = sess.get_inputs()[0].shape[0] or 4
+    batch = sess.get_inputs()[0].shape[0]
+    batch = batch if isinstance(batch, int) else 4  # a dynamic dimension: its name or None
     x = np.random.default_rng(0).standard_normal((batch, 3)).astype(np.float32)
     outputs = sess.run(output_names, {input_name: x})
     result = dict(zip(output_names, outputs))

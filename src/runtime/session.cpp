@@ -74,6 +74,16 @@ double ms_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 }
 
+// TensorSpec::dim_names: the symbolic names the model gives its unknown dimensions.
+std::vector<std::string> dim_names_of(const ValueInfo* info, size_t rank) {
+  std::vector<std::string> names(rank);
+  if (info && info->dim_params.size() == rank) {
+    for (size_t i = 0; i < rank; ++i)
+      if ((*info->shape)[i] < 0) names[i] = info->dim_params[i];
+  }
+  return names;
+}
+
 using runtime::kMaxHostElements;
 // Inputs up to this many elements also keep a host copy.
 constexpr int64_t kTinyInput = 64;
@@ -236,16 +246,18 @@ std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& wha
   auto impl = std::make_unique<Impl>(std::move(graph), options, device);
   for (const auto& name : impl->graph.inputs) {
     const ValueInfo* info = impl->graph.find_value(name);
-    TensorSpec spec{name, DType::f32, {}};
+    TensorSpec spec{name, DType::f32, {}, {}};
     if (info && info->dtype) spec.dtype = *info->dtype;
     if (info && info->shape) spec.shape = *info->shape;
+    spec.dim_names = dim_names_of(info, spec.shape.size());
     impl->input_specs.push_back(spec);
   }
   for (const auto& name : impl->graph.outputs) {
     const ValueInfo* info = impl->graph.find_value(name);
-    TensorSpec spec{name, DType::f32, {}};
+    TensorSpec spec{name, DType::f32, {}, {}};
     if (info && info->dtype) spec.dtype = *info->dtype;
     if (info && info->shape) spec.shape = *info->shape;
+    spec.dim_names = dim_names_of(info, spec.shape.size());
     impl->output_specs.push_back(spec);
   }
   return std::unique_ptr<Session>(new Session(std::move(impl)));
