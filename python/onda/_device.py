@@ -60,7 +60,7 @@ class Device:
         return isinstance(other, Device) and self._device == other._device
 
     def __hash__(self) -> int:
-        return id(type(self))
+        return hash(self._device)
 
     def __repr__(self) -> str:
         return f"onda.Device({self.name!r})"

@@ -423,7 +423,8 @@ PYBIND11_MODULE(_onda, m) {
       .def(py::init(&open_device), py::arg("adapter") = "")
       .def_property_readonly("adapter", [](const PyDevice& d) { return adapter_dict(d.device->adapter()); })
       .def_property_readonly("features", [](const PyDevice& d) { return d.device->features(); })
-      .def("__eq__", [](const PyDevice& a, const PyDevice& b) { return a.device == b.device; });
+      .def("__eq__", [](const PyDevice& a, const PyDevice& b) { return a.device == b.device; })
+      .def("__hash__", [](const PyDevice& d) { return std::hash<const void*>()(d.device.get()); });
 
   py::class_<PyDeviceTensor>(m, "DeviceTensor")
       .def_static("upload", &upload, py::arg("device"), py::arg("array"))
