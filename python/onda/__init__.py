@@ -549,6 +549,11 @@ class Separator:
     def stems(self) -> List[str]:
         return self._separator.stems
 
+    @property
+    def output_names(self) -> List[str]:
+        """The names of the outputs one input gives: the stems, or NAME and no_NAME (two_stems)."""
+        return self._separator.output_names()
+
     def separate(
         self, audio: AudioInput, out: Union[str, "os.PathLike[str]", None] = None, *,
         sample_rate: Optional[int] = None, progress: Progress = None,

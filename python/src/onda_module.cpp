@@ -333,6 +333,7 @@ onda::audio::SeparateOptions separate_options(const AudioOptions& a) {
   using onda::audio::SampleEncoding;
   o.format.container = a.container == "flac"  ? Container::flac
                        : a.container == "ogg" ? Container::ogg
+                       : a.container == "mp3" ? Container::mp3
                                               : Container::wav;
   o.format.encoding = a.encoding == "float32" ? SampleEncoding::float32
                       : a.encoding == "pcm24" ? SampleEncoding::pcm24
@@ -373,6 +374,17 @@ class PySeparator {
     const auto callback = progress_callback(progress);
     py::gil_scoped_release release;
     return separator_->separate_file(input, output_dir, nullptr, callback);
+  }
+
+  std::vector<std::string> output_names() const { return separator_->output_names(); }
+
+  // The outputs of `input` (one per output_names() entry) to `paths`, whose folders exist: what
+  // `python3 -m onda separate|enhance` calls once it has planned and checked every path.
+  void write_files(const std::filesystem::path& input, const std::vector<std::filesystem::path>& paths,
+                   const py::object& progress) {
+    const auto callback = progress_callback(progress);
+    py::gil_scoped_release release;
+    separator_->write_files(input, paths, nullptr, callback);
   }
 
   void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
@@ -480,7 +492,19 @@ PYBIND11_MODULE(_onda, m) {
       .def("separate_file", &PySeparator::separate_file, py::arg("input"), py::arg("output_dir"),
            py::arg("progress") = py::none())
       .def("enhance_file", &PySeparator::enhance_file, py::arg("input"), py::arg("output"),
+           py::arg("progress") = py::none())
+      .def("output_names", &PySeparator::output_names)
+      .def("write_files", &PySeparator::write_files, py::arg("input"), py::arg("paths"),
            py::arg("progress") = py::none());
+
+  m.def(
+      "container_for_path",
+      [](const std::filesystem::path& path) {
+        return onda::audio::container_extension(onda::audio::container_for_path(path));
+      },
+      py::arg("path"), "The container a file name's extension asks for: 'wav', 'flac', 'ogg' or 'mp3'");
+  m.def("readable_audio_extensions", &onda::audio::readable_audio_extensions,
+        "Extensions of the audio files libsndfile reads (folders are scanned for these)");
 
   m.def(
       "read_audio",

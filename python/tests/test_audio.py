@@ -115,3 +115,46 @@ def test_audio_errors(audio, tmp_path):
     result = subprocess.run([sys.executable, "-m", "onda", "separate", str(tmp_path / "missing.wav"), "-m",
                              str(audio["separation"]), "-o", str(tmp_path / "o")], capture_output=True, text=True)
     assert result.returncode == 1 and result.stderr.startswith("onda: error: ") and "missing.wav" in result.stderr
+
+
+def test_folders_filename_and_overwrite_as_the_command_line(audio, onda_cli, tmp_path):
+    """python3 -m onda separate on a folder with a --filename template writes the C++ command's
+    files; an existing output is refused without --overwrite, with the same message."""
+    import shutil
+
+    source = tmp_path / "in"
+    for sub, name in [("a", "song.wav"), ("b/c", "other.wav"), (".hidden", "skipped.wav")]:
+        (source / sub).mkdir(parents=True)
+        shutil.copy(audio["wav"], source / sub / name)
+    (source / "notes.txt").write_text("not audio")
+    pattern = "{folder}/{track}-{stem}.{ext}"
+
+    def both(out_cli, out_module, *extra):
+        args = [str(source), "-m", str(audio["separation"]), "--filename", pattern, "-q", *extra]
+        cpp = subprocess.run([str(onda_cli), "separate", *args, "-o", str(out_cli)], capture_output=True, text=True)
+        py = subprocess.run([sys.executable, "-m", "onda", "separate", *args, "-o", str(out_module)],
+                            capture_output=True, text=True)
+        return cpp, py
+
+    cli, module = tmp_path / "cli", tmp_path / "module"
+    cpp, py = both(cli, module)
+    assert cpp.returncode == 0 and py.returncode == 0, (cpp.stderr, py.stderr)
+    expected = files_of(cli)
+    assert sorted(expected) == ["a/song-drums.wav", "a/song-rest.wav", "b/c/other-drums.wav", "b/c/other-rest.wav"]
+    assert files_of(module) == expected
+    # Again: every output exists, refused before any work, with the C++ command's message.
+    cpp, py = both(cli, module)
+    assert cpp.returncode == py.returncode == 1
+    assert py.stderr.replace(str(module), "OUT") == cpp.stderr.replace(str(cli), "OUT")
+    assert "exists: give --overwrite to replace it" in py.stderr
+    cpp, py = both(cli, module, "--overwrite")
+    assert cpp.returncode == py.returncode == 0, (cpp.stderr, py.stderr)
+    assert files_of(module) == files_of(cli)
+    # A bad template, a --flac that contradicts it: the same one-line errors.
+    for extra in (["--filename", "{track}/{nope}.wav"], ["--flac", "--filename", "{track}/{stem}.wav"]):
+        cpp = subprocess.run([str(onda_cli), "separate", str(source), "-m", str(audio["separation"]), "-o",
+                              str(tmp_path / "x"), *extra], capture_output=True, text=True)
+        py = subprocess.run([sys.executable, "-m", "onda", "separate", str(source), "-m", str(audio["separation"]),
+                             "-o", str(tmp_path / "x"), *extra], capture_output=True, text=True)
+        assert cpp.returncode == py.returncode == 1 and py.stderr == cpp.stderr, (cpp.stderr, py.stderr)
+    assert not (tmp_path / "x").exists()
