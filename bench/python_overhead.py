@@ -8,6 +8,8 @@ C++). Their difference is the binding's cost (dict and numpy conversion, output 
 same model and input through `build/onda run --bench N` (C++ only, another process) for reference.
 
     build/venv/bin/python3 bench/python_overhead.py [--runs 200] [--samples 16000] [--adapter NAME]
+    build/venv/bin/python3 bench/python_overhead.py --samples 256 --save-model small256.onnx   # make it here
+    python3 bench/python_overhead.py --model small256.onnx ...   # where python3-onnx is missing (a GPU machine)
 Target: Python's median wall <= 1.05 x C++'s median (issue 29).
 """
 
@@ -22,8 +24,6 @@ import time
 from pathlib import Path
 
 import numpy as np
-import onnx
-from onnx import TensorProto, helper, numpy_helper
 
 import onda
 
@@ -31,6 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def small_model(path: Path, samples: int) -> None:
+    import onnx  # python3-onnx: only to make the model
+    from onnx import TensorProto, helper, numpy_helper
+
     rng = np.random.default_rng(0)
     channels, kernel = [1, 16, 16, 1], 9
     nodes, inits = [], []
@@ -56,10 +59,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--adapter", default=None)
     parser.add_argument("--samples", type=int, default=16000, help="input length (smaller: a shorter run)")
+    parser.add_argument("--model", help="a model made before with --save-model (no python3-onnx needed)")
+    parser.add_argument("--save-model", help="only write the model for --samples to this file")
     a = parser.parse_args()
+    if a.save_model:
+        small_model(Path(a.save_model), a.samples)
+        return
     with tempfile.TemporaryDirectory() as folder:
         model = Path(folder) / "small.onnx"
-        small_model(model, a.samples)
+        if a.model:
+            model = Path(a.model)
+            a.samples = onda.InferenceSession(str(model), adapter=a.adapter).get_inputs()[0].shape[-1]
+        else:
+            small_model(model, a.samples)
         x = np.random.default_rng(1).standard_normal((1, 1, a.samples)).astype(np.float32)
         session = onda.InferenceSession(str(model), adapter=a.adapter)
         for _ in range(5):  # plan, capture, replay
