@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -114,6 +115,12 @@ struct RunStats {
   std::map<std::string, double> record_ms_by_op;
 };
 
+// The outputs of Session::run_split: those asked for on the GPU, the rest read back to the host.
+struct RunOutputs {
+  std::map<std::string, HostTensor> host;
+  std::map<std::string, DeviceTensor> device;
+};
+
 class Session {
  public:
   // Throws onda::ModelError listing every unsupported op at once, or naming what else is wrong.
@@ -145,6 +152,12 @@ class Session {
   // the GPU to finish the run, but nothing is read back.
   std::map<std::string, DeviceTensor> run_device(const std::map<std::string, HostTensor>& host_inputs,
                                                  const std::map<std::string, DeviceTensor>& device_inputs);
+  // One run whose outputs named in `on_device` stay on the GPU (RunOutputs::device) while the others
+  // are read back (RunOutputs::host), in one wait: a streaming model's state outputs stay, its frame
+  // comes back (onda/stream.h). An unknown output name is an InputError.
+  RunOutputs run_split(const std::map<std::string, HostTensor>& host_inputs,
+                       const std::map<std::string, DeviceTensor>& device_inputs,
+                       const std::set<std::string>& on_device);
   // Pipelined runs: submit() records a run and hands it to the GPU without waiting; collect()
   // waits for the oldest submitted run and returns its outputs. Recording run k+1 while the GPU
   // executes run k hides the CPU's recording time (onda separate feeds segments this way). Runs
