@@ -11,11 +11,10 @@
 #include <memory>
 #include <optional>
 
-#include "audio/audio.h"
-#include "audio/stream_enhancer.h"
 #include "audio_jobs.h"
 #include "commands.h"
 #include "interrupt.h"
+#include "onda/audio.h"
 #include "progress_line.h"
 
 namespace onda::cli {

@@ -22,10 +22,10 @@
 #include <vector>
 
 // ---- C++ API used ------------------------------------------------------------------------------
-#include "onda/device.h"  // Device::list_adapters (what `onda info --list` uses), Device::open
-#include "onda/error.h"   // ModelError, NpyError, GpuError
-#include "audio/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
-#include "onda/session.h"       // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
+#include "onda/audio.h"    // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
+#include "onda/device.h"   // Device::list_adapters (what `onda info --list` uses), Device::open
+#include "onda/error.h"    // ModelError, NpyError, GpuError
+#include "onda/session.h"  // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
 
 namespace py = pybind11;
 using onda::DType;

@@ -1,11 +1,11 @@
-#include "audio/model_description.h"
-
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "onda/audio_description.h"
 
 namespace onda::audio {
 namespace {

@@ -1,11 +1,10 @@
-#include "audio/stream_enhancer.h"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 
-#include "audio/resample.h"
+#include "onda/audio_resample.h"
+#include "onda/audio_stream.h"
 
 namespace onda::audio {
 namespace {

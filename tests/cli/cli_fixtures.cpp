@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "audio/audio.h"
+#include "onda/audio.h"
 
 namespace {
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "audio/audio_file.h"
+#include "onda/audio_file.h"
 
 namespace onda::audio {
 

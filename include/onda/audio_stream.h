@@ -11,9 +11,9 @@
 #include <optional>
 #include <vector>
 
-#include "audio/audio_file.h"
-#include "audio/model_description.h"
-#include "audio/separate.h"
+#include "onda/audio_description.h"
+#include "onda/audio_file.h"
+#include "onda/audio_separate.h"
 #include "onda/stream.h"
 
 namespace onda::audio {
