@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <thread>
 
 #include "harness.h"
 #include "onda/error.h"
@@ -202,6 +203,34 @@ TEST(Stream, AccumulatingStateWithExplicitPairsAndInitialValues) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("cache_in"), std::string::npos) << e.what();
   }
+}
+
+// The documented thread rule (docs/library.md): one Session may be called from several threads (its
+// runs are serialised by the Device's lock), and each Stream is one sequence of frames. Three
+// threads, each with its own Stream over one shared GRU Session, give what serial runs give, bit for bit.
+TEST(Stream, ConcurrentStreamsOverOneSessionMatchSerialRuns) {
+  Random random(test_seed());
+  const GruWeights g = random_gru(random);
+  constexpr int kThreads = 3, kFrames = 8;
+  std::shared_ptr<Session> session = Session::open_bytes(gru_model(g, 1, "h0", "hn"));
+  std::vector<std::vector<HostTensor>> frames(kThreads);
+  for (auto& sequence : frames)
+    for (int t = 0; t < kFrames; ++t) sequence.push_back(HostTensor::from_values<float>({1, 1, kIn}, random.normal(kIn)));
+  auto run_sequence = [&](int k, std::vector<HostTensor>& outputs) {
+    Stream stream(session);
+    for (const auto& frame : frames[k]) outputs.push_back(stream.step({{"frame", frame}}).at("y"));
+  };
+  std::vector<std::vector<HostTensor>> serial(kThreads), parallel(kThreads);
+  for (int k = 0; k < kThreads; ++k) run_sequence(k, serial[k]);
+  std::vector<std::thread> threads;
+  for (int k = 0; k < kThreads; ++k) threads.emplace_back([&, k] { run_sequence(k, parallel[k]); });
+  for (auto& thread : threads) thread.join();
+  for (int k = 0; k < kThreads; ++k) {
+    ASSERT_EQ(parallel[k].size(), static_cast<size_t>(kFrames));
+    for (int t = 0; t < kFrames; ++t) EXPECT_TRUE(same_bits(parallel[k][t], serial[k][t])) << "thread " << k << " frame " << t;
+  }
+  // The sequences differ from each other: each stream kept its own state.
+  EXPECT_FALSE(same_bits(serial[0].back(), serial[1].back()));
 }
 
 TEST(Stream, DefaultPairsFollowTheNames) {
