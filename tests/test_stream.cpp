@@ -183,6 +183,21 @@ TEST(Stream, AccumulatingStateWithExplicitPairsAndInitialValues) {
   EXPECT_EQ(stream.states().at("acc").download().values<float>()[0], start[0])
       << "reset restores the initial value";
 
+  // The frame from GPU memory and its output left there: nothing crosses at all.
+  const std::vector<float> x = random.normal(kWidth);
+  const DeviceTensor x_device = DeviceTensor::upload(device, HostTensor::from_values<float>({1, kWidth}, x));
+  const RunOutputs on_gpu = stream.step({}, {{"x", x_device}}, {"y"});
+  EXPECT_TRUE(on_gpu.host.empty());
+  ASSERT_EQ(on_gpu.device.size(), 1u) << "y only: the state output is the stream's";
+  EXPECT_EQ(stream.last_run().host_upload_bytes, 0u);
+  EXPECT_EQ(stream.last_run().host_download_bytes, 0u);
+  const HostTensor y_back = on_gpu.device.at("y").download();
+  const auto y_values = y_back.values<float>();
+  std::vector<double> expected(kWidth);
+  for (int64_t i = 0; i < kWidth; ++i) expected[i] = 2.0 * (static_cast<double>(start[i]) + x[i]);
+  EXPECT_LT(rel_l2({y_values.begin(), y_values.end()}, expected), 1e-6);
+  EXPECT_THROW(stream.step({}, {{"x", x_device}}, {"total"}), InputError) << "a state output is no frame output";
+
   // Errors, each naming what is wrong.
   EXPECT_THROW(
       stream.step({{"x", HostTensor(DType::f32, {1, kWidth})}, {"acc", HostTensor(DType::f32, {1, kWidth})}}),
