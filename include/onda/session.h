@@ -20,6 +20,8 @@
 // and adapter_name() read immutable data. last_run() is the stats of the last run of the Session on
 // any thread: read it from the thread that ran, or after the runs of other threads are done.
 // For parallel CPU-side work, give each thread its own Session (on one shared Device, or on its own).
+// Streams over one Session (stream.h) may run on several threads; each Stream on one at a time.
+// The table of what may run concurrently: docs/library.md.
 #pragma once
 #include <cstddef>
 #include <filesystem>
