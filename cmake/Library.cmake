@@ -1,4 +1,4 @@
-# libonda: the layer libraries (gpu, tensor, kernels, graph, onnx, ops, runtime) as one library with
+# libonda: the layer libraries (gpu, tensor, kernels, graph, onnx, ops, runtime, audio) as one library with
 # the public API of include/onda/, and what `cmake --install` puts in a prefix: the headers, the
 # library (shared, SONAME libonda.so.MAJOR; static with -DONDA_SHARED=OFF), Dawn's library beside it,
 # the onda command, a CMake package (find_package(onda CONFIG) -> onda::onda) and a pkg-config file.
@@ -6,7 +6,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-set(ONDA_LAYER_LIBRARIES onda_gpu onda_tensor onda_kernels onda_graph onda_onnx onda_ops onda_runtime)
+set(ONDA_LAYER_LIBRARIES onda_gpu onda_tensor onda_kernels onda_graph onda_onnx onda_ops onda_runtime onda_audio)
 set(ONDA_LIBRARY_OBJECTS)
 foreach(layer IN LISTS ONDA_LAYER_LIBRARIES)
   list(APPEND ONDA_LIBRARY_OBJECTS "$<TARGET_OBJECTS:${layer}>")
@@ -18,7 +18,12 @@ else()
 endif()
 add_library(onda::onda ALIAS onda_library)
 # The layers' own dependencies (not their objects, which are above).
-target_link_libraries(onda_library PRIVATE $<BUILD_INTERFACE:dawn> fmt::fmt onnx_proto)
+# The audio layer's (include/onda/audio.h): libsndfile and soxr (src/audio/CMakeLists.txt's imported
+# targets are local to that folder, so they are looked up again here).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(ONDA_AUDIO_DEPENDENCIES REQUIRED IMPORTED_TARGET sndfile soxr)
+target_link_libraries(onda_library PRIVATE $<BUILD_INTERFACE:dawn> fmt::fmt onnx_proto
+                                           $<BUILD_INTERFACE:PkgConfig::ONDA_AUDIO_DEPENDENCIES>)
 target_include_directories(onda_library PUBLIC "$<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>"
                                                "$<BUILD_INTERFACE:${PROJECT_BINARY_DIR}/include>"
                                                "$<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>")
@@ -50,7 +55,7 @@ install(FILES "${PROJECT_BINARY_DIR}/ondaConfig.cmake" "${PROJECT_BINARY_DIR}/on
 if(ONDA_SHARED)
   set(ONDA_PC_PRIVATE_LIBS "")
 else()
-  set(ONDA_PC_PRIVATE_LIBS "-lwebgpu_wrapper -lfmt -lonnx_proto -lprotobuf -lstdc++")
+  set(ONDA_PC_PRIVATE_LIBS "-lwebgpu_wrapper -lfmt -lonnx_proto -lprotobuf -lsndfile -lsoxr -lstdc++")
 endif()
 configure_file("${PROJECT_SOURCE_DIR}/cmake/onda.pc.in" "${PROJECT_BINARY_DIR}/onda.pc" @ONLY)
 install(FILES "${PROJECT_BINARY_DIR}/onda.pc" DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -7,9 +7,9 @@
 #include <cmath>
 #include <complex>
 
-#include "audio/audio_file.h"
-#include "audio/resample.h"
 #include "harness.h"
+#include "onda/audio_file.h"
+#include "onda/audio_resample.h"
 #include "test_onnx_support.h"
 
 namespace onda::test {

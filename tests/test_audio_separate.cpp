@@ -10,10 +10,12 @@
 #include <cstring>
 #include <fstream>
 
-#include "audio/resample.h"
-#include "audio/separate.h"
+#include "audio/model_runner.h"
+#include "audio/segmenter.h"
 #include "audio/spectral_graphs.h"
 #include "harness.h"
+#include "onda/audio_resample.h"
+#include "onda/audio_separate.h"
 #include "test_onnx_support.h"
 
 namespace onda::test {

@@ -9,7 +9,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "audio/audio.h"
+#include "onda/audio.h"
 
 namespace onda::cli {
 namespace {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "audio/audio.h"
+#include "onda/audio.h"
 #include "onda/model_summary.h"
 
 namespace onda::cli {

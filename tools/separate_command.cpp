@@ -14,7 +14,7 @@
 #include "audio_jobs.h"
 #include "commands.h"
 #include "interrupt.h"
-#include "audio/audio.h"
+#include "onda/audio.h"
 #include "progress_line.h"
 
 namespace onda::cli {
@@ -32,6 +32,7 @@ struct AudioArguments {
   uint64_t seed = 0;
   std::string two_stems;
   bool float32 = false, int24 = false, flac = false, overwrite = false, timings = false, quiet = false;
+  bool stream = false;  // enhance --stream: frame by frame with a streaming model (audio::StreamEnhancer)
   std::string adapter;
 };
 
@@ -50,6 +51,10 @@ void check_ranges(const AudioArguments& a) {
   if (a.shifts < 0 || a.shifts > kMaxShifts)
     throw std::invalid_argument(fmt::format("--shifts {}: give 0 to {}", a.shifts, kMaxShifts));
   if (a.float32 && a.int24) throw std::invalid_argument("--float32 and --int24 exclude each other: give one");
+  if (a.stream && (a.segment > 0 || a.overlap || a.batch != 1 || a.shifts != 0))
+    throw std::invalid_argument(
+        "--stream feeds the model one frame at a time: --segment, --overlap, --batch and --shifts do not "
+        "apply");
 }
 
 // The container of the files written, from their extension; --flac, --float32 and --int24 must agree.
@@ -209,16 +214,24 @@ void run_audio(const AudioArguments& a) {
   }
 
   if (failures.size() == inputs.size()) throw ExitStatus{1};  // each reported above; no model to open
-  audio::Separator separator(options);  // opens the model: unsupported ops, device limits fail here
+  // Opens the model: unsupported ops, device limits fail here.
+  std::unique_ptr<audio::Separator> separator;
+  std::unique_ptr<audio::StreamEnhancer> streamer;
+  if (a.stream) {
+    streamer = std::make_unique<audio::StreamEnhancer>(
+        audio::StreamEnhanceOptions{options.model, options.description, options.session, options.format});
+  } else {
+    separator = std::make_unique<audio::Separator>(options);
+  }
   // From here on a signal stops at the next segment (before, nothing is written and the default
   // action, an immediate exit, is what a user pressing Ctrl-C during a long model load wants).
   install_interrupt_handlers();
-  if (a.batch > 1 && separator.fixed_batch() && separator.max_batch() != a.batch)
+  if (separator && a.batch > 1 && separator->fixed_batch() && separator->max_batch() != a.batch)
     warn(fmt::format("--batch {} ignored: the model's batch dimension is fixed at {}", a.batch,
-                     separator.max_batch()));
-  else if (a.batch > separator.max_batch())
+                     separator->max_batch()));
+  else if (separator && a.batch > separator->max_batch())
     warn(fmt::format("--batch {}: the model takes at most {} segments per call; using {}", a.batch,
-                     separator.max_batch(), separator.max_batch()));
+                     separator->max_batch(), separator->max_batch()));
 
   const bool tty = !a.quiet && ::isatty(STDERR_FILENO);
   const auto start = std::chrono::steady_clock::now();
@@ -233,10 +246,14 @@ void run_audio(const AudioArguments& a) {
       OutputFolders folders(outputs[i]);
       {
         ProgressLine progress(inputs[i].path.filename().string(), infos[i]->seconds(), tty);
-        separator.write_files(inputs[i].path, outputs[i], &timings, [&](int64_t segments, int64_t total) {
+        const audio::SegmentProgress update = [&](int64_t segments, int64_t total) {
           stop_if_interrupted();
           progress.update(segments, total);
-        });
+        };
+        if (streamer)
+          streamer->write_files(inputs[i].path, outputs[i], &timings, update);
+        else
+          separator->write_files(inputs[i].path, outputs[i], &timings, update);
       }
       folders.keep();
     } catch (const Interrupted&) {
@@ -325,6 +342,8 @@ void add_enhance_command(CLI::App& app) {
       ->add_option("-o,--out", a->output,
                    "The output file (one input; .wav, .flac, .ogg or .mp3 picks the format) or folder")
       ->required();
+  command->add_flag("--stream", a->stream,
+                    "Run a streaming model frame by frame, its states fed back on the GPU (docs/audio.md)");
   add_common_options(command, *a);
   command->callback([a] { run_audio(*a); });
 }

@@ -4,10 +4,11 @@
 // be the next model's inputs without a trip through host memory.
 //
 // Thread safety: a Device may be used from any number of threads. Each Device has one lock; every
-// Session call that touches the GPU (open, run, submit, collect, run_bound, DeviceTensor upload and
-// download, destruction) holds it, so work of sessions on one Device is serialised (the GPU has one
-// queue per device anyway; CPU recording of two sessions does not overlap today). A device error
-// (validation, device loss) is reported by the next call on any session of that Device.
+// Session call that touches the GPU (open, run, run_device, run_split, submit, collect, a Stream's
+// step, DeviceTensor upload and download, destruction) holds it, so work of sessions on one Device
+// is serialised (the GPU has one queue per device anyway; CPU recording of two sessions does not
+// overlap today). A device error (validation, device loss) is reported by the next call on any
+// session of that Device. What may run concurrently, call by call: docs/library.md.
 #pragma once
 #include <cstdint>
 #include <filesystem>

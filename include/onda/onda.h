@@ -58,6 +58,7 @@ typedef enum onda_dtype {
 typedef struct onda_device onda_device;   /* a GPU adapter and its context, shared by sessions */
 typedef struct onda_session onda_session; /* a loaded model */
 typedef struct onda_tensor onda_tensor;   /* a tensor in host memory or in a device's GPU memory */
+typedef struct onda_stream onda_stream;   /* a session run frame by frame, its states kept on the GPU */
 
 /* The message of the calling thread's last failed call ("" when none). */
 const char* onda_last_error(void);
@@ -112,6 +113,39 @@ typedef struct onda_run_stats {
 } onda_run_stats;
 /* Of the session's last run. */
 onda_status onda_session_last_run(const onda_session* session, onda_run_stats* stats);
+
+/* ---- streams (onda/stream.h): frame-by-frame models whose state outputs feed their state inputs ---- */
+
+/* A stream over `session` (which it keeps alive). The state pairs: state_outputs[i] feeds
+ * state_inputs[i]; pair_count 0 pairs them by name (state_out -> state_in, hn -> h0, cache_out ->
+ * cache, ...: onda::default_state_pairs). States start at zeros of the input's shape, or at
+ * initial_values[i] for the input initial_names[i] (copied to the GPU; initial_count may be 0).
+ * No state pair, an unknown name or a state of dynamic shape without an initial value: ONDA_ERROR_INPUT. */
+onda_status onda_stream_open(onda_session* session, size_t pair_count, const char* const* state_outputs,
+                             const char* const* state_inputs, size_t initial_count,
+                             const char* const* initial_names, const onda_tensor* const* initial_values,
+                             onda_stream** stream);
+void onda_stream_release(onda_stream* stream);
+
+/* The state pairs (output -> input) and the outputs a step returns, in the model's order. */
+size_t onda_stream_state_count(const onda_stream* stream);
+onda_status onda_stream_state(const onda_stream* stream, size_t index, const char** output,
+                              const char** input);
+size_t onda_stream_frame_output_count(const onda_stream* stream);
+onda_status onda_stream_frame_output(const onda_stream* stream, size_t index, const char** name);
+
+/* One frame: every input that is not a state (host or device tensors). outputs: an array of
+ * onda_stream_frame_output_count entries, filled in order with new host tensors the caller releases.
+ * The states stay on the GPU; only the frame inputs and outputs cross (onda_stream_last_run). */
+onda_status onda_stream_step(onda_stream* stream, size_t input_count, const char* const* input_names,
+                             const onda_tensor* const* inputs, onda_tensor** outputs);
+/* States back to their initial values. */
+onda_status onda_stream_reset(onda_stream* stream);
+/* The current value of the state input `input` as a new device tensor the caller releases. */
+onda_status onda_stream_state_tensor(const onda_stream* stream, const char* input,
+                                     onda_tensor** device_tensor);
+/* Of the stream's last step. */
+onda_status onda_stream_last_run(const onda_stream* stream, onda_run_stats* stats);
 
 /* ---- tensors ---- */
 

@@ -20,12 +20,15 @@
 // and adapter_name() read immutable data. last_run() is the stats of the last run of the Session on
 // any thread: read it from the thread that ran, or after the runs of other threads are done.
 // For parallel CPU-side work, give each thread its own Session (on one shared Device, or on its own).
+// Streams over one Session (stream.h) may run on several threads; each Stream on one at a time.
+// The table of what may run concurrently: docs/library.md.
 #pragma once
 #include <cstddef>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -117,6 +120,12 @@ struct RunStats {
   std::map<std::string, double> record_ms_by_op;
 };
 
+// The outputs of Session::run_split: those asked for on the GPU, the rest read back to the host.
+struct RunOutputs {
+  std::map<std::string, HostTensor> host;
+  std::map<std::string, DeviceTensor> device;
+};
+
 class Session {
  public:
   // Throws onda::ModelError listing every unsupported op at once, or naming what else is wrong.
@@ -148,6 +157,12 @@ class Session {
   // the GPU to finish the run, but nothing is read back.
   std::map<std::string, DeviceTensor> run_device(const std::map<std::string, HostTensor>& host_inputs,
                                                  const std::map<std::string, DeviceTensor>& device_inputs);
+  // One run whose outputs named in `on_device` stay on the GPU (RunOutputs::device) while the others
+  // are read back (RunOutputs::host), in one wait: a streaming model's state outputs stay, its frame
+  // comes back (onda/stream.h). An unknown output name is an InputError.
+  RunOutputs run_split(const std::map<std::string, HostTensor>& host_inputs,
+                       const std::map<std::string, DeviceTensor>& device_inputs,
+                       const std::set<std::string>& on_device);
   // Pipelined runs: submit() records a run and hands it to the GPU without waiting; collect()
   // waits for the oldest submitted run and returns its outputs. Recording run k+1 while the GPU
   // executes run k hides the CPU's recording time (onda separate feeds segments this way). Runs

@@ -24,7 +24,7 @@
 #include <vector>
 
 // ---- C++ API used ------------------------------------------------------------------------------
-#include "audio/audio.h"         // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
+#include "onda/audio.h"          // audio::Separator, SeparateOptions, AudioBuffer, read_audio, errors
 #include "onda/device.h"         // Device (open, list_adapters: what `onda info --list` uses)
 #include "onda/device_tensor.h"  // DeviceTensor: upload, download, run_device's outputs
 #include "onda/error.h"          // ModelError, NpyError, GpuError

@@ -18,6 +18,8 @@
 #   trace             bench/trace_divergence.py: SCNet's per-intermediate divergence from ORT
 #   separate          bench/separate.sh: 10 minutes of stereo through HTDemucs (real-time factor)
 #   accurate          SCNet against ONNX Runtime with float64 reductions
+#   stream[=FRAMES]   bench/stream_latency.sh: a streaming enhancer's per-frame latency, states on the
+#                     GPU (p50/p99 over FRAMES, default 1000), next to ONNX Runtime CPU on the same frames
 # TUNING="rnn.step_kernel=vec4 fft.radices=8,8,16,8" gives the benchmarks those --tuning fields
 # (kernels::set_tuning, src/kernels/kernel_tuning.h); REPEATS (20) their repeats.
 #
@@ -33,6 +35,7 @@ targets() {
     info | models | separate) echo onda ;;
     tests) echo onda_tests ;;
     fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
+    stream) echo bench_stream_latency ;;
     compare | accurate | trace | ortweb) echo onda ;;
   esac
 }
@@ -100,6 +103,9 @@ for s in "$@"; do
       materialize_models
       timeout 200 run python3 bench/accurate_reference.py $models/scnetlargestarrytong.onnx > $logs/accurate_scnet.txt 2>&1
       tail -8 $logs/accurate_scnet.txt ;;
+    stream)
+      OUT=$logs/stream timeout 300 run bash bench/stream_latency.sh ${arg:-1000} > $logs/stream.txt 2>&1
+      tail -4 $logs/stream.txt | cut -c1-400 ;;
     *) echo "measure.sh: unknown step '$s' (see the header of scripts/gpu/measure.sh)" >&2 ;;
   esac
 done

@@ -1,4 +1,4 @@
-#include "audio/audio_file.h"
+#include "onda/audio_file.h"
 
 #include <fmt/format.h>
 #include <sndfile.h>

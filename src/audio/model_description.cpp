@@ -1,11 +1,11 @@
-#include "audio/model_description.h"
-
 #include <fmt/format.h>
 #include <onnx/onnx_pb.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+#include "onda/audio_description.h"
 
 namespace onda::audio {
 namespace {
@@ -59,6 +59,12 @@ ModelDescription parse_model_description(const std::string& json_text, const std
   d.stems = required<std::vector<std::string>>(j, "stems", origin);
   d.input = optional<std::string>(j, "input", "", origin);
   d.output = optional<std::string>(j, "output", "", origin);
+  d.state = optional<std::map<std::string, std::string>>(j, "state", {}, origin);
+  for (const auto& [output, input] : d.state) {
+    if (output.empty() || input.empty())
+      throw DescriptionError(
+          fmt::format("model description {}: \"state\" pairs need an output and an input name", origin));
+  }
   if (d.sample_rate <= 0)
     throw DescriptionError(
         fmt::format("model description {}: sample_rate {} must be > 0", origin, d.sample_rate));

@@ -66,7 +66,10 @@ SessionSegmentModel::SessionSegmentModel(const fs::path& model, const ModelDescr
                                          const RunnerOptions& options)
     : description_(description) {
   // One Device for the model and its STFT / iSTFT sessions: the spectrograms pass between them on the GPU.
-  session_ = Session::open(model, options.session, Device::open(DeviceOptions{options.session.adapter}));
+  DeviceOptions device;
+  device.adapter = options.session.adapter;
+  device.max_storage_binding_bytes = options.session.max_storage_binding_bytes;
+  session_ = Session::open(model, options.session, Device::open(device));
   const int channels = description.channels;
   const int stems = static_cast<int>(description.stems.size());
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "audio/model_description.h"
 #include "audio/segmenter.h"
+#include "onda/audio_description.h"
 #include "onda/session.h"
 
 namespace onda::audio {

@@ -1,9 +1,9 @@
-#include "audio/resample.h"
-
 #include <fmt/format.h>
 #include <soxr.h>
 
 #include <cmath>
+
+#include "onda/audio_resample.h"
 
 namespace onda::audio {
 

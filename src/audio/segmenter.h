@@ -18,7 +18,8 @@
 #include <memory>
 #include <vector>
 
-#include "audio/audio_file.h"
+#include "onda/audio_file.h"
+#include "onda/audio_segments.h"  // SegmentOptions, SegmentProgress
 
 namespace onda::audio {
 
@@ -60,15 +61,6 @@ class SegmentModel {
   std::deque<SegmentOutput> done_;
 };
 
-struct SegmentOptions {
-  double overlap = 0.25;  // fraction of a segment shared with the next, in [0, 1)
-  int batch = 1;          // segments per model call (clamped to the model's max_batch; a fixed batch wins)
-  int shifts = 0;         // random time shifts to average (0: none)
-  uint64_t seed = 0;      // for the shift offsets
-  double max_shift_seconds = 0.5;
-  double transition_power = 1.0;  // the triangle weight is raised to this power (demucs' default 1)
-};
-
 // What the segmenter did and where its time went.
 struct SegmentStats {
   int64_t segments = 0;
@@ -77,11 +69,6 @@ struct SegmentStats {
   double overlap_add_seconds =
       0;  // cutting segments out, waiting for the overlap-add worker, normalising the sums
 };
-
-// Called once with done = 0 before the first model call, then after each model call: segments done
-// so far, segments in total. It may throw to stop the run (an interrupted command line): the
-// exception leaves the segmenter after the overlap-add worker has finished.
-using SegmentProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Receives finished output in order: block[s] holds every channel of stem s for frames
 // [start, start + block[s].frames). Called from a worker thread, one call at a time.

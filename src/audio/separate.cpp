@@ -1,5 +1,3 @@
-#include "audio/separate.h"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,7 +7,10 @@
 #include <future>
 #include <sstream>
 
-#include "audio/resample.h"
+#include "audio/model_runner.h"
+#include "audio/segmenter.h"
+#include "onda/audio_resample.h"
+#include "onda/audio_separate.h"
 
 namespace onda::audio {
 namespace {

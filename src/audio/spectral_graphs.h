@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "audio/model_description.h"
+#include "onda/audio_description.h"
 
 namespace onda::audio {
 

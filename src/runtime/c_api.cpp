@@ -8,18 +8,25 @@
 
 #include "onda/onda.h"
 #include "onda/session.h"
+#include "onda/stream.h"
 
 struct onda_device {
   std::shared_ptr<onda::Device> device;
 };
 
 struct onda_session {
-  std::unique_ptr<onda::Session> session;
+  std::shared_ptr<onda::Session> session;  // shared with the streams over it
 };
 
 struct onda_tensor {
   onda::HostTensor host;
   onda::DeviceTensor device;  // set for a device tensor (host then undefined)
+};
+
+struct onda_stream {
+  std::unique_ptr<onda::Stream> stream;
+  std::vector<std::pair<std::string, std::string>> pairs;  // output, input: stable strings for C
+  std::vector<std::string> frame_outputs;
 };
 
 namespace {
@@ -69,6 +76,10 @@ onda::DType to_cpp(onda_dtype dtype) {
 onda_dtype to_c(onda::DType dtype) {
   return static_cast<onda_dtype>(dtype);
 }
+onda_run_stats to_c(const onda::RunStats& s) {
+  return onda_run_stats{s.wall_ms, s.dispatches, s.host_upload_bytes, s.host_download_bytes,
+                        s.peak_gpu_bytes};
+}
 static_assert(static_cast<int>(onda::DType::boolean) == ONDA_DTYPE_BOOL, "C and C++ dtype numbers agree");
 
 onda_status describe(const std::vector<onda::TensorSpec>& specs, size_t index, const char** name,
@@ -114,6 +125,27 @@ onda_status make_host_tensor(onda_dtype dtype, const int64_t* shape, size_t rank
   });
 }
 
+// Named C tensors as the C++ maps of host and device inputs.
+onda_status split_inputs(size_t input_count, const char* const* input_names, const onda_tensor* const* inputs,
+                         std::map<std::string, onda::HostTensor>& host_inputs,
+                         std::map<std::string, onda::DeviceTensor>& device_inputs) {
+  for (size_t i = 0; i < input_count; ++i) {
+    if (!input_names[i] || !inputs[i]) {
+      return fail(ONDA_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) + " has a NULL name or tensor");
+    }
+    const std::string name = input_names[i];
+    if (host_inputs.count(name) || device_inputs.count(name)) {
+      return fail(ONDA_ERROR_INPUT, "input '" + name + "' given twice");
+    }
+    if (inputs[i]->device.defined()) {
+      device_inputs[name] = inputs[i]->device;
+    } else {
+      host_inputs[name] = inputs[i]->host;
+    }
+  }
+  return ONDA_OK;
+}
+
 }  // namespace
 
 extern "C" {
@@ -134,7 +166,9 @@ onda_status onda_device_open(const char* adapter, onda_device** device) {
   *device = nullptr;
   return guarded([&] {
     auto result = std::make_unique<onda_device>();
-    result->device = onda::Device::open(onda::DeviceOptions{adapter ? adapter : ""});
+    onda::DeviceOptions options;
+    options.adapter = adapter ? adapter : "";
+    result->device = onda::Device::open(options);
     *device = result.release();
     return ONDA_OK;
   });
@@ -217,20 +251,8 @@ onda_status onda_session_run(onda_session* session, size_t input_count, const ch
   if (!outputs) return fail(ONDA_ERROR_INVALID_ARGUMENT, "outputs array is NULL");
   std::map<std::string, onda::HostTensor> host_inputs;
   std::map<std::string, onda::DeviceTensor> device_inputs;
-  for (size_t i = 0; i < input_count; ++i) {
-    if (!input_names[i] || !inputs[i]) {
-      return fail(ONDA_ERROR_INVALID_ARGUMENT, "input " + std::to_string(i) + " has a NULL name or tensor");
-    }
-    const std::string name = input_names[i];
-    if (host_inputs.count(name) || device_inputs.count(name)) {
-      return fail(ONDA_ERROR_INPUT, "input '" + name + "' given twice");
-    }
-    if (inputs[i]->device.defined()) {
-      device_inputs[name] = inputs[i]->device;
-    } else {
-      host_inputs[name] = inputs[i]->host;
-    }
-  }
+  if (onda_status status = split_inputs(input_count, input_names, inputs, host_inputs, device_inputs))
+    return status;
   return guarded([&] {
     onda::Session& s = *session->session;
     std::vector<std::unique_ptr<onda_tensor>> results;
@@ -250,9 +272,124 @@ onda_status onda_session_run(onda_session* session, size_t input_count, const ch
 
 onda_status onda_session_last_run(const onda_session* session, onda_run_stats* stats) {
   if (!session || !stats) return fail(ONDA_ERROR_INVALID_ARGUMENT, "session or stats is NULL");
-  const onda::RunStats& s = session->session->last_run();
-  *stats =
-      onda_run_stats{s.wall_ms, s.dispatches, s.host_upload_bytes, s.host_download_bytes, s.peak_gpu_bytes};
+  *stats = to_c(session->session->last_run());
+  return ONDA_OK;
+}
+
+onda_status onda_stream_open(onda_session* session, size_t pair_count, const char* const* state_outputs,
+                             const char* const* state_inputs, size_t initial_count,
+                             const char* const* initial_names, const onda_tensor* const* initial_values,
+                             onda_stream** stream) {
+  if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream out-pointer is NULL");
+  *stream = nullptr;
+  if (!session) return fail(ONDA_ERROR_INVALID_ARGUMENT, "session is NULL");
+  if (pair_count > 0 && (!state_outputs || !state_inputs))
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "state names are NULL");
+  if (initial_count > 0 && (!initial_names || !initial_values))
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "initial values are NULL");
+  onda::StreamOptions options;
+  for (size_t i = 0; i < pair_count; ++i) {
+    if (!state_outputs[i] || !state_inputs[i])
+      return fail(ONDA_ERROR_INVALID_ARGUMENT, "state pair " + std::to_string(i) + " has a NULL name");
+    options.state[state_outputs[i]] = state_inputs[i];
+  }
+  for (size_t i = 0; i < initial_count; ++i) {
+    if (!initial_names[i] || !initial_values[i])
+      return fail(ONDA_ERROR_INVALID_ARGUMENT,
+                  "initial value " + std::to_string(i) + " has a NULL name or tensor");
+    if (initial_values[i]->device.defined())
+      return fail(ONDA_ERROR_INVALID_ARGUMENT,
+                  "initial value '" + std::string(initial_names[i]) + "' must be a host tensor");
+    options.initial[initial_names[i]] = initial_values[i]->host;
+  }
+  return guarded([&] {
+    auto result = std::make_unique<onda_stream>();
+    result->stream = std::make_unique<onda::Stream>(session->session, options);
+    for (const auto& pair : result->stream->state_pairs()) result->pairs.push_back(pair);
+    result->frame_outputs = result->stream->frame_outputs();
+    *stream = result.release();
+    return ONDA_OK;
+  });
+}
+
+void onda_stream_release(onda_stream* stream) {
+  delete stream;
+}
+
+size_t onda_stream_state_count(const onda_stream* stream) {
+  return stream ? stream->pairs.size() : 0;
+}
+
+onda_status onda_stream_state(const onda_stream* stream, size_t index, const char** output,
+                              const char** input) {
+  if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream is NULL");
+  if (index >= stream->pairs.size())
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "index " + std::to_string(index) + " is past the last of " +
+                                                 std::to_string(stream->pairs.size()));
+  if (output) *output = stream->pairs[index].first.c_str();
+  if (input) *input = stream->pairs[index].second.c_str();
+  return ONDA_OK;
+}
+
+size_t onda_stream_frame_output_count(const onda_stream* stream) {
+  return stream ? stream->frame_outputs.size() : 0;
+}
+
+onda_status onda_stream_frame_output(const onda_stream* stream, size_t index, const char** name) {
+  if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream is NULL");
+  if (index >= stream->frame_outputs.size())
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "index " + std::to_string(index) + " is past the last of " +
+                                                 std::to_string(stream->frame_outputs.size()));
+  if (name) *name = stream->frame_outputs[index].c_str();
+  return ONDA_OK;
+}
+
+onda_status onda_stream_step(onda_stream* stream, size_t input_count, const char* const* input_names,
+                             const onda_tensor* const* inputs, onda_tensor** outputs) {
+  if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream is NULL");
+  if (input_count > 0 && (!input_names || !inputs))
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "inputs are NULL");
+  if (!outputs) return fail(ONDA_ERROR_INVALID_ARGUMENT, "outputs array is NULL");
+  std::map<std::string, onda::HostTensor> host_inputs;
+  std::map<std::string, onda::DeviceTensor> device_inputs;
+  if (onda_status status = split_inputs(input_count, input_names, inputs, host_inputs, device_inputs))
+    return status;
+  return guarded([&] {
+    auto out = stream->stream->step(host_inputs, device_inputs, {}).host;
+    std::vector<std::unique_ptr<onda_tensor>> results;
+    for (const auto& name : stream->frame_outputs)
+      results.push_back(std::make_unique<onda_tensor>(onda_tensor{out.at(name), {}}));
+    for (size_t i = 0; i < results.size(); ++i) outputs[i] = results[i].release();
+    return ONDA_OK;
+  });
+}
+
+onda_status onda_stream_reset(onda_stream* stream) {
+  if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream is NULL");
+  return guarded([&] {
+    stream->stream->reset();
+    return ONDA_OK;
+  });
+}
+
+onda_status onda_stream_state_tensor(const onda_stream* stream, const char* input,
+                                     onda_tensor** device_tensor) {
+  if (!device_tensor) return fail(ONDA_ERROR_INVALID_ARGUMENT, "tensor out-pointer is NULL");
+  *device_tensor = nullptr;
+  if (!stream || !input) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream or input name is NULL");
+  const auto& states = stream->stream->states();
+  auto found = states.find(input);
+  if (found == states.end())
+    return fail(ONDA_ERROR_INPUT, "'" + std::string(input) + "' is not a state input of the stream");
+  return guarded([&] {
+    *device_tensor = new onda_tensor{{}, found->second};
+    return ONDA_OK;
+  });
+}
+
+onda_status onda_stream_last_run(const onda_stream* stream, onda_run_stats* stats) {
+  if (!stream || !stats) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream or stats is NULL");
+  *stats = to_c(stream->stream->last_run());
   return ONDA_OK;
 }
 

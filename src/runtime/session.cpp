@@ -192,17 +192,23 @@ struct Session::Impl {
   CapturedRun* find_capture(const std::map<std::string, HostTensor>& inputs,
                             const std::map<std::string, Shape>& shapes) const;
   void replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
-              const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device,
-              std::chrono::steady_clock::time_point start);
-  // Inputs from host and/or device memory; outputs_on_device: the run's outputs are kept as
-  // DeviceTensors (collect_device) instead of being read back (collect).
+              const std::map<std::string, DeviceTensor>& device_inputs,
+              const std::set<std::string>& on_device, std::chrono::steady_clock::time_point start);
+  // Inputs from host and/or device memory; the outputs named in `on_device` are kept as
+  // DeviceTensors instead of being read back (collect_split).
   void submit(const std::map<std::string, HostTensor>& inputs,
-              const std::map<std::string, DeviceTensor>& device_inputs = {}, bool outputs_on_device = false);
+              const std::map<std::string, DeviceTensor>& device_inputs = {},
+              const std::set<std::string>& on_device = {});
+  std::set<std::string> all_output_names() const {
+    std::set<std::string> names;
+    for (const auto& spec : output_specs) names.insert(spec.name);
+    return names;
+  }
   void check_inputs(const std::map<std::string, HostTensor>& inputs,
                     const std::map<std::string, DeviceTensor>& device_inputs) const;
   Tensor keep_on_device(const ops::Value& value, gpu::CommandRecorder& recorder);
   std::map<std::string, HostTensor> collect();
-  std::map<std::string, DeviceTensor> collect_device();
+  RunOutputs collect_split();
   void finish_collect(PendingRun& run);
 };
 
@@ -302,8 +308,23 @@ std::map<std::string, DeviceTensor> Session::run_device(
   DeviceLock lock(impl_->device->impl().mutex);
   if (!impl_->pending.empty())
     throw std::logic_error("Session::run_device while submitted runs wait to be collected");
-  impl_->submit(host_inputs, device_inputs, true);
-  return impl_->collect_device();
+  impl_->submit(host_inputs, device_inputs, impl_->all_output_names());
+  return impl_->collect_split().device;
+}
+
+RunOutputs Session::run_split(const std::map<std::string, HostTensor>& host_inputs,
+                              const std::map<std::string, DeviceTensor>& device_inputs,
+                              const std::set<std::string>& on_device) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  if (!impl_->pending.empty())
+    throw std::logic_error("Session::run_split while submitted runs wait to be collected");
+  for (const auto& name : on_device) {
+    bool known = false;
+    for (const auto& spec : impl_->output_specs) known = known || spec.name == name;
+    if (!known) throw InputError(fmt::format("'{}' is not an output of the model", name));
+  }
+  impl_->submit(host_inputs, device_inputs, on_device);
+  return impl_->collect_split();
 }
 
 void Session::submit(const std::map<std::string, HostTensor>& inputs) {
@@ -384,7 +405,8 @@ Tensor Session::Impl::keep_on_device(const ops::Value& value, gpu::CommandRecord
 }
 
 void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
-                           const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device) {
+                           const std::map<std::string, DeviceTensor>& device_inputs,
+                           const std::set<std::string>& on_device) {
   const auto start = std::chrono::steady_clock::now();
   check_inputs(inputs, device_inputs);
   std::map<std::string, Shape> shapes;
@@ -395,7 +417,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   }
   for (const auto& [name, tensor] : device_inputs) shapes[name] = tensor.shape();
   if (CapturedRun* capture = find_capture(inputs, shapes)) {
-    replay(*capture, inputs, device_inputs, outputs_on_device, start);
+    replay(*capture, inputs, device_inputs, on_device, start);
     return;
   }
 
@@ -526,7 +548,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
                                    v.defined() ? "a sequence" : "an empty optional"));
     PendingRun::Output out;
     out.name = name;
-    if (outputs_on_device) {
+    if (on_device.count(name)) {
       out.kept = keep_on_device(v, recorder);
       if (v.on_host()) {
         out.host = v.host;
@@ -601,7 +623,8 @@ Session::Impl::CapturedRun* Session::Impl::find_capture(const std::map<std::stri
 }
 
 void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, HostTensor>& inputs,
-                           const std::map<std::string, DeviceTensor>& device_inputs, bool outputs_on_device,
+                           const std::map<std::string, DeviceTensor>& device_inputs,
+                           const std::set<std::string>& on_device,
                            std::chrono::steady_clock::time_point start) {
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context);
   gpu::CommandRecorder& recorder = *recorder_owner;
@@ -630,7 +653,7 @@ void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, Hos
   run.stats.host_upload_bytes = host_upload_bytes;
   for (const auto& out : capture.outputs) {
     PendingRun::Output o{out.name, out.host, out.device, {}, {}};
-    if (outputs_on_device) {
+    if (on_device.count(o.name)) {
       o.kept = keep_on_device(o.host.defined() ? ops::Value{.host = o.host} : ops::Value{.device = o.device},
                               recorder);
     } else if (!o.host.defined()) {
@@ -648,28 +671,29 @@ void Session::Impl::replay(CapturedRun& capture, const std::map<std::string, Hos
 }
 
 std::map<std::string, HostTensor> Session::Impl::collect() {
-  PendingRun run = std::move(pending.front());
-  pending.pop_front();
-  std::map<std::string, HostTensor> outputs;
-  for (auto& out : run.outputs) {
-    if (out.host.defined()) {
-      outputs[out.name] = out.host;
-    } else {
-      const std::vector<uint8_t> bytes = out.device.host_bytes_from_device(out.download.finish(context));
-      outputs[out.name] = HostTensor::copy_of(out.device.dtype(), out.device.shape(), bytes.data(), bytes.size());
-      run.stats.host_download_bytes += bytes.size();
-    }
-  }
-  finish_collect(run);
-  return outputs;
+  return collect_split().host;
 }
 
-std::map<std::string, DeviceTensor> Session::Impl::collect_device() {
+RunOutputs Session::Impl::collect_split() {
   PendingRun run = std::move(pending.front());
   pending.pop_front();
-  context.finish();  // nothing to read back: wait for the run's work itself
-  std::map<std::string, DeviceTensor> outputs;
-  for (auto& out : run.outputs) outputs[out.name] = make_device_tensor(device, out.kept);
+  RunOutputs outputs;
+  bool read_back = false;
+  for (auto& out : run.outputs) {
+    if (out.kept.defined()) {
+      outputs.device[out.name] = make_device_tensor(device, out.kept);
+    } else if (out.host.defined()) {
+      outputs.host[out.name] = out.host;
+    } else {
+      // The readbacks were recorded behind the run's last dispatch: done reading, the run is done.
+      const std::vector<uint8_t> bytes = out.device.host_bytes_from_device(out.download.finish(context));
+      outputs.host[out.name] =
+          HostTensor::copy_of(out.device.dtype(), out.device.shape(), bytes.data(), bytes.size());
+      run.stats.host_download_bytes += bytes.size();
+      read_back = true;
+    }
+  }
+  if (!read_back) context.finish();  // nothing read back: wait for the run's work itself
   finish_collect(run);
   return outputs;
 }

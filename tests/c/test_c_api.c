@@ -182,6 +182,115 @@ static void check_state_on_device(onda_device* device, onda_session* session) {
   onda_tensor_release(h);
 }
 
+/* A stream (onda_stream_*) over the same model: h_next feeds h by the names' rule, the state stays on
+ * the GPU (only x goes up and y comes back), reset and initial values, and the stream's errors. */
+static void check_stream(onda_session* session) {
+  const int64_t shape[2] = {1, kWidth};
+  onda_stream* stream = NULL;
+  CHECK(onda_stream_open(session, 0, NULL, NULL, 0, NULL, NULL, &stream) == ONDA_OK);
+  if (!stream) {
+    fprintf(stderr, "stream: %s\n", onda_last_error());
+    return;
+  }
+  const char *out_name = NULL, *in_name = NULL;
+  CHECK(onda_stream_state_count(stream) == 1);
+  CHECK(onda_stream_state(stream, 0, &out_name, &in_name) == ONDA_OK);
+  CHECK(out_name && in_name && strcmp(out_name, "h_next") == 0 && strcmp(in_name, "h") == 0);
+  CHECK(onda_stream_frame_output_count(stream) == 1);
+  CHECK(onda_stream_frame_output(stream, 0, &out_name) == ONDA_OK && strcmp(out_name, "y") == 0);
+  CHECK(onda_stream_frame_output(stream, 1, &out_name) == ONDA_ERROR_INVALID_ARGUMENT);
+
+  float x[kWidth];
+  double h_ref[kWidth], worst = 0;
+  uint32_t seed = 777;
+  for (int i = 0; i < kWidth; ++i) h_ref[i] = 0;
+  for (int step = 0; step < 6; ++step) {
+    for (int i = 0; i < kWidth; ++i) x[i] = next_random(&seed);
+    onda_tensor* xt = NULL;
+    CHECK(onda_tensor_view(ONDA_DTYPE_FLOAT32, shape, 2, x, sizeof x, &xt) == ONDA_OK);
+    const char* names[1] = {"x"};
+    const onda_tensor* inputs[1] = {xt};
+    onda_tensor* y = NULL;
+    const onda_status status = onda_stream_step(stream, 1, names, inputs, &y);
+    CHECK(status == ONDA_OK);
+    onda_tensor_release(xt);
+    if (status != ONDA_OK) {
+      fprintf(stderr, "step: %s\n", onda_last_error());
+      break;
+    }
+    double y_ref[kWidth];
+    for (int i = 0; i < kWidth; ++i) {
+      y_ref[i] = x[i] + h_ref[i];
+      h_ref[i] = tanh(y_ref[i]);
+    }
+    const double error = rel_l2((const float*)onda_tensor_data(y), y_ref, kWidth);
+    worst = error > worst ? error : worst;
+    onda_run_stats stats;
+    CHECK(onda_stream_last_run(stream, &stats) == ONDA_OK);
+    CHECK(stats.host_upload_bytes == sizeof x);                 /* the frame only */
+    CHECK(stats.host_download_bytes == sizeof(float) * kWidth); /* y only: h_next stays */
+    onda_tensor_release(y);
+  }
+  printf("stream: 6 frames, worst rel L2 %.3g\n", worst);
+  CHECK(worst < 1e-5);
+  onda_tensor *state = NULL, *state_host = NULL;
+  CHECK(onda_stream_state_tensor(stream, "h", &state) == ONDA_OK);
+  CHECK(onda_tensor_on_device(state) == 1);
+  CHECK(onda_tensor_to_host(state, &state_host) == ONDA_OK);
+  CHECK(rel_l2((const float*)onda_tensor_data(state_host), h_ref, kWidth) < 1e-5);
+  onda_tensor_release(state);
+  onda_tensor_release(state_host);
+  CHECK(onda_stream_state_tensor(stream, "x", &state) == ONDA_ERROR_INPUT && state == NULL);
+
+  /* reset: the zero state again; the state input is not a frame input. */
+  CHECK(onda_stream_reset(stream) == ONDA_OK);
+  CHECK(onda_stream_state_tensor(stream, "h", &state) == ONDA_OK);
+  CHECK(onda_tensor_to_host(state, &state_host) == ONDA_OK);
+  CHECK(state_host && ((const float*)onda_tensor_data(state_host))[0] == 0.0f);
+  onda_tensor_release(state);
+  onda_tensor_release(state_host);
+  {
+    onda_tensor* h = NULL;
+    onda_tensor* y = NULL;
+    CHECK(onda_tensor_create(ONDA_DTYPE_FLOAT32, shape, 2, NULL, 0, &h) == ONDA_OK);
+    const char* names[2] = {"x", "h"};
+    const onda_tensor* inputs[2] = {h, h};
+    CHECK(onda_stream_step(stream, 2, names, inputs, &y) == ONDA_ERROR_INPUT && y == NULL);
+    CHECK(strstr(onda_last_error(), "state input") != NULL);
+    onda_tensor_release(h);
+  }
+  onda_stream_release(stream);
+
+  /* Explicit pairs and an initial value: h starts at 0.5, so y = x + 0.5. */
+  {
+    float half[kWidth];
+    for (int i = 0; i < kWidth; ++i) half[i] = 0.5f;
+    onda_tensor *initial = NULL, *xt = NULL, *y = NULL;
+    CHECK(onda_tensor_create(ONDA_DTYPE_FLOAT32, shape, 2, half, sizeof half, &initial) == ONDA_OK);
+    const char* outs[1] = {"h_next"};
+    const char* ins[1] = {"h"};
+    const char* initial_names[1] = {"h"};
+    const onda_tensor* initial_values[1] = {initial};
+    CHECK(onda_stream_open(session, 1, outs, ins, 1, initial_names, initial_values, &stream) == ONDA_OK);
+    for (int i = 0; i < kWidth; ++i) x[i] = next_random(&seed);
+    CHECK(onda_tensor_create(ONDA_DTYPE_FLOAT32, shape, 2, x, sizeof x, &xt) == ONDA_OK);
+    const char* names[1] = {"x"};
+    const onda_tensor* inputs[1] = {xt};
+    CHECK(stream && onda_stream_step(stream, 1, names, inputs, &y) == ONDA_OK);
+    CHECK(y && fabsf(((const float*)onda_tensor_data(y))[3] - (x[3] + 0.5f)) < 1e-6f);
+    onda_tensor_release(y);
+    onda_tensor_release(xt);
+    onda_tensor_release(initial);
+    onda_stream_release(stream);
+    stream = NULL;
+    const char* wrong[1] = {"nothing"};
+    CHECK(onda_stream_open(session, 1, wrong, ins, 0, NULL, NULL, &stream) == ONDA_ERROR_INPUT &&
+          stream == NULL);
+    CHECK(strstr(onda_last_error(), "nothing") != NULL);
+    CHECK(onda_stream_open(NULL, 0, NULL, NULL, 0, NULL, NULL, &stream) == ONDA_ERROR_INVALID_ARGUMENT);
+  }
+}
+
 /* Host tensors in and out, then each wrong input. */
 static void check_host_run_and_input_errors(onda_session* session) {
   const int64_t shape[2] = {1, kWidth}, wrong_shape[2] = {1, 5};
@@ -306,6 +415,7 @@ int main(void) {
   CHECK(onda_session_open_bytes(again.p, again.n, shared, NULL, NULL, &session) == ONDA_OK);
   free(again.p);
   if (session) check_state_on_device(shared, session);
+  if (session) check_stream(session);
   check_model_errors(shared);
   onda_session_release(session);
   onda_device_release(shared);

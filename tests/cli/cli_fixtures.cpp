@@ -1,10 +1,13 @@
 // What the command-line tests (tests/cli/*.sh) need and a fresh clone has: tiny ONNX models with
 // model descriptions, test tones, and a look at the files onda wrote.
 //
-//   onda_cli_fixtures models DIR                       gain.onnx, split.onnx, unsupported.onnx (+ .onda.json)
+//   onda_cli_fixtures models DIR                       gain.onnx, split.onnx, unsupported.onnx, stream.onnx
+//                                                      (+ .onda.json)
 //   onda_cli_fixtures tone FILE SECONDS RATE CHANNELS  a 440 Hz tone, format by FILE's extension
 //   onda_cli_fixtures probe FILE                       "<format> <channels> <rate> <frames>" as libsndfile
 //   reads it
+//   onda_cli_fixtures comb IN OUT DELAY                the largest |OUT - (IN + IN delayed)/2|: what
+//   stream.onnx's frames give in a host loop
 #include <onnx/onnx_pb.h>
 #include <sndfile.h>
 
@@ -16,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "audio/audio.h"
+#include "onda/audio.h"
 
 namespace {
 
@@ -99,6 +102,22 @@ onnx::ModelProto gains_model(int channels, int64_t samples, const std::vector<fl
   return model;
 }
 
+// A streaming comb filter, one frame of `frame` samples per run: y = (frame + cache_in) / 2 and
+// cache_out = frame, so the output is y[t] = (x[t] + x[t - frame]) / 2 over the whole stream.
+onnx::ModelProto stream_model(int64_t frame) {
+  onnx::ModelProto model = new_model();
+  auto* g = model.mutable_graph();
+  add_value(g->mutable_input(), "frame", {1, 1, frame});
+  add_value(g->mutable_input(), "cache_in", {1, 1, frame});
+  add_scalar(g, "half", 0.5f);
+  add_node(g, "Add", {"frame", "cache_in"}, {"sum"});
+  add_node(g, "Mul", {"sum", "half"}, {"clean"});
+  add_node(g, "Identity", {"frame"}, {"cache_out"});
+  add_value(g->mutable_output(), "clean", {1, 1, frame});
+  add_value(g->mutable_output(), "cache_out", {1, 1, frame});
+  return model;
+}
+
 void write_models(const fs::path& dir) {
   fs::create_directories(dir);
   // Enhancement: mono 16 kHz, 0.1 s segments, one stem.
@@ -116,6 +135,10 @@ void write_models(const fs::path& dir) {
   node->set_op_type("Sharpen");
   node->set_domain("com.example");
   save(model, dir / "unsupported.onnx", R"({"sample_rate": 16000, "channels": 1, "stems": ["clean"]})");
+  // Streaming: mono 16 kHz, 10 ms frames, the state pair named in the description.
+  save(stream_model(160), dir / "stream.onnx",
+       R"({"sample_rate": 16000, "channels": 1, "stems": ["clean"], "input": "frame", "output": "clean",
+           "state": {"cache_out": "cache_in"}})");
 }
 
 int write_tone(const fs::path& path, double seconds, int rate, int channels) {
@@ -152,6 +175,23 @@ int probe(const fs::path& path) {
   return 0;
 }
 
+int comb(const fs::path& in, const fs::path& out, int64_t delay) {
+  const onda::audio::AudioBuffer x = onda::audio::read_audio(in), y = onda::audio::read_audio(out);
+  if (x.channels != 1 || y.channels != 1 || x.frames != y.frames) {
+    std::fprintf(stderr, "comb: %d x %lld in, %d x %lld out\n", x.channels, static_cast<long long>(x.frames),
+                 y.channels, static_cast<long long>(y.frames));
+    return 1;
+  }
+  double worst = 0;
+  for (int64_t t = 0; t < x.frames; ++t) {
+    const double expected =
+        0.5 * (static_cast<double>(x.samples[t]) + (t >= delay ? x.samples[t - delay] : 0.0));
+    worst = std::max(worst, std::fabs(y.samples[t] - expected));
+  }
+  std::printf("%.3g\n", worst);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -164,11 +204,14 @@ int main(int argc, char** argv) {
     if (command == "tone" && argc == 6)
       return write_tone(argv[2], std::stod(argv[3]), std::stoi(argv[4]), std::stoi(argv[5]));
     if (command == "probe" && argc == 3) return probe(argv[2]);
+    if (command == "comb" && argc == 5) return comb(argv[2], argv[3], std::stoll(argv[4]));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "onda_cli_fixtures: %s\n", e.what());
     return 1;
   }
-  std::fprintf(stderr,
-               "usage: onda_cli_fixtures models DIR | tone FILE SECONDS RATE CHANNELS | probe FILE\n");
+  std::fprintf(
+      stderr,
+      "usage: onda_cli_fixtures models DIR | tone FILE SECONDS RATE CHANNELS | probe FILE | comb IN OUT "
+      "DELAY\n");
   return 2;
 }

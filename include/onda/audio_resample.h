@@ -1,6 +1,6 @@
 // Sample-rate and channel-count conversion to what a model expects.
 #pragma once
-#include "audio/audio_file.h"
+#include "onda/audio_file.h"
 
 namespace onda::audio {
 

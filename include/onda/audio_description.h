@@ -5,11 +5,12 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "audio/audio_file.h"
+#include "onda/audio_file.h"
 
 namespace onda::audio {
 
@@ -52,6 +53,10 @@ struct ModelDescription {
   std::string input;                  // waveform: the model's input name ("" = its only input)
   std::string output;                 // waveform: the model's output name ("" = its only/first output)
   SpectrogramProcessing spectrogram;  // kind == spectrogram only
+  // Streaming models (onda enhance --stream, onda::Stream): which output feeds which input on the
+  // next frame, output -> input ("state": {"state_out": "state_in"}); empty: the names' rule
+  // (onda::default_state_pairs). `segment` is then the frame length (the hop), 0: the input's.
+  std::map<std::string, std::string> state;
 };
 
 // Parses and checks a description's JSON text; `origin` names it in errors.

@@ -8,16 +8,19 @@
 //   auto files = separator.separate_file("song.wav", "stems");   // stems/song/<stem>.wav
 #pragma once
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "audio/audio_file.h"
-#include "audio/model_description.h"
-#include "audio/model_runner.h"
-#include "audio/segmenter.h"
+#include "onda/audio_description.h"
+#include "onda/audio_file.h"
+#include "onda/audio_segments.h"
+#include "onda/session.h"
 
 namespace onda::audio {
+
+class SessionSegmentModel;  // the model behind a Separator (src/audio/model_runner.h)
 
 struct SeparateOptions {
   std::filesystem::path model;
