@@ -120,6 +120,14 @@ void throw_host_type_mismatch(DType dtype, size_t requested_size) {
 
 namespace {
 
+// Element i of an array of T at `bytes` (memcpy: the bytes need not be aligned for T).
+template <typename T>
+T load(const std::byte* bytes, size_t i) {
+  T value;
+  std::memcpy(&value, bytes + sizeof(T) * i, sizeof(T));
+  return value;
+}
+
 // Every element of `bytes` (`count` of `dtype`) read as its own C++ type (float for f16) and passed
 // through `convert`.
 template <typename Out, typename Convert>
@@ -127,30 +135,18 @@ std::vector<Out> converted_elements(DType dtype, const std::byte* bytes, size_t 
   std::vector<Out> out(count);
   for (size_t i = 0; i < count; ++i) {
     switch (dtype) {
-      case DType::f32: {
-        float value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = convert(value);
+      case DType::f32:
+        out[i] = convert(load<float>(bytes, i));
         break;
-      }
-      case DType::f16: {
-        uint16_t bits;
-        std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = convert(half_to_float(bits));
+      case DType::f16:
+        out[i] = convert(half_to_float(load<uint16_t>(bytes, i)));
         break;
-      }
-      case DType::i32: {
-        int32_t value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = convert(value);
+      case DType::i32:
+        out[i] = convert(load<int32_t>(bytes, i));
         break;
-      }
-      case DType::i64: {
-        int64_t value;
-        std::memcpy(&value, bytes + 8 * i, 8);
-        out[i] = convert(value);
+      case DType::i64:
+        out[i] = convert(load<int64_t>(bytes, i));
         break;
-      }
       case DType::u8:
         out[i] = convert(static_cast<uint8_t>(bytes[i]));
         break;

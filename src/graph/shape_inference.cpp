@@ -593,18 +593,20 @@ void add_generator_and_spectral_rules(RuleTable& t) {
   t["EyeLike"] = eye_like;
 }
 
+RuleTable make_rules() {
+  RuleTable t;
+  add_same_type_rules(t);
+  add_elementwise_rules(t);
+  add_compute_rules(t);
+  add_layout_rules(t);
+  add_generator_and_spectral_rules(t);
+  return t;
+}
+
 // Ops whose output is computed exactly by the folding implementation from constant inputs, but
 // whose shape needs only some inputs constant: use the shared shape helpers.
 const RuleTable& rules() {
-  static const RuleTable table = [] {
-    RuleTable t;
-    add_same_type_rules(t);
-    add_elementwise_rules(t);
-    add_compute_rules(t);
-    add_layout_rules(t);
-    add_generator_and_spectral_rules(t);
-    return t;
-  }();
+  static const RuleTable table = make_rules();
   return table;
 }
 
