@@ -1,5 +1,5 @@
 // Conv / ConvTranspose timings of the paths on shapes like HTDemucs' (build/bench_conv_paths).
-// Correctness is covered by tests/test_conv.cpp; this only reports milliseconds per run (wall clock,
+// Correctness is covered by tests/kernels/conv/test_conv.cpp; this only reports milliseconds per run (wall clock,
 // submit and wait).
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // GEMM throughput on the current adapter (GPU time from timestamp queries): build/bench_gemm
 // [--smoke] [--gtest_filter=GemmBench.TileSweep]. A measurement, not a check (correctness lives in
-// tests/test_gemm.cpp), though each shape is also compared with a float64 reference on a few sampled
+// tests/kernels/gemm/test_gemm.cpp), though each shape is also compared with a float64 reference on a few sampled
 // outputs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>

@@ -1,6 +1,6 @@
 // Benchmarks written as gtest cases (bench/*_bench.cpp, each its own executable bench_<name>, built by
 // onda_gtest_bench in bench/CMakeLists.txt): every case runs when the executable runs (no gate);
-// --gtest_filter picks cases. They reuse the test harness (tests/harness.h) for the device and the
+// --gtest_filter picks cases. They reuse the test harness (tests/support/harness.h) for the device and the
 // float64 references. Their own flags, taken out of the command line before gtest sees it:
 //   --smoke    shrunken shapes, to check the benchmark itself on a CPU adapter (timings mean nothing;
 //              bench_gemm)

@@ -7,7 +7,7 @@
 // report, a leak, a timeout (-timeout) or a runaway allocation (-malloc_limit_mb).
 //
 // Run by scripts/fuzz.sh on the seed corpus written by make_seed_models; each finding, once fixed,
-// goes to fuzz/regressions/ (replayed by the fuzzer's seeds and by tests/test_fuzz_regressions.cpp).
+// goes to fuzz/regressions/ (replayed by the fuzzer's seeds and by tests/onnx/test_fuzz_regressions.cpp).
 #include <cstddef>
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 // What the model-loader fuzz target does with each input, shared with the regression test that
-// replays fuzz/regressions/ (tests/test_fuzz_regressions.cpp): parse the bytes as an ONNX model,
+// replays fuzz/regressions/ (tests/onnx/test_fuzz_regressions.cpp): parse the bytes as an ONNX model,
 // bind every dynamic input dimension to a fixed size, simplify (shape inference, constant
 // folding, If inlining, dead-node removal) and compute the liveness plan. The contract: return
 // normally or throw onda::ModelError; anything else is a bug.

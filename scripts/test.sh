@@ -12,7 +12,7 @@ fi
 cmake --build build
 if ! ctest --test-dir build --output-on-failure "$@"; then
   # The failures again, so that they end the output (a CI log shows its tail): gtest's failure
-  # messages and the seeds that replay them (tests/harness.cpp).
+  # messages and the seeds that replay them (tests/support/harness.cpp).
   log=build/Testing/Temporary/LastTest.log
   if [ -f "$log" ]; then
     echo "== test.sh: failures (all output in $log)"

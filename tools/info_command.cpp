@@ -2,21 +2,27 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "commands.h"
 #include "onda/device.h"
+#include "onda/tuning.h"
 
 namespace onda::cli {
 namespace {
 
-void print_info(const std::string& adapter_choice, bool list) {
+void print_info(const std::string& adapter_choice, bool list, const std::vector<std::string>& tuning) {
   if (list) {
     for (const auto& d : Device::list_adapters()) {
       fmt::print("[{}] {} ({}, {}, driver {})\n", d.index, d.name, d.backend, d.type, d.driver);
     }
     return;
   }
-  const auto device = Device::open(DeviceOptions{adapter_choice});
+  DeviceOptions options;
+  options.adapter = adapter_choice;
+  const auto device = Device::open(options);
+  // Before printing anything: a malformed --tuning is a one-line error (exit 1).
+  const std::vector<std::string> tuning_lines = describe_tuning(*device, tuning);
   const auto& d = device->adapter();
   const auto& l = device->limits();
   fmt::print("adapter:      {}\n", d.name);
@@ -40,6 +46,9 @@ void print_info(const std::string& adapter_choice, bool list) {
   fmt::print("  maxComputeWorkgroupSize           {} x {} x {}\n", l.max_compute_workgroup_size[0],
              l.max_compute_workgroup_size[1], l.max_compute_workgroup_size[2]);
   fmt::print("  maxComputeWorkgroupsPerDimension  {}\n", l.max_compute_workgroups_per_dimension);
+  // What a Session on this adapter uses (onda run --tuning / SessionOptions::tuning change it).
+  fmt::print("kernel tuning:\n");
+  for (const auto& line : tuning_lines) fmt::print("  {}\n", line);
 }
 
 }  // namespace
@@ -55,15 +64,19 @@ std::string default_adapter_line() {
 }
 
 void add_info_command(CLI::App& app) {
-  auto* command =
-      app.add_subcommand("info", "Print the WebGPU adapter, backend, driver, limits and features");
+  auto* command = app.add_subcommand(
+      "info", "Print the WebGPU adapter, backend, driver, limits, features and kernel tuning");
   auto adapter = std::make_shared<std::string>();
   auto list = std::make_shared<bool>(false);
+  auto tuning = std::make_shared<std::vector<std::string>>();
   command->add_option("--adapter", *adapter,
                       "Adapter index or name substring (default: ONDA_ADAPTER, else the "
                       "high-performance adapter)");
   command->add_flag("--list", *list, "List every adapter instead");
-  command->callback([adapter, list] { print_info(*adapter, *list); });
+  command->add_option(
+      "--tuning", *tuning,
+      "Show the kernel tuning with this override, family.field=value (as onda run); repeatable");
+  command->callback([adapter, list, tuning] { print_info(*adapter, *list, *tuning); });
 }
 
 }  // namespace onda::cli

@@ -14,9 +14,8 @@
 #include "onda/npy.h"
 #include "onda/ops.h"
 #include "onda/session.h"
-#include "test_data.h"
-
 #include "roofline_report.h"  // the profile's roofline section
+#include "test_data.h"
 
 namespace onda::cli {
 namespace {
@@ -107,8 +106,8 @@ void print_memory(const RunStats& stats) {
              bytes_text(stats.weight_bytes), stats.buffers_allocated);
 }
 
-void run(const RunArguments& a) {
-  // Arguments first: a typo fails before the model loads.
+// Arguments first: a typo fails before the model loads. Returns the --shape values by input name.
+std::map<std::string, Shape> check_arguments(const RunArguments& a) {
   std::map<std::string, Shape> shapes;
   for (const auto& s : a.shapes) {
     auto [name, dims] = split_assignment(s, "--shape");
@@ -128,6 +127,10 @@ void run(const RunArguments& a) {
   if (a.bench < 0) throw std::invalid_argument(fmt::format("--bench {}: give a count >= 0", a.bench));
   if (!(a.rtol >= 0) || !(a.atol >= 0))
     throw std::invalid_argument(fmt::format("--rtol {} / --atol {}: give tolerances >= 0", a.rtol, a.atol));
+  return shapes;
+}
+
+std::unique_ptr<Session> open_session(const RunArguments& a) {
   const auto load_start = std::chrono::steady_clock::now();
   SessionOptions options;
   options.adapter = a.adapter;
@@ -139,21 +142,23 @@ void run(const RunArguments& a) {
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   fmt::print("adapter: {}\nmodel:   {} (loaded in {:.1f} ms)\n", session->adapter_name(), a.model, load_ms);
+  return session;
+}
 
-  std::map<std::string, HostTensor> inputs;
-  TestDataSet test_data;
-  if (!a.test_data.empty()) {
-    test_data = read_test_data(a.test_data, session->inputs(), session->outputs());
-    inputs = test_data.inputs;
-  }
-  for (const auto& [name, shape] : shapes) check_input_name(name, "--shape", session->inputs());
+// Every model input: from the test data set, then --input files, then random values (--random-inputs)
+// of the model's shape or the --shape given for it.
+std::map<std::string, HostTensor> gather_inputs(const RunArguments& a, const Session& session,
+                                                const TestDataSet& test_data,
+                                                std::map<std::string, Shape> shapes) {
+  std::map<std::string, HostTensor> inputs = test_data.inputs;
+  for (const auto& [name, shape] : shapes) check_input_name(name, "--shape", session.inputs());
   for (const auto& s : a.inputs) {
     auto [name, path] = split_assignment(s, "--input");
-    check_input_name(name, "--input", session->inputs());
+    check_input_name(name, "--input", session.inputs());
     inputs[name] = read_npy(path);
   }
   std::mt19937_64 rng(1234);
-  for (const auto& spec : session->inputs()) {
+  for (const auto& spec : session.inputs()) {
     if (inputs.count(spec.name)) continue;
     if (!a.random_inputs)
       throw std::invalid_argument(fmt::format(
@@ -167,107 +172,129 @@ void run(const RunArguments& a) {
     }
     inputs[spec.name] = random_tensor(spec.dtype, shape, rng);
   }
+  return inputs;
+}
+
+// --test-data: each output against the set's expected one; throws when any differs.
+void check_against_test_data(const RunArguments& a, const TestDataSet& test_data,
+                             const std::map<std::string, HostTensor>& outputs) {
+  const std::vector<OutputCheck> checks = check_outputs(test_data.expected, outputs, a.rtol, a.atol);
+  size_t failed = 0;
+  for (const OutputCheck& c : checks) {
+    fmt::print(
+        "check {}: {} (rel L2 {:.2e}, max |diff| {:.2e}, worst |diff| / (atol + rtol |ref|) {:.3g}){}\n",
+        c.name, c.passed ? "ok" : "FAILED", c.rel_l2, c.max_abs, c.worst, c.passed ? "" : ": " + c.problem);
+    failed += !c.passed;
+  }
+  if (checks.empty()) fmt::print("check: the test data set has no output_N.pb to compare with\n");
+  if (failed) {
+    throw std::runtime_error(
+        fmt::format("{} of {} outputs differ from {}", failed, checks.size(), a.test_data));
+  }
+}
+
+// --bench N: N more runs, timed unprofiled; with --profile, one more profiled run for the report.
+void bench_runs(const RunArguments& a, Session& session, const std::map<std::string, HostTensor>& inputs,
+                std::map<std::string, HostTensor>& outputs) {
+  session.set_profiling(false);
+  std::vector<double> times, records, waits;
+  for (int i = 0; i < a.bench; ++i) {
+    outputs = session.run(inputs);  // the files written later are the last run's
+    times.push_back(session.last_run().wall_ms);
+    records.push_back(session.last_run().record_ms);
+    waits.push_back(session.last_run().gpu_wait_ms);
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  std::sort(times.begin(), times.end());
+  const double wall = median(times), record = median(records);
+  fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), wall,
+             times.back());
+  fmt::print("last run ");
+  print_memory(session.last_run());
+  // With chunked submits the GPU runs while later chunks are recorded: wall is about recording plus
+  // the wait after the last submit, and a long wait means the GPU, not the CPU, sets the pace.
+  fmt::print(
+      "median run: recording {:.3f} ms ({:.0f}% of wall), last submit to GPU done {:.3f} ms, {} dispatches "
+      "in {} submits\n",
+      record, wall > 0 ? 100 * record / wall : 0.0, median(waits), session.last_run().dispatches,
+      session.last_run().submits);
+  if (a.profile) {
+    std::vector<std::pair<std::string, double>> by_op(session.last_run().record_ms_by_op.begin(),
+                                                      session.last_run().record_ms_by_op.end());
+    std::sort(by_op.begin(), by_op.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    fmt::print("CPU recording per op type (last timed run):");
+    for (size_t i = 0; i < std::min<size_t>(8, by_op.size()); ++i)
+      fmt::print(" {} {:.2f} ms;", by_op[i].first, by_op[i].second);
+    fmt::print("\n");
+    // One more run, profiled (per-dispatch timestamps slow a run down), for the report.
+    session.set_profiling(true);
+    outputs = session.run(inputs);
+  }
+}
+
+// --profile: GPU time per op type and the top nodes of the last (profiled) run, then the roofline.
+void print_profile(const RunStats& run) {
+  const auto& profile = run.profile;
+  std::map<std::string, std::pair<double, uint64_t>> by_type;
+  double total = 0;
+  for (const auto& p : profile) {
+    by_type[p.op_type].first += p.gpu_ms;
+    by_type[p.op_type].second += p.dispatches;
+    total += p.gpu_ms;
+  }
+  std::vector<std::pair<std::string, std::pair<double, uint64_t>>> types(by_type.begin(), by_type.end());
+  std::sort(types.begin(), types.end(),
+            [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
+  fmt::print("GPU time per op type (last run, {:.3f} ms of kernels):\n", total);
+  // Idle gaps: the GPU waiting between dispatches (host recording, submits, dependencies), from
+  // the same profiled run; each of its dispatches has its own pass, so the gaps include pass
+  // boundaries and overstate an unprofiled run's.
+  const double span = run.profile_span_ms;
+  if (span > 0) {
+    fmt::print("GPU span of the profiled run {:.3f} ms: kernels {:.3f} ms, idle gaps {:.3f} ms ({:.0f}%)\n",
+               span, total, std::max(0.0, span - total), 100 * std::max(0.0, span - total) / span);
+  }
+  for (const auto& [type, t] : types) {
+    fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first,
+               total > 0 ? 100 * t.first / total : 0.0, t.second);
+  }
+  fmt::print("top nodes:\n");
+  for (size_t i = 0; i < std::min<size_t>(15, profile.size()); ++i) {
+    fmt::print("  {:<24} {:>10.3f} ms  {}  {}\n", profile[i].op_type, profile[i].gpu_ms, profile[i].node,
+               profile[i].input_shapes);
+  }
+  print_roofline(run);
+}
+
+void write_outputs(const std::string& output_dir, const std::map<std::string, HostTensor>& outputs) {
+  std::filesystem::create_directories(output_dir);
+  for (const auto& [name, tensor] : outputs) {
+    const auto path = std::filesystem::path(output_dir) / (file_name_for(name) + ".npy");
+    write_npy(path, tensor);
+    fmt::print("wrote {} {} {}\n", path.string(), dtype_name(tensor.dtype()),
+               shape_to_string(tensor.shape()));
+  }
+}
+
+void run(const RunArguments& a) {
+  std::map<std::string, Shape> shapes = check_arguments(a);
+  auto session = open_session(a);
+  TestDataSet test_data;
+  if (!a.test_data.empty()) test_data = read_test_data(a.test_data, session->inputs(), session->outputs());
+  const std::map<std::string, HostTensor> inputs = gather_inputs(a, *session, test_data, std::move(shapes));
 
   auto outputs = session->run(inputs);
   const RunStats first = session->last_run();
   fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms)\n", first.wall_ms, first.dispatches,
              first.record_ms);
   print_memory(first);
-  if (!a.test_data.empty()) {
-    const std::vector<OutputCheck> checks = check_outputs(test_data.expected, outputs, a.rtol, a.atol);
-    size_t failed = 0;
-    for (const OutputCheck& c : checks) {
-      fmt::print(
-          "check {}: {} (rel L2 {:.2e}, max |diff| {:.2e}, worst |diff| / (atol + rtol |ref|) {:.3g}){}\n",
-          c.name, c.passed ? "ok" : "FAILED", c.rel_l2, c.max_abs, c.worst, c.passed ? "" : ": " + c.problem);
-      failed += !c.passed;
-    }
-    if (checks.empty()) fmt::print("check: the test data set has no output_N.pb to compare with\n");
-    if (failed) {
-      throw std::runtime_error(
-          fmt::format("{} of {} outputs differ from {}", failed, checks.size(), a.test_data));
-    }
-  }
-  if (a.bench > 0) {
-    session->set_profiling(false);
-    std::vector<double> times, records, waits;
-    for (int i = 0; i < a.bench; ++i) {
-      outputs = session->run(inputs);  // the files written below are the last run's
-      times.push_back(session->last_run().wall_ms);
-      records.push_back(session->last_run().record_ms);
-      waits.push_back(session->last_run().gpu_wait_ms);
-    }
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    std::sort(times.begin(), times.end());
-    const double wall = median(times), record = median(records);
-    fmt::print("runs: {}  min {:.3f} ms  median {:.3f} ms  max {:.3f} ms\n", a.bench, times.front(), wall,
-               times.back());
-    fmt::print("last run ");
-    print_memory(session->last_run());
-    // With chunked submits the GPU runs while later chunks are recorded: wall is about recording plus
-    // the wait after the last submit, and a long wait means the GPU, not the CPU, sets the pace.
-    fmt::print(
-        "median run: recording {:.3f} ms ({:.0f}% of wall), last submit to GPU done {:.3f} ms, {} dispatches "
-        "in {} submits\n",
-        record, wall > 0 ? 100 * record / wall : 0.0, median(waits), session->last_run().dispatches,
-        session->last_run().submits);
-    if (a.profile) {
-      std::vector<std::pair<std::string, double>> by_op(session->last_run().record_ms_by_op.begin(),
-                                                        session->last_run().record_ms_by_op.end());
-      std::sort(by_op.begin(), by_op.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
-      fmt::print("CPU recording per op type (last timed run):");
-      for (size_t i = 0; i < std::min<size_t>(8, by_op.size()); ++i)
-        fmt::print(" {} {:.2f} ms;", by_op[i].first, by_op[i].second);
-      fmt::print("\n");
-      // One more run, profiled (per-dispatch timestamps slow a run down), for the report below.
-      session->set_profiling(true);
-      outputs = session->run(inputs);
-    }
-  }
-  if (a.profile) {
-    const auto& profile = session->last_run().profile;
-    std::map<std::string, std::pair<double, uint64_t>> by_type;
-    double total = 0;
-    for (const auto& p : profile) {
-      by_type[p.op_type].first += p.gpu_ms;
-      by_type[p.op_type].second += p.dispatches;
-      total += p.gpu_ms;
-    }
-    std::vector<std::pair<std::string, std::pair<double, uint64_t>>> types(by_type.begin(), by_type.end());
-    std::sort(types.begin(), types.end(),
-              [](const auto& x, const auto& y) { return x.second.first > y.second.first; });
-    fmt::print("GPU time per op type (last run, {:.3f} ms of kernels):\n", total);
-    // Idle gaps: the GPU waiting between dispatches (host recording, submits, dependencies), from
-    // the same profiled run; each of its dispatches has its own pass, so the gaps include pass
-    // boundaries and overstate an unprofiled run's.
-    const double span = session->last_run().profile_span_ms;
-    if (span > 0) {
-      fmt::print("GPU span of the profiled run {:.3f} ms: kernels {:.3f} ms, idle gaps {:.3f} ms ({:.0f}%)\n",
-                 span, total, std::max(0.0, span - total), 100 * std::max(0.0, span - total) / span);
-    }
-    for (const auto& [type, t] : types) {
-      fmt::print("  {:<24} {:>10.3f} ms {:>6.1f}% {:>7} dispatches\n", type, t.first,
-                 total > 0 ? 100 * t.first / total : 0.0, t.second);
-    }
-    fmt::print("top nodes:\n");
-    for (size_t i = 0; i < std::min<size_t>(15, profile.size()); ++i) {
-      fmt::print("  {:<24} {:>10.3f} ms  {}  {}\n", profile[i].op_type, profile[i].gpu_ms, profile[i].node,
-                 profile[i].input_shapes);
-    }
-    print_roofline(session->last_run());
-  }
-  if (!a.output_dir.empty()) {
-    std::filesystem::create_directories(a.output_dir);
-    for (const auto& [name, tensor] : outputs) {
-      const auto path = std::filesystem::path(a.output_dir) / (file_name_for(name) + ".npy");
-      write_npy(path, tensor);
-      fmt::print("wrote {} {} {}\n", path.string(), dtype_name(tensor.dtype()),
-                 shape_to_string(tensor.shape()));
-    }
-  }
+  if (!a.test_data.empty()) check_against_test_data(a, test_data, outputs);
+  if (a.bench > 0) bench_runs(a, *session, inputs, outputs);
+  if (a.profile) print_profile(session->last_run());
+  if (!a.output_dir.empty()) write_outputs(a.output_dir, outputs);
 }
 
 }  // namespace
@@ -311,9 +338,10 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--tuning", a->tuning,
                       "A kernel tuning override, family.field=value (e.g. rnn.step_kernel=vec4); repeatable");
-  command->add_option("--max-binding-bytes", a->max_binding_bytes,
-                      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
-                      "bindings: the kernels split their work, the outputs stay the same");
+  command->add_option(
+      "--max-binding-bytes", a->max_binding_bytes,
+      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
+      "bindings: the kernels split their work, the outputs stay the same");
   command->callback([a] { run(*a); });
 }
 

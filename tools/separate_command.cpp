@@ -146,55 +146,64 @@ struct Failure {
   std::string input, reason;
 };
 
-void run_audio(const AudioArguments& a) {
-  check_ranges(a);
-  const std::vector<AudioInput> inputs = expand_inputs(a.inputs);
-
-  // Where the outputs go: enhance -o FILE.ext (one input), else -o FOLDER with a --filename template.
-  std::error_code ec;
-  const fs::path out(a.output);
-  const bool single_file = a.enhance && out.has_extension() && !fs::is_directory(out, ec);
-  std::string pattern = a.filename;
+// How outputs are named: enhance -o FILE.ext (one input), else -o FOLDER with a --filename template;
+// and the one format every output is written in.
+struct OutputNaming {
+  fs::path out;
+  bool single_file = false;
+  std::string pattern;  // the --filename template (empty for a single file)
   audio::AudioFormat format;
-  if (single_file) {
+};
+
+OutputNaming output_naming(const AudioArguments& a, size_t input_count) {
+  OutputNaming n;
+  std::error_code ec;
+  n.out = a.output;
+  n.single_file = a.enhance && n.out.has_extension() && !fs::is_directory(n.out, ec);
+  n.pattern = a.filename;
+  if (n.single_file) {
     if (!a.filename.empty())
       throw std::invalid_argument(fmt::format("--filename needs -o FOLDER; -o '{}' names a file", a.output));
-    if (inputs.size() != 1)
+    if (input_count != 1)
       throw std::invalid_argument(fmt::format(
-          "-o '{}' names one file but {} inputs were given: give -o FOLDER", a.output, inputs.size()));
-    format = output_format(a, out, fmt::format("-o '{}'", a.output));
+          "-o '{}' names one file but {} inputs were given: give -o FOLDER", a.output, input_count));
+    n.format = output_format(a, n.out, fmt::format("-o '{}'", a.output));
   } else {
-    if (pattern.empty()) pattern = a.enhance ? "{track}.{ext}" : "{track}/{stem}.{ext}";
-    check_filename_template(pattern);
+    if (n.pattern.empty()) n.pattern = a.enhance ? "{track}.{ext}" : "{track}/{stem}.{ext}";
+    check_filename_template(n.pattern);
     const fs::path sample =
-        expand_filename(pattern, {"x.wav", "x", "", "wav"}, "stem", a.flac ? "flac" : "wav");
-    format = output_format(a, sample, fmt::format("--filename '{}'", pattern));
+        expand_filename(n.pattern, {"x.wav", "x", "", "wav"}, "stem", a.flac ? "flac" : "wav");
+    n.format = output_format(a, sample, fmt::format("--filename '{}'", n.pattern));
   }
-  const std::string extension = audio::container_extension(format.container);
-  audio::SeparateOptions options = separate_options(a, format);
+  return n;
+}
 
-  // The description (no GPU yet) gives the stems, hence every output path, all checked now.
-  const audio::ModelDescription description = audio::load_separate_description(options);
-  const std::vector<std::string> names = output_names(a, description);
+// Every input's output files, one per name (stem), in the naming's format.
+std::vector<std::vector<fs::path>> output_paths(const OutputNaming& n, const std::vector<AudioInput>& inputs,
+                                                const std::vector<std::string>& names) {
+  const std::string extension = audio::container_extension(n.format.container);
   std::vector<std::vector<fs::path>> outputs;
   for (const auto& input : inputs) {
     std::vector<fs::path> files;
     for (const auto& name : names)
-      files.push_back(single_file ? out : out / expand_filename(pattern, input, name, extension));
+      files.push_back(n.single_file ? n.out : n.out / expand_filename(n.pattern, input, name, extension));
     // One format for the run: a template whose extension varies per input ({input_ext}) is refused.
     for (const auto& file : files)
-      if (audio::container_for_path(file) != format.container)
+      if (audio::container_for_path(file) != n.format.container)
         throw std::invalid_argument(
             fmt::format("--filename '{}' gives '{}', not a .{} file: give every output "
                         "the same extension",
-                        pattern, file.string(), extension));
+                        n.pattern, file.string(), extension));
     outputs.push_back(files);
   }
-  check_outputs(inputs, outputs, a.overwrite);
+  return outputs;
+}
 
-  // Every input's header, before the model: unreadable files fail here (a single one stops the
-  // command), truncated and empty ones are warned about.
-  std::vector<Failure> failures;
+// Every input's header, before the model: unreadable files fail here (a single one stops the
+// command; of several, each is reported and added to `failures`), truncated and empty ones are warned
+// about. Returns the headers, empty for the inputs that failed.
+std::vector<std::optional<audio::AudioInfo>> probe_inputs(const std::vector<AudioInput>& inputs,
+                                                          std::vector<Failure>& failures) {
   std::vector<std::optional<audio::AudioInfo>> infos(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     try {
@@ -212,6 +221,33 @@ void run_audio(const AudioArguments& a) {
     if (infos[i]->frames == 0)
       warn(fmt::format("'{}' holds no audio (0 frames): its outputs will be empty", name));
   }
+  return infos;
+}
+
+// Several inputs: how many were done, how fast, and which failed.
+void print_summary(size_t input_count, size_t done, double audio_seconds,
+                   std::chrono::steady_clock::time_point start, const std::vector<Failure>& failures) {
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  fmt::print("{} of {} files done: {} s of audio in {} s ({}x real time)", done, input_count,
+             three_digits(audio_seconds), three_digits(wall),
+             three_digits(wall > 0 ? audio_seconds / wall : 0.0));
+  fmt::print("{}\n", failures.empty() ? "" : fmt::format("; {} failed", failures.size()));
+  for (const auto& f : failures) fmt::print(stderr, "  failed: {}: {}\n", f.input, f.reason);
+}
+
+void run_audio(const AudioArguments& a) {
+  check_ranges(a);
+  const std::vector<AudioInput> inputs = expand_inputs(a.inputs);
+  const OutputNaming naming = output_naming(a, inputs.size());
+  audio::SeparateOptions options = separate_options(a, naming.format);
+
+  // The description (no GPU yet) gives the stems, hence every output path, all checked now.
+  const audio::ModelDescription description = audio::load_separate_description(options);
+  const std::vector<std::vector<fs::path>> outputs =
+      output_paths(naming, inputs, output_names(a, description));
+  check_outputs(inputs, outputs, a.overwrite);
+  std::vector<Failure> failures;
+  const std::vector<std::optional<audio::AudioInfo>> infos = probe_inputs(inputs, failures);
 
   if (failures.size() == inputs.size()) throw ExitStatus{1};  // each reported above; no model to open
   // Opens the model: unsupported ops, device limits fail here.
@@ -271,14 +307,7 @@ void run_audio(const AudioArguments& a) {
     if (a.timings) print_timings(name, timings);
   }
 
-  if (inputs.size() > 1) {
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    fmt::print("{} of {} files done: {} s of audio in {} s ({}x real time)", done, inputs.size(),
-               three_digits(audio_seconds), three_digits(wall),
-               three_digits(wall > 0 ? audio_seconds / wall : 0.0));
-    fmt::print("{}\n", failures.empty() ? "" : fmt::format("; {} failed", failures.size()));
-    for (const auto& f : failures) fmt::print(stderr, "  failed: {}: {}\n", f.input, f.reason);
-  }
+  if (inputs.size() > 1) print_summary(inputs.size(), done, audio_seconds, start, failures);
   if (!failures.empty()) throw ExitStatus{1};
 }
 

@@ -69,25 +69,6 @@ class SplitPass {
     PassResult result;
     result.sum.assign(stems, AudioBuffer(line_.mix.sample_rate, channels, capacity));
     result.weight.assign(static_cast<size_t>(capacity), 0.0f);
-    // Hands [base, to) to the sink and slides the window by that much.
-    auto flush = [&](int64_t to) {
-      const int64_t m = to - base;
-      if (m <= 0) return;
-      std::vector<AudioBuffer> block(stems, AudioBuffer(line_.mix.sample_rate, channels, m));
-      for (int s = 0; s < stems; ++s) {
-        for (int c = 0; c < channels; ++c) {
-          float* plane = result.sum[s].channel(c);
-          float* dst = block[s].channel(c);
-          for (int64_t k = 0; k < m; ++k) dst[k] = plane[k] / result.weight[k];
-          std::copy(plane + m, plane + capacity, plane);
-          std::fill(plane + capacity - m, plane + capacity, 0.0f);
-        }
-      }
-      std::copy(result.weight.begin() + m, result.weight.end(), result.weight.begin());
-      std::fill(result.weight.end() - m, result.weight.end(), 0.0f);
-      (*sink)(base, block);
-      base = to;
-    };
     std::vector<int64_t> offsets;
     for (int64_t p = 0; p < length; p += stride_) offsets.push_back(p);
     // The overlap-add of one batch runs on a worker thread while the model runs the next batch
@@ -113,21 +94,9 @@ class SplitPass {
 
       wait_pending();
       pending = std::async(std::launch::async, [&, out, first, n, length] {
-        for (int b = 0; b < n; ++b) {
-          const int64_t p = offsets[first + b] - base;
-          const int64_t chunk = std::min(length - offsets[first + b], segment);
-          const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
-          for (int s = 0; s < stems; ++s) {
-            for (int c = 0; c < channels; ++c) {
-              const float* src =
-                  out.data + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
-              float* dst = result.sum[s].channel(c) + p;
-              for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
-            }
-          }
-          for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
-        }
-        if (sink) flush(first + n < offsets.size() ? offsets[first + n] : length);
+        add_batch(out, offsets, first, n, length, base, result);
+        if (sink)
+          flush(first + n < offsets.size() ? offsets[first + n] : length, capacity, base, result, *sink);
       });
       stats_.segments += n;
       after_call_();
@@ -138,15 +107,7 @@ class SplitPass {
       for (size_t first = 0; first < offsets.size(); first += batch_) {
         const int n = static_cast<int>(std::min<size_t>(batch_, offsets.size() - first));
         auto start = Clock::now();
-        in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
-        for (int b = 0; b < n; ++b) {
-          const int64_t p = offsets[first + b];
-          const int64_t chunk = std::min(length - p, segment);
-          const int64_t delta = segment - chunk;
-          for (int c = 0; c < channels; ++c)
-            line_.read(c, view_offset + p - delta / 2, segment,
-                       in.data() + (static_cast<size_t>(b) * channels + c) * segment);
-        }
+        cut_batch(view_offset, length, offsets, first, n, in);
         stats_.overlap_add_seconds += seconds_since(start);
 
         start = Clock::now();
@@ -166,6 +127,67 @@ class SplitPass {
   }
 
  private:
+  // The n segments from offsets[first] of the view at `view_offset` (`length` long) into `in`, [n,
+  // channels, segment]: a last segment shorter than `segment` is centred, as demucs pads it.
+  void cut_batch(int64_t view_offset, int64_t length, const std::vector<int64_t>& offsets, size_t first,
+                 int n, std::vector<float>& in) const {
+    const int64_t segment = model_.segment_length();
+    const int channels = model_.channels();
+    in.assign(static_cast<size_t>(n) * channels * segment, 0.0f);
+    for (int b = 0; b < n; ++b) {
+      const int64_t p = offsets[first + b];
+      const int64_t chunk = std::min(length - p, segment);
+      const int64_t delta = segment - chunk;
+      for (int c = 0; c < channels; ++c)
+        line_.read(c, view_offset + p - delta / 2, segment,
+                   in.data() + (static_cast<size_t>(b) * channels + c) * segment);
+    }
+  }
+
+  // Adds the model's output for the n segments from offsets[first], weighted, into the accumulators
+  // (whose first sample is view position `base`), trimmed to the view's `length`.
+  void add_batch(const SegmentOutput& out, const std::vector<int64_t>& offsets, size_t first, int n,
+                 int64_t length, int64_t base, PassResult& result) const {
+    const int64_t segment = model_.segment_length();
+    const int channels = model_.channels(), stems = model_.stems();
+    for (int b = 0; b < n; ++b) {
+      const int64_t p = offsets[first + b] - base;
+      const int64_t chunk = std::min(length - offsets[first + b], segment);
+      const int64_t trim = (segment - chunk) / 2;  // demucs center_trim
+      for (int s = 0; s < stems; ++s) {
+        for (int c = 0; c < channels; ++c) {
+          const float* src =
+              out.data + ((static_cast<size_t>(b) * stems + s) * channels + c) * segment + trim;
+          float* dst = result.sum[s].channel(c) + p;
+          for (int64_t k = 0; k < chunk; ++k) dst[k] += weight_[k] * src[k];
+        }
+      }
+      for (int64_t k = 0; k < chunk; ++k) result.weight[p + k] += weight_[k];
+    }
+  }
+
+  // Hands view positions [base, to) of the accumulators (`capacity` long), divided by their summed
+  // weights, to the sink and slides the window by that much.
+  void flush(int64_t to, int64_t capacity, int64_t& base, PassResult& result, const StemSink& sink) const {
+    const int64_t m = to - base;
+    if (m <= 0) return;
+    const int channels = model_.channels(), stems = model_.stems();
+    std::vector<AudioBuffer> block(stems, AudioBuffer(line_.mix.sample_rate, channels, m));
+    for (int s = 0; s < stems; ++s) {
+      for (int c = 0; c < channels; ++c) {
+        float* plane = result.sum[s].channel(c);
+        float* dst = block[s].channel(c);
+        for (int64_t k = 0; k < m; ++k) dst[k] = plane[k] / result.weight[k];
+        std::copy(plane + m, plane + capacity, plane);
+        std::fill(plane + capacity - m, plane + capacity, 0.0f);
+      }
+    }
+    std::copy(result.weight.begin() + m, result.weight.end(), result.weight.begin());
+    std::fill(result.weight.end() - m, result.weight.end(), 0.0f);
+    sink(base, block);
+    base = to;
+  }
+
   SegmentModel& model_;
   const PaddedLine& line_;
   const std::vector<float>& weight_;

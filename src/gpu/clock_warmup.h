@@ -1,9 +1,8 @@
 // Benchmarks only: keep the GPU busy for a while right before something is timed. An idle GPU drops
-// to low clocks within about a second (the H200 idles at 345 MHz) and ramps up over tens of
-// milliseconds of load, so a case timed right after host-side work (generating inputs, uploads,
-// float64 checks) measures the ramp, not the kernel: on an H200 an FFT case read 5x slower after the
-// previous case's host work, and the GEMM sweep a third to a fifth of a warm run's TFLOP/s. Warm up
-// before every case.
+// to low clocks within about a second and ramps up over tens of milliseconds of load, so a case timed
+// right after host-side work (generating inputs, uploads, float64 checks) measures the ramp, not the
+// kernel (the figures: docs/benchmark-log.md, "Measurements behind code rules"). Warm up before every
+// case.
 #pragma once
 
 #include "gpu/buffer_pool.h"

@@ -40,7 +40,7 @@ struct ContextOptions {
   std::string adapter;
   // Dawn's robustness transform clamps every buffer access. onda's kernels clamp their own indices
   // (and the tests poison outputs and check every element), so by default it is off on GPUs, where
-  // it costs time (7-9% of a model's run on an H200, outputs bit-identical), and on for CPU adapters,
+  // it costs run time (benchmark-log.md has the figure; outputs bit-identical), and on for CPU adapters,
   // where a stray access would land in the process's own memory.
   // Unset: that default; ONDA_ROBUSTNESS=0/1 overrides both.
   std::optional<bool> robustness{};

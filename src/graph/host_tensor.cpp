@@ -118,81 +118,56 @@ void throw_host_type_mismatch(DType dtype, size_t requested_size) {
                    std::to_string(requested_size) + "-byte type that does not match it");
 }
 
-std::vector<int64_t> HostTensor::to_int64() const {
-  std::vector<int64_t> out(static_cast<size_t>(numel_));
-  const std::byte* bytes = data_.get();
-  for (size_t i = 0; i < out.size(); ++i) {
-    switch (dtype_) {
-      case DType::f32: {
-        float value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = float_to_int64(value);
+namespace {
+
+// Element i of an array of T at `bytes` (memcpy: the bytes need not be aligned for T).
+template <typename T>
+T load(const std::byte* bytes, size_t i) {
+  T value;
+  std::memcpy(&value, bytes + sizeof(T) * i, sizeof(T));
+  return value;
+}
+
+// Every element of `bytes` (`count` of `dtype`) read as its own C++ type (float for f16) and passed
+// through `convert`.
+template <typename Out, typename Convert>
+std::vector<Out> converted_elements(DType dtype, const std::byte* bytes, size_t count, Convert convert) {
+  std::vector<Out> out(count);
+  for (size_t i = 0; i < count; ++i) {
+    switch (dtype) {
+      case DType::f32:
+        out[i] = convert(load<float>(bytes, i));
         break;
-      }
-      case DType::f16: {
-        uint16_t bits;
-        std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = float_to_int64(half_to_float(bits));
+      case DType::f16:
+        out[i] = convert(half_to_float(load<uint16_t>(bytes, i)));
         break;
-      }
-      case DType::i32: {
-        int32_t value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = value;
+      case DType::i32:
+        out[i] = convert(load<int32_t>(bytes, i));
         break;
-      }
       case DType::i64:
-        std::memcpy(&out[i], bytes + 8 * i, 8);
+        out[i] = convert(load<int64_t>(bytes, i));
         break;
       case DType::u8:
-        out[i] = static_cast<uint8_t>(bytes[i]);
+        out[i] = convert(static_cast<uint8_t>(bytes[i]));
         break;
       case DType::boolean:
-        out[i] = bytes[i] != std::byte{0};
+        out[i] = convert(bytes[i] != std::byte{0});
         break;
     }
   }
   return out;
 }
 
+}  // namespace
+
+std::vector<int64_t> HostTensor::to_int64() const {
+  return converted_elements<int64_t>(dtype_, data_.get(), static_cast<size_t>(numel_),
+                                     [](auto value) { return as_int64(value); });
+}
+
 std::vector<double> HostTensor::to_double() const {
-  std::vector<double> out(static_cast<size_t>(numel_));
-  const std::byte* bytes = data_.get();
-  for (size_t i = 0; i < out.size(); ++i) {
-    switch (dtype_) {
-      case DType::f32: {
-        float value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = value;
-        break;
-      }
-      case DType::f16: {
-        uint16_t bits;
-        std::memcpy(&bits, bytes + 2 * i, 2);
-        out[i] = half_to_float(bits);
-        break;
-      }
-      case DType::i32: {
-        int32_t value;
-        std::memcpy(&value, bytes + 4 * i, 4);
-        out[i] = value;
-        break;
-      }
-      case DType::i64: {
-        int64_t value;
-        std::memcpy(&value, bytes + 8 * i, 8);
-        out[i] = static_cast<double>(value);
-        break;
-      }
-      case DType::u8:
-        out[i] = static_cast<uint8_t>(bytes[i]);
-        break;
-      case DType::boolean:
-        out[i] = bytes[i] != std::byte{0};
-        break;
-    }
-  }
-  return out;
+  return converted_elements<double>(dtype_, data_.get(), static_cast<size_t>(numel_),
+                                    [](auto value) { return static_cast<double>(value); });
 }
 
 namespace {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -394,207 +395,218 @@ Types constant_of_shape(const Context& c) {
   return {TensorType{dtype, c.constant(0).to_int64()}};
 }
 
+Types dropout(const Context& c) {
+  Types out(c.node.outputs.size());
+  out[0] = c.type(0);
+  if (out.size() > 1) out[1] = TensorType{DType::boolean, c.shape(0)};
+  return out;
+}
+
+Types cast(const Context& c) {
+  const std::optional<DType> to = dtype_from_onnx(c.node.attribute_int("to"));
+  if (!to)
+    c.fail("cast to " + onnx_data_type_name(c.node.attribute_int("to")) + ", which onda does not support");
+  return Types{TensorType{*to, c.shape(0)}};
+}
+
+Types global_pool(const Context& c) {
+  Shape out = c.shape(0);
+  for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
+  return Types{TensorType{c.dtype(0), out}};
+}
+
+Types flatten(const Context& c) {
+  const int64_t rank = c.rank(0);
+  int64_t axis = c.node.attribute_int("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) c.fail("axis out of range");
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? outer : inner) = checked_multiply(i < axis ? outer : inner, c.shape(0)[i], "Flatten");
+  return Types{TensorType{c.dtype(0), {outer, inner}}};
+}
+
+Types unsqueeze(const Context& c) {
+  const std::optional<std::vector<int64_t>> axes = c.ints("axes", 1);
+  if (!axes) c.fail("no axes");
+  return Types{TensorType{c.dtype(0), unsqueeze_output_shape(c.node, c.shape(0), *axes)}};
+}
+
+Types slice(const Context& c) {
+  SliceParameters p;
+  if (c.node.has_attribute("starts")) {
+    p.starts = c.node.attribute_ints("starts");
+    p.ends = c.node.attribute_ints("ends");
+    p.axes = c.node.attribute_ints("axes", {});
+  } else {
+    p.starts = c.constant(1).to_int64();
+    p.ends = c.constant(2).to_int64();
+    if (c.has(3)) p.axes = c.constant(3).to_int64();
+    if (c.has(4)) p.steps = c.constant(4).to_int64();
+  }
+  return Types{TensorType{c.dtype(0), slice_region(c.node, c.shape(0), p).shape}};
+}
+
+Types tile(const Context& c) {
+  Shape out = c.shape(0);
+  const std::vector<int64_t> repeats = c.constant(1).to_int64();
+  if (repeats.size() != out.size()) c.fail("repeats length differs from the rank");
+  for (size_t i = 0; i < out.size(); ++i) out[i] = checked_multiply(out[i], repeats[i], "Tile");
+  return Types{TensorType{c.dtype(0), out}};
+}
+
+Types range(const Context& c) {
+  const std::string what = c.node.describe();
+  const double start = single_double(c.constant(0), what + " start"),
+               limit = single_double(c.constant(1), what + " limit"),
+               delta = single_double(c.constant(2), what + " delta");
+  if (delta == 0) c.fail("delta 0");
+  const double steps = std::ceil((limit - start) / delta);
+  if (!(steps < 9e15)) c.fail("the range is too long");
+  const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
+  return Types{TensorType{c.dtype(0), {count}}};
+}
+
+Types einsum(const Context& c) {
+  std::vector<int64_t> ranks;
+  for (size_t i = 0; i < c.node.inputs.size(); ++i) ranks.push_back(c.rank(i));
+  EinsumEquation eq;
+  try {
+    eq = parse_einsum(c.node.attribute_string("equation"), ranks);
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+  std::map<char, int64_t> sizes;  // a label's size: its largest dim (1s broadcast)
+  for (size_t i = 0; i < eq.inputs.size(); ++i)
+    for (size_t d = 0; d < eq.inputs[i].size(); ++d)
+      sizes[eq.inputs[i][d]] = std::max(sizes[eq.inputs[i][d]], c.shape(i)[d]);
+  Shape out;
+  for (char label : eq.output) out.push_back(sizes[label]);
+  return Types{TensorType{c.dtype(0), out}};
+}
+
+Types eye_like(const Context& c) {
+  const std::optional<DType> dtype = c.node.has_attribute("dtype")
+                                         ? dtype_from_onnx(c.node.attribute_int("dtype"))
+                                         : std::optional<DType>(c.dtype(0));
+  if (!dtype) throw Unknown{};
+  return Types{TensorType{*dtype, c.shape(0)}};
+}
+
+using RuleTable = std::map<std::string_view, Rule>;
+
+void set_rule(RuleTable& t, std::initializer_list<std::string_view> ops, const Rule& rule) {
+  for (std::string_view op : ops) t[op] = rule;
+}
+
+// Output 0 has input 0's type: unary elementwise ops, activations, normalizations, scatters.
+void add_same_type_rules(RuleTable& t) {
+  set_rule(t, {"Relu", "Sigmoid", "Tanh", "Erf",  "Sqrt", "Exp",  "Log",  "Abs",   "Neg",   "Cos",
+               "Sin",  "Tan",     "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh"},
+           same_as_input0);
+  set_rule(t, {"Floor", "Ceil", "Round", "Reciprocal", "Sign", "Not", "BitwiseNot", "Identity", "Clip"},
+           same_as_input0);
+  set_rule(t,
+           {"LeakyRelu", "Elu", "Selu", "Gelu", "Softplus", "Softsign", "HardSigmoid", "HardSwish", "Mish",
+            "Celu", "ThresholdedRelu", "Shrink"},
+           same_as_input0);
+  set_rule(t,
+           {"Softmax", "LogSoftmax", "InstanceNormalization", "BatchNormalization", "LpNormalization",
+            "MeanVarianceNormalization", "CumSum", "Trilu", "ScatterND", "ScatterElements"},
+           same_as_input0);
+}
+
+// Broadcasting binary and variadic ops, comparisons, and the per-element ops with their own output type.
+void add_elementwise_rules(RuleTable& t) {
+  set_rule(t,
+           {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Min", "Max", "Sum", "Mean", "BitwiseAnd",
+            "BitwiseOr", "BitwiseXor", "BitShift"},
+           [](const Context& c) { return elementwise(c, std::nullopt); });
+  set_rule(t, {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"},
+           [](const Context& c) { return elementwise(c, DType::boolean); });
+  t["IsNaN"] = t["IsInf"] = [](const Context& c) { return Types{TensorType{DType::boolean, c.shape(0)}}; };
+  t["Dropout"] = dropout;
+  t["Where"] = [](const Context& c) {
+    const Shape shape = broadcast_shapes(broadcast_shapes(c.shape(0), c.shape(1)), c.shape(2));
+    return Types{TensorType{c.dtype(1), shape}};
+  };
+  t["Cast"] = cast;
+  t["CastLike"] = [](const Context& c) { return Types{TensorType{c.dtype(1), c.shape(0)}}; };
+}
+
+// Convolutions, pooling, matrix products, recurrent layers and reductions.
+void add_compute_rules(RuleTable& t) {
+  t["Conv"] = [](const Context& c) { return convolution(c, false); };
+  set_rule(t, {"AveragePool", "MaxPool", "LpPool"}, [](const Context& c) { return convolution(c, true); });
+  t["GlobalAveragePool"] = t["GlobalMaxPool"] = global_pool;
+  t["ConvTranspose"] = conv_transpose;
+  t["MatMul"] = matmul;
+  t["Gemm"] = gemm;
+  t["LSTM"] = [](const Context& c) { return recurrent(c, 2); };
+  t["GRU"] = t["RNN"] = [](const Context& c) { return recurrent(c, 1); };
+  set_rule(t,
+           {"ReduceMean", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceL1", "ReduceL2",
+            "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"},
+           reduce);
+  t["ArgMax"] = t["ArgMin"] = arg_reduce;
+}
+
+// Ops that move, select or repeat elements.
+void add_layout_rules(RuleTable& t) {
+  t["Transpose"] = transpose;
+  t["Reshape"] = [](const Context& c) {
+    return Types{TensorType{c.dtype(0), reshape_output_shape(c.node, c.shape(0), c.constant(1).to_int64())}};
+  };
+  t["Flatten"] = flatten;
+  t["Squeeze"] = [](const Context& c) {
+    return Types{TensorType{c.dtype(0), squeeze_output_shape(c.node, c.shape(0), c.ints("axes", 1))}};
+  };
+  t["Unsqueeze"] = unsqueeze;
+  t["Concat"] = concat;
+  t["Split"] = split;
+  t["Slice"] = slice;
+  t["Gather"] = gather;
+  t["GatherElements"] = [](const Context& c) { return Types{TensorType{c.dtype(0), c.shape(1)}}; };
+  t["Expand"] = [](const Context& c) {
+    return Types{TensorType{c.dtype(0), broadcast_shapes(c.shape(0), c.constant(1).to_int64())}};
+  };
+  t["Tile"] = tile;
+  t["Pad"] = pad;
+  t["Resize"] = t["Upsample"] = resize;
+}
+
+// Ops whose output shape comes from constant inputs or attributes, and the spectral and einsum ops.
+void add_generator_and_spectral_rules(RuleTable& t) {
+  t["Shape"] = [](const Context& c) {
+    return Types{TensorType{DType::i64, shape_op_result(c.node, c.shape(0)).shape()}};
+  };
+  t["Size"] = [](const Context& c) {
+    (void)c.type(0);
+    return Types{TensorType{DType::i64, {}}};
+  };
+  t["ConstantOfShape"] = constant_of_shape;
+  t["Range"] = range;
+  t["LayerNormalization"] = layer_normalization;
+  t["STFT"] = stft;
+  t["DFT"] = dft;
+  t["Einsum"] = einsum;
+  t["EyeLike"] = eye_like;
+}
+
+RuleTable make_rules() {
+  RuleTable t;
+  add_same_type_rules(t);
+  add_elementwise_rules(t);
+  add_compute_rules(t);
+  add_layout_rules(t);
+  add_generator_and_spectral_rules(t);
+  return t;
+}
+
 // Ops whose output is computed exactly by the folding implementation from constant inputs, but
 // whose shape needs only some inputs constant: use the shared shape helpers.
-const std::map<std::string_view, Rule>& rules() {
-  static const std::map<std::string_view, Rule> table = [] {
-    std::map<std::string_view, Rule> t;
-    for (std::string_view op : {"Relu",
-                                "Sigmoid",
-                                "Tanh",
-                                "Erf",
-                                "Sqrt",
-                                "Exp",
-                                "Log",
-                                "Abs",
-                                "Neg",
-                                "Cos",
-                                "Sin",
-                                "Tan",
-                                "Atan",
-                                "Asin",
-                                "Acos",
-                                "Floor",
-                                "Ceil",
-                                "Round",
-                                "Reciprocal",
-                                "LeakyRelu",
-                                "Elu",
-                                "Selu",
-                                "Gelu",
-                                "Softplus",
-                                "Softsign",
-                                "HardSigmoid",
-                                "HardSwish",
-                                "Identity",
-                                "Softmax",
-                                "LogSoftmax",
-                                "InstanceNormalization",
-                                "BatchNormalization",
-                                "Clip",
-                                "Sign",
-                                "Not",
-                                "Mish",
-                                "Celu",
-                                "ThresholdedRelu",
-                                "LpNormalization",
-                                "MeanVarianceNormalization",
-                                "CumSum",
-                                "Trilu",
-                                "ScatterND",
-                                "ScatterElements",
-                                "Shrink",
-                                "Sinh",
-                                "Cosh",
-                                "Asinh",
-                                "Acosh",
-                                "Atanh",
-                                "Erf",
-                                "BitwiseNot"})
-      t[op] = same_as_input0;
-    for (std::string_view op : {"Add", "Sub", "Mul", "Div", "Pow", "Mod", "PRelu", "Min", "Max", "Sum",
-                                "Mean", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"})
-      t[op] = [](const Context& c) { return elementwise(c, std::nullopt); };
-    for (std::string_view op :
-         {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
-      t[op] = [](const Context& c) { return elementwise(c, DType::boolean); };
-    t["IsNaN"] = t["IsInf"] = [](const Context& c) { return Types{TensorType{DType::boolean, c.shape(0)}}; };
-    t["Dropout"] = [](const Context& c) {
-      Types out(c.node.outputs.size());
-      out[0] = c.type(0);
-      if (out.size() > 1) out[1] = TensorType{DType::boolean, c.shape(0)};
-      return out;
-    };
-    t["Where"] = [](const Context& c) {
-      const Shape shape = broadcast_shapes(broadcast_shapes(c.shape(0), c.shape(1)), c.shape(2));
-      return Types{TensorType{c.dtype(1), shape}};
-    };
-    t["Cast"] = [](const Context& c) {
-      const std::optional<DType> to = dtype_from_onnx(c.node.attribute_int("to"));
-      if (!to)
-        c.fail("cast to " + onnx_data_type_name(c.node.attribute_int("to")) +
-               ", which onda does not support");
-      return Types{TensorType{*to, c.shape(0)}};
-    };
-    t["CastLike"] = [](const Context& c) { return Types{TensorType{c.dtype(1), c.shape(0)}}; };
-    t["Conv"] = [](const Context& c) { return convolution(c, false); };
-    for (std::string_view op : {"AveragePool", "MaxPool", "LpPool"})
-      t[op] = [](const Context& c) { return convolution(c, true); };
-    t["GlobalAveragePool"] = t["GlobalMaxPool"] = [](const Context& c) {
-      Shape out = c.shape(0);
-      for (size_t i = 2; i < out.size(); ++i) out[i] = 1;
-      return Types{TensorType{c.dtype(0), out}};
-    };
-    t["ConvTranspose"] = conv_transpose;
-    t["MatMul"] = matmul;
-    t["Gemm"] = gemm;
-    t["LSTM"] = [](const Context& c) { return recurrent(c, 2); };
-    t["GRU"] = t["RNN"] = [](const Context& c) { return recurrent(c, 1); };
-    for (std::string_view op : {"ReduceMean", "ReduceSum", "ReduceProd", "ReduceMax", "ReduceMin", "ReduceL1",
-                                "ReduceL2", "ReduceLogSumExp", "ReduceSumSquare", "ReduceLogSum"})
-      t[op] = reduce;
-    t["ArgMax"] = t["ArgMin"] = arg_reduce;
-    t["Transpose"] = transpose;
-    t["Reshape"] = [](const Context& c) {
-      return Types{
-          TensorType{c.dtype(0), reshape_output_shape(c.node, c.shape(0), c.constant(1).to_int64())}};
-    };
-    t["Flatten"] = [](const Context& c) {
-      const int64_t rank = c.rank(0);
-      int64_t axis = c.node.attribute_int("axis", 1);
-      if (axis < 0) axis += rank;
-      if (axis < 0 || axis > rank) c.fail("axis out of range");
-      int64_t outer = 1, inner = 1;
-      for (int64_t i = 0; i < rank; ++i)
-        (i < axis ? outer : inner) = checked_multiply(i < axis ? outer : inner, c.shape(0)[i], "Flatten");
-      return Types{TensorType{c.dtype(0), {outer, inner}}};
-    };
-    t["Squeeze"] = [](const Context& c) {
-      return Types{TensorType{c.dtype(0), squeeze_output_shape(c.node, c.shape(0), c.ints("axes", 1))}};
-    };
-    t["Unsqueeze"] = [](const Context& c) {
-      const std::optional<std::vector<int64_t>> axes = c.ints("axes", 1);
-      if (!axes) c.fail("no axes");
-      return Types{TensorType{c.dtype(0), unsqueeze_output_shape(c.node, c.shape(0), *axes)}};
-    };
-    t["Concat"] = concat;
-    t["Split"] = split;
-    t["Slice"] = [](const Context& c) {
-      SliceParameters p;
-      if (c.node.has_attribute("starts")) {
-        p.starts = c.node.attribute_ints("starts");
-        p.ends = c.node.attribute_ints("ends");
-        p.axes = c.node.attribute_ints("axes", {});
-      } else {
-        p.starts = c.constant(1).to_int64();
-        p.ends = c.constant(2).to_int64();
-        if (c.has(3)) p.axes = c.constant(3).to_int64();
-        if (c.has(4)) p.steps = c.constant(4).to_int64();
-      }
-      return Types{TensorType{c.dtype(0), slice_region(c.node, c.shape(0), p).shape}};
-    };
-    t["Gather"] = gather;
-    t["GatherElements"] = [](const Context& c) { return Types{TensorType{c.dtype(0), c.shape(1)}}; };
-    t["Expand"] = [](const Context& c) {
-      return Types{TensorType{c.dtype(0), broadcast_shapes(c.shape(0), c.constant(1).to_int64())}};
-    };
-    t["Tile"] = [](const Context& c) {
-      Shape out = c.shape(0);
-      const std::vector<int64_t> repeats = c.constant(1).to_int64();
-      if (repeats.size() != out.size()) c.fail("repeats length differs from the rank");
-      for (size_t i = 0; i < out.size(); ++i) out[i] = checked_multiply(out[i], repeats[i], "Tile");
-      return Types{TensorType{c.dtype(0), out}};
-    };
-    t["Pad"] = pad;
-    t["Resize"] = t["Upsample"] = resize;
-    t["Shape"] = [](const Context& c) {
-      return Types{TensorType{DType::i64, shape_op_result(c.node, c.shape(0)).shape()}};
-    };
-    t["Size"] = [](const Context& c) {
-      (void)c.type(0);
-      return Types{TensorType{DType::i64, {}}};
-    };
-    t["ConstantOfShape"] = constant_of_shape;
-    t["Range"] = [](const Context& c) {
-      const std::string what = c.node.describe();
-      const double start = single_double(c.constant(0), what + " start"),
-                   limit = single_double(c.constant(1), what + " limit"),
-                   delta = single_double(c.constant(2), what + " delta");
-      if (delta == 0) c.fail("delta 0");
-      const double steps = std::ceil((limit - start) / delta);
-      if (!(steps < 9e15)) c.fail("the range is too long");
-      const int64_t count = std::max<int64_t>(0, static_cast<int64_t>(steps));
-      return Types{TensorType{c.dtype(0), {count}}};
-    };
-    t["LayerNormalization"] = layer_normalization;
-    t["STFT"] = stft;
-    t["DFT"] = dft;
-    t["Einsum"] = [](const Context& c) {
-      std::vector<int64_t> ranks;
-      for (size_t i = 0; i < c.node.inputs.size(); ++i) ranks.push_back(c.rank(i));
-      EinsumEquation eq;
-      try {
-        eq = parse_einsum(c.node.attribute_string("equation"), ranks);
-      } catch (const std::invalid_argument& e) {
-        c.fail(e.what());
-      }
-      std::map<char, int64_t> sizes;  // a label's size: its largest dim (1s broadcast)
-      for (size_t i = 0; i < eq.inputs.size(); ++i)
-        for (size_t d = 0; d < eq.inputs[i].size(); ++d)
-          sizes[eq.inputs[i][d]] = std::max(sizes[eq.inputs[i][d]], c.shape(i)[d]);
-      Shape out;
-      for (char label : eq.output) out.push_back(sizes[label]);
-      return Types{TensorType{c.dtype(0), out}};
-    };
-    t["EyeLike"] = [](const Context& c) {
-      const std::optional<DType> dtype = c.node.has_attribute("dtype")
-                                             ? dtype_from_onnx(c.node.attribute_int("dtype"))
-                                             : std::optional<DType>(c.dtype(0));
-      if (!dtype) throw Unknown{};
-      return Types{TensorType{*dtype, c.shape(0)}};
-    };
-    return t;
-  }();
+const RuleTable& rules() {
+  static const RuleTable table = make_rules();
   return table;
 }
 

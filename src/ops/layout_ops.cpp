@@ -18,6 +18,7 @@
 #include "kernels/layout/scatter_nd.h"
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
+#include "ops/enum_attribute.h"
 #include "ops/op_inputs.h"
 #include "ops/outer_slices.h"
 #include "ops/op_registry.h"
@@ -197,19 +198,11 @@ std::vector<Value> gather(const Node& node, OpContext& context, const std::vecto
 std::vector<Value> pad(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   const int64_t rank = static_cast<int64_t>(x.shape().size());
-  const std::string mode_name = node.attribute_string("mode", "constant");
-  kernels::PadMode mode;
-  if (mode_name == "constant") {
-    mode = kernels::PadMode::Constant;
-  } else if (mode_name == "reflect") {
-    mode = kernels::PadMode::Reflect;
-  } else if (mode_name == "edge") {
-    mode = kernels::PadMode::Edge;
-  } else if (mode_name == "wrap") {
-    mode = kernels::PadMode::Wrap;
-  } else {
-    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode_name));
-  }
+  const kernels::PadMode mode = enum_attribute<kernels::PadMode>(node, "mode", "constant",
+                                                                 {{"constant", kernels::PadMode::Constant},
+                                                                  {"reflect", kernels::PadMode::Reflect},
+                                                                  {"edge", kernels::PadMode::Edge},
+                                                                  {"wrap", kernels::PadMode::Wrap}});
   std::vector<int64_t> pads;
   double value = 0;
   if (context.opset < 11) {
@@ -274,40 +267,23 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   const Value& x = inputs.at(0);
   if (context.opset < 11) throw ModelError(node.describe() + ": Resize before opset 11 is not supported");
   kernels::ResizeAttributes a;
-  const std::string mode = node.attribute_string("mode", "nearest");
-  if (mode == "nearest") {
-    a.mode = kernels::ResizeMode::Nearest;
-  } else if (mode == "linear") {
-    a.mode = kernels::ResizeMode::Linear;
-  } else {
-    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
-  }
-  const std::string coordinates = node.attribute_string("coordinate_transformation_mode", "half_pixel");
-  if (coordinates == "half_pixel") {
-    a.coordinates = kernels::ResizeCoordinates::HalfPixel;
-  } else if (coordinates == "asymmetric") {
-    a.coordinates = kernels::ResizeCoordinates::Asymmetric;
-  } else if (coordinates == "align_corners") {
-    a.coordinates = kernels::ResizeCoordinates::AlignCorners;
-  } else if (coordinates == "pytorch_half_pixel") {
-    a.coordinates = kernels::ResizeCoordinates::PytorchHalfPixel;
-  } else if (coordinates == "tf_half_pixel_for_nn") {
-    a.coordinates = kernels::ResizeCoordinates::TfHalfPixelForNn;
-  } else {
-    throw ModelError(fmt::format("{}: unsupported coordinate_transformation_mode '{}'", node.describe(), coordinates));
-  }
-  const std::string nearest = node.attribute_string("nearest_mode", "round_prefer_floor");
-  if (nearest == "round_prefer_floor") {
-    a.nearest = kernels::ResizeNearestMode::RoundPreferFloor;
-  } else if (nearest == "round_prefer_ceil") {
-    a.nearest = kernels::ResizeNearestMode::RoundPreferCeil;
-  } else if (nearest == "floor") {
-    a.nearest = kernels::ResizeNearestMode::Floor;
-  } else if (nearest == "ceil") {
-    a.nearest = kernels::ResizeNearestMode::Ceil;
-  } else {
-    throw ModelError(fmt::format("{}: unsupported nearest_mode '{}'", node.describe(), nearest));
-  }
+  using kernels::ResizeCoordinates;
+  using kernels::ResizeNearestMode;
+  a.mode = enum_attribute<kernels::ResizeMode>(
+      node, "mode", "nearest",
+      {{"nearest", kernels::ResizeMode::Nearest}, {"linear", kernels::ResizeMode::Linear}});
+  a.coordinates =
+      enum_attribute<ResizeCoordinates>(node, "coordinate_transformation_mode", "half_pixel",
+                                        {{"half_pixel", ResizeCoordinates::HalfPixel},
+                                         {"asymmetric", ResizeCoordinates::Asymmetric},
+                                         {"align_corners", ResizeCoordinates::AlignCorners},
+                                         {"pytorch_half_pixel", ResizeCoordinates::PytorchHalfPixel},
+                                         {"tf_half_pixel_for_nn", ResizeCoordinates::TfHalfPixelForNn}});
+  a.nearest = enum_attribute<ResizeNearestMode>(node, "nearest_mode", "round_prefer_floor",
+                                                {{"round_prefer_floor", ResizeNearestMode::RoundPreferFloor},
+                                                 {"round_prefer_ceil", ResizeNearestMode::RoundPreferCeil},
+                                                 {"floor", ResizeNearestMode::Floor},
+                                                 {"ceil", ResizeNearestMode::Ceil}});
   if (node.attribute_int("antialias", 0) != 0 || node.has_attribute("axes") ||
       node.attribute_string("keep_aspect_ratio_policy", "stretch") != "stretch") {
     throw ModelError(node.describe() + ": antialias, axes and keep_aspect_ratio_policy are not supported");

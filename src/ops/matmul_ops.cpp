@@ -15,8 +15,8 @@ namespace {
 
 namespace gemm = kernels::gemm;
 
-// Kept per node across runs: the packed constant B, and the last plan (planning a GEMM costs ~7 us of
-// CPU on the H200 machine's host, every run, for the same shapes).
+// Kept per node across runs: the packed constant B, and the last plan (planning a GEMM costs CPU time
+// on every run for the same shapes; the figure is in docs/benchmark-log.md, "Measurements behind code rules").
 struct MatmulState {
   std::optional<gemm::PackedB> packed_b;
   std::optional<gemm::Gemm> plan;

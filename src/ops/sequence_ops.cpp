@@ -9,6 +9,7 @@
 #include "graph/model_error.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
+#include "ops/value_view.h"
 
 namespace onda::ops {
 namespace {
@@ -73,16 +74,6 @@ Node helper_node(const Node& owner, const char* op_type, size_t inputs, size_t o
   for (size_t i = 0; i < outputs; ++i) node.outputs.push_back(fmt::format("out{}", i));
   node.attributes = std::move(attributes);
   return node;
-}
-
-Value view(const Value& in, const Shape& shape) {
-  Value out;
-  if (in.on_host()) {
-    out.host = in.host.reshaped(shape);
-  } else {
-    out.device = in.device.reshape(shape);
-  }
-  return out;
 }
 
 Values sequence_construct(const Node& node, OpContext&, const Values& inputs) {
@@ -172,7 +163,7 @@ Values split_to_sequence(const Node& node, OpContext& context, const Values& inp
     for (Value& part : parts) {
       Shape shape = part.shape();
       shape.erase(shape.begin() + axis);
-      part = view(part, shape);
+      part = reshaped_view(part, shape);
     }
   }
   return {sequence_of(std::move(parts))};
@@ -190,7 +181,7 @@ Values concat_from_sequence(const Node& node, OpContext& context, const Values& 
       if (static_cast<int64_t>(shape.size()) + 1 != rank)
         throw ModelError(fmt::format("{}: the sequence's tensors differ in rank", node.describe()));
       shape.insert(shape.begin() + axis, 1);
-      element = view(element, shape);
+      element = reshaped_view(element, shape);
     }
   }
   if (elements.size() == 1) return {elements[0]};

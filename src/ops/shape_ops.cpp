@@ -8,23 +8,14 @@
 #include "graph/model_error.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
+#include "ops/value_view.h"
 
 namespace onda::ops {
 namespace {
 
-Value view(const Value& in, const Shape& shape) {
-  Value out;
-  if (in.on_host()) {
-    out.host = in.host.reshaped(shape);
-  } else {
-    out.device = in.device.reshape(shape);
-  }
-  return out;
-}
-
 std::vector<Value> reshape(const Node& node, OpContext&, const std::vector<Value>& inputs) {
   const std::vector<int64_t> requested = constant_ints(node, inputs.at(1), "shape");
-  return {view(inputs[0], reshape_output_shape(node, inputs[0].shape(), requested))};
+  return {reshaped_view(inputs[0], reshape_output_shape(node, inputs[0].shape(), requested))};
 }
 
 std::vector<Value> flatten(const Node& node, OpContext&, const std::vector<Value>& inputs) {
@@ -34,7 +25,7 @@ std::vector<Value> flatten(const Node& node, OpContext&, const std::vector<Value
   if (axis < 0 || axis > static_cast<int64_t>(s.size())) throw ModelError(node.describe() + ": axis out of range");
   int64_t outer = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= s[d];
-  return {view(inputs[0], {outer, shape_numel(s) / std::max<int64_t>(outer, 1)})};
+  return {reshaped_view(inputs[0], {outer, shape_numel(s) / std::max<int64_t>(outer, 1)})};
 }
 
 std::vector<Value> squeeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -44,12 +35,12 @@ std::vector<Value> squeeze(const Node& node, OpContext& context, const std::vect
   } else if (node.has_attribute("axes")) {
     axes = node.attribute_ints("axes");
   }
-  return {view(inputs.at(0), squeeze_output_shape(node, inputs[0].shape(), axes))};
+  return {reshaped_view(inputs.at(0), squeeze_output_shape(node, inputs[0].shape(), axes))};
 }
 
 std::vector<Value> unsqueeze(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const std::vector<int64_t> axes = context.opset >= 13 ? constant_ints(node, inputs.at(1), "axes") : node.attribute_ints("axes");
-  return {view(inputs.at(0), unsqueeze_output_shape(node, inputs[0].shape(), axes))};
+  return {reshaped_view(inputs.at(0), unsqueeze_output_shape(node, inputs[0].shape(), axes))};
 }
 
 std::vector<Value> shape(const Node& node, OpContext&, const std::vector<Value>& inputs) {

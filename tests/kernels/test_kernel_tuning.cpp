@@ -1,6 +1,6 @@
 // The kernel families' tuning as text (kernels::set_tuning, what the benchmarks' --tuning takes): the
 // FFT, GEMM and conv fields parse, and a malformed assignment throws naming the field and the
-// expected form. (The RNN fields: test_rnn_overrides.cpp.)
+// expected form. (The RNN fields: rnn/test_rnn_tuning.cpp.)
 #include <gtest/gtest.h>
 
 #include <stdexcept>

@@ -5,10 +5,11 @@
 #include <sstream>
 
 #include "onda/ops.h"
+#include "test_paths.h"
 
 TEST(SupportedOpsDoc, IsCurrent) {
-  // From the source tree this binary was built in, or (on another machine) the working directory.
-  std::ifstream file(std::string(ONDA_SOURCE_DIR) + "/docs/supported-ops.md");
+  // From the checkout above this binary (test_paths.h), else the working directory.
+  std::ifstream file(onda::test::checkout_dir() / "docs/supported-ops.md");
   if (!file) file.open("docs/supported-ops.md");
   ASSERT_TRUE(file.good()) << "docs/supported-ops.md not found";
   std::stringstream text;

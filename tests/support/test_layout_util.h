@@ -189,4 +189,18 @@ inline Shape random_shape(Random& rng, int min_rank, int max_rank, int64_t max_d
   return s;
 }
 
+inline std::string dtype_label(DType t) {
+  return std::string(dtype_name(t));
+}
+
+// Runs `record` writing into a poisoned output view and returns the mismatch count.
+inline int64_t run_and_compare(Random& rng, const HostTensor& expected,
+                               const std::function<void(gpu::CommandRecorder&, const Tensor&)>& record) {
+  OutputView out = poisoned_view(expected.dtype, expected.shape, random_offset(rng, expected.dtype));
+  gpu::CommandRecorder recorder(gpu().context);
+  record(recorder, out.view);
+  recorder.submit_and_wait();
+  return count_mismatches(out, expected);
+}
+
 }  // namespace onda::test

@@ -7,23 +7,23 @@
 #include <filesystem>
 #include <string>
 
-#include "../fuzz/load_and_plan.h"
+#include "../../fuzz/load_and_plan.h"
 #include "graph/model_error.h"
 #include "test_onnx_support.h"
+#include "test_paths.h"
 
 namespace onda::test {
 namespace {
 
-// fuzz/regressions: ONDA_FUZZ_REGRESSIONS when set, else in the checkout that holds the test binary
-// (build/onda_tests: the folder above build/), so that a build copied to another machine with its
-// checkout finds its own; empty when neither exists.
+// fuzz/regressions: ONDA_FUZZ_REGRESSIONS when set, else in the checkout above the test binary
+// (test_paths.h), so that a build copied to another machine with its checkout finds its own; empty
+// when neither exists.
 fs::path regressions_dir() {
   if (const char* env = std::getenv("ONDA_FUZZ_REGRESSIONS"); env && *env) return env;
+  const fs::path checkout = checkout_dir();
   std::error_code ignored;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ignored);
-  for (fs::path dir = exe.parent_path(); !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
-    if (fs::is_directory(dir / "fuzz/regressions", ignored)) return dir / "fuzz/regressions";
-  }
+  if (!checkout.empty() && fs::is_directory(checkout / "fuzz/regressions", ignored))
+    return checkout / "fuzz/regressions";
   return {};
 }
 

@@ -17,6 +17,7 @@
 #include "onda/audio_resample.h"
 #include "onda/audio_separate.h"
 #include "test_onnx_support.h"
+#include "test_paths.h"
 
 namespace onda::test {
 namespace {
@@ -281,7 +282,7 @@ TEST(AudioSeparate, ClearErrors) {
 
 // The command line end to end: files written where demucs writes them, exit status and messages.
 TEST(AudioSeparate, CommandLine) {
-  const fs::path onda = fs::path(ONDA_BINARY_DIR) / "onda";
+  const fs::path onda = test_binary_dir() / "onda";
   if (!fs::exists(onda)) GTEST_SKIP() << "no onda binary at " << onda;
   TemporaryFolder folder;
   const fs::path model = write_gain_model(folder.path(), 1, 2);
@@ -374,7 +375,7 @@ TEST(AudioSeparate, SpectrogramModelThroughGpuStftAndIstft) {
     std::printf("spectrogram model, %lld frames: rel L2 %.2e\n", static_cast<long long>(frames), e);
   }
   // onda enhance writes one file.
-  const fs::path onda = fs::path(ONDA_BINARY_DIR) / "onda";
+  const fs::path onda = test_binary_dir() / "onda";
   if (fs::exists(onda)) {
     const AudioBuffer mix = sines(kRate, 1, 3000);
     audio::write_audio(folder.path() / "noisy.wav", mix,

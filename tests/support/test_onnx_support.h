@@ -11,6 +11,8 @@
 #include <random>
 #include <string>
 
+#include "test_paths.h"
+
 namespace onda::test {
 
 namespace fs = std::filesystem;
@@ -27,7 +29,7 @@ inline std::optional<fs::path> onnx_node_tests_dir() {
 inline std::optional<fs::path> reference_models_dir() {
   if (const char* env = std::getenv("ONDA_MODELS_DIR")) return fs::path(env);
   for (const fs::path& candidate :
-       {fs::path(ONDA_SOURCE_DIR) / "shared/models", fs::path(ONDA_SOURCE_DIR) / "../shared/models",
+       {checkout_dir() / "shared/models", checkout_dir() / "../shared/models",
         fs::path("/work/shared/models")})
     if (fs::exists(candidate / "mpsenet.onnx")) return candidate;
   return std::nullopt;
