@@ -271,7 +271,8 @@ TEST(OnnxLoader, CarriedTypesAreConvertedOnLoad) {
     const HostTensor& t = loaded.initializers.at(name);
     ASSERT_EQ(t.dtype(), DType::f32) << name;
     const std::vector<double> got = t.to_double();
-    for (size_t i = 0; i < doubles.size(); ++i) EXPECT_EQ(got[i], static_cast<double>(static_cast<float>(doubles[i])));
+    for (size_t i = 0; i < doubles.size(); ++i)
+      EXPECT_EQ(got[i], static_cast<double>(static_cast<float>(doubles[i])));
   }
   auto ints = [&](const char* name, DType dtype) {
     EXPECT_EQ(loaded.initializers.at(name).dtype(), dtype) << name;

@@ -5,8 +5,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "commands.h"
 #include "audio/audio.h"
+#include "commands.h"
 #include "onda/model_summary.h"
 
 namespace onda::cli {
@@ -115,9 +115,11 @@ void print_text(const std::string& model, const std::string& description, const 
     fmt::print("producer:  {}{}\n", s.producer_name,
                s.producer_version.empty() ? "" : " " + s.producer_version);
   fmt::print("inputs:\n");
-  for (const auto& v : s.inputs) fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
+  for (const auto& v : s.inputs)
+    fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
   fmt::print("outputs:\n");
-  for (const auto& v : s.outputs) fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
+  for (const auto& v : s.outputs)
+    fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
   size_t unsupported = 0;
   for (const auto& op : s.ops) unsupported += !op.supported;
   fmt::print("ops:       {} nodes, {} op types{}\n", s.nodes, s.ops.size(),

@@ -93,7 +93,7 @@ HostTensor carried_from_proto(const onnx::TensorProto& proto, DType carrier, Sha
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     throw ModelError(what + ": external data of type " + type_name + " is not supported");
   const int64_t numel = shape_numel(shape);
-  const size_t element_size = type == onnx_type::kInt8 ? 1
+  const size_t element_size = type == onnx_type::kInt8                                  ? 1
                               : type == onnx_type::kInt16 || type == onnx_type::kUint16 ? 2
                               : type == onnx_type::kUint32                              ? 4
                                                                                         : 8;
@@ -108,7 +108,7 @@ HostTensor carried_from_proto(const onnx::TensorProto& proto, DType carrier, Sha
     throw ModelError(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes, the " +
                      type_name + " shape " + shape_to_string(shape) + " needs " +
                      std::to_string(numel * static_cast<int64_t>(element_size)));
-  const int field_size = type == onnx_type::kDouble                                ? proto.double_data_size()
+  const int field_size = type == onnx_type::kDouble                                 ? proto.double_data_size()
                          : type == onnx_type::kUint32 || type == onnx_type::kUint64 ? proto.uint64_data_size()
                                                                                     : proto.int32_data_size();
   if (!raw && numel != 0 && field_size != numel)
@@ -158,7 +158,8 @@ HostTensor tensor_from_proto(onnx::TensorProto& proto, ExternalDataFiles* extern
                      "and carried in them DOUBLE, INT8, INT16, UINT16, UINT32, UINT64)");
   if (proto.has_segment()) throw ModelError(what + " is a segmented tensor, which onda does not support");
   Shape shape = dims_of(proto, what);
-  if (is_carried_onnx_type(proto.data_type())) return carried_from_proto(proto, *dtype, std::move(shape), what);
+  if (is_carried_onnx_type(proto.data_type()))
+    return carried_from_proto(proto, *dtype, std::move(shape), what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     return from_external(proto, *dtype, std::move(shape), external, what);
   if (proto.has_raw_data()) {

@@ -14,8 +14,9 @@ namespace {
 std::vector<Value> cumsum(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   if (!is_float(x.dtype())) {
-    throw ModelError(fmt::format("{}: float16/float32 input required (integer CumSum is not supported), got {}",
-                                 node.describe(), dtype_name(x.dtype())));
+    throw ModelError(
+        fmt::format("{}: float16/float32 input required (integer CumSum is not supported), got {}",
+                    node.describe(), dtype_name(x.dtype())));
   }
   const int64_t rank = static_cast<int64_t>(x.shape().size());
   if (rank == 0) throw ModelError(node.describe() + ": the input is a scalar (no axis to sum along)");
@@ -38,8 +39,9 @@ std::vector<Value> cumsum(const Node& node, OpContext& context, const std::vecto
 }  // namespace
 
 void register_cumsum_ops(std::vector<OpEntry>& ops) {
-  ops.push_back({"", "CumSum", 11, cumsum,
-                 "f32/f16, one invocation per column walks the axis (Kahan-compensated); axis known before the run"});
+  ops.push_back(
+      {"", "CumSum", 11, cumsum,
+       "f32/f16, one invocation per column walks the axis (Kahan-compensated); axis known before the run"});
 }
 
 }  // namespace onda::ops

@@ -13,10 +13,11 @@ void record_cumulative_sum(const KernelContext& kc, gpu::CommandRecorder& record
                            int64_t axis, CumulativeSumOptions options, const Tensor& y) {
   const Shape& shape = x.shape();
   if (axis < 0 || axis >= x.rank())
-    throw std::invalid_argument(fmt::format("cumulative sum: axis {} out of range for rank {}", axis, x.rank()));
+    throw std::invalid_argument(
+        fmt::format("cumulative sum: axis {} out of range for rank {}", axis, x.rank()));
   if (!is_float(x.dtype()))
-    throw std::invalid_argument(fmt::format("cumulative sum: float16/float32 input required, got {}",
-                                            dtype_name(x.dtype())));
+    throw std::invalid_argument(
+        fmt::format("cumulative sum: float16/float32 input required, got {}", dtype_name(x.dtype())));
   if (y.shape() != shape || y.dtype() != x.dtype())
     throw std::invalid_argument("cumulative sum: the output must have the input's shape and dtype");
   if (x.numel() == 0) return;
@@ -37,7 +38,8 @@ void record_cumulative_sum(const KernelContext& kc, gpu::CommandRecorder& record
       {"EXCLUSIVE", options.exclusive ? "1" : "0"},
       {"REVERSE", options.reverse ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("reduce/cumulative_sum.wgsl", v), {}, "cumulative_sum");
+  const auto& pipeline =
+      kc.pipelines.get(render_shader("reduce/cumulative_sum.wgsl", v), {}, "cumulative_sum");
   recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups((outer * inner + 255) / 256, kc.gpu.limits()), "cumulative_sum");
 }
