@@ -279,6 +279,10 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
     a.mode = kernels::ResizeMode::Nearest;
   } else if (mode == "linear") {
     a.mode = kernels::ResizeMode::Linear;
+  } else if (mode == "cubic") {
+    a.mode = kernels::ResizeMode::Cubic;
+    a.cubic_a = node.attribute_float("cubic_coeff_a", -0.75f);
+    a.exclude_outside = node.attribute_int("exclude_outside", 0) != 0;
   } else {
     throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
   }
