@@ -334,6 +334,35 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   return {y};
 }
 
+// Upsample (opset 9, deprecated in 10): Resize with the scales as input 1, asymmetric coordinates,
+// nearest rounding down (ONNX's definition of Upsample) or linear.
+std::vector<Value> upsample(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  kernels::ResizeAttributes a;
+  a.coordinates = kernels::ResizeCoordinates::Asymmetric;
+  a.nearest = kernels::ResizeNearestMode::Floor;
+  const std::string mode = node.attribute_string("mode", "nearest");
+  if (mode == "nearest") {
+    a.mode = kernels::ResizeMode::Nearest;
+  } else if (mode == "linear") {
+    a.mode = kernels::ResizeMode::Linear;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
+  }
+  const std::vector<double> scales = constant_doubles(node, input_or_empty(inputs, 1), "scales");
+  if (scales.size() != x.shape().size()) {
+    throw ModelError(fmt::format("{}: {} scales for an input of rank {}", node.describe(), scales.size(),
+                                 x.shape().size()));
+  }
+  for (double v : scales) a.scales.push_back(static_cast<float>(v));
+  Value y;
+  rethrow_naming_node(node, [&] {
+    y = device_output(context, x.dtype(), kernels::resize_output_shape(x.shape(), a.scales));
+    kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
+  });
+  return {y};
+}
+
 std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (node.attribute_string("reduction", "none") != "none") throw ModelError(node.describe() + ": only reduction='none' is supported");
   const Value& data = inputs.at(0);
@@ -427,7 +456,9 @@ void register_layout_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Pad", 2, pad, "constant, reflect, edge, wrap; negative pads crop"});
   ops.push_back({"", "Expand", 8, expand, "numpy broadcast"});
   ops.push_back({"", "Tile", 6, tile, "repeats constant"});
-  ops.push_back({"", "Resize", 11, resize, "nearest/linear over the last two dims"});
+  ops.push_back({"", "Resize", 11, resize, "nearest/linear/cubic over the last two dims"});
+  ops.push_back(
+      {"", "Upsample", 9, upsample, "Resize's nearest (floor) / linear with asymmetric coordinates"});
   ops.push_back({"", "ScatterND", 11, scatter_nd, "reduction none"});
   ops.push_back({"", "AveragePool", 7, pool, "1-D/2-D"});
   ops.push_back({"", "MaxPool", 8, pool, "1-D/2-D, no Indices output"});
