@@ -10,6 +10,7 @@
 #include "kernels/layout/scatter_elements.h"
 #include "kernels/reduce/arg_reduce.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "kernels/reduce/top_k.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -211,6 +212,43 @@ std::vector<Value> gather_nd(const Node& node, OpContext& context, const std::ve
   return {y};
 }
 
+// TopK: the k largest / smallest along an axis (k known before the run), sorted, with int64
+// indices; the reduce family's top-k kernel.
+std::vector<Value> top_k(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  if (!is_float(x.dtype())) {
+    throw ModelError(
+        fmt::format("{}: float16/float32 input required, got {}", node.describe(), dtype_name(x.dtype())));
+  }
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  if (rank == 0) throw ModelError(node.describe() + ": the input is a scalar (no axis to take from)");
+  const int64_t axis = normalize_axis(node, node.attribute_int("axis", -1), rank);
+  int64_t k = 0;
+  if (context.opset < 10) {
+    k = node.attribute_int("k");
+  } else {
+    const std::vector<int64_t> ks = constant_ints(node, inputs.at(1), "K");
+    if (ks.size() != 1)
+      throw ModelError(fmt::format("{}: K must be one value, got {}", node.describe(), ks.size()));
+    k = ks[0];
+  }
+  if (k < 0 || k > x.shape()[axis]) {
+    throw ModelError(fmt::format("{}: K = {} outside 0..{} (the length of axis {})", node.describe(), k,
+                                 x.shape()[axis], axis));
+  }
+  // sorted = 0 lets the output come in any order: the sorted order is one of them.
+  Shape out = x.shape();
+  out[axis] = k;
+  Value values, indices;
+  values.device = context.allocate(x.dtype(), out);
+  indices.device = context.allocate(DType::i64, out);
+  rethrow_naming_node(node, [&] {
+    kernels::record_top_k(context.kernels, context.recorder, context.to_device(x), axis, k,
+                          node.attribute_int("largest", 1) != 0, values.device, indices.device);
+  });
+  return {values, indices};
+}
+
 // ReverseSequence: along time_axis, the first sequence_lens[b] steps of batch b reversed, the rest
 // kept. Lowered onto GatherElements with a host-built index per element (the lengths must be
 // known before the run).
@@ -268,6 +306,9 @@ void register_index_ops(std::vector<OpEntry>& ops) {
                  "f32/f16, every reduction: a gather over the updates (no atomics, no write races)"});
   ops.push_back({"", "GatherND", 11, gather_nd, "any dtype (bits moved), batch_dims; GPU indices clamped"});
   ops.push_back({"", "Scatter", 9, scatter_elements, "as ScatterElements (opset 9-10)"});
+  ops.push_back({"", "TopK", 1, top_k,
+                 "f32/f16, sorted; each element ranks itself against its row (O(length) each); K known "
+                 "before the run"});
   ops.push_back({"", "ReverseSequence", 10, reverse_sequence,
                  "GatherElements with host-built indices; sequence_lens known before the run"});
   ops.push_back(
