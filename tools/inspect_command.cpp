@@ -51,8 +51,14 @@ std::optional<audio::ModelDescription> find_description(const std::string& model
   }
 }
 
+// WebGPU has no f64 and no 8/16-bit integers: such a value is computed and returned in a wider type.
+std::string carried_text(const ValueSummary& v) {
+  return v.carried_as.empty() ? "" : fmt::format("  (computed and returned as {})", v.carried_as);
+}
+
 nlohmann::json value_json(const ValueSummary& v) {
   nlohmann::json j = {{"name", v.name}, {"dtype", v.dtype}};
+  if (!v.carried_as.empty()) j["carried_as"] = v.carried_as;
   j["shape"] = v.has_shape ? nlohmann::json(v.shape) : nlohmann::json(nullptr);
   return j;
 }
@@ -109,9 +115,11 @@ void print_text(const std::string& model, const std::string& description, const 
     fmt::print("producer:  {}{}\n", s.producer_name,
                s.producer_version.empty() ? "" : " " + s.producer_version);
   fmt::print("inputs:\n");
-  for (const auto& v : s.inputs) fmt::print("  {:<24} {:<8} {}\n", v.name, v.dtype, shape_text(v));
+  for (const auto& v : s.inputs)
+    fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
   fmt::print("outputs:\n");
-  for (const auto& v : s.outputs) fmt::print("  {:<24} {:<8} {}\n", v.name, v.dtype, shape_text(v));
+  for (const auto& v : s.outputs)
+    fmt::print("  {:<24} {:<8} {}{}\n", v.name, v.dtype, shape_text(v), carried_text(v));
   size_t unsupported = 0;
   for (const auto& op : s.ops) unsupported += !op.supported;
   fmt::print("ops:       {} nodes, {} op types{}\n", s.nodes, s.ops.size(),

@@ -16,6 +16,8 @@ namespace onda {
 struct ValueSummary {
   std::string name;
   std::string dtype;               // ONNX's name: "FLOAT", "INT64", ... ("" when undeclared)
+  std::string carried_as;          // "float32" for DOUBLE, "int32" for INT8, ...: the wider type onda
+                                   // computes it in and returns it as ("" when the type is its own)
   std::vector<std::string> shape;  // each dim: its size, its symbolic name, or "?"; empty: a scalar
   bool has_shape = false;          // false: the model declares no shape at all
 };

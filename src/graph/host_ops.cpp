@@ -288,6 +288,25 @@ Outputs cast(const Node& node, const Inputs& inputs) {
   const std::optional<DType> to = dtype_from_onnx(node.attribute_int("to"));
   if (!to)
     fail(node, "cast to " + onnx_data_type_name(node.attribute_int("to")) + ", which onda does not support");
+  const std::optional<IntegerWidth> width = carried_integer_width(node.attribute_int("to"));
+  if (width) {  // a narrow integer carried in a wider one: wrap as numpy's astype does
+    std::vector<int64_t> values;
+    if (is_integer(data.dtype())) {
+      values = data.to_int64();
+    } else {
+      for (double v : data.to_double()) values.push_back(static_cast<int64_t>(std::trunc(v)));
+    }
+    for (int64_t& v : values) {
+      if (width->bits == 64) {
+        if (v < 0) fail(node, "cast of " + std::to_string(v) + " to UINT64, which onda carries in int64");
+        continue;
+      }
+      const uint64_t bits = static_cast<uint64_t>(v) & ((uint64_t{1} << width->bits) - 1);
+      const bool negative = width->is_signed && (bits >> (width->bits - 1)) != 0;
+      v = negative ? static_cast<int64_t>(bits) - (int64_t{1} << width->bits) : static_cast<int64_t>(bits);
+    }
+    return {HostTensor::from_int64(*to, data.shape(), values)};
+  }
   if (is_integer(*to) && is_integer(data.dtype()))
     return {HostTensor::from_int64(*to, data.shape(), data.to_int64())};
   return {HostTensor::from_double(*to, data.shape(), data.to_double())};

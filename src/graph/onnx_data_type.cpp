@@ -18,6 +18,36 @@ std::optional<DType> dtype_from_onnx(int64_t onnx_data_type) {
       return DType::boolean;
     case 10:
       return DType::f16;
+    case onnx_type::kDouble:
+      return DType::f32;
+    case onnx_type::kInt8:
+    case onnx_type::kInt16:
+    case onnx_type::kUint16:
+      return DType::i32;
+    case onnx_type::kUint32:
+    case onnx_type::kUint64:
+      return DType::i64;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool is_carried_onnx_type(int64_t onnx_data_type) {
+  return onnx_data_type == onnx_type::kDouble || carried_integer_width(onnx_data_type).has_value();
+}
+
+std::optional<IntegerWidth> carried_integer_width(int64_t onnx_data_type) {
+  switch (onnx_data_type) {
+    case onnx_type::kInt8:
+      return IntegerWidth{8, true};
+    case onnx_type::kInt16:
+      return IntegerWidth{16, true};
+    case onnx_type::kUint16:
+      return IntegerWidth{16, false};
+    case onnx_type::kUint32:
+      return IntegerWidth{32, false};
+    case onnx_type::kUint64:
+      return IntegerWidth{64, false};
     default:
       return std::nullopt;
   }

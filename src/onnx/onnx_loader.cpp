@@ -62,7 +62,8 @@ ValueInfo value_info_from_proto(const onnx::ValueInfoProto& proto, const std::st
     if (!info.dtype)
       throw ModelError(
           role + " '" + proto.name() + "' has data type " + onnx_data_type_name(tensor.elem_type()) +
-          ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL)");
+          ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL, and carried "
+          "in them DOUBLE, INT8, INT16, UINT16, UINT32, UINT64)");
   }
   if (tensor.has_shape()) {
     Shape shape;

@@ -84,15 +84,82 @@ HostTensor from_typed_fields(const onnx::TensorProto& proto, DType dtype, Shape 
   return tensor;
 }
 
+// A tensor of a type carried in a wider DType (graph/onnx_data_type.h): DOUBLE becomes float32,
+// INT8 / INT16 / UINT16 int32, UINT32 / UINT64 int64 (a UINT64 above INT64_MAX is an error).
+HostTensor carried_from_proto(const onnx::TensorProto& proto, DType carrier, Shape shape,
+                              const std::string& what) {
+  const int64_t type = proto.data_type();
+  const std::string type_name = onnx_data_type_name(type);
+  if (proto.data_location() == onnx::TensorProto::EXTERNAL)
+    throw ModelError(what + ": external data of type " + type_name + " is not supported");
+  const int64_t numel = shape_numel(shape);
+  const size_t element_size = type == onnx_type::kInt8                                  ? 1
+                              : type == onnx_type::kInt16 || type == onnx_type::kUint16 ? 2
+                              : type == onnx_type::kUint32                              ? 4
+                                                                                        : 8;
+  // Every element as the bytes of its little-endian raw form, or from the typed field.
+  auto raw_element = [&](int64_t i, auto zero) {
+    decltype(zero) value;
+    std::memcpy(&value, proto.raw_data().data() + i * sizeof(value), sizeof(value));
+    return value;
+  };
+  const bool raw = proto.has_raw_data();
+  if (raw && proto.raw_data().size() != static_cast<size_t>(numel) * element_size)
+    throw ModelError(what + ": raw_data has " + std::to_string(proto.raw_data().size()) + " bytes, the " +
+                     type_name + " shape " + shape_to_string(shape) + " needs " +
+                     std::to_string(numel * static_cast<int64_t>(element_size)));
+  const int field_size = type == onnx_type::kDouble                                 ? proto.double_data_size()
+                         : type == onnx_type::kUint32 || type == onnx_type::kUint64 ? proto.uint64_data_size()
+                                                                                    : proto.int32_data_size();
+  if (!raw && numel != 0 && field_size != numel)
+    throw ModelError(what + ": the " + type_name + " data has " + std::to_string(field_size) +
+                     " values, the shape " + shape_to_string(shape) + " needs " + std::to_string(numel));
+  if (type == onnx_type::kDouble) {
+    std::vector<double> values(static_cast<size_t>(numel));
+    for (int64_t i = 0; i < numel; ++i)
+      values[i] = raw ? raw_element(i, double{}) : proto.double_data(static_cast<int>(i));
+    return HostTensor::from_double(carrier, std::move(shape), values);
+  }
+  std::vector<int64_t> values(static_cast<size_t>(numel));
+  for (int64_t i = 0; i < numel; ++i) {
+    const int index = static_cast<int>(i);
+    switch (type) {
+      case onnx_type::kInt8:
+        values[i] = raw ? raw_element(i, int8_t{}) : static_cast<int8_t>(proto.int32_data(index));
+        break;
+      case onnx_type::kInt16:
+        values[i] = raw ? raw_element(i, int16_t{}) : static_cast<int16_t>(proto.int32_data(index));
+        break;
+      case onnx_type::kUint16:
+        values[i] = raw ? raw_element(i, uint16_t{}) : static_cast<uint16_t>(proto.int32_data(index));
+        break;
+      case onnx_type::kUint32:
+        values[i] = raw ? raw_element(i, uint32_t{}) : static_cast<uint32_t>(proto.uint64_data(index));
+        break;
+      default: {  // UINT64
+        const uint64_t value = raw ? raw_element(i, uint64_t{}) : proto.uint64_data(index);
+        if (value > static_cast<uint64_t>(INT64_MAX))
+          throw ModelError(what + ": UINT64 value " + std::to_string(value) +
+                           " exceeds the int64 that carries UINT64 in onda");
+        values[i] = static_cast<int64_t>(value);
+      }
+    }
+  }
+  return HostTensor::from_int64(carrier, std::move(shape), values);
+}
+
 }  // namespace
 
 HostTensor tensor_from_proto(onnx::TensorProto& proto, ExternalDataFiles* external, const std::string& what) {
   const std::optional<DType> dtype = dtype_from_onnx(proto.data_type());
   if (!dtype)
     throw ModelError(what + " has data type " + onnx_data_type_name(proto.data_type()) +
-                     ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL)");
+                     ", which onda does not support (supported: FLOAT, FLOAT16, INT32, INT64, UINT8, BOOL, "
+                     "and carried in them DOUBLE, INT8, INT16, UINT16, UINT32, UINT64)");
   if (proto.has_segment()) throw ModelError(what + " is a segmented tensor, which onda does not support");
   Shape shape = dims_of(proto, what);
+  if (is_carried_onnx_type(proto.data_type()))
+    return carried_from_proto(proto, *dtype, std::move(shape), what);
   if (proto.data_location() == onnx::TensorProto::EXTERNAL)
     return from_external(proto, *dtype, std::move(shape), external, what);
   if (proto.has_raw_data()) {

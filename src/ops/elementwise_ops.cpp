@@ -101,6 +101,9 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
           fmt::format("{}: direction must be \"LEFT\" or \"RIGHT\", got \"{}\"", node.describe(), direction));
     }
     name = direction == "LEFT" ? "BitShiftLeft" : "BitShiftRight";
+    // BitShift's types are uint8/16/32/64 only: an int32 input is a UINT16 carried in int32
+    // (graph/onnx_data_type.h), shifted and wrapped to 16 bits.
+    if (inputs.at(0).dtype() == DType::i32) name += "16";
   }
   if (name == "IsInf") {
     a.alpha = node.attribute_int("detect_negative", 1) != 0 ? 1.0f : 0.0f;
@@ -137,8 +140,9 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
     const Value none;
     const Value& low = inputs.size() > 1 ? inputs[1] : none;
     const Value& high = inputs.size() > 2 ? inputs[2] : none;
-    if ((low.defined() && !low.on_host()) || (high.defined() && !high.on_host())) {
-      // Bounds computed on the GPU: Clip = Min(Max(x, min), max).
+    // Bounds computed on the GPU, or an integer input (the Clip kernel is float-only, and a float
+    // bound would round int32 values above 2^24): Clip = Min(Max(x, min), max) in x's type.
+    if ((low.defined() && !low.on_host()) || (high.defined() && !high.on_host()) || !is_float(inputs[0].dtype())) {
       Value v = inputs[0];
       if (low.defined()) v = run_kernel(node, context, "Max", {v, low}, {});
       if (high.defined()) v = run_kernel(node, context, "Min", {v, high}, {});
@@ -160,12 +164,27 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
 }
 
 std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  const auto to = dtype_from_onnx(node.attribute_int("to"));
-  if (!to) throw ModelError(fmt::format("{}: cast to ONNX type {} is not supported", node.describe(), node.attribute_int("to")));
-  if (inputs.at(0).dtype() == *to) return {inputs[0]};
-  ElementwiseAttributes a;
-  a.to = *to;
-  return {run_kernel(node, context, "Cast", {inputs[0]}, a)};
+  const int64_t onnx_to = node.attribute_int("to");
+  const auto to = dtype_from_onnx(onnx_to);
+  if (!to) throw ModelError(fmt::format("{}: cast to ONNX type {} is not supported", node.describe(), onnx_to));
+  Value y = inputs.at(0);
+  if (y.dtype() != *to) {
+    ElementwiseAttributes a;
+    a.to = *to;
+    y = run_kernel(node, context, "Cast", {y}, a);
+  }
+  // INT8 / INT16 / UINT16 are carried in int32: wrap to the narrow type as numpy's astype does.
+  // Signed: (x * 2^(32-bits)) / 2^(32-bits), the product wrapping in i32 and the quotient exact.
+  const std::optional<IntegerWidth> width = carried_integer_width(onnx_to);
+  if (!width || width->bits >= 32) return {y};
+  auto scalar = [](int64_t value) {
+    Value v;
+    v.host = HostTensor::from_int64(DType::i32, {}, {value});
+    return v;
+  };
+  if (!width->is_signed) return {run_kernel(node, context, "BitwiseAnd", {y, scalar((int64_t{1} << width->bits) - 1)}, {})};
+  const Value shift = scalar(int64_t{1} << (32 - width->bits));
+  return {run_kernel(node, context, "Div", {run_kernel(node, context, "Mul", {y, shift}, {}), shift}, {})};
 }
 
 // CastLike: Cast to the type of the second input.

@@ -10,6 +10,7 @@
 #include "kernels/layout/scatter_elements.h"
 #include "kernels/reduce/arg_reduce.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "kernels/reduce/top_k.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -211,6 +212,88 @@ std::vector<Value> gather_nd(const Node& node, OpContext& context, const std::ve
   return {y};
 }
 
+// TopK: the k largest / smallest along an axis (k known before the run), sorted, with int64
+// indices; the reduce family's top-k kernel.
+std::vector<Value> top_k(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  if (!is_float(x.dtype())) {
+    throw ModelError(
+        fmt::format("{}: float16/float32 input required, got {}", node.describe(), dtype_name(x.dtype())));
+  }
+  const int64_t rank = static_cast<int64_t>(x.shape().size());
+  if (rank == 0) throw ModelError(node.describe() + ": the input is a scalar (no axis to take from)");
+  const int64_t axis = normalize_axis(node, node.attribute_int("axis", -1), rank);
+  int64_t k = 0;
+  if (context.opset < 10) {
+    k = node.attribute_int("k");
+  } else {
+    const std::vector<int64_t> ks = constant_ints(node, inputs.at(1), "K");
+    if (ks.size() != 1)
+      throw ModelError(fmt::format("{}: K must be one value, got {}", node.describe(), ks.size()));
+    k = ks[0];
+  }
+  if (k < 0 || k > x.shape()[axis]) {
+    throw ModelError(fmt::format("{}: K = {} outside 0..{} (the length of axis {})", node.describe(), k,
+                                 x.shape()[axis], axis));
+  }
+  // sorted = 0 lets the output come in any order: the sorted order is one of them.
+  Shape out = x.shape();
+  out[axis] = k;
+  Value values, indices;
+  values.device = context.allocate(x.dtype(), out);
+  indices.device = context.allocate(DType::i64, out);
+  rethrow_naming_node(node, [&] {
+    kernels::record_top_k(context.kernels, context.recorder, context.to_device(x), axis, k,
+                          node.attribute_int("largest", 1) != 0, values.device, indices.device);
+  });
+  return {values, indices};
+}
+
+// ReverseSequence: along time_axis, the first sequence_lens[b] steps of batch b reversed, the rest
+// kept. Lowered onto GatherElements with a host-built index per element (the lengths must be
+// known before the run).
+std::vector<Value> reverse_sequence(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  const Shape& shape = x.shape();
+  if (shape.size() < 2)
+    throw ModelError(fmt::format("{}: input must have rank >= 2, got {}", node.describe(), shape.size()));
+  const int64_t time_axis = node.attribute_int("time_axis", 0),
+                batch_axis = node.attribute_int("batch_axis", 1);
+  if (!((time_axis == 0 && batch_axis == 1) || (time_axis == 1 && batch_axis == 0))) {
+    throw ModelError(fmt::format("{}: time_axis {} and batch_axis {} must be 0 and 1 in some order",
+                                 node.describe(), time_axis, batch_axis));
+  }
+  const std::vector<int64_t> lengths = constant_ints(node, inputs.at(1), "sequence_lens");
+  const int64_t batch = shape[batch_axis], steps = shape[time_axis];
+  if (static_cast<int64_t>(lengths.size()) != batch) {
+    throw ModelError(
+        fmt::format("{}: {} sequence lengths for a batch of {}", node.describe(), lengths.size(), batch));
+  }
+  for (int64_t length : lengths) {
+    if (length < 0 || length > steps)
+      throw ModelError(fmt::format("{}: sequence length {} outside 0..{}", node.describe(), length, steps));
+  }
+  int64_t inner = 1;
+  for (size_t d = 2; d < shape.size(); ++d) inner *= shape[d];
+  std::vector<int64_t> index(static_cast<size_t>(shape_numel(shape)));
+  for (int64_t a = 0; a < shape[0]; ++a)
+    for (int64_t b = 0; b < shape[1]; ++b) {
+      const int64_t t = time_axis == 0 ? a : b, length = lengths[time_axis == 0 ? b : a];
+      const int64_t source = t < length ? length - 1 - t : t;
+      for (int64_t i = 0; i < inner; ++i) index[(a * shape[1] + b) * inner + i] = source;
+    }
+  Value indices;
+  indices.host = HostTensor::from_int64(DType::i64, shape, index);
+  Value y;
+  y.device = context.allocate(x.dtype(), shape);
+  rethrow_naming_node(node, [&] {
+    kernels::record_gather_elements(context.kernels, context.recorder, context.to_device(x),
+                                    context.to_device(indices), time_axis, y.device,
+                                    std::span<const int64_t>(index));
+  });
+  return {y};
+}
+
 }  // namespace
 
 void register_index_ops(std::vector<OpEntry>& ops) {
@@ -223,6 +306,11 @@ void register_index_ops(std::vector<OpEntry>& ops) {
                  "f32/f16, every reduction: a gather over the updates (no atomics, no write races)"});
   ops.push_back({"", "GatherND", 11, gather_nd, "any dtype (bits moved), batch_dims; GPU indices clamped"});
   ops.push_back({"", "Scatter", 9, scatter_elements, "as ScatterElements (opset 9-10)"});
+  ops.push_back({"", "TopK", 1, top_k,
+                 "f32/f16, sorted; each element ranks itself against its row (O(length) each); K known "
+                 "before the run"});
+  ops.push_back({"", "ReverseSequence", 10, reverse_sequence,
+                 "GatherElements with host-built indices; sequence_lens known before the run"});
   ops.push_back(
       {"", "Hardmax", 1, hardmax, "f32/f16: ArgMax, then a compare with the positions along the axis"});
   ops.push_back({"", "GatherElements", 11, gather_elements,

@@ -15,13 +15,14 @@
 #include "kernels/layout/pad.h"
 #include "kernels/layout/pool.h"
 #include "kernels/layout/resize.h"
+#include "kernels/layout/scatter_elements.h"
 #include "kernels/layout/scatter_nd.h"
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
 #include "ops/enum_attribute.h"
 #include "ops/op_inputs.h"
-#include "ops/outer_slices.h"
 #include "ops/op_registry.h"
+#include "ops/outer_slices.h"
 
 namespace onda::ops {
 namespace {
@@ -271,7 +272,13 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   using kernels::ResizeNearestMode;
   a.mode = enum_attribute<kernels::ResizeMode>(
       node, "mode", "nearest",
-      {{"nearest", kernels::ResizeMode::Nearest}, {"linear", kernels::ResizeMode::Linear}});
+      {{"nearest", kernels::ResizeMode::Nearest},
+       {"linear", kernels::ResizeMode::Linear},
+       {"cubic", kernels::ResizeMode::Cubic}});
+  if (a.mode == kernels::ResizeMode::Cubic) {
+    a.cubic_a = node.attribute_float("cubic_coeff_a", -0.75f);
+    a.exclude_outside = node.attribute_int("exclude_outside", 0) != 0;
+  }
   a.coordinates =
       enum_attribute<ResizeCoordinates>(node, "coordinate_transformation_mode", "half_pixel",
                                         {{"half_pixel", ResizeCoordinates::HalfPixel},
@@ -306,8 +313,101 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   return {y};
 }
 
+// Upsample (opset 9, deprecated in 10): Resize with the scales as input 1, asymmetric coordinates,
+// nearest rounding down (ONNX's definition of Upsample) or linear.
+std::vector<Value> upsample(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  kernels::ResizeAttributes a;
+  a.coordinates = kernels::ResizeCoordinates::Asymmetric;
+  a.nearest = kernels::ResizeNearestMode::Floor;
+  const std::string mode = node.attribute_string("mode", "nearest");
+  if (mode == "nearest") {
+    a.mode = kernels::ResizeMode::Nearest;
+  } else if (mode == "linear") {
+    a.mode = kernels::ResizeMode::Linear;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
+  }
+  const std::vector<double> scales = constant_doubles(node, input_or_empty(inputs, 1), "scales");
+  if (scales.size() != x.shape().size()) {
+    throw ModelError(fmt::format("{}: {} scales for an input of rank {}", node.describe(), scales.size(),
+                                 x.shape().size()));
+  }
+  for (double v : scales) a.scales.push_back(static_cast<float>(v));
+  Value y;
+  rethrow_naming_node(node, [&] {
+    y = device_output(context, x.dtype(), kernels::resize_output_shape(x.shape(), a.scales));
+    kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
+  });
+  return {y};
+}
+
+// ScatterND with a reduction (add, mul, max, min), its indices known on the host: the index tuples
+// become flat element positions, and ScatterElements folds the updates into the data viewed as 1-D
+// (every duplicate folded in, as ONNX defines the reductions).
+std::vector<Value> scatter_nd_reduce(const Node& node, OpContext& context, const std::vector<Value>& inputs,
+                                     kernels::ScatterReduction reduction) {
+  const Value& data = inputs.at(0);
+  const Value& indices = inputs.at(1);
+  const Value& updates = inputs.at(2);
+  if (!indices.on_host())
+    throw ModelError(node.describe() + ": a reduction needs the indices known before the run");
+  const Shape& shape = data.shape();
+  const Shape& index_shape = indices.shape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (index_shape.empty()) throw ModelError(node.describe() + ": indices must have rank >= 1");
+  const int64_t depth = index_shape.back();
+  if (depth < 1 || depth > rank)
+    throw ModelError(
+        fmt::format("{}: index tuples of length {} for data of rank {}", node.describe(), depth, rank));
+  Shape update_shape(index_shape.begin(), index_shape.end() - 1);
+  update_shape.insert(update_shape.end(), shape.begin() + depth, shape.end());
+  if (updates.shape() != update_shape) {
+    throw ModelError(fmt::format("{}: updates {} do not match indices {} and data {}", node.describe(),
+                                 shape_to_string(updates.shape()), shape_to_string(index_shape),
+                                 shape_to_string(shape)));
+  }
+  int64_t slice = 1;
+  for (int64_t d = depth; d < rank; ++d) slice *= shape[d];
+  const std::vector<int64_t> tuples = indices.host.to_int64();
+  const int64_t rows = depth > 0 ? static_cast<int64_t>(tuples.size()) / depth : 0;
+  std::vector<int64_t> flat(static_cast<size_t>(rows * slice));
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t base = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      int64_t i = tuples[r * depth + d];
+      if (i < 0) i += shape[d];
+      if (i < 0 || i >= shape[d])
+        throw ModelError(fmt::format("{}: index {} out of range for dim {} of size {}", node.describe(),
+                                     tuples[r * depth + d], d, shape[d]));
+      base = base * shape[d] + i;
+    }
+    for (int64_t s = 0; s < slice; ++s) flat[r * slice + s] = base * slice + s;
+  }
+  if (flat.empty()) return {data};  // nothing to fold in
+  const int64_t numel = shape_numel(shape);
+  Value y = device_output(context, data.dtype(), shape);
+  Value flat_indices;
+  flat_indices.host = HostTensor::from_int64(DType::i64, {static_cast<int64_t>(flat.size())}, flat);
+  rethrow_naming_node(node, [&] {
+    kernels::record_scatter_elements(context.kernels, context.recorder,
+                                     context.to_device(data).reshape({numel}),
+                                     context.to_device(flat_indices),
+                                     context.to_device(updates).reshape({static_cast<int64_t>(flat.size())}),
+                                     0, reduction, y.device.reshape({numel}), std::span<const int64_t>(flat));
+  });
+  return {y};
+}
+
 std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  if (node.attribute_string("reduction", "none") != "none") throw ModelError(node.describe() + ": only reduction='none' is supported");
+  const std::string reduction = node.attribute_string("reduction", "none");
+  if (reduction == "add") return scatter_nd_reduce(node, context, inputs, kernels::ScatterReduction::Add);
+  if (reduction == "mul") return scatter_nd_reduce(node, context, inputs, kernels::ScatterReduction::Mul);
+  if (reduction == "max") return scatter_nd_reduce(node, context, inputs, kernels::ScatterReduction::Max);
+  if (reduction == "min") return scatter_nd_reduce(node, context, inputs, kernels::ScatterReduction::Min);
+  if (reduction != "none")
+    throw ModelError(fmt::format("{}: reduction must be none, add, mul, max or min, got '{}'",
+                                 node.describe(), reduction));
   const Value& data = inputs.at(0);
   const Value& indices = inputs.at(1);
   Value y = device_output(context, data.dtype(), data.shape());
@@ -399,8 +499,12 @@ void register_layout_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Pad", 2, pad, "constant, reflect, edge, wrap; negative pads crop"});
   ops.push_back({"", "Expand", 8, expand, "numpy broadcast"});
   ops.push_back({"", "Tile", 6, tile, "repeats constant"});
-  ops.push_back({"", "Resize", 11, resize, "nearest/linear over the last two dims"});
-  ops.push_back({"", "ScatterND", 11, scatter_nd, "reduction none"});
+  ops.push_back({"", "Resize", 11, resize, "nearest/linear/cubic over the last two dims"});
+  ops.push_back(
+      {"", "Upsample", 9, upsample, "Resize's nearest (floor) / linear with asymmetric coordinates"});
+  ops.push_back({"", "ScatterND", 11, scatter_nd,
+                 "reduction none; add/mul/max/min with indices known before the run (ScatterElements on the "
+                 "flattened data)"});
   ops.push_back({"", "AveragePool", 7, pool, "1-D/2-D"});
   ops.push_back({"", "MaxPool", 8, pool, "1-D/2-D, no Indices output"});
   ops.push_back({"", "ConstantOfShape", 9, constant_of_shape, "large outputs only (small ones fold on the host)"});

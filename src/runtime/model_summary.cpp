@@ -28,6 +28,8 @@ ValueSummary value_summary(const onnx::ValueInfoProto& value) {
   if (!value.type().has_tensor_type()) return v;
   const auto& tensor = value.type().tensor_type();
   if (tensor.elem_type() != 0) v.dtype = onnx_data_type_name(tensor.elem_type());
+  if (is_carried_onnx_type(tensor.elem_type()))
+    v.carried_as = std::string(dtype_name(*dtype_from_onnx(tensor.elem_type())));
   if (!tensor.has_shape()) return v;
   v.has_shape = true;
   for (const auto& dim : tensor.shape().dim()) {

@@ -214,20 +214,81 @@ TEST(OnnxLoader, ValueTypesAttributesAndSubgraphs) {
 TEST(OnnxLoader, UnsupportedDtypesAndTypesAreNamed) {
   onnx::ModelProto model = add_model({1.0f});
   onnx::TensorProto* d = model.mutable_graph()->add_initializer();
-  d->set_name("double_weights");
-  d->set_data_type(onnx::TensorProto::DOUBLE);
+  d->set_name("bf16_weights");
+  d->set_data_type(onnx::TensorProto::BFLOAT16);
   d->add_dims(1);
-  d->add_double_data(1.0);
-  expect_model_error([&] { parse(model); }, {"'double_weights'", "DOUBLE", "does not support"});
+  d->add_int32_data(0x3f80);
+  expect_model_error([&] { parse(model); }, {"'bf16_weights'", "BFLOAT16", "does not support"});
 
   model = add_model({1.0f});
   model.mutable_graph()->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(
-      onnx::TensorProto::INT8);
-  expect_model_error([&] { parse(model); }, {"graph input 'x'", "INT8"});
+      onnx::TensorProto::STRING);
+  expect_model_error([&] { parse(model); }, {"graph input 'x'", "STRING"});
 
   model = add_model({1.0f});
   model.mutable_graph()->mutable_output(0)->mutable_type()->mutable_sequence_type();
   expect_model_error([&] { parse(model); }, {"graph output 'y'", "sequence"});
+}
+
+// DOUBLE, INT8, INT16, UINT16, UINT32 and UINT64 are carried in float32 / int32 / int64: their
+// values arrive converted from raw bytes and from the typed fields, the declared inputs take the
+// carrier, and a UINT64 beyond int64 is a named error.
+TEST(OnnxLoader, CarriedTypesAreConvertedOnLoad) {
+  test::Random random(test::test_seed());
+  const std::vector<float> drawn = random.normal(5);
+  const std::vector<double> doubles(drawn.begin(), drawn.end());
+  onnx::ModelProto model = add_model({1.0f});
+  onnx::GraphProto* graph = model.mutable_graph();
+  auto initializer = [&](const char* name, onnx::TensorProto::DataType type, int64_t size) {
+    onnx::TensorProto* t = graph->add_initializer();
+    t->set_name(name);
+    t->set_data_type(type);
+    t->add_dims(size);
+    return t;
+  };
+  onnx::TensorProto* raw_double = initializer("raw_double", onnx::TensorProto::DOUBLE, 5);
+  raw_double->set_raw_data(doubles.data(), doubles.size() * sizeof(double));
+  onnx::TensorProto* typed_double = initializer("typed_double", onnx::TensorProto::DOUBLE, 5);
+  for (double v : doubles) typed_double->add_double_data(v);
+  const std::vector<int8_t> int8s = {-128, -1, 0, 1, 127};
+  initializer("raw_int8", onnx::TensorProto::INT8, 5)->set_raw_data(int8s.data(), int8s.size());
+  onnx::TensorProto* typed_int16 = initializer("typed_int16", onnx::TensorProto::INT16, 3);
+  for (int v : {-32768, 5, 32767}) typed_int16->add_int32_data(v);
+  const std::vector<uint16_t> uint16s = {0, 65535};
+  initializer("raw_uint16", onnx::TensorProto::UINT16, 2)->set_raw_data(uint16s.data(), 4);
+  const std::vector<uint32_t> uint32s = {4294967295u, 7};
+  initializer("raw_uint32", onnx::TensorProto::UINT32, 2)->set_raw_data(uint32s.data(), 8);
+  onnx::TensorProto* typed_uint64 = initializer("typed_uint64", onnx::TensorProto::UINT64, 2);
+  typed_uint64->add_uint64_data(uint64_t{1} << 40);
+  typed_uint64->add_uint64_data(3);
+  graph->mutable_input(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
+  graph->mutable_output(0)->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::DOUBLE);
+
+  const Graph loaded = parse(model);
+  EXPECT_EQ(loaded.find_value("x")->dtype, DType::f32);
+  EXPECT_EQ(loaded.find_value("y")->dtype, DType::f32);
+  for (const char* name : {"raw_double", "typed_double"}) {
+    const HostTensor& t = loaded.initializers.at(name);
+    ASSERT_EQ(t.dtype(), DType::f32) << name;
+    const std::vector<double> got = t.to_double();
+    for (size_t i = 0; i < doubles.size(); ++i)
+      EXPECT_EQ(got[i], static_cast<double>(static_cast<float>(doubles[i])));
+  }
+  auto ints = [&](const char* name, DType dtype) {
+    EXPECT_EQ(loaded.initializers.at(name).dtype(), dtype) << name;
+    return loaded.initializers.at(name).to_int64();
+  };
+  EXPECT_EQ(ints("raw_int8", DType::i32), (std::vector<int64_t>{-128, -1, 0, 1, 127}));
+  EXPECT_EQ(ints("typed_int16", DType::i32), (std::vector<int64_t>{-32768, 5, 32767}));
+  EXPECT_EQ(ints("raw_uint16", DType::i32), (std::vector<int64_t>{0, 65535}));
+  EXPECT_EQ(ints("raw_uint32", DType::i64), (std::vector<int64_t>{4294967295ll, 7}));
+  EXPECT_EQ(ints("typed_uint64", DType::i64), (std::vector<int64_t>{int64_t{1} << 40, 3}));
+
+  typed_uint64->set_uint64_data(0, uint64_t{1} << 63);
+  expect_model_error([&] { parse(model); }, {"'typed_uint64'", "UINT64", "exceeds"});
+  typed_uint64->set_uint64_data(0, 1);
+  raw_double->mutable_raw_data()->pop_back();
+  expect_model_error([&] { parse(model); }, {"'raw_double'", "raw_data", "DOUBLE"});
 }
 
 TEST(OnnxLoader, TruncatedAndGarbageFilesAreModelErrors) {

@@ -73,8 +73,15 @@ const std::vector<ElementwiseOp>& catalog() {
       {"BitwiseXor", 2, K::Numeric, "", "a ^ b", "a ^ b"},
       {"BitwiseNot", 1, K::Numeric, "", "~a", "(~a) & 255u"},
       // BitShift is defined on unsigned types only; shifts of 8 or more give 0 (numpy's uint8).
-      {"BitShiftLeft", 2, K::Numeric, "", "", "select((a << min(b, 31u)) & 255u, 0u, b >= 8u)"},
-      {"BitShiftRight", 2, K::Numeric, "", "", "select(a >> min(b, 31u), 0u, b >= 8u)"},
+      // On i32 storage (a uint32/uint64 carried in int64, kept within i32 like every int64):
+      // shifts of 32 or more give 0, a left shift past bit 30 wraps as other int64 arithmetic does.
+      {"BitShiftLeft", 2, K::Numeric, "", "select(a << u32(clamp(b, 0, 31)), 0, b >= 32)",
+       "select((a << min(b, 31u)) & 255u, 0u, b >= 8u)"},
+      {"BitShiftRight", 2, K::Numeric, "", "select(a >> u32(clamp(b, 0, 31)), 0, b >= 32)",
+       "select(a >> min(b, 31u), 0u, b >= 8u)"},
+      // The same for a uint16 carried in int32 (values 0..65535): wraps to 16 bits.
+      {"BitShiftLeft16", 2, K::Numeric, "", "select((a << u32(clamp(b, 0, 31))) & 65535, 0, b >= 16)", ""},
+      {"BitShiftRight16", 2, K::Numeric, "", "select(a >> u32(clamp(b, 0, 31)), 0, b >= 16)", ""},
       // Comparisons and logic (bool is u32 0/1 on the GPU).
       {"Equal", 2, K::Compare, "select(0u, 1u, a == b)", "select(0u, 1u, a == b)", "select(0u, 1u, a == b)"},
       {"Less", 2, K::Compare, "select(0u, 1u, a < b)", "select(0u, 1u, a < b)", "select(0u, 1u, a < b)"},

@@ -77,10 +77,12 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
                                               shape_string(in), shape_string(out)));
     }
   }
-  if (attributes.mode == ResizeMode::Linear && !is_float(input.dtype())) {
-    throw std::invalid_argument(
-        fmt::format("Resize: linear mode needs float32 or float16, got {}", dtype_name(input.dtype())));
+  if (attributes.mode != ResizeMode::Nearest && !is_float(input.dtype())) {
+    throw std::invalid_argument(fmt::format("Resize: linear and cubic modes need float32 or float16, got {}",
+                                            dtype_name(input.dtype())));
   }
+  if (!std::isfinite(attributes.cubic_a))
+    throw std::invalid_argument("Resize: the cubic coefficient must be finite");
   const int64_t count = output.numel();
   if (count == 0) return;
   if (input.numel() == 0) throw std::invalid_argument("Resize: empty input with a non-empty output");
@@ -120,6 +122,9 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
   const TemplateValues values = {
       {"HALF", half ? "1" : "0"},
       {"LINEAR", attributes.mode == ResizeMode::Linear ? "1" : "0"},
+      {"CUBIC", attributes.mode == ResizeMode::Cubic ? "1" : "0"},
+      {"CUBIC_A", fmt::format("{:.9e}", attributes.cubic_a)},
+      {"EXCLUDE_OUTSIDE", attributes.exclude_outside ? "1" : "0"},
       {"COORD_HALF_PIXEL", coord == ResizeCoordinates::HalfPixel ? "1" : "0"},
       {"COORD_ASYMMETRIC", coord == ResizeCoordinates::Asymmetric ? "1" : "0"},
       {"COORD_ALIGN_CORNERS", coord == ResizeCoordinates::AlignCorners ? "1" : "0"},

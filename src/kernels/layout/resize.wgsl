@@ -1,5 +1,6 @@
 // ONNX Resize over the last two dims ([.., H, W]; leading dims unchanged), modes nearest (any
-// dtype: moves bits) and linear (f32/f16: bilinear in f32). x_original = transform(x_resized,
+// dtype: moves bits), linear (f32/f16: bilinear in f32) and cubic (f32/f16: bicubic in f32, Keys'
+// kernel with coefficient CUBIC_A, EXCLUDE_OUTSIDE zeroing taps outside the input). x_original = transform(x_resized,
 // scale, lengths) is computed exactly in integers from the scale as a fraction p/q, then rounded
 // (nearest) or split into two clamped neighbours and a weight (linear).
 //   COORD: half_pixel, asymmetric, align_corners, pytorch_half_pixel, tf_half_pixel_for_nn
@@ -102,6 +103,40 @@ fn linear_taps(x: u32, axis: vec4<u32>) -> LinearTaps {
   return LinearTaps(u32(c.x), u32(c.x + 1), f32(c.y) / f32(c.z));
 }
 
+// Cubic: four taps floor(x) - 1 .. floor(x) + 2 (clamped to the edge, as ONNX's edge padding) and
+// their weights at t = x - floor(x) (ONNX's _cubic_coeffs); with EXCLUDE_OUTSIDE a tap outside
+// [0, in - 1] weighs 0 and the others are renormalized.
+struct CubicTaps {
+  first: i32,
+  w: vec4<f32>,
+}
+
+fn cubic_taps(x: u32, axis: vec4<u32>) -> CubicTaps {
+  let c = original_position(x, axis);
+  let t = f32(c.y) / f32(c.z);
+  let a = {{CUBIC_A}};
+  let s = t + 1.0;
+  let u = 1.0 - t;
+  let v = u + 1.0;
+  var w = vec4<f32>(((a * s - 5.0 * a) * s + 8.0 * a) * s - 4.0 * a,
+                    ((a + 2.0) * t - (a + 3.0)) * t * t + 1.0,
+                    ((a + 2.0) * u - (a + 3.0)) * u * u + 1.0,
+                    ((a * v - 5.0 * a) * v + 8.0 * a) * v - 4.0 * a);
+#if EXCLUDE_OUTSIDE
+  let length_in = i32(axis.x);
+  for (var k = 0; k < 4; k = k + 1) {
+    let at = c.x - 1 + k;
+    if (at < 0 || at >= length_in) { w[k] = 0.0; }
+  }
+  w = w / (w.x + w.y + w.z + w.w);
+#endif
+  return CubicTaps(c.x - 1, w);
+}
+
+fn cubic_index(first: i32, k: i32, length_in: u32) -> u32 {
+  return u32(clamp(first + k, 0, i32(length_in) - 1));
+}
+
 fn load_value(index: u32) -> f32 {
 #if HALF
   return unpack2x16float(load_bits(index)).x;
@@ -120,6 +155,24 @@ fn source_bits(lin: u32) -> u32 {
   let x = lin % out_w;
   let y = (lin / out_w) % out_h;
   let plane = params.in_offset + (lin / (out_w * out_h)) * in_h * in_w;
+#if CUBIC
+  let ty = cubic_taps(y, params.axis_h);
+  let tx = cubic_taps(x, params.axis_w);
+  var v = 0.0;
+  for (var j = 0; j < 4; j = j + 1) {
+    let row = plane + cubic_index(ty.first, j, in_h) * in_w;
+    var across = 0.0;
+    for (var i = 0; i < 4; i = i + 1) {
+      across = across + tx.w[i] * load_value(row + cubic_index(tx.first, i, in_w));
+    }
+    v = v + ty.w[j] * across;
+  }
+#if HALF
+  return pack2x16float(vec2<f32>(v, 0.0)) & 0xFFFFu;
+#else
+  return bitcast<u32>(v);
+#endif
+#else
 #if LINEAR
   let ty = linear_taps(y, params.axis_h);
   let tx = linear_taps(x, params.axis_w);
@@ -133,6 +186,7 @@ fn source_bits(lin: u32) -> u32 {
 #endif
 #else
   return load_bits(plane + nearest_index(y, params.axis_h) * in_w + nearest_index(x, params.axis_w));
+#endif
 #endif
 }
 

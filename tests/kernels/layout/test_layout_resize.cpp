@@ -1,8 +1,10 @@
-// Resize against CPU references: nearest (every dtype, every rounding mode, byte-exact) and linear
-// (f32/f16, float64 interpolation, rel L2) for every coordinate transform, up- and downsampling,
+// Resize against CPU references: nearest (every dtype, every rounding mode, byte-exact), linear and
+// cubic (f32/f16, float64 interpolation, rel L2; cubic after ONNX's reference, every coefficient
+// form and exclude_outside) for every coordinate transform, up- and downsampling,
 // sizes and scales, UVR's bilinear align_corners shapes, and views with element offsets.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/layout/resize.h"
@@ -27,7 +29,8 @@ Fraction original_position(int64_t x, int64_t p, int64_t q, int64_t in, int64_t 
     case ResizeCoordinates::Asymmetric:
       return {x * q, p};
     case ResizeCoordinates::AlignCorners:
-      // ONNX: length_resized = in * scale, not floored (its reference and test_resize_downsample_scales_linear_align_corners).
+      // ONNX: length_resized = in * scale, not floored (its reference and
+      // test_resize_downsample_scales_linear_align_corners).
       return (out == 1 || in * p - q <= 0) ? Fraction{0, 1} : Fraction{x * (in - 1) * q, in * p - q};
     case ResizeCoordinates::PytorchHalfPixel:
       return out > 1 ? Fraction{(2 * x + 1) * q - p, 2 * p} : Fraction{0, 1};
@@ -99,10 +102,9 @@ std::pair<Axis, Axis> axes_of(const ResizeCase& rc) {
   return {r >= 2 ? axis(r - 2) : Axis{1, 1, 1, 1}, axis(r - 1)};
 }
 
-const ResizeCoordinates kCoordinates[] = {ResizeCoordinates::HalfPixel, ResizeCoordinates::Asymmetric,
-                                          ResizeCoordinates::AlignCorners,
-                                          ResizeCoordinates::PytorchHalfPixel,
-                                          ResizeCoordinates::TfHalfPixelForNn};
+const ResizeCoordinates kCoordinates[] = {
+    ResizeCoordinates::HalfPixel, ResizeCoordinates::Asymmetric, ResizeCoordinates::AlignCorners,
+    ResizeCoordinates::PytorchHalfPixel, ResizeCoordinates::TfHalfPixelForNn};
 
 TEST(LayoutResize, NearestEveryModeEveryDtype) {
   Random rng(test_seed());
@@ -145,9 +147,49 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
 }
 
 // Bilinear in float64 from the exact coordinates; rel L2 over the whole output.
-double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordinates coordinates) {
+// ONNX's cubic interpolation along one axis at x_original (its reference op_resize.py): the 4 indices
+// nearest to x in the input padded by 2 at each end with edge values (ties to the smaller index), the
+// weights of _cubic_coeffs at ratio = frac(x) (1 when x is whole), taps outside the input zeroed and
+// the rest renormalized with exclude_outside.
+std::vector<std::pair<int64_t, double>> cubic_taps(Fraction f, int64_t in, double a, bool exclude) {
+  const double x = static_cast<double>(f.num) / static_cast<double>(f.den);
+  const double whole = std::floor(x);
+  const double ratio = x == whole ? 1.0 : x - whole;
+  std::vector<double> w = {((a * (ratio + 1) - 5 * a) * (ratio + 1) + 8 * a) * (ratio + 1) - 4 * a,
+                           ((a + 2) * ratio - (a + 3)) * ratio * ratio + 1,
+                           ((a + 2) * (1 - ratio) - (a + 3)) * (1 - ratio) * (1 - ratio) + 1,
+                           ((a * (2 - ratio) - 5 * a) * (2 - ratio) + 8 * a) * (2 - ratio) - 4 * a};
+  std::vector<int64_t> candidates;
+  for (int64_t i = -2; i < in + 2; ++i) candidates.push_back(i);
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [&](int64_t l, int64_t r) { return std::abs(x - l) < std::abs(x - r); });
+  std::vector<int64_t> idx(candidates.begin(), candidates.begin() + 4);
+  std::sort(idx.begin(), idx.end());
+  if (exclude) {
+    double sum = 0;
+    for (int k = 0; k < 4; ++k) {
+      if (idx[k] < 0 || idx[k] >= in) w[k] = 0;
+      sum += w[k];
+    }
+    for (double& v : w) v /= sum;
+  }
+  std::vector<std::pair<int64_t, double>> taps;
+  for (int k = 0; k < 4; ++k) taps.push_back({std::clamp<int64_t>(idx[k], 0, in - 1), w[k]});
+  return taps;
+}
+
+struct Interpolation {
+  ResizeMode mode = ResizeMode::Linear;
+  float cubic_a = -0.75f;
+  bool exclude_outside = false;
+};
+
+double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordinates coordinates,
+                  Interpolation how = {}) {
   kernels::ResizeAttributes at;
-  at.mode = ResizeMode::Linear;
+  at.mode = how.mode;
+  at.cubic_a = how.cubic_a;
+  at.exclude_outside = how.exclude_outside;
   at.coordinates = coordinates;
   at.scales = rc.scales;
   const auto [ah, aw] = axes_of(rc);
@@ -155,27 +197,21 @@ double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordina
   const int64_t planes = element_count(rc.in) / (ah.in * aw.in);
   std::vector<double> ref;
   ref.reserve(planes * ah.out * aw.out);
-  auto weights = [&](int64_t x, const Axis& a, int64_t& i0, int64_t& i1, double& w) {
+  auto taps = [&](int64_t x, const Axis& a) {
     const Fraction f = original_position(x, a.p, a.q, a.in, a.out, coordinates);
+    if (how.mode == ResizeMode::Cubic) return cubic_taps(f, a.in, how.cubic_a, how.exclude_outside);
     const double c =
         std::clamp<double>(static_cast<double>(f.num) / static_cast<double>(f.den), 0.0, a.in - 1.0);
-    i0 = static_cast<int64_t>(std::floor(c));
-    i1 = std::min(i0 + 1, a.in - 1);
-    w = c - i0;
+    const int64_t i0 = static_cast<int64_t>(std::floor(c));
+    return std::vector<std::pair<int64_t, double>>{{i0, 1 - (c - i0)}, {std::min(i0 + 1, a.in - 1), c - i0}};
   };
   for (int64_t p = 0; p < planes; ++p) {
     for (int64_t y = 0; y < ah.out; ++y) {
       for (int64_t x = 0; x < aw.out; ++x) {
-        int64_t y0, y1, x0, x1;
-        double wy, wx;
-        weights(y, ah, y0, y1, wy);
-        weights(x, aw, x0, x1, wx);
-        auto at_ = [&](int64_t yy, int64_t xx) {
-          return static_cast<double>(values[(p * ah.in + yy) * aw.in + xx]);
-        };
-        const double top = at_(y0, x0) * (1 - wx) + at_(y0, x1) * wx;
-        const double bottom = at_(y1, x0) * (1 - wx) + at_(y1, x1) * wx;
-        ref.push_back(top * (1 - wy) + bottom * wy);
+        double sum = 0;
+        for (const auto& [yy, wy] : taps(y, ah))
+          for (const auto& [xx, wx] : taps(x, aw)) sum += wy * wx * values[(p * ah.in + yy) * aw.in + xx];
+        ref.push_back(sum);
       }
     }
   }
@@ -209,6 +245,28 @@ TEST(LayoutResize, LinearEveryCoordinateTransform) {
       worst = std::max(worst, e);
     }
     std::printf("Resize linear %s: 24 random cases, worst rel L2 %.2e\n",
+                std::string(dtype_name(dtype)).c_str(), worst);
+  }
+}
+
+TEST(LayoutResize, CubicEveryCoordinateTransformAndCoefficient) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    double worst = 0;
+    for (int trial = 0; trial < 10; ++trial) {
+      const ResizeCase rc = random_case(rng);
+      Interpolation how;
+      how.mode = ResizeMode::Cubic;
+      how.cubic_a = trial % 2 ? -0.5f : -0.75f;
+      how.exclude_outside = trial % 3 == 0;
+      const double e = run_linear(rng, dtype, rc, kCoordinates[trial % 5], how);
+      // The cubic weights cancel (negative lobes, renormalized with exclude_outside): a few f32 ulps.
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-5 : 1e-3)
+          << shape_string(rc.in) << " -> " << shape_string(rc.out) << " A " << how.cubic_a
+          << (how.exclude_outside ? " exclude_outside" : "");
+      worst = std::max(worst, e);
+    }
+    std::printf("Resize cubic %s: 10 random cases, worst rel L2 %.2e\n",
                 std::string(dtype_name(dtype)).c_str(), worst);
   }
 }
@@ -259,6 +317,8 @@ TEST(LayoutResize, RejectsUnsupported) {
   kernels::ResizeAttributes at;
   at.mode = ResizeMode::Linear;
   gpu::CommandRecorder r(gpu().context);
+  EXPECT_THROW(kernels::record_resize(layout_kc(), r, ints, at, out), std::invalid_argument);
+  at.mode = ResizeMode::Cubic;
   EXPECT_THROW(kernels::record_resize(layout_kc(), r, ints, at, out), std::invalid_argument);
   Tensor channels = poisoned(DType::i32, {1, 4, 6, 6});
   at.mode = ResizeMode::Nearest;
