@@ -53,7 +53,9 @@ TEST(Determinant, EverySizeAgainstFloat64) {
     for (int64_t m = 0; m < element_count(batch); ++m)
       ref.push_back(determinant({x.begin() + m * n * n, x.begin() + (m + 1) * n * n}, n));
     EXPECT_LT(rel_l2(got, ref), 1e-4) << n << "x" << n;
-    if (n >= 2) EXPECT_LT(std::abs(got[0]), 1e-3 * (1 + std::abs(ref[1]))) << "singular " << n << "x" << n;
+    if (n >= 2) {
+      EXPECT_LT(std::abs(got[0]), 1e-3 * (1 + std::abs(ref[1]))) << "singular " << n << "x" << n;
+    }
   }
 }
 
