@@ -20,6 +20,7 @@ const std::vector<OpEntry>& all_ops() {
     register_index_ops(list);
     register_trilu_ops(list);
     register_cumsum_ops(list);
+    register_det_ops(list);
     register_dropout_ops(list);
     register_loss_ops(list);
     register_rearrange_ops(list);
