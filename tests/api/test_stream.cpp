@@ -250,7 +250,7 @@ TEST(Stream, ConcurrentStreamsOverOneSessionMatchSerialRuns) {
 
 TEST(Stream, DefaultPairsFollowTheNames) {
   auto spec = [](const std::string& name, DType dtype = DType::f32, Shape shape = {1, 4}) {
-    return TensorSpec{name, dtype, shape};
+    return TensorSpec{name, dtype, shape, {}};
   };
   using Pairs = std::map<std::string, std::string>;
   EXPECT_EQ(
