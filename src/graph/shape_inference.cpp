@@ -302,7 +302,12 @@ Types resize(const Context& c) {
     for (size_t i = 0; i < axes.size(); ++i)
       out[normalize_axis(axes[i], static_cast<int64_t>(x.size()), "Resize")] = sizes[i];
   } else {
-    const std::vector<double> scales = c.constant(scales_index).to_double();
+    std::vector<double> scales;
+    if (c.node.inputs.size() == 1) {  // Upsample-7: the scales attribute
+      for (float v : c.node.attribute_floats("scales")) scales.push_back(v);
+    } else {
+      scales = c.constant(scales_index).to_double();
+    }
     if (scales.size() != axes.size()) c.fail("scales length");
     for (size_t i = 0; i < axes.size(); ++i) {
       const int64_t a = normalize_axis(axes[i], static_cast<int64_t>(x.size()), "Resize");

@@ -17,6 +17,7 @@
 
 #include "graph/fuse_activations.h"
 #include "graph/model_error.h"
+#include "kernels/common/binding_window.h"
 #include "kernels/conv/conv.h"
 #include "ops/op_registry.h"
 
@@ -157,7 +158,7 @@ std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, cons
   // The implicit GEMM packs its own weight on the first run; the GEMM's prepacked copy is made only
   // where that path would run (it still runs unpacked if the implicit one turns out not to apply).
   if (!state->overlap_add && conv::choose_conv_path(g, false) == conv::ConvPath::gemm &&
-      !conv::automatic_takes_implicit(g)) {
+      !conv::automatic_takes_implicit(g) && kernels::fits_one_binding(context.kernels.gpu, state->w)) {
     state->packed = std::make_unique<kernels::gemm::PackedB>(conv::prepack_conv_transpose_weight(
         context.kernels, context.persistent_pool, context.recorder, state->w));
   }

@@ -264,9 +264,54 @@ std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<
   return {y};
 }
 
+// Upsample (opset 7: scales attribute; 9: scales input) and Resize before opset 11 (X, scales): the
+// old semantics, as ONNX Runtime runs them: mode nearest or linear over `scales` only, asymmetric
+// coordinates (x_in = x_out / scale) and, for nearest, the floor of that coordinate when upsampling
+// and its ceiling when downsampling (ONNX Runtime's pre-11 rule; ONNX's resize_downsample_nearest
+// data of opset 10 agrees). Scales that upsample one dim and downsample another are refused.
+std::vector<Value> resize_before_opset_11(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Value& x = inputs.at(0);
+  kernels::ResizeAttributes a;
+  const std::string mode = node.attribute_string("mode", "nearest");
+  if (mode == "nearest") {
+    a.mode = kernels::ResizeMode::Nearest;
+  } else if (mode == "linear" || mode == "bilinear") {  // "bilinear": Upsample-7's older spelling
+    a.mode = kernels::ResizeMode::Linear;
+  } else {
+    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
+  }
+  a.coordinates = kernels::ResizeCoordinates::Asymmetric;
+  a.nearest = kernels::ResizeNearestMode::Floor;
+  std::vector<double> scales;
+  if (node.op_type == "Upsample" && context.opset < 9) {
+    for (float v : node.attribute_floats("scales")) scales.push_back(v);
+  } else {
+    scales = constant_doubles(node, input_or_empty(inputs, 1), "scales");
+  }
+  if (scales.size() != x.shape().size()) {
+    throw ModelError(fmt::format("{}: {} scales for an input of rank {}", node.describe(), scales.size(),
+                                 x.shape().size()));
+  }
+  for (double v : scales) a.scales.push_back(static_cast<float>(v));
+  const bool up = std::any_of(scales.begin(), scales.end(), [](double v) { return v > 1; });
+  const bool down = std::any_of(scales.begin(), scales.end(), [](double v) { return v < 1; });
+  if (up && down && a.mode == kernels::ResizeMode::Nearest) {
+    throw ModelError(node.describe() + ": nearest with scales that upsample one dim and downsample another");
+  }
+  if (down) a.nearest = kernels::ResizeNearestMode::Ceil;
+  Shape out;
+  rethrow_naming_node(node, [&] { out = kernels::resize_output_shape(x.shape(), a.scales); });
+  Value y;
+  rethrow_naming_node(node, [&] {
+    y = device_output(context, x.dtype(), out);
+    kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
+  });
+  return {y};
+}
+
 std::vector<Value> resize(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
-  if (context.opset < 11) throw ModelError(node.describe() + ": Resize before opset 11 is not supported");
+  if (context.opset < 11) return resize_before_opset_11(node, context, inputs);
   kernels::ResizeAttributes a;
   using kernels::ResizeCoordinates;
   using kernels::ResizeNearestMode;
@@ -308,35 +353,6 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   Value y;
   rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), out);
-    kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
-  });
-  return {y};
-}
-
-// Upsample (opset 9, deprecated in 10): Resize with the scales as input 1, asymmetric coordinates,
-// nearest rounding down (ONNX's definition of Upsample) or linear.
-std::vector<Value> upsample(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  const Value& x = inputs.at(0);
-  kernels::ResizeAttributes a;
-  a.coordinates = kernels::ResizeCoordinates::Asymmetric;
-  a.nearest = kernels::ResizeNearestMode::Floor;
-  const std::string mode = node.attribute_string("mode", "nearest");
-  if (mode == "nearest") {
-    a.mode = kernels::ResizeMode::Nearest;
-  } else if (mode == "linear") {
-    a.mode = kernels::ResizeMode::Linear;
-  } else {
-    throw ModelError(fmt::format("{}: unsupported mode '{}'", node.describe(), mode));
-  }
-  const std::vector<double> scales = constant_doubles(node, input_or_empty(inputs, 1), "scales");
-  if (scales.size() != x.shape().size()) {
-    throw ModelError(fmt::format("{}: {} scales for an input of rank {}", node.describe(), scales.size(),
-                                 x.shape().size()));
-  }
-  for (double v : scales) a.scales.push_back(static_cast<float>(v));
-  Value y;
-  rethrow_naming_node(node, [&] {
-    y = device_output(context, x.dtype(), kernels::resize_output_shape(x.shape(), a.scales));
     kernels::record_resize(context.kernels, context.recorder, context.to_device(x), a, y.device);
   });
   return {y};
@@ -499,9 +515,10 @@ void register_layout_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Pad", 2, pad, "constant, reflect, edge, wrap; negative pads crop"});
   ops.push_back({"", "Expand", 8, expand, "numpy broadcast"});
   ops.push_back({"", "Tile", 6, tile, "repeats constant"});
-  ops.push_back({"", "Resize", 11, resize, "nearest/linear/cubic over the last two dims"});
-  ops.push_back(
-      {"", "Upsample", 9, upsample, "Resize's nearest (floor) / linear with asymmetric coordinates"});
+  ops.push_back({"", "Resize", 10, resize,
+                 "nearest/linear/cubic over the last two dims; opset 10 as ONNX Runtime runs it"});
+  ops.push_back({"", "Upsample", 7, resize_before_opset_11,
+                 "nearest/linear (asymmetric, nearest floor), scales attribute (7) or input (9)"});
   ops.push_back({"", "ScatterND", 11, scatter_nd,
                  "reduction none; add/mul/max/min with indices known before the run (ScatterElements on the "
                  "flattened data)"});

@@ -38,14 +38,21 @@ else:
 PY
 inputs=()
 for f in "$work"/*.npy; do [ -f "$f" ] || continue; inputs+=("$(basename "$f" .npy)=$f"); done
-# ORT's outputs depend only on the inputs (seeded above): computed once per model.
-[ -f "$work/ort/done" ] ||
-  { NODE_PATH=$ort_dir/node_modules node "$root/tools/compare/ort_run.js" "$root/models/$name.onnx" "$work/ort" "${inputs[@]}" &&
-    touch "$work/ort/done"; }
+# ORT's outputs depend only on the inputs (seeded above): computed once per model (under a lock, so
+# that two checks of one model, e.g. with and without a binding cap, may run at once).
+(
+  flock 9
+  [ -f "$work/ort/done" ] ||
+    { NODE_PATH=$ort_dir/node_modules node "$root/tools/compare/ort_run.js" "$root/models/$name.onnx" "$work/ort" "${inputs[@]}" &&
+      touch "$work/ort/done"; }
+) 9>"$work/ort.lock"
 args=("$@")
 for i in "${inputs[@]}"; do args+=(--input "$i"); done
+# Each set of onda options writes its own outputs (the default run: onda/).
+variant=$(printf '%s' "$*" | tr -c 'A-Za-z0-9' '_')
+out=$work/onda${variant:+-$variant}
 # --bench 1: the outputs checked are those of a second run (cached plans and prepared weights).
-"$root/build/onda" run "$root/models/$name.onnx" "${args[@]}" --bench 1 --output-dir "$work/onda"
-"$python" "$root/tools/compare/rel_l2.py" "$work/onda" "$work/ort" | tee "$work/rel_l2.txt"
-worst=$(awk '/worst rel L2/ {print $4}' "$work/rel_l2.txt")
+"$root/build/onda" run "$root/models/$name.onnx" "${args[@]}" --bench 1 --output-dir "$out"
+"$python" "$root/tools/compare/rel_l2.py" "$out" "$work/ort" | tee "$out.rel_l2.txt"
+worst=$(awk '/worst rel L2/ {print $4}' "$out.rel_l2.txt")
 "$python" -c "import sys; sys.exit(0 if float('$worst') <= 1e-4 else 1)" || { echo "rel L2 $worst > 1e-4"; exit 1; }

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
+#include "kernels/common/binding_window.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/conv/conv_uniforms.h"
 #include "kernels/shader_template.h"
@@ -59,6 +60,10 @@ WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder
   check.flag = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
   recorder.retain(check.diagonal.storage());
   recorder.retain(check.flag.storage());
+  if (!fits_one_binding(kc.gpu, w)) {
+    detail::record_identity_check_windows(kc, recorder, w, check.diagonal, check.flag);
+    return check;
+  }
   ConvUniforms u{};
   u.kernel[2] = detail::u32(channels, "channels");
   u.offsets[1] = w.element_offset(kc.gpu);
@@ -101,6 +106,10 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   }
   const bool checked = flag_tensor.defined();
   if (checked && !w.defined()) throw std::invalid_argument("conv: a checked overlap-add needs the weight W");
+  if (checked && !fits_one_binding(kc.gpu, w)) {
+    return detail::record_overlap_add_windows(kc, recorder, pool, g, w, diag, flag_tensor, x, bias, y,
+                                              options);
+  }
   TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", flag(bias.defined())},
                       {"CHECKED", flag(checked)},
@@ -226,6 +235,8 @@ void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::B
   check_common(g, x, bias, y);
   check_tensor(w, g.weight_shape(), "weight W");
   if (y.numel() == 0) return;
+  if (detail::weight_needs_parts(kc, g, w))
+    return detail::record_conv_weight_parts(kc, recorder, pool, g, x, w, bias, y, options);
   const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, false) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
@@ -272,6 +283,8 @@ void record_conv_transpose(const KernelContext& kc, gpu::CommandRecorder& record
   const detail::ChunkLimits limits = detail::chunk_limits(kc, options);
   const bool has_diagonal = weights.diagonal.has_value() || weights.diagonal_device.defined() ||
                             (weights.check_windowed_identity && weights.w.defined());
+  if (!has_diagonal && detail::weight_needs_parts(kc, g, weights.w))
+    return detail::record_conv_weight_parts(kc, recorder, pool, g, x, weights.w, bias, y, options);
   ConvPath path = options.path == ConvPath::automatic ? choose_conv_path(g, has_diagonal) : options.path;
   if (options.path == ConvPath::automatic && path == ConvPath::gemm &&
       !detail::conv_transpose_gemm_fits(g, x.dtype(), y.dtype(), limits)) {

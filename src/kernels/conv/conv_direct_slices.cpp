@@ -10,8 +10,7 @@
 
 namespace onda::kernels::conv::detail {
 
-// Throws gpu::DeviceLimitError when one group of one batch does not fit (a group-1 Conv then needs
-// the gemm path, which windows X by input channels).
+// One group of one batch that does not fit runs in windows of output rows (record_direct_windows).
 void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                           const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
                           const Tensor& y, const ConvOptions& options, const ChunkLimits& limits) {
@@ -42,13 +41,9 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
   const uint64_t group_bytes = std::max<uint64_t>(
       {in_per_group * g.in_positions() * x_size, out_per_group * g.out_positions() * y_size,
        w_rows * (w.numel() / std::max<int64_t>(w.shape()[0], 1)) * device_element_size(w.dtype()), 1});
-  const int64_t gc = std::min<int64_t>(g.group, static_cast<int64_t>(room / group_bytes));
-  if (gc < 1) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "conv: one group of one batch ({} bytes of X, Y or W) exceeds the storage binding limit of {} bytes "
-        "on the direct path ({})",
-        group_bytes, limits.binding, g.describe()));
-  }
+  // One group of one batch over the limit: windows of its output rows (conv_direct_windows.cpp).
+  const bool group_too_large = group_bytes > room;
+  const int64_t gc = std::max<int64_t>(1, std::min<int64_t>(g.group, static_cast<int64_t>(room / group_bytes)));
   auto view = [](const Tensor& t, int64_t batch, int64_t per_batch_rows, int64_t r0, int64_t r1) {
     const int64_t rows = t.shape()[1] * t.shape()[0];  // [N, C, ...] -> rows of channels
     Tensor flat = t.reshape({rows, t.numel() / std::max<int64_t>(rows, 1)});
@@ -71,7 +66,11 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
       const Tensor ws = w.slice_outer(g0 * w_rows, (g0 + count) * w_rows);
       const Tensor bs =
           bias.defined() ? bias.slice_outer(g0 * out_per_group, (g0 + count) * out_per_group) : Tensor();
-      record_direct(kc, recorder, pool, part, xs, ws, bs, ys, options);
+      if (group_too_large) {
+        record_direct_windows(kc, recorder, pool, part, xs, ws, bs, ys, options, limits);
+      } else {
+        record_direct(kc, recorder, pool, part, xs, ws, bs, ys, options);
+      }
     }
   }
 }

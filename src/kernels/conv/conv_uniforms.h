@@ -83,6 +83,27 @@ void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorde
                           const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
                           const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
 bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
+// One group of one batch (g.batch == 1, g.group == 1) larger than a binding: windows of output rows
+// and the input rows they read (conv_direct_windows.cpp); DeviceLimitError where one row of one
+// channel, or the group's weight, does not fit.
+void record_direct_windows(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                           const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                           const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
+
+// A group-1 weight larger than one storage binding (conv_weight_parts.cpp): the convolution over parts
+// of its output channels, each part's weight within a binding.
+bool weight_needs_parts(const KernelContext& kc, const ConvGeometry& g, const Tensor& w);
+void record_conv_weight_parts(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                              const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
+                              const Tensor& y, const ConvOptions& options);
+
+// A windowed-identity weight [C, 1, C] larger than one storage binding (overlap_add_windows.cpp): its
+// check (into `diagonal`, `flag`) and the checked overlap-add, each over windows of W.
+void record_identity_check_windows(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& w,
+                                   const Tensor& diagonal, const Tensor& flag);
+void record_overlap_add_windows(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                                const ConvGeometry& g, const Tensor& w, const Tensor& diagonal, const Tensor& flag,
+                                const Tensor& x, const Tensor& bias, const Tensor& y, const ConvOptions& options);
 
 // The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits `limit`
 // bytes, and the recording. Tensors are validated by the caller.

@@ -4,6 +4,11 @@
 // i.e. C / s frames per output instead of the dense GEMM's C^2 / s multiply-adds. CHECKED: the
 // diagonal was extracted on the GPU by windowed_identity_check.wgsl, which also raised `flag` if the
 // weight has other non-zero entries; then this kernel computes the dense sum instead.
+// WINDOWED (a weight over one storage binding, overlap_add_windows.cpp): one dispatch per window of
+// input channels [chunk.x, chunk.y), W's rows of those channels bound (offsets.y relative to the
+// window); the sum so far is carried in `partial` (chunk.z bit 0: continue it, bit 1: the last window,
+// which stores Y). Windows run from the highest channels down, so the diagonal sum adds its frames in
+// the unwindowed order.
 #include "conv/conv_common.wgsl"
 #include "gemm/activation.wgsl"
 {{X_ACCESS}}
@@ -14,6 +19,9 @@
 #endif
 {{BIAS_ACCESS}}
 {{Y_ACCESS}}
+#if WINDOWED
+@group(0) @binding({{PARTIAL_BINDING}}) var<storage, read_write> partial: array<f32>;
+#endif
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: ConvParams;
 
 @compute @workgroup_size(256)
@@ -28,15 +36,27 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let o = idx % length_out;
   let n = idx / length_out;
   let t = i32(o) + params.pad.z;
-  // Frames i with k = t - i * s in [0, channels): i from ceil((t - channels + 1) / s) to floor(t / s).
-  var i_last = select((t - (s - 1)) / s, t / s, t >= 0);
-  let lowest = t - i32(channels) + 1;
+#if WINDOWED
+  let c_begin = params.chunk.x;
+  let c_end = params.chunk.y;
+#else
+  let c_begin = 0u;
+  let c_end = channels;
+#endif
+  // Frames i with k = t - i * s in [c_begin, c_end): i from ceil((t - c_end + 1) / s) to
+  // floor((t - c_begin) / s).
+  let highest = t - i32(c_begin);
+  var i_last = select((highest - (s - 1)) / s, highest / s, highest >= 0);
+  let lowest = t - i32(c_end) + 1;
   var i_first = select(lowest / s, (lowest + s - 1) / s, lowest >= 0);
   i_first = max(i_first, 0);
   i_last = min(i_last, length_in - 1);
   var acc = 0.0;
 #if HAS_BIAS
   acc = load_bias(params.offsets.z);
+#endif
+#if WINDOWED
+  if ((params.chunk.z & 1u) != 0u) { acc = partial[idx]; }
 #endif
   let x_base = params.offsets.x + n * channels * u32(length_in);
 #if CHECKED
@@ -46,10 +66,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     for (var k = first_tap(o, 2u); k < channels; k = k + params.tap_step.z) {
       let i = transpose_source(o, k, 2u);
       if (i < 0) { continue; }
-      for (var c = 0u; c < channels; c = c + 1u) {
+      for (var c = c_begin; c < c_end; c = c + 1u) {
         acc = acc + load_x(x_base + c * u32(length_in) + u32(i)) * load_w(params.offsets.y + c * channels + k);
       }
     }
+#if WINDOWED
+    if ((params.chunk.z & 2u) == 0u) {
+      partial[idx] = acc;
+      return;
+    }
+#endif
     store_y(params.offsets.w + n * length_out + o, activate(acc));
     return;
   }
@@ -58,5 +84,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let k = u32(t - i * s);
     acc = acc + load_x(x_base + k * u32(length_in) + u32(i)) * diag[k];
   }
+#if WINDOWED
+  if ((params.chunk.z & 2u) == 0u) {
+    partial[idx] = acc;
+    return;
+  }
+#endif
   store_y(params.offsets.w + n * length_out + o, activate(acc));
 }

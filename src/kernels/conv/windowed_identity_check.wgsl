@@ -10,8 +10,10 @@
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  // 16 consecutive entries per invocation (dilation.w = invocations, region.z = entries).
-  let first = invocation(wg, nwg, lid) * 16u;
+  // 16 consecutive entries per invocation from entry region.x (a weight over one storage binding is
+  // checked in windows: offsets.y then relative to the window), up to region.z (dilation.w =
+  // invocations).
+  let first = params.region.x + invocation(wg, nwg, lid) * 16u;
   if (first >= params.region.z) { return; }
   let channels = params.kernel.z;
   var off_diagonal = false;

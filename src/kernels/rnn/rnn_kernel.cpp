@@ -13,6 +13,7 @@
 #include "kernels/rnn/rnn_plan.h"
 #include "kernels/rnn/rnn_shaders.h"
 #include "kernels/rnn/rnn_step_tiling.h"
+#include "kernels/rnn/rnn_time_chunks.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels::rnn {
@@ -194,6 +195,9 @@ RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& rec
   // W^T of all directions side by side, W^T[i][d G H + n] = W[d][n][i], so one GEMM projects every
   // direction.
   out.w = w;
+  out.r = r;
+  out.b = b;
+  out.p = p;
   out.w_t = Tensor::empty(pool, DType::f32, {input, dirs * gh});
   record_gather(k, recorder, w, out.w_t, 0, {input, dirs, gh}, {1, gh * input, input}, "rnn_transpose_w");
   const int64_t rt_size = dirs * hidden * gh;
@@ -216,6 +220,8 @@ RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& rec
 void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
                 const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
   const RnnDims d = check_inputs(spec, weights, in, out);
+  // X or Y over one storage binding: chunks of time, each a smaller layer (rnn_time_chunks.h).
+  if (rnn_needs_time_chunks(k, in, out)) return record_rnn_time_chunks(k, recorder, pool, spec, weights, in, out, options);
   const int64_t gh = d.gates * d.hidden;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
   recorder.retain(weights.params.storage());

@@ -57,6 +57,7 @@ struct RnnWeights {
   // band-LSTM projections ran 20-25% faster so, the biLSTMs 5-8% (bench_rnn; docs/benchmark-log.md).
   Tensor w_t;
   Tensor w;              // the caller's W, kept for chunked projections
+  Tensor r, b, p;        // the caller's R, B, P (b, p may be undefined), kept for rnn_time_chunks
   Tensor params;         // float32, see above
   int64_t input_size = 0;
   int64_t hidden_size = 0;

@@ -1,0 +1,176 @@
+#include "kernels/rnn/rnn_time_chunks.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpu/gpu_error.h"
+#include "kernels/common/binding_window.h"
+#include "kernels/layout/index_map.h"
+#include "kernels/layout/transpose.h"
+
+namespace onda::kernels::rnn {
+namespace {
+
+Tensor scratch(gpu::BufferPool& pool, gpu::CommandRecorder& recorder, DType dtype, Shape shape) {
+  Tensor t = Tensor::empty(pool, dtype, std::move(shape));
+  recorder.retain(t.storage());
+  return t;
+}
+
+void permute(const KernelContext& k, gpu::CommandRecorder& recorder, const Tensor& in,
+             std::vector<int64_t> perm, const Tensor& out) {
+  record_transpose(k, recorder, in, perm, out);
+}
+
+// The layer's extents and what one of its chunk layers binds per timestep.
+struct Extents {
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 0, gates = 0;
+};
+
+// Timesteps per chunk: as many as keep X, Y and the projection of a chunk within one binding each.
+// Throws DeviceLimitError when one step (or the state, the weights) alone does not fit.
+int64_t steps_per_chunk(const KernelContext& k, const Extents& e, DType dtype) {
+  const int64_t in_dtype = window_capacity(k.gpu, dtype), in_f32 = window_capacity(k.gpu, DType::f32);
+  const int64_t gh = e.gates * e.hidden;
+  const struct {
+    int64_t elements, capacity;
+    const char* what;
+  } per_step[] = {{e.batch * e.input, in_dtype, "X"},
+                  {e.batch * e.hidden, in_dtype, "Y"},
+                  {e.batch * gh, in_f32, "the input projection"}},
+    whole[] = {{5 * e.batch * e.hidden, in_f32, "the recurrent state"},
+               {e.hidden * gh + 2 * gh + 3 * e.hidden, in_f32, "R^T and the biases"},
+               {e.input * gh, in_f32, "W^T"}};
+  int64_t steps = e.seq;
+  for (const auto& b : per_step) {
+    if (b.elements > b.capacity) {
+      throw gpu::DeviceLimitError(fmt::format(
+          "RNN: one timestep of {} ({} elements, batch {}) exceeds the storage binding limit of {} bytes",
+          b.what, b.elements, e.batch, k.gpu.limits().maxStorageBufferBindingSize));
+    }
+    steps = std::min(steps, b.capacity / std::max<int64_t>(b.elements, 1));
+  }
+  for (const auto& b : whole) {
+    if (b.elements > b.capacity) {
+      throw gpu::DeviceLimitError(
+          fmt::format("RNN: {} ({} elements) exceeds the storage binding limit of {} bytes", b.what,
+                      b.elements, k.gpu.limits().maxStorageBufferBindingSize));
+    }
+  }
+  return std::max<int64_t>(steps, 1);
+}
+
+}  // namespace
+
+bool rnn_needs_time_chunks(const KernelContext& k, const RnnInputs& in, const RnnOutputs& out) {
+  return !fits_one_binding(k.gpu, in.x) || (out.y.defined() && !fits_one_binding(k.gpu, out.y));
+}
+
+void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                            const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in,
+                            const RnnOutputs& out, const RnnOptions& options) {
+  if (in.sequence_lens.defined()) {
+    throw gpu::DeviceLimitError(
+        fmt::format("RNN: X {} or Y exceeds the storage binding limit of {} bytes, and a layer with "
+                    "sequence_lens is not split "
+                    "in time",
+                    shape_string(in.x.shape()), k.gpu.limits().maxStorageBufferBindingSize));
+  }
+  if (!weights.r.defined()) throw std::invalid_argument("RNN in chunks of time: the weights lack R");
+  const bool time_major = spec.layout == 0;
+  const DType dtype = in.x.dtype();
+  Extents e;
+  e.seq = in.x.shape()[time_major ? 0 : 1];
+  e.batch = in.x.shape()[time_major ? 1 : 0];
+  e.input = in.x.shape()[2];
+  e.hidden = spec.hidden_size;
+  e.dirs = spec.num_directions();
+  e.gates = gate_count(spec.cell);
+  const int64_t steps = steps_per_chunk(k, e, dtype);
+  const int64_t chunks = (e.seq + steps - 1) / steps;
+  const int64_t rows = e.batch * e.hidden;  // one direction's h
+  const bool lstm = spec.cell == CellType::lstm;
+
+  // Everything time-major ([S, B, I], [S, D, B, H], [D, B, H]); layout 1 permuted in and out.
+  const Shape state_shape = {e.dirs, e.batch, e.hidden};
+  const auto to_time_major = [&](const Tensor& t, const Shape& shape, std::vector<int64_t> perm) {
+    if (time_major || !t.defined()) return t;
+    Tensor tm = scratch(pool, recorder, t.dtype(), shape);
+    permute(k, recorder, t, std::move(perm), tm);
+    return tm;
+  };
+  const Tensor x = to_time_major(in.x, {e.seq, e.batch, e.input}, {1, 0, 2});
+  const Tensor initial_h = to_time_major(in.initial_h, state_shape, {1, 0, 2});
+  const Tensor initial_c = to_time_major(in.initial_c, state_shape, {1, 0, 2});
+  const auto output_time_major = [&](const Tensor& t, const Shape& shape) {
+    return time_major || !t.defined() ? t : scratch(pool, recorder, t.dtype(), shape);
+  };
+  const Tensor y = output_time_major(out.y, {e.seq, e.dirs, e.batch, e.hidden});
+  const Tensor y_h = output_time_major(out.y_h, state_shape);
+  const Tensor y_c = output_time_major(out.y_c, state_shape);
+
+  const int per_direction = activations_per_direction(spec.cell);
+  for (int64_t dir = 0; dir < e.dirs; ++dir) {
+    // This direction as a one-direction, time-major layer.
+    RnnSpec one = spec;
+    one.layout = 0;
+    if (spec.direction == Direction::bidirectional)
+      one.direction = dir == 0 ? Direction::forward : Direction::reverse;
+    if (!spec.activations.empty()) {
+      one.activations.assign(spec.activations.begin() + dir * per_direction,
+                             spec.activations.begin() + (dir + 1) * per_direction);
+    }
+    const auto slice = [&](const Tensor& t) { return t.defined() ? t.slice_outer(dir, dir + 1) : Tensor(); };
+    const RnnWeights one_weights =
+        e.dirs == 1 ? weights
+                    : prepare_rnn_weights(k, recorder, pool, one, slice(weights.w), slice(weights.r),
+                                          slice(weights.b), slice(weights.p));
+    const bool reverse = one.direction == Direction::reverse;
+    // The state a chunk ends with is the next one's initial state (two scratch states in turn).
+    const Tensor h_states[2] = {scratch(pool, recorder, dtype, {1, e.batch, e.hidden}),
+                                scratch(pool, recorder, dtype, {1, e.batch, e.hidden})};
+    Tensor c_states[2];
+    if (lstm) {
+      for (Tensor& c : c_states) c = scratch(pool, recorder, dtype, {1, e.batch, e.hidden});
+    }
+    Tensor h = slice(initial_h), c = slice(initial_c);
+    for (int64_t n = 0; n < chunks; ++n) {
+      const int64_t i = reverse ? chunks - 1 - n : n;
+      const int64_t s0 = i * steps, s1 = std::min(e.seq, s0 + steps);
+      const bool last = n == chunks - 1;
+      RnnInputs chunk_in;
+      chunk_in.x = x.slice_outer(s0, s1);
+      chunk_in.w = one_weights.w;
+      chunk_in.r = one_weights.r;
+      chunk_in.b = one_weights.b;
+      chunk_in.p = one_weights.p;
+      chunk_in.initial_h = h;
+      chunk_in.initial_c = c;
+      RnnOutputs chunk_out;
+      if (y.defined()) {
+        chunk_out.y = e.dirs == 1 ? y.slice_outer(s0, s1)
+                                  : scratch(pool, recorder, dtype, {s1 - s0, 1, e.batch, e.hidden});
+      }
+      chunk_out.y_h = last && y_h.defined() ? slice(y_h) : h_states[n % 2];
+      if (lstm) chunk_out.y_c = last && y_c.defined() ? slice(y_c) : c_states[n % 2];
+      record_rnn(k, recorder, pool, one, one_weights, chunk_in, chunk_out, options);
+      if (y.defined() && e.dirs > 1) {
+        // Y[s0 + t, dir] = chunk Y[t, 0].
+        IndexMap map;
+        map.dims = {{s1 - s0, e.dirs * rows, 0, 1, s1 - s0, rows}, {rows, 1, 0, 1, rows, 1}};
+        map.out_base = (s0 * e.dirs + dir) * rows;
+        record_index_map(k, recorder, chunk_out.y, y, map, "rnn chunk Y");
+      }
+      h = chunk_out.y_h;
+      c = chunk_out.y_c;
+    }
+  }
+  if (!time_major) {
+    if (out.y.defined()) permute(k, recorder, y, {2, 0, 1, 3}, out.y);
+    if (out.y_h.defined()) permute(k, recorder, y_h, {1, 0, 2}, out.y_h);
+    if (out.y_c.defined()) permute(k, recorder, y_c, {1, 0, 2}, out.y_c);
+  }
+}
+
+}  // namespace onda::kernels::rnn
