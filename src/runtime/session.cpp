@@ -195,7 +195,7 @@ struct Session::Impl {
     // traced run does not foresee the next (those keep the pool's allocation).
     bool enabled = true;
     uint64_t planned_bytes = 0, live_peak_bytes = 0;
-    bool trim_pending = false;  // the traced run's buffers, cached in the pool, to drop
+    std::unique_ptr<runtime::ActivationPlan> to_install;  // planned from the traced run
   };
   MemoryState memory;
   const uint64_t memory_limit;
@@ -722,12 +722,15 @@ void Session::Impl::keep_capture(std::unique_ptr<CapturedRun> capture, const Pen
 // trace and installed, later runs follow it. A run that asked for something the plan did not
 // foresee is traced again (up to kMemoryPlanAttempts times, then the pool allocates as before).
 void Session::Impl::begin_memory_run() {
-  if (memory.trim_pending && pending.empty()) {
+  if (memory.to_install) {
+    if (!pending.empty()) context.finish();  // the traced run's buffers are free once it completed
     pool.trim();
-    memory.trim_pending = false;
+    runtime::ActivationPlan& p = *memory.to_install;
+    pool.install_plan(p.arena_bytes, std::move(p.allocation_bytes), std::move(p.placements));
+    memory.to_install.reset();
   }
   if (!memory.enabled) return;
-  if (!pool.has_plan() && memory.attempts < kMemoryPlanAttempts) {
+  if (!pool.has_plan() && !memory.to_install && memory.attempts < kMemoryPlanAttempts) {
     memory.marks.clear();
     pool.begin_trace();
   } else if (pool.has_plan()) {
@@ -746,11 +749,9 @@ bool Session::Impl::finish_memory_run() {
                                 "the activations of this input shape");
     memory.planned_bytes = planned.planned_bytes;
     memory.live_peak_bytes = planned.live_peak_bytes;
-    // The traced run's buffers go back to the pool's free lists; the next run drops them (trim) once
-    // this one is complete.
-    pool.install_plan(planned.arena_bytes, std::move(planned.allocation_bytes),
-                      std::move(planned.placements));
-    memory.trim_pending = true;
+    // Installed by the next run, after the traced run's buffers (back in the pool's free lists by
+    // then) are dropped: the two never take memory at once.
+    memory.to_install = std::make_unique<runtime::ActivationPlan>(std::move(planned));
     return false;  // this run's buffers are not the plan's
   }
   if (pool.has_plan() && pool.plan_diverged()) {
