@@ -31,6 +31,8 @@ struct RunArguments {
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
   uint64_t max_binding_bytes = 0;
+  uint64_t memory_limit = 0;  // SessionOptions::memory_limit
+  bool plan_memory = false;   // print the memory plan of the input shapes, run nothing
   std::vector<std::string> tuning;  // "family.field=value" (SessionOptions::tuning)
   std::string test_data;            // an ONNX test data set folder
   double rtol = 1e-3, atol = 1e-7;  // ONNX's backend test defaults
@@ -104,6 +106,9 @@ void print_memory(const RunStats& stats) {
   fmt::print("peak GPU memory: {} = activations {} at peak + weights {} ({} buffers created)\n",
              bytes_text(stats.peak_gpu_bytes), bytes_text(stats.peak_activation_bytes),
              bytes_text(stats.weight_bytes), stats.buffers_allocated);
+  if (stats.planned_activation_bytes > 0)
+    fmt::print("memory plan: activation arenas {} (most bytes live at once {})\n",
+               bytes_text(stats.planned_activation_bytes), bytes_text(stats.live_activation_bytes));
 }
 
 // Arguments first: a typo fails before the model loads. Returns the --shape values by input name.
@@ -137,6 +142,7 @@ std::unique_ptr<Session> open_session(const RunArguments& a) {
   options.profile = a.profile;
   options.first_submit_dispatches = a.first_submit;
   options.max_storage_binding_bytes = a.max_binding_bytes;
+  options.memory_limit = a.memory_limit;
   options.tuning = a.tuning;
   auto session = Session::open(a.model, options);
   const double load_ms =
@@ -279,9 +285,21 @@ void write_outputs(const std::string& output_dir, const std::map<std::string, Ho
   }
 }
 
+// --plan-memory: a dry run, the plan from the input shapes alone (graph values; kernels' scratch not
+// included).
+void print_memory_plan(Session& session, const std::map<std::string, Shape>& shapes) {
+  std::map<std::string, std::vector<int64_t>> plan_shapes(shapes.begin(), shapes.end());
+  const MemoryPlanReport plan = session.plan_memory(plan_shapes);
+  fmt::print("memory plan (not run): activations {} in {} arenas for {} values, most bytes live at once {} at "
+             "{}; weights {}; total {}\n",
+             bytes_text(plan.activation_bytes), plan.arenas, plan.values, bytes_text(plan.live_peak_bytes),
+             plan.peak_node, bytes_text(plan.weight_bytes), bytes_text(plan.activation_bytes + plan.weight_bytes));
+}
+
 void run(const RunArguments& a) {
   std::map<std::string, Shape> shapes = check_arguments(a);
   auto session = open_session(a);
+  if (a.plan_memory) return print_memory_plan(*session, shapes);
   TestDataSet test_data;
   if (!a.test_data.empty()) test_data = read_test_data(a.test_data, session->inputs(), session->outputs());
   const std::map<std::string, HostTensor> inputs = gather_inputs(a, *session, test_data, std::move(shapes));
@@ -338,10 +356,14 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--tuning", a->tuning,
                       "A kernel tuning override, family.field=value (e.g. rnn.step_kernel=vec4); repeatable");
-  command->add_option(
-      "--max-binding-bytes", a->max_binding_bytes,
-      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
-      "bindings: the kernels split their work, the outputs stay the same");
+  command->add_option("--max-binding-bytes", a->max_binding_bytes,
+                      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
+                      "bindings: the kernels split their work, the outputs stay the same");
+  command->add_option("--memory-limit", a->memory_limit,
+                      "GPU memory a run may use, weights included, in bytes (0: no limit); a memory plan that "
+                      "needs more fails naming the node at its peak");
+  command->add_flag("--plan-memory", a->plan_memory,
+                    "Print the static memory plan for the input shapes (--shape) without running the model");
   command->callback([a] { run(*a); });
 }
 

@@ -63,6 +63,23 @@ struct SessionOptions {
   // maxStorageBufferBindingSize (DeviceOptions::max_storage_binding_bytes; ignored when a Device is given). Lower it to run a model as an adapter with smaller bindings would
   // (the kernels split their work over several bindings); the outputs do not change.
   uint64_t max_storage_binding_bytes = 0;
+  // GPU memory the session may use for one run, weights included, in bytes; 0 = no limit. The
+  // activations follow a static memory plan (offsets in a few arenas, computed once per input
+  // shape); a plan that needs more than this fails at plan time with an onda::ModelError naming the
+  // node at the peak and the bytes needed, before the plan's memory is allocated.
+  uint64_t memory_limit = 0;
+};
+
+// A memory plan computed without running (Session::plan_memory): the graph's values (their shapes
+// after shape inference), live from their producer to their last reader, placed in arenas.
+// Kernels' scratch buffers are not in it: a run's plan (RunStats::planned_activation_bytes) holds them.
+struct MemoryPlanReport {
+  uint64_t activation_bytes = 0;  // the arenas' total: what the plan allocates
+  uint64_t live_peak_bytes = 0;   // the most value bytes live at one node: no plan needs less
+  uint64_t weight_bytes = 0;      // initializers (GPU layout)
+  size_t arenas = 0;
+  size_t values = 0;
+  std::string peak_node;          // the node at which live_peak_bytes is reached
 };
 
 struct TensorSpec {
@@ -102,6 +119,10 @@ struct RunStats {
   uint64_t peak_activation_bytes = 0;  // inputs, intermediates and outputs of this run on loan at the peak
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
+  // The static memory plan (SessionOptions::memory_limit): its arenas' bytes once the first run of
+  // a shape has been traced and planned (0 before), and the most traced bytes live at once.
+  uint64_t planned_activation_bytes = 0;
+  uint64_t live_activation_bytes = 0;
   // Bytes that crossed between host and GPU memory for the run's inputs and outputs (DeviceTensor
   // inputs and run_device outputs cross nothing: they are copied on the GPU).
   uint64_t host_upload_bytes = 0;
@@ -175,6 +196,10 @@ class Session {
   // Timestamp profiling of later runs (SessionOptions::profile sets it for the first): each
   // dispatch gets its own pass, which costs time, so timed runs should leave it off.
   void set_profiling(bool on);
+  // The memory plan of the graph for these input shapes, computed without running anything (a dry
+  // run; inputs with static declared shapes may be omitted). Throws onda::ModelError like run()
+  // for shapes the model rejects, and when SessionOptions::memory_limit cannot hold the plan.
+  MemoryPlanReport plan_memory(const std::map<std::string, std::vector<int64_t>>& input_shapes);
 
  private:
   struct Impl;

@@ -183,7 +183,10 @@ void GraphWalk::walk(WalkPlan& plan, Scope& scope) {
     const Node& node = graph.nodes[node_index];
     std::vector<ops::Value> args;
     for (const auto& name : node.inputs) args.push_back(lookup(scope, node, name));
+    if (r_.traced_pool && r_.step_marks)
+      r_.step_marks->push_back({r_.traced_pool->trace_events(), node.describe()});
     std::vector<ops::Value> results = run_node(plan, node_index, args, scope);
+    if (r_.traced_pool) mark_used_together(args, results);
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
       if (!node.outputs[i].empty()) scope.values[node.outputs[i]] = std::move(results[i]);
     }
@@ -195,6 +198,19 @@ void GraphWalk::walk(WalkPlan& plan, Scope& scope) {
       r_.submit_after = std::min<size_t>(r_.submit_after * 2, size_t{64} * r_.first_submit_dispatches);
     }
   }
+}
+
+void GraphWalk::mark_used_together(const std::vector<ops::Value>& args,
+                                   const std::vector<ops::Value>& results) {
+  std::vector<const gpu::PooledBuffer*> in_use;
+  std::function<void(const ops::Value&)> add = [&](const ops::Value& v) {
+    if (v.device.defined()) in_use.push_back(v.device.storage().get());
+    if (v.is_sequence())
+      for (const ops::Value& item : *v.sequence) add(item);
+  };
+  for (const auto* values : {&args, &results})
+    for (const ops::Value& v : *values) add(v);
+  r_.traced_pool->mark_step(in_use);
 }
 
 WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& subgraph,

@@ -21,6 +21,7 @@
 #include "graph/node_cost.h"
 #include "ops/op_context.h"
 #include "ops/op_registry.h"
+#include "runtime/memory_planning.h"
 
 namespace onda::runtime {
 
@@ -61,6 +62,10 @@ struct WalkResources {
   size_t first_submit_dispatches = 0;
   // Profiled runs: each recorded node's cost (runtime/roofline.h), summed by its profile name.
   std::map<std::string, NodeCost>* profile_costs = nullptr;
+  // A run traced for the memory plan (gpu/buffer_pool.h): the run's pool, told after each node which
+  // of its loans the node used together, and where each node's allocation events start.
+  gpu::BufferPool* traced_pool = nullptr;
+  std::vector<StepMark>* step_marks = nullptr;
 };
 
 class GraphWalk {
@@ -91,6 +96,9 @@ class GraphWalk {
                                              std::shared_ptr<void>* node_state,
                                              const std::vector<ops::Value>& args, bool cache_constant_results,
                                              bool& on_host);
+
+  // A traced run: the loans of one node's arguments and results (and its scratch) were used together.
+  void mark_used_together(const std::vector<ops::Value>& args, const std::vector<ops::Value>& results);
 
   WalkResources r_;
   bool read_back_ = false;

@@ -15,8 +15,13 @@
 //
 // Memory: three pools, so a run's peak is reported exactly and weights apart from activations.
 // `pool` holds what lives within one run (inputs, intermediates, outputs): its peak is the run's
-// activation peak. `weights_pool` holds initializers uploaded once and what ops derive from them
-// (prepacked B); `persistent_pool` holds per-node tables (FFT twiddles, RNN weights) kept across runs.
+// activation peak. Its tensors follow a static memory plan per input shape (graph/memory_plan.h,
+// runtime/memory_planning.h): the plan's first run is traced (sizes, lifetimes, which loans each node
+// uses together), the plan places every allocation at an offset in a few arenas, and later runs
+// (and the captured run, so its replays) take their tensors from there; SessionOptions::memory_limit
+// is checked against the graph's dry-run plan before the first run and the traced plan after it.
+// `weights_pool` holds initializers uploaded once and what ops derive from them (prepacked B);
+// `persistent_pool` holds per-node tables (FFT twiddles, RNN weights) kept across runs.
 #include "onda/session.h"
 
 #include <fmt/format.h>
@@ -47,11 +52,13 @@
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
 #include "graph/simplify.h"
+#include "kernels/kernel_tuning.h"
 #include "onnx/onnx_loader.h"
 #include "ops/op_registry.h"
-#include "kernels/kernel_tuning.h"
+#include "runtime/control_flow.h"
 #include "runtime/device_impl.h"
 #include "runtime/graph_walk.h"
+#include "runtime/memory_planning.h"
 #include "runtime/roofline.h"
 
 namespace onda {
@@ -89,6 +96,9 @@ using runtime::kMaxHostElements;
 constexpr int64_t kTinyInput = 64;
 // Captured runs kept per plan when its control flow can take different paths (see the top).
 constexpr size_t kMaxCapturesPerPlan = 4;
+// Runs traced for one plan's memory plan before the pool allocates without one (a run whose
+// allocations differ from the traced run's, e.g. the first run's prepacking scratch, is traced again).
+constexpr int kMemoryPlanAttempts = 3;
 
 }  // namespace
 
@@ -131,7 +141,8 @@ struct Session::Impl {
         device(std::move(d)),
         context(device->impl().context),
         first_submit_dispatches(options.first_submit_dispatches),
-        tuning(parse_tuning(options.tuning)) {
+        tuning(parse_tuning(options.tuning)),
+        memory_limit(options.memory_limit) {
     set_profiling(options.profile);
   }
 
@@ -185,7 +196,19 @@ struct Session::Impl {
     std::vector<std::shared_ptr<gpu::PooledBuffer>> claimed;
   };
   std::vector<std::unique_ptr<CapturedRun>> captured;  // of the current plan
-  int plan_runs = 0;  // runs recorded with the current plan
+  int plan_runs = 0;                                   // runs recorded with the current plan
+  // The static memory plan of the current plan's activations (see begin_memory_run).
+  struct MemoryState {
+    std::vector<runtime::StepMark> marks;  // of the traced run
+    int attempts = 0;                      // runs traced for this plan
+    // Off for graphs with If/Loop/Scan: their allocations follow the branch each run takes, so one
+    // traced run does not foresee the next (those keep the pool's allocation).
+    bool enabled = true;
+    uint64_t planned_bytes = 0, live_peak_bytes = 0;
+    std::unique_ptr<runtime::ActivationPlan> to_install;  // planned from the traced run
+  };
+  MemoryState memory;
+  const uint64_t memory_limit;
   const bool replay_enabled = gpu::user_environment().replay;
 
   // The captured run these inputs can replay, or null.
@@ -206,6 +229,36 @@ struct Session::Impl {
   }
   void check_inputs(const std::map<std::string, HostTensor>& inputs,
                     const std::map<std::string, DeviceTensor>& device_inputs) const;
+  // submit's steps, in order: shapes, plan, memory, bind, capture, record, outputs, profile.
+  std::map<std::string, Shape> input_shapes(const std::map<std::string, HostTensor>& inputs,
+                                            const std::map<std::string, DeviceTensor>& device_inputs,
+                                            uint64_t& host_upload_bytes) const;
+  Graph simplified_for(const std::map<std::string, Shape>& shapes) const;
+  void ensure_plan(const std::map<std::string, Shape>& shapes);
+  void begin_memory_run();
+  // False when this run's buffers are not the memory plan's (traced, or it missed the plan).
+  bool finish_memory_run();
+  std::unordered_map<std::string, ops::Value> bind_inputs(
+      const std::map<std::string, HostTensor>& inputs,
+      const std::map<std::string, DeviceTensor>& device_inputs,
+      std::vector<std::pair<const Tensor*, Tensor>>& device_input_copies);
+  std::unique_ptr<CapturedRun> begin_capture(const std::map<std::string, HostTensor>& inputs,
+                                             const std::unordered_map<std::string, ops::Value>& values,
+                                             gpu::CommandRecorder& recorder, bool profiled);
+  // A recorded walk and what it borrows (kept until the outputs are recorded).
+  struct Recorded {
+    std::unique_ptr<ops::OpContext> op_context;
+    std::unique_ptr<std::map<std::string, double>> record_by_op;
+    std::unique_ptr<runtime::GraphWalk> walk;
+    std::unique_ptr<runtime::Scope> scope;
+  };
+  Recorded record_walk(std::unordered_map<std::string, ops::Value> values, gpu::CommandRecorder& recorder,
+                       gpu::Profiler* active_profiler, std::map<std::string, NodeCost>& profile_costs);
+  std::vector<PendingRun::Output> record_outputs(runtime::GraphWalk& walk, const runtime::Scope& scope,
+                                                 gpu::CommandRecorder& recorder,
+                                                 const std::set<std::string>& on_device);
+  void read_profile(RunStats& stats, const std::map<std::string, NodeCost>& profile_costs);
+  void keep_capture(std::unique_ptr<CapturedRun> capture, const PendingRun& run);
   Tensor keep_on_device(const ops::Value& value, gpu::CommandRecorder& recorder);
   std::map<std::string, HostTensor> collect();
   RunOutputs collect_split();
@@ -287,6 +340,16 @@ const RunStats& Session::last_run() const {
 void Session::set_profiling(bool on) {
   DeviceLock lock(impl_->device->impl().mutex);
   impl_->set_profiling(on);
+}
+
+MemoryPlanReport Session::plan_memory(const std::map<std::string, std::vector<int64_t>>& input_shapes) {
+  DeviceLock lock(impl_->device->impl().mutex);
+  std::map<std::string, Shape> shapes(input_shapes.begin(), input_shapes.end());
+  const MemoryPlanReport report =
+      runtime::plan_graph_memory(impl_->simplified_for(shapes), impl_->context.limits());
+  runtime::check_memory_limit(impl_->memory_limit, report.activation_bytes, report.weight_bytes,
+                              report.peak_node, "the plan of these input shapes");
+  return report;
 }
 
 std::map<std::string, HostTensor> Session::run(const std::map<std::string, HostTensor>& inputs) {
@@ -396,7 +459,7 @@ Tensor Session::Impl::keep_on_device(const ops::Value& value, gpu::CommandRecord
   Tensor kept = Tensor::empty(tensors, source.dtype(), source.shape());
   // copyBufferToBuffer moves whole 4-byte words; pooled buffers are padded to their size class.
   const uint64_t bytes = (source.device_bytes() + 3) / 4 * 4;
-  if (source.byte_offset() % 4 != 0 || source.byte_offset() + bytes > source.storage()->size()) {
+  if (source.byte_offset() % 4 != 0 || source.byte_offset() + bytes > source.storage()->end()) {
     throw ModelError("internal: an output view at an unaligned offset cannot stay on the device");
   }
   if (bytes > 0)
@@ -409,22 +472,119 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
                            const std::set<std::string>& on_device) {
   const auto start = std::chrono::steady_clock::now();
   check_inputs(inputs, device_inputs);
-  std::map<std::string, Shape> shapes;
   uint64_t host_upload_bytes = 0;
+  const std::map<std::string, Shape> shapes = input_shapes(inputs, device_inputs, host_upload_bytes);
+  if (CapturedRun* capture = find_capture(inputs, shapes)) {
+    replay(*capture, inputs, device_inputs, on_device, start);
+    return;
+  }
+  ensure_plan(shapes);
+  begin_memory_run();
+  pool.reset_peak();  // counted from the inputs on
+  const uint64_t allocations_before = pool.stats().allocations;
+  std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
+  std::unordered_map<std::string, ops::Value> values =
+      bind_inputs(inputs, device_inputs, device_input_copies);
+
+  // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
+  gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
+  auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
+  gpu::CommandRecorder& recorder = *recorder_owner;
+  for (const auto& [source, copy] : device_input_copies) {
+    if (copy.device_bytes() > 0) {
+      recorder.copy(source->buffer(), source->byte_offset(), copy.buffer(), copy.byte_offset(),
+                    (copy.device_bytes() + 3) / 4 * 4);
+    }
+  }
+  std::unique_ptr<CapturedRun> capture = begin_capture(inputs, values, recorder, active_profiler != nullptr);
+  ++plan_runs;
+
+  PendingRun run;
+  run.start = start;
+  std::map<std::string, NodeCost> profile_costs;  // by profile name (runtime/roofline.h)
+  const Recorded recorded = record_walk(std::move(values), recorder, active_profiler, profile_costs);
+  recorder.set_tape(nullptr);  // the output readbacks are each run's own
+  // A run that read a condition back or planned a subgraph is no replay of later runs.
+  if (recorded.walk->read_back() || recorded.walk->plans_made() > 0) capture.reset();
+  RunStats& stats = run.stats;
+  stats.record_ms = ms_since(start);
+  stats.record_ms_by_op = std::move(*recorded.record_by_op);
+  stats.dispatches = recorder.dispatch_count();
+  stats.buffers_allocated = pool.stats().allocations - allocations_before;
+  stats.host_upload_bytes = host_upload_bytes;
+  run.outputs = record_outputs(*recorded.walk, *recorded.scope, recorder, on_device);
+  if (!finish_memory_run()) capture.reset();  // a run that missed the plan is no replay of later runs
+  stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
+  stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
+  stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
+  stats.planned_activation_bytes = memory.planned_bytes;
+  stats.live_activation_bytes = memory.live_peak_bytes;
+  if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
+  run.submitted = std::chrono::steady_clock::now();
+  if (active_profiler) {
+    recorder.submit_and_wait();  // profiled runs complete here: their timestamps are read with the wait
+    read_profile(stats, profile_costs);
+  } else {
+    recorder.submit();
+  }
+  stats.submits = recorder.submit_count();
+  if (capture) keep_capture(std::move(capture), run);
+  run.recorder = std::move(recorder_owner);
+  pending.push_back(std::move(run));
+}
+
+std::map<std::string, Shape> Session::Impl::input_shapes(
+    const std::map<std::string, HostTensor>& inputs, const std::map<std::string, DeviceTensor>& device_inputs,
+    uint64_t& host_upload_bytes) const {
+  std::map<std::string, Shape> shapes;
   for (const auto& [name, tensor] : inputs) {
     shapes[name] = tensor.shape();
     host_upload_bytes += tensor.byte_size();
   }
   for (const auto& [name, tensor] : device_inputs) shapes[name] = tensor.shape();
-  if (CapturedRun* capture = find_capture(inputs, shapes)) {
-    replay(*capture, inputs, device_inputs, on_device, start);
-    return;
-  }
+  return shapes;
+}
 
+Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) const {
+  Graph simplified = graph;
+  simplify_graph(simplified, shapes);
+  fuse_conv_activations(simplified);
+  fuse_group_norms(simplified);
+  fuse_attention(simplified);
+  return simplified;
+}
+
+void Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
+  if (plan && shapes == plan_shapes) return;
+  // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
+  if (!pending.empty()) context.finish();
+  captured.clear();
+  plan_runs = 0;
+  Graph simplified = simplified_for(shapes);
+  if (memory_limit > 0) {
+    // The dry run's plan (values only) fails early, before anything of this shape is allocated.
+    const MemoryPlanReport estimate = runtime::plan_graph_memory(simplified, context.limits());
+    runtime::check_memory_limit(memory_limit, estimate.activation_bytes, estimate.weight_bytes,
+                                estimate.peak_node, "the plan of this input shape");
+  }
+  plan = runtime::make_walk_plan(std::move(simplified));
+  plan_shapes = shapes;
+  node_states.clear();
+  uploaded_constants.clear();
+  constant_host_results.clear();
+  pool.drop_plan();
+  memory = {};
+  for (const Node& node : plan->graph.nodes)
+    memory.enabled = memory.enabled && !runtime::is_control_flow_op(node);
+}
+
+// Inputs from the host are uploaded into this run's pool; device inputs get a buffer there too and
+// are copied on the GPU (recorded first, by the caller): the run may release and reuse that buffer
+// like any input's, and the caller's tensor stays unchanged.
+std::unordered_map<std::string, ops::Value> Session::Impl::bind_inputs(
+    const std::map<std::string, HostTensor>& inputs, const std::map<std::string, DeviceTensor>& device_inputs,
+    std::vector<std::pair<const Tensor*, Tensor>>& device_input_copies) {
   std::unordered_map<std::string, ops::Value> values;
-  // Device inputs are copied on the GPU into this run's pool (recorded first, below): the run may
-  // then release and reuse that buffer like any input's, and the caller's tensor stays unchanged.
-  std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
   for (const auto& spec : input_specs) {
     ops::Value v;
     if (auto on_device = device_inputs.find(spec.name); on_device != device_inputs.end()) {
@@ -448,61 +608,47 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     }
     values[spec.name] = v;
   }
-  if (!plan || shapes != plan_shapes) {
-    // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
-    if (!pending.empty()) context.finish();
-    captured.clear();
-    plan_runs = 0;
-    Graph simplified = graph;
-    simplify_graph(simplified, shapes);
-    fuse_conv_activations(simplified);
-    fuse_group_norms(simplified);
-    fuse_attention(simplified);
-    plan = runtime::make_walk_plan(std::move(simplified));
-    plan_shapes = shapes;
-    node_states.clear();
-    uploaded_constants.clear();
-    constant_host_results.clear();
-  }
-  const Graph& graph = plan->graph;
+  return values;
+}
 
-  pool.reset_peak();  // the inputs uploaded above are on loan: they count
-  const uint64_t allocations_before = pool.stats().allocations;
-  // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
-  gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
-  auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
-  gpu::CommandRecorder& recorder = *recorder_owner;
-  for (const auto& [source, copy] : device_input_copies) {
-    if (copy.device_bytes() > 0) {
-      recorder.copy(source->buffer(), source->byte_offset(), copy.buffer(), copy.byte_offset(),
-                    (copy.device_bytes() + 3) / 4 * 4);
-    }
-  }
-  // The plan's second run is captured (its first prepacks weights and uploads constants, once);
-  // with control flow, later runs with other host input values too (kept if they planned nothing).
-  std::unique_ptr<CapturedRun> capture;
+// The plan's second run is captured (its first prepacks weights and uploads constants, once, and is
+// traced for the memory plan); with control flow, later runs with other host input values too (kept
+// if they planned nothing). A run traced for the memory plan is not captured: its buffers are the
+// pool's, the next run's are the plan's.
+std::unique_ptr<Session::Impl::CapturedRun> Session::Impl::begin_capture(
+    const std::map<std::string, HostTensor>& inputs,
+    const std::unordered_map<std::string, ops::Value>& values, gpu::CommandRecorder& recorder,
+    bool profiled) {
   const bool may_capture_more = captured.size() < kMaxCapturesPerPlan && !plan->subplans.empty();
-  if (replay_enabled && !active_profiler && plan_runs >= 1 && (captured.empty() || may_capture_more)) {
-    capture = std::make_unique<CapturedRun>();
-    for (const auto& spec : input_specs) {
-      const ops::Value& v = values.at(spec.name);
-      if (v.device.defined()) {
-        capture->device_inputs[spec.name] = {v.device.buffer(), v.device.byte_offset(), v.device.dtype(), v.device.numel()};
-      }
-      // A clone: the caller may pass a view of memory it rewrites before the next run.
-      if (v.host.defined()) capture->host_inputs[spec.name] = inputs.at(spec.name).clone();
+  if (!replay_enabled || profiled || plan_runs < 1 || pool.tracing() ||
+      (!captured.empty() && !may_capture_more))
+    return nullptr;
+  auto capture = std::make_unique<CapturedRun>();
+  for (const auto& spec : input_specs) {
+    const ops::Value& v = values.at(spec.name);
+    if (v.device.defined()) {
+      capture->device_inputs[spec.name] = {v.device.buffer(), v.device.byte_offset(), v.device.dtype(),
+                                           v.device.numel()};
     }
-    recorder.set_tape(&capture->tape);
+    // A clone: the caller may pass a view of memory it rewrites before the next run.
+    if (v.host.defined()) capture->host_inputs[spec.name] = inputs.at(spec.name).clone();
   }
-  ++plan_runs;
-  ops::OpContext op_context{{context, pipelines, tuning}, recorder, pool, persistent_pool, 0, nullptr};
+  recorder.set_tape(&capture->tape);
+  return capture;
+}
+
+// Walks the plan with the run's op context; uploads while recording go through the recorder, in
+// order with the dispatches (see CommandRecorder::upload): a pooled buffer may be reused within the run.
+Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::string, ops::Value> values,
+                                                   gpu::CommandRecorder& recorder,
+                                                   gpu::Profiler* active_profiler,
+                                                   std::map<std::string, NodeCost>& profile_costs) {
+  Recorded recorded;
+  recorded.op_context = std::make_unique<ops::OpContext>(
+      ops::OpContext{{context, pipelines, tuning}, recorder, pool, persistent_pool, 0, nullptr});
+  ops::OpContext& op_context = *recorded.op_context;
   op_context.weights_pool = &weights_pool;
-  // Uploads while recording go through the recorder, in order with the dispatches (see
-  // CommandRecorder::upload): a pooled buffer may be reused within the run.
-  auto upload_in_run = [&](const HostTensor& host) {
-    return Tensor::upload(recorder, pool, host.dtype(), host.shape(), host.data());
-  };
-  op_context.to_device = [&](const ops::Value& v) -> Tensor {
+  op_context.to_device = [this, &recorder](const ops::Value& v) -> Tensor {
     if (v.device.defined()) return v.device;
     if (!v.host.defined()) throw ModelError("internal: undefined value used");
     if (v.constant && v.host.numel() > 0) {
@@ -514,35 +660,43 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
       }
       return cached->second;
     }
-    return upload_in_run(v.host);
+    return Tensor::upload(recorder, pool, v.host.dtype(), v.host.shape(), v.host.data());
   };
-
-  std::map<std::string, double> record_by_op;
   // Chunked submits overlap recording with GPU work; queue order keeps pooled buffers reused across
   // chunks correct. Profiled runs submit once (their timestamps are resolved per command buffer).
-  std::map<std::string, NodeCost> profile_costs;  // by profile name (runtime/roofline.h)
-  runtime::GraphWalk walk({context, recorder, op_context, weights_pool, uploaded, node_states,
-                           constant_host_results, record_by_op, active_profiler != nullptr,
-                           active_profiler ? 0 : first_submit_dispatches, first_submit_dispatches,
-                           active_profiler ? &profile_costs : nullptr});
-  runtime::Scope scope{&graph, nullptr, std::move(values)};
-  walk.walk(*plan, scope);
-  recorder.set_tape(nullptr);  // the output readbacks are each run's own
-  // A run that read a condition back or planned a subgraph is no replay of later runs.
-  if (walk.read_back() || walk.plans_made() > 0) capture.reset();
-  PendingRun run;
-  run.start = start;
-  RunStats& stats = run.stats;
-  stats.record_ms = ms_since(start);
-  stats.record_ms_by_op = std::move(record_by_op);
-  stats.dispatches = recorder.dispatch_count();
-  stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
-  stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
-  stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
-  stats.buffers_allocated = pool.stats().allocations - allocations_before;
-  stats.host_upload_bytes = host_upload_bytes;
-  for (const auto& name : graph.outputs) {
-    ops::Value v = walk.lookup(scope, graph.nodes.empty() ? Node{} : graph.nodes.back(), name);
+  recorded.record_by_op = std::make_unique<std::map<std::string, double>>();
+  runtime::WalkResources resources{context,
+                                   recorder,
+                                   op_context,
+                                   weights_pool,
+                                   uploaded,
+                                   node_states,
+                                   constant_host_results,
+                                   *recorded.record_by_op,
+                                   active_profiler != nullptr,
+                                   active_profiler ? 0 : first_submit_dispatches,
+                                   first_submit_dispatches,
+                                   active_profiler ? &profile_costs : nullptr};
+  if (pool.tracing()) {
+    resources.traced_pool = &pool;
+    resources.step_marks = &memory.marks;
+  }
+  recorded.walk = std::make_unique<runtime::GraphWalk>(resources);
+  recorded.scope = std::make_unique<runtime::Scope>(runtime::Scope{&plan->graph, nullptr, std::move(values)});
+  recorded.walk->walk(*plan, *recorded.scope);
+  return recorded;
+}
+
+// Each graph output: known on the host, read back behind the run's last dispatch, or (run_device)
+// copied into the Device's pool.
+std::vector<Session::Impl::PendingRun::Output> Session::Impl::record_outputs(runtime::GraphWalk& walk,
+                                                                             const runtime::Scope& scope,
+                                                                             gpu::CommandRecorder& recorder,
+                                                                             const std::set<std::string>& on_device) {
+  const Graph& planned = plan->graph;
+  std::vector<PendingRun::Output> outputs;
+  for (const auto& name : planned.outputs) {
+    ops::Value v = walk.lookup(scope, planned.nodes.empty() ? Node{} : planned.nodes.back(), name);
     if (!v.defined() || v.is_sequence())
       throw ModelError(fmt::format("graph output '{}' is {}: onda returns only tensors", name,
                                    v.defined() ? "a sequence" : "an empty optional"));
@@ -561,45 +715,85 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
       out.device = v.device;
       out.download = v.device.begin_download(context, recorder);
     }
-    run.outputs.push_back(std::move(out));
+    outputs.push_back(std::move(out));
   }
-  if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
-  run.submitted = std::chrono::steady_clock::now();
-  if (active_profiler) {
-    // Profiled runs complete here: their timestamps are read back with the wait.
-    recorder.submit_and_wait();
-    for (const auto& e : profiler->entries()) {
-      const size_t tab = e.name.find('\t');
-      const size_t tab2 = tab == std::string::npos ? tab : e.name.find('\t', tab + 1);
-      ProfileLine line{tab == std::string::npos ? e.name : e.name.substr(0, tab),
-                       tab == std::string::npos ? "" : e.name.substr(tab + 1, tab2 - tab - 1), e.total_ms, e.count, {}};
-      if (tab2 != std::string::npos) line.input_shapes = e.name.substr(tab2 + 1);
-      auto cost = profile_costs.find(e.name);
-      runtime::set_roofline(line, cost == profile_costs.end() ? NodeCost{} : cost->second,
-                            kernels::device_peak({context, pipelines}));
-      stats.profile.push_back(std::move(line));
-    }
-    runtime::set_roofline_totals(stats, kernels::device_peak({context, pipelines}));
-    stats.profile_span_ms = profiler->span_ms();
-    profiler->clear();
-  } else {
-    recorder.submit();
+  return outputs;
+}
+
+void Session::Impl::read_profile(RunStats& stats, const std::map<std::string, NodeCost>& profile_costs) {
+  for (const auto& e : profiler->entries()) {
+    const size_t tab = e.name.find('\t');
+    const size_t tab2 = tab == std::string::npos ? tab : e.name.find('\t', tab + 1);
+    ProfileLine line{tab == std::string::npos ? e.name : e.name.substr(0, tab),
+                     tab == std::string::npos ? "" : e.name.substr(tab + 1, tab2 - tab - 1),
+                     e.total_ms,
+                     e.count,
+                     {}};
+    if (tab2 != std::string::npos) line.input_shapes = e.name.substr(tab2 + 1);
+    auto cost = profile_costs.find(e.name);
+    runtime::set_roofline(line, cost == profile_costs.end() ? NodeCost{} : cost->second,
+                          kernels::device_peak({context, pipelines}));
+    stats.profile.push_back(std::move(line));
   }
-  stats.submits = recorder.submit_count();
-  if (capture) {
-    for (const auto& out : run.outputs) capture->outputs.push_back({out.name, out.host, out.device, {}, {}});
-    capture->stats = stats;
-    capture->stats.profile.clear();
-    // The values released during the run sit in the pools' free lists now: the tape keeps them.
-    std::vector<wgpu::Buffer> buffers = capture->tape.buffers();
-    for (const auto& [name, slot] : capture->device_inputs) buffers.push_back(slot.buffer);
-    for (gpu::BufferPool* p : {&pool, &persistent_pool, &weights_pool}) {
-      for (auto& loan : p->claim(buffers)) capture->claimed.push_back(std::move(loan));
-    }
-    captured.push_back(std::move(capture));
+  runtime::set_roofline_totals(stats, kernels::device_peak({context, pipelines}));
+  stats.profile_span_ms = profiler->span_ms();
+  profiler->clear();
+}
+
+void Session::Impl::keep_capture(std::unique_ptr<CapturedRun> capture, const PendingRun& run) {
+  for (const auto& out : run.outputs) capture->outputs.push_back({out.name, out.host, out.device, {}, {}});
+  capture->stats = run.stats;
+  capture->stats.profile.clear();
+  // The values released during the run sit in the pools' free lists now: the tape keeps them.
+  std::vector<wgpu::Buffer> buffers = capture->tape.buffers();
+  for (const auto& [name, slot] : capture->device_inputs) buffers.push_back(slot.buffer);
+  for (gpu::BufferPool* p : {&pool, &persistent_pool, &weights_pool}) {
+    for (auto& loan : p->claim(buffers)) capture->claimed.push_back(std::move(loan));
   }
-  run.recorder = std::move(recorder_owner);
-  pending.push_back(std::move(run));
+  captured.push_back(std::move(capture));
+}
+
+// The memory plan's life per input shape: the plan's first run is traced, the plan made from the
+// trace and installed, later runs follow it. A run that asked for something the plan did not
+// foresee is traced again (up to kMemoryPlanAttempts times, then the pool allocates as before).
+void Session::Impl::begin_memory_run() {
+  if (memory.to_install) {
+    if (!pending.empty()) context.finish();  // the traced run's buffers are free once it completed
+    pool.trim();
+    runtime::ActivationPlan& p = *memory.to_install;
+    pool.install_plan(p.arena_bytes, std::move(p.allocation_bytes), std::move(p.placements));
+    memory.to_install.reset();
+  }
+  if (!memory.enabled) return;
+  if (!pool.has_plan() && !memory.to_install && memory.attempts < kMemoryPlanAttempts) {
+    memory.marks.clear();
+    pool.begin_trace();
+  } else if (pool.has_plan()) {
+    pool.begin_planned_run();
+  }
+}
+
+bool Session::Impl::finish_memory_run() {
+  if (pool.tracing()) {
+    const gpu::AllocationTrace trace = pool.end_trace();
+    ++memory.attempts;
+    if (trace.allocations.empty()) return true;
+    runtime::ActivationPlan planned = runtime::plan_activations(trace, memory.marks, context.limits());
+    const uint64_t weights = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
+    runtime::check_memory_limit(memory_limit, planned.planned_bytes, weights, planned.peak_node,
+                                "the activations of this input shape");
+    memory.planned_bytes = planned.planned_bytes;
+    memory.live_peak_bytes = planned.live_peak_bytes;
+    // Installed by the next run, after the traced run's buffers (back in the pool's free lists by
+    // then) are dropped: the two never take memory at once.
+    memory.to_install = std::make_unique<runtime::ActivationPlan>(std::move(planned));
+    return false;  // this run's buffers are not the plan's
+  }
+  if (pool.has_plan() && pool.plan_diverged()) {
+    if (memory.attempts < kMemoryPlanAttempts) pool.drop_plan();
+    return false;
+  }
+  return true;
 }
 
 Session::Impl::CapturedRun* Session::Impl::find_capture(const std::map<std::string, HostTensor>& inputs,

@@ -27,7 +27,9 @@ Tensor Tensor::empty(gpu::BufferPool& pool, DType dtype, Shape shape) {
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
   // Round up to whole 16-byte units: kernels read f16 pairs and vec4s without running off the end.
-  t.storage_ = pool.acquire(std::max<uint64_t>((t.device_bytes() + 15) & ~uint64_t{15}, 16));
+  // A range of an activation arena when the pool follows a memory plan (gpu/buffer_pool.h).
+  t.storage_ = pool.acquire_tensor(std::max<uint64_t>((t.device_bytes() + 15) & ~uint64_t{15}, 16));
+  t.byte_offset_ = t.storage_->offset();
   return t;
 }
 
@@ -67,7 +69,7 @@ std::vector<uint8_t> Tensor::to_device_layout(DType dtype, int64_t n, const void
 Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data) {
   Tensor t = empty(pool, dtype, std::move(shape));
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
-  gpu::upload(context, t.buffer(), 0, device.data(), device.size());
+  gpu::upload(context, t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
 }
 
@@ -75,7 +77,7 @@ Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DTy
                       const void* host_data) {
   Tensor t = empty(pool, dtype, std::move(shape));
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
-  recorder.upload(t.buffer(), 0, device.data(), device.size());
+  recorder.upload(t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
 }
 
@@ -137,7 +139,7 @@ std::vector<float> Tensor::download_floats(gpu::Context& context) const {
 gpu::BufferBinding Tensor::binding(const gpu::Context& context) const {
   const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
   const uint64_t start = byte_offset_ / alignment * alignment;
-  const uint64_t end = std::min<uint64_t>((byte_offset_ + device_bytes() + 15) & ~uint64_t{15}, storage_->size());
+  const uint64_t end = std::min<uint64_t>((byte_offset_ + device_bytes() + 15) & ~uint64_t{15}, storage_->end());
   return {buffer(), start, std::max<uint64_t>(end - start, 16)};
 }
 
