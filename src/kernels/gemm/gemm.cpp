@@ -611,7 +611,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
   }
-  const wgpu::ComputePipeline& pipeline = pipelines.get(render_shader(shader_name, values), {}, label);
+  const wgpu::ComputePipeline& pipeline = shader_pipeline(pipelines, shader_name, values, label);
   pipelines_.push_back({&pipelines, f, &pipeline});
   return pipeline;
 }
