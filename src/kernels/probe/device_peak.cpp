@@ -25,7 +25,8 @@ uint64_t probes_run = 0;
 const wgpu::ComputePipeline& probe_pipeline(const KernelContext& k, const std::string& shader,
                                             const std::string& entry_point) {
   const gpu::PipelineKey key{shader, {}, entry_point};
-  return k.pipelines.get(key, [&] { return std::string(shader_text(shader)); }, shader + " " + entry_point);
+  return k.pipelines.get(
+      key, [&] { return std::string(shader_text(shader)); }, shader + " " + entry_point);
 }
 
 // Seconds from the submit until the GPU finished `recorder`'s work.
@@ -58,8 +59,9 @@ struct CopyParams {
 
 double measure_copy_bandwidth(const KernelContext& k, gpu::BufferPool& pool) {
   const wgpu::Limits& limits = k.gpu.limits();
-  const uint64_t chunk = std::min({uint64_t{64} << 20, limits.maxStorageBufferBindingSize, limits.maxBufferSize / 2}) &
-                         ~uint64_t{255};
+  const uint64_t chunk =
+      std::min({uint64_t{64} << 20, limits.maxStorageBufferBindingSize, limits.maxBufferSize / 2}) &
+      ~uint64_t{255};
   const auto from = pool.acquire(chunk), to = pool.acquire(chunk);
   const wgpu::ComputePipeline& pipeline = probe_pipeline(k, "probe/copy_bandwidth.wgsl", "main");
   // Enough invocations to fill any GPU; each copies a few vec4s of a chunk.
@@ -72,8 +74,8 @@ double measure_copy_bandwidth(const KernelContext& k, gpu::BufferPool& pool) {
     const CopyParams params{static_cast<uint32_t>(size / 16), {}};
     const uint32_t groups = static_cast<uint32_t>(std::min<uint64_t>(workgroups, (size / 16 + 255) / 256));
     for (uint64_t i = 0; i < copies; ++i) {
-      recorder.dispatch(pipeline, {{from->buffer(), 0, size}, {to->buffer(), 0, size}}, &params, sizeof(params),
-                        {groups, 1, 1}, "device_peak_copy");
+      recorder.dispatch(pipeline, {{from->buffer(), 0, size}, {to->buffer(), 0, size}}, &params,
+                        sizeof(params), {groups, 1, 1}, "device_peak_copy");
     }
     return submit_and_time(recorder) * bytes / static_cast<double>(copies * size);  // for `bytes`
   };
