@@ -16,9 +16,16 @@ namespace onda::gpu {
 using OverrideConstants = std::vector<std::pair<std::string, double>>;
 
 struct PipelineKey {
+  explicit PipelineKey(std::string shader_id, std::map<std::string, std::string> template_values = {},
+                       std::string entry = "main", OverrideConstants override_constants = {})
+      : shader(std::move(shader_id)),
+        values(std::move(template_values)),
+        entry_point(std::move(entry)),
+        constants(std::move(override_constants)) {}
+
   std::string shader;                         // the shader's id
   std::map<std::string, std::string> values;  // what its text is a function of
-  std::string entry_point = "main";
+  std::string entry_point;
   OverrideConstants constants;
 
   bool operator==(const PipelineKey&) const = default;

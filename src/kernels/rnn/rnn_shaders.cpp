@@ -217,16 +217,25 @@ const wgpu::ComputePipeline& rnn_pipeline(gpu::PipelineCache& pipelines, const R
                                           const std::string& label) {
   gpu::PipelineKey key{shader.file, shader.values};
   std::string accessors;
-  for (const std::string& token : shader.accessors) accessors += token + '\n';
-  key.values["@ACCESSORS"] = accessors;
-  key.values["@ACCESSORS_FIRST"] = shader.accessors_first ? "1" : "0";
+  for (const std::string& token : shader.accessors) {
+    accessors += token;
+    accessors += '\n';
+  }
+  // (Inserted, not assigned: GCC 12's -Wrestrict misreads a literal assigned to a std::string.)
+  key.values.emplace("@ACCESSORS", std::move(accessors));
+  key.values.emplace("@ACCESSORS_FIRST", shader.accessors_first ? "1" : "0");
   return pipelines.get(
       key,
       [&] {
         std::string text;
         for (const std::string& token : shader.accessors) text += *expand_tensor_access(token);
-        const std::string kernel = render_shader(shader.file, shader.values);
-        return shader.accessors_first ? text + kernel : kernel + text;
+        std::string kernel = render_shader(shader.file, shader.values);
+        if (!shader.accessors_first) {
+          kernel += text;
+          return kernel;
+        }
+        text += kernel;
+        return text;
       },
       label);
 }
