@@ -9,18 +9,10 @@
 namespace onda::kernels::conv {
 
 const char* auto_pad_name(AutoPad auto_pad) {
-  switch (auto_pad) {
-    case AutoPad::explicit_pads:
-      return "explicit";
-    case AutoPad::same_upper:
-      return "same_upper";
-    case AutoPad::same_lower:
-      return "same_lower";
-    case AutoPad::valid:
-      return "valid";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"explicit", "same_upper", "same_lower", "valid"};  // enum order
+  return kNames[static_cast<int>(auto_pad)];
 }
+
 namespace {
 
 int64_t product(const std::vector<int64_t>& v) {
