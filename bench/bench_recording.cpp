@@ -4,8 +4,9 @@
 //   build/bench_recording [--count N]
 //
 // Each line is microseconds per call, the mean over N calls after a warm-up:
-//   render_shader hit          the template step's cache lookup for an already rendered shader
-//   pipeline lookup hit        PipelineCache::get of a cached shader (its key holds the whole text)
+//   shader_pipeline hit        a kernel's pipeline lookup: its PipelineKey (shader name + template
+//                              values) hashed and found; nothing rendered
+//   pipeline lookup hit        PipelineCache::get of a cached shader with no id (keyed by its text)
 //   CreateBindGroup            Dawn's bind group for 3 storage buffers + 1 uniform slice
 //   dispatch (first run)       CommandRecorder::dispatch: bind group, uniforms, encoding
 //   dispatch (repeat run)      the same dispatches by a new recorder: bind groups found in the cache
@@ -22,6 +23,7 @@
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
+#include "kernels/common/tensor_access.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel_context.h"
@@ -59,11 +61,14 @@ int main(int argc, char** argv) {
   Tensor y = Tensor::empty(pool, DType::f32, {64, 64});
   context.finish();
 
-  const kernels::TemplateValues values = {{"X_ACCESS", "// x"}, {"Y_ACCESS", "// y"}, {"LOG_SOFTMAX", "0"},
+  const kernels::TemplateValues values = {{"X_ACCESS", kernels::tensor_access("x", 0, DType::f32, false)},
+                                          {"Y_ACCESS", kernels::tensor_access("y", 1, DType::f32, true)},
+                                          {"LOG_SOFTMAX", "0"},
                                           {"INNER_ONE", "1"}};
-  const std::string shader = kernels::render_shader("softmax/softmax.wgsl", values);
-  fmt::print("{:<28} {:8.2f} us\n", "render_shader hit",
-             us_per_call(count, [&](int) { (void)kernels::render_shader("softmax/softmax.wgsl", values); }));
+  (void)kernels::shader_pipeline(pipelines, "softmax/softmax.wgsl", values, "bench softmax");
+  fmt::print("{:<28} {:8.2f} us\n", "shader_pipeline hit", us_per_call(count, [&](int) {
+               (void)kernels::shader_pipeline(pipelines, "softmax/softmax.wgsl", values, "bench softmax");
+             }));
 
   // A real pipeline to bind: y = a + b through the elementwise kernel records it once.
   const kernels::ElementwiseOp& add = *kernels::find_elementwise_op("Add");

@@ -22,22 +22,31 @@ void dump_wgsl(const std::string& wgsl, const std::string& label) {
 
 }  // namespace
 
+size_t PipelineKeyHash::operator()(const PipelineKey& key) const {
+  const std::hash<std::string> hash_string;
+  size_t h = hash_string(key.shader);
+  const auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const auto& [name, value] : key.values) {
+    mix(hash_string(name));
+    mix(hash_string(value));
+  }
+  mix(hash_string(key.entry_point));
+  for (const auto& [name, value] : key.constants) {
+    mix(hash_string(name));
+    mix(std::hash<double>{}(value));
+  }
+  return h;
+}
+
 const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const OverrideConstants& constants,
                                                 const std::string& label, const std::string& entry_point) {
-  // The common request (entry point main, no override constants) is keyed by its text alone: no
-  // key is built for it (a copy of kilobytes of WGSL per dispatch otherwise).
-  const bool plain = constants.empty() && entry_point == "main";
-  std::string key;
-  if (plain) {
-    if (auto it = plain_.find(wgsl); it != plain_.end()) return it->second;
-  } else {
-    key = entry_point;
-    for (const auto& [name, value] : constants) key += fmt::format("|{}={}", name, value);
-    key += '\n';
-    key += wgsl;
-    if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
-  }
+  return get(
+      PipelineKey{wgsl, {}, entry_point, constants}, [&] { return wgsl; }, label);
+}
 
+const wgpu::ComputePipeline& PipelineCache::create(const PipelineKey& key, const std::string& wgsl,
+                                                   const std::string& label) {
+  const OverrideConstants& constants = key.constants;
   std::vector<wgpu::ConstantEntry> entries(constants.size());
   for (size_t i = 0; i < constants.size(); ++i) {
     entries[i].key = constants[i].first.c_str();
@@ -54,14 +63,13 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
     wgpu::ComputePipelineDescriptor descriptor;
     descriptor.label = label.c_str();
     descriptor.compute.module = context_.device().CreateShaderModule(&module_descriptor);
-    descriptor.compute.entryPoint = entry_point.c_str();
+    descriptor.compute.entryPoint = key.entry_point.c_str();
     descriptor.compute.constantCount = entries.size();
     descriptor.compute.constants = entries.data();
     pipeline = context_.device().CreateComputePipeline(&descriptor);
   });
   if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
-  if (plain) return plain_.emplace(wgsl, std::move(pipeline)).first->second;
-  return pipelines_.emplace(std::move(key), std::move(pipeline)).first->second;
+  return pipelines_.emplace(key, std::move(pipeline)).first->second;
 }
 
 std::optional<bool> PipelineCache::recall(const wgpu::ComputePipeline& pipeline, const std::string& fact) const {

@@ -1,41 +1,37 @@
-// Compiled compute pipelines, keyed by the exact shader text, entry point and override constants.
-// Shape never enters the key: kernels read shapes from uniforms, so one pipeline serves all shapes.
+// Compiled compute pipelines, keyed by a PipelineKey (pipeline_key.h): the shader's id, the values
+// its text is a function of, the entry point and the override constants. The WGSL text is rendered
+// only when a key is new. Shape never enters the key: kernels read shapes from uniforms, so one
+// pipeline serves all shapes.
 #pragma once
 #include <map>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
-#include <vector>
 
 #include "gpu/context.h"
+#include "gpu/pipeline_key.h"
 
 namespace onda::gpu {
-
-// WGSL `override` constants: name -> value.
-using OverrideConstants = std::vector<std::pair<std::string, double>>;
 
 class PipelineCache {
  public:
   explicit PipelineCache(Context& context) : context_(context) {}
 
-  // Throws GpuError with the WGSL compiler's message (and `label`) when the shader does not compile.
-  const wgpu::ComputePipeline& get(const std::string& wgsl, const OverrideConstants& constants = {},
-                                   const std::string& label = "kernel", const std::string& entry_point = "main");
-
-  // For kernels whose shader is a function of a few choices (op, dtypes, vector widths): `key`
-  // spells those choices and `make_wgsl` renders the shader only on the first request, so a warm
-  // lookup costs one short hash instead of rendering and hashing kilobytes of WGSL per dispatch.
+  // The pipeline of `key`; `make_wgsl()` renders its text, called only when the key is new. Throws
+  // GpuError with the WGSL compiler's message (and `label`) when the shader does not compile.
   template <class MakeWgsl>
-  const wgpu::ComputePipeline& get_keyed(const std::string& key, MakeWgsl&& make_wgsl, const std::string& label) {
-    auto it = keyed_.find(key);
-    if (it != keyed_.end()) return *it->second;
-    const wgpu::ComputePipeline& pipeline = get(make_wgsl(), {}, label);
-    keyed_.emplace(key, &pipeline);
-    return pipeline;
+  const wgpu::ComputePipeline& get(const PipelineKey& key, MakeWgsl&& make_wgsl, const std::string& label) {
+    if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
+    return create(key, make_wgsl(), label);
   }
 
-  size_t size() const { return plain_.size() + pipelines_.size(); }
+  // A shader with no id (a test's, a one-off's): its text is its id.
+  const wgpu::ComputePipeline& get(const std::string& wgsl, const OverrideConstants& constants = {},
+                                   const std::string& label = "kernel",
+                                   const std::string& entry_point = "main");
+
+  size_t size() const { return pipelines_.size(); }
 
   // Facts learned by running one of this cache's pipelines (whether a grid of it is resident at once,
   // say), named by `fact`. They live as long as the cache, and so as its pipelines: a pipeline
@@ -46,9 +42,10 @@ class PipelineCache {
 
  private:
   Context& context_;
-  std::unordered_map<std::string, wgpu::ComputePipeline> plain_;      // by WGSL text: main, no constants
-  std::unordered_map<std::string, wgpu::ComputePipeline> pipelines_;  // by entry point, constants, text
-  std::unordered_map<std::string, const wgpu::ComputePipeline*> keyed_;  // into the two (stable nodes)
+  const wgpu::ComputePipeline& create(const PipelineKey& key, const std::string& wgsl,
+                                      const std::string& label);
+
+  std::unordered_map<PipelineKey, wgpu::ComputePipeline, PipelineKeyHash> pipelines_;  // nodes are stable
   std::map<std::pair<WGPUComputePipeline, std::string>, bool> facts_;
 };
 

@@ -2,11 +2,12 @@
 
 #include <fmt/format.h>
 
-#include <mutex>
+#include <optional>
 #include <set>
-#include <unordered_map>
 #include <stdexcept>
 #include <vector>
+
+#include "kernels/common/tensor_access.h"
 
 namespace onda::kernels {
 
@@ -158,30 +159,23 @@ std::string render_template_text(std::string_view text, const TemplateValues& va
   return out;
 }
 
-const std::string& render_shader(const std::string& name, const TemplateValues& values) {
-  // Kernels render their shader on every dispatch they record (a model records thousands per run);
-  // the rendering (directives, includes, substitutions) costs tens of microseconds, a lookup of
-  // the same request far less. The cache grows with the distinct specialisations only.
-  size_t key_size = name.size();
-  for (const auto& [k, v] : values) key_size += k.size() + v.size() + 2;
-  std::string key;
-  key.reserve(key_size);
-  key = name;
-  for (const auto& [k, v] : values) {
-    key += '\0';
-    key += k;
-    key += '=';
-    key += v;
+std::string render_shader(const std::string& name, const TemplateValues& values) {
+  const TemplateValues* used = &values;
+  TemplateValues expanded;
+  for (const auto& [key, value] : values) {
+    std::optional<std::string> accessor = expand_tensor_access(value);
+    if (!accessor) continue;
+    if (used == &values) expanded = values, used = &expanded;
+    expanded[key] = std::move(*accessor);
   }
-  static std::mutex mutex;
-  static std::unordered_map<std::string, std::string> rendered;
-  {
-    std::lock_guard lock(mutex);
-    if (auto it = rendered.find(key); it != rendered.end()) return it->second;
-  }
-  std::string text = render_template_text(shader_text(name), values, name);
-  std::lock_guard lock(mutex);
-  return rendered.emplace(std::move(key), std::move(text)).first->second;
+  return render_template_text(shader_text(name), *used, name);
+}
+
+const wgpu::ComputePipeline& shader_pipeline(gpu::PipelineCache& pipelines, const std::string& name,
+                                             TemplateValues values, const std::string& label) {
+  gpu::PipelineKey key{name, std::move(values)};
+  return pipelines.get(
+      key, [&] { return render_shader(name, key.values); }, label);
 }
 
 }  // namespace onda::kernels

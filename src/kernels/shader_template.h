@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "gpu/pipeline_cache.h"
+
 namespace onda::kernels {
 
 using TemplateValues = std::map<std::string, std::string>;
@@ -18,11 +20,14 @@ using TemplateValues = std::map<std::string, std::string>;
 // The text of an embedded shader by its path under src/kernels (e.g. "elementwise/elementwise.wgsl").
 std::string_view shader_text(const std::string& name);
 
-// Renders an embedded shader with `values`; throws std::runtime_error naming the shader on a
-// malformed directive or an undefined {{NAME}}.
-// The text lives in a cache that is never pruned, so the reference stays valid (no copy of kilobytes
-// of WGSL per dispatch).
-const std::string& render_shader(const std::string& name, const TemplateValues& values);
+// Renders an embedded shader with `values` (a tensor_access() token among them becomes its WGSL);
+// throws std::runtime_error naming the shader on a malformed directive or an undefined {{NAME}}.
+std::string render_shader(const std::string& name, const TemplateValues& values);
+
+// The pipeline of an embedded shader rendered with `values`, keyed by the two (PipelineKey): a
+// warm lookup hashes the name and values; the shader is rendered only when the key is new.
+const wgpu::ComputePipeline& shader_pipeline(gpu::PipelineCache& pipelines, const std::string& name,
+                                             TemplateValues values, const std::string& label);
 
 // Renders template text directly (used by the tests of the template step).
 std::string render_template_text(std::string_view text, const TemplateValues& values, const std::string& label);

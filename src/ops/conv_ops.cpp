@@ -19,6 +19,7 @@
 #include "graph/model_error.h"
 #include "kernels/common/binding_window.h"
 #include "kernels/conv/conv.h"
+#include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
@@ -28,7 +29,7 @@ namespace conv = kernels::conv;
 
 conv::ConvAttributes attributes(const Node& node, bool transpose) {
   conv::ConvAttributes a;
-  a.auto_pad = node.attribute_string("auto_pad", "NOTSET");
+  a.auto_pad = conv_auto_pad_from_onnx(node.attribute_string("auto_pad", "NOTSET"));
   a.kernel_shape = node.attribute_ints("kernel_shape", {});
   a.strides = node.attribute_ints("strides", {});
   a.dilations = node.attribute_ints("dilations", {});

@@ -36,6 +36,15 @@ constexpr ActivationInfo kActivations[] = {
 
 }  // namespace
 
+kernels::conv::AutoPad conv_auto_pad_from_onnx(std::string_view auto_pad) {
+  using kernels::conv::AutoPad;
+  if (auto_pad == "NOTSET") return AutoPad::explicit_pads;
+  if (auto_pad == "SAME_UPPER") return AutoPad::same_upper;
+  if (auto_pad == "SAME_LOWER") return AutoPad::same_lower;
+  if (auto_pad == "VALID") return AutoPad::valid;
+  throw std::invalid_argument("unknown auto_pad '" + std::string(auto_pad) + "'");
+}
+
 kernels::ReduceOp reduce_op_from_onnx(std::string_view op_type) {
   using kernels::ReduceOp;
   if (op_type == "ReduceSum") return ReduceOp::Sum;

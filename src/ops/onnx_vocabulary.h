@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/conv/conv_geometry.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/rnn/rnn_spec.h"
 
@@ -12,6 +13,10 @@ namespace onda::ops {
 
 // "ReduceMean" -> ReduceOp::Mean; std::invalid_argument for an op type that is not a reduction.
 kernels::ReduceOp reduce_op_from_onnx(std::string_view op_type);
+
+// Conv / ConvTranspose auto_pad: "NOTSET" (explicit pads), "SAME_UPPER", "SAME_LOWER", "VALID";
+// std::invalid_argument naming any other value.
+kernels::conv::AutoPad conv_auto_pad_from_onnx(std::string_view auto_pad);
 
 // A recurrent op's `activations` names (case-insensitive) with its activation_alpha / activation_beta
 // lists: the values are consumed in order by the functions that take them, an exhausted list giving

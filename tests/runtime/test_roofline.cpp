@@ -176,6 +176,11 @@ TEST(RooflineProbe, PositiveFiniteAndMeasuredOncePerProcess) {
   for (double figure : {peak.flops_per_second, peak.bytes_per_second, peak.dependent_dispatch_ms}) {
     EXPECT_TRUE(std::isfinite(figure) && figure > 0) << figure;
   }
+  // Read + written bytes per second of the vec4 copy kernel: above 100 MB/s (a CPU adapter reaches
+  // GB/s) and below 100 TB/s (no GPU memory is that fast): a probe that copied nothing, or timed
+  // nothing, falls outside.
+  EXPECT_GT(peak.bytes_per_second, 1e8);
+  EXPECT_LT(peak.bytes_per_second, 1e14);
   std::printf(
       "device peaks (%s): FP32 %.3g FLOP/s, copy %.3g B/s, dependent dispatch %.4f ms; probe %.2f s\n",
       context.adapter_description().name.c_str(), peak.flops_per_second, peak.bytes_per_second,

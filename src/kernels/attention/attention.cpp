@@ -69,10 +69,10 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                     "device's {} bytes",
                     s.d, s.dv, limits.maxComputeWorkgroupStorageSize));
   }
-  TemplateValues values = {{"Q_ACCESS", tensor_access_wgsl("q", 0, q.dtype(), false)},
-                           {"K_ACCESS", tensor_access_wgsl("k", 1, k.dtype(), false)},
-                           {"V_ACCESS", tensor_access_wgsl("v", 2, v.dtype(), false)},
-                           {"O_ACCESS", tensor_access_wgsl("o", 3, out.dtype(), true)},
+  TemplateValues values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
+                           {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
+                           {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
+                           {"O_ACCESS", tensor_access("o", 3, out.dtype(), true)},
                            {"D", std::to_string(s.d)},
                            {"DV", std::to_string(s.dv)},
                            {"D4", std::to_string(d4)},
@@ -82,7 +82,7 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                            {"K_TILE", std::to_string(bc * d4)},
                            {"V_TILE", std::to_string(bc * dv4)},
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
-  const auto& pipeline = kc.pipelines.get(render_shader("attention/attention.wgsl", values), {}, "attention");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
 
   // Slices of the batch (batch * heads) small enough that each tensor fits one storage binding;
   // even counts keep float16 views on whole 32-bit words.

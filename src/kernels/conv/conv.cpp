@@ -68,10 +68,9 @@ WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder
   u.kernel[2] = detail::u32(channels, "channels");
   u.offsets[1] = w.element_offset(kc.gpu);
   u.region[2] = detail::u32(w.numel(), "weight entries");
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
-                                     {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
-                       {}, "conv windowed identity check");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "conv/windowed_identity_check.wgsl",
+                                         {{"W_ACCESS", tensor_access("w", 0, w.dtype(), false)}},
+                                         "conv windowed identity check");
   const gpu::BufferBinding bindings[] = {w.binding(kc.gpu), check.diagonal.binding(kc.gpu),
                                          check.flag.binding(kc.gpu)};
   detail::dispatch(kc, recorder, pipeline, bindings, u, (w.numel() + 15) / 16,
@@ -110,7 +109,7 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
     return detail::record_overlap_add_windows(kc, recorder, pool, g, w, diag, flag_tensor, x, bias, y,
                                               options);
   }
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", flag(bias.defined())},
                       {"CHECKED", flag(checked)},
                       {"W_ACCESS", ""}};
@@ -122,14 +121,14 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   int b = 2;
   if (checked) {
     bindings.push_back(flag_tensor.binding(kc.gpu));
-    v["W_ACCESS"] = tensor_access_wgsl("w", 3, w.dtype(), false);
+    v["W_ACCESS"] = tensor_access("w", 3, w.dtype(), false);
     bindings.push_back(w.binding(kc.gpu));
     u.offsets[1] = w.element_offset(kc.gpu);
     b = 4;
   }
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b++, bias.dtype(), false) : "";
   if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
   bindings.push_back(y.binding(kc.gpu));
   v["PARAMS_BINDING"] = std::to_string(b);
   u.offsets[0] = x.element_offset(kc.gpu);
@@ -138,7 +137,7 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   const int64_t s = g.strides[0], pad = g.pads_begin[0];
   if (options.per_output_overlap_add || s < 32 || pad < 0) {
     const auto& pipeline =
-        kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add");
+        shader_pipeline(kc.pipelines, "conv/overlap_add.wgsl", v, "conv transpose overlap-add");
     detail::dispatch(kc, recorder, pipeline, bindings, u, y.numel(), "conv transpose overlap-add");
     return;
   }
@@ -150,8 +149,8 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
   u.region[0] = detail::u32(m_first, "first hop");
   const uint64_t workgroups = static_cast<uint64_t>(g.batch * tiles_m * tiles_j);
   detail::u32(g.batch * tiles_m * tiles_j, "overlap-add workgroups");
-  const auto& pipeline = kc.pipelines.get(render_shader("conv/overlap_add_tiled.wgsl", v), {},
-                                          "conv transpose overlap-add tiled");
+  const auto& pipeline =
+      shader_pipeline(kc.pipelines, "conv/overlap_add_tiled.wgsl", v, "conv transpose overlap-add tiled");
   recorder.dispatch(pipeline, bindings, &u, sizeof(u), gpu::split_workgroups(workgroups, kc.gpu.limits()),
                     "conv transpose overlap-add tiled");
 }
@@ -170,15 +169,15 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   const Tensor xb = empty_input ? placeholder(pool, recorder) : x;
   const Tensor wb = empty_input ? placeholder(pool, recorder) : w;
   if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, xb.dtype(), false)},
-                      {"W_ACCESS", tensor_access_wgsl("w", 1, wb.dtype(), false)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, xb.dtype(), false)},
+                      {"W_ACCESS", tensor_access("w", 1, wb.dtype(), false)},
                       {"HAS_BIAS", flag(bias.defined())}};
   add_activation(v, options.activation);
   std::vector<gpu::BufferBinding> bindings = {xb.binding(kc.gpu), wb.binding(kc.gpu)};
   int b = 2;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b++, bias.dtype(), false) : "";
   if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
   bindings.push_back(y.binding(kc.gpu));
   v["PARAMS_BINDING"] = std::to_string(b);
   u.offsets[0] = empty_input ? 0 : x.element_offset(kc.gpu);
@@ -187,7 +186,7 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   u.offsets[3] = y.element_offset(kc.gpu);
   const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
   const auto& pipeline =
-      kc.pipelines.get(render_shader(file, v), {}, g.transpose ? "conv transpose direct" : "conv direct");
+      shader_pipeline(kc.pipelines, file, v, g.transpose ? "conv transpose direct" : "conv direct");
   dispatch(kc, recorder, pipeline, bindings, u, y.numel(),
            g.transpose ? "conv transpose direct" : "conv direct");
 }

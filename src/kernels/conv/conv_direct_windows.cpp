@@ -80,17 +80,17 @@ void record_direct_windows(const KernelContext& kc, gpu::CommandRecorder& record
     return xs.end - xs.begin <= x_room && ys.end - ys.begin <= y_room;
   };
 
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-                      {"W_ACCESS", tensor_access_wgsl("w", 1, w.dtype(), false)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+                      {"W_ACCESS", tensor_access("w", 1, w.dtype(), false)},
                       {"HAS_BIAS", bias.defined() ? "1" : "0"}};
   add_activation(v, options.activation);
   int b = 2;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b++, bias.dtype(), false) : "";
+  v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
   v["PARAMS_BINDING"] = std::to_string(b);
   const char* file = g.transpose ? "conv/conv_transpose_direct.wgsl" : "conv/conv_direct.wgsl";
   const char* name = g.transpose ? "conv transpose direct windowed" : "conv direct windowed";
-  const auto& pipeline = kc.pipelines.get(render_shader(file, v), {}, name);
+  const auto& pipeline = shader_pipeline(kc.pipelines, file, v, name);
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   u.offsets[1] = w.element_offset(kc.gpu);

@@ -169,9 +169,9 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     tmp = Tensor::empty(pool, DType::f32, {g.out_channels * pc});
     recorder.retain(tmp.storage());
   }
-  const auto& im2col = kc.pipelines.get(
-      render_shader("conv/im2col.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}), {},
-      "conv im2col");
+  const auto& im2col =
+      shader_pipeline(kc.pipelines, "conv/im2col.wgsl",
+                      {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)}}, "conv im2col");
   ConvUniforms u = make_uniforms(g);
 
   if (nb > 0) {
@@ -191,9 +191,9 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     }
     return;
   }
-  const auto& scatter = kc.pipelines.get(
-      render_shader("conv/scatter_columns.wgsl", {{"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)}}),
-      {}, "conv scatter columns");
+  const auto& scatter =
+      shader_pipeline(kc.pipelines, "conv/scatter_columns.wgsl",
+                      {{"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)}}, "conv scatter columns");
   const int64_t taps = g.kernel_elements(), in_positions = g.in_positions();
   for (int64_t n = 0; n < g.batch; ++n) {
     for (int64_t p0 = 0; p0 < s.positions; p0 += pc) {

@@ -7,6 +7,12 @@
 #include <stdexcept>
 
 namespace onda::kernels::conv {
+
+const char* auto_pad_name(AutoPad auto_pad) {
+  static constexpr const char* kNames[] = {"explicit", "same_upper", "same_lower", "valid"};  // enum order
+  return kNames[static_cast<int>(auto_pad)];
+}
+
 namespace {
 
 int64_t product(const std::vector<int64_t>& v) {
@@ -81,10 +87,6 @@ ConvGeometry common(const Shape& x, const Shape& w, const ConvAttributes& a, boo
     if (g.kernel[d] <= 0) throw std::invalid_argument(fmt::format("kernel {} must be positive", g.kernel));
     if (g.in_size[d] < 0) throw std::invalid_argument("negative input size");
   }
-  if (a.auto_pad != "NOTSET" && a.auto_pad != "SAME_UPPER" && a.auto_pad != "SAME_LOWER" &&
-      a.auto_pad != "VALID") {
-    throw std::invalid_argument(fmt::format("unknown auto_pad '{}'", a.auto_pad));
-  }
   return g;
 }
 
@@ -144,7 +146,7 @@ std::string ConvGeometry::describe() const {
 ConvGeometry resolve_conv(const Shape& x, const Shape& w, const ConvAttributes& a) {
   ConvGeometry g = common(x, w, a, false);
   const size_t rank = g.in_size.size();
-  if (a.auto_pad == "NOTSET") {
+  if (a.auto_pad == AutoPad::explicit_pads) {
     explicit_pads(g, a.pads);
   } else {
     g.pads_begin.assign(rank, 0);
@@ -153,12 +155,12 @@ ConvGeometry resolve_conv(const Shape& x, const Shape& w, const ConvAttributes& 
   g.out_size.resize(rank);
   for (size_t d = 0; d < rank; ++d) {
     const int64_t in = g.in_size[d], s = g.strides[d], k = dilated(g, d);
-    if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+    if (a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower) {
       // out = ceil(in / s); total pad = (out - 1) * s + k - in, the odd pixel at the end (UPPER)
       // or at the beginning (LOWER).
       const int64_t out = (in + s - 1) / s;
       const int64_t total = std::max<int64_t>(0, (out - 1) * s + k - in);
-      g.pads_begin[d] = a.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      g.pads_begin[d] = a.auto_pad == AutoPad::same_upper ? total / 2 : total - total / 2;
       g.pads_end[d] = total - g.pads_begin[d];
     }
     if (g.pads_begin[d] < 0 || g.pads_end[d] < 0)
@@ -194,7 +196,7 @@ ConvGeometry resolve_conv_transpose(const Shape& x, const Shape& w, const ConvAt
       throw std::invalid_argument(
           fmt::format("output_shape {} does not have {} spatial entries", a.output_shape, rank));
     }
-  } else if (a.auto_pad == "SAME_UPPER" || a.auto_pad == "SAME_LOWER") {
+  } else if (a.auto_pad == AutoPad::same_upper || a.auto_pad == AutoPad::same_lower) {
     for (size_t d = 0; d < rank; ++d) wanted.push_back(g.in_size[d] * g.strides[d]);
   }
   g.out_size.resize(rank);
@@ -208,12 +210,12 @@ ConvGeometry resolve_conv_transpose(const Shape& x, const Shape& w, const ConvAt
       // the natural size) puts the extra outputs at the end.
       const int64_t total = full(d) - wanted[d];
       const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
-      g.pads_begin[d] = a.auto_pad == "SAME_UPPER" ? half : total - half;
+      g.pads_begin[d] = a.auto_pad == AutoPad::same_upper ? half : total - half;
       g.pads_end[d] = total - g.pads_begin[d];
       g.out_size[d] = wanted[d];
     }
   } else {
-    if (a.auto_pad == "VALID") {
+    if (a.auto_pad == AutoPad::valid) {
       g.pads_begin.assign(rank, 0);
       g.pads_end.assign(rank, 0);
     } else {

@@ -1,4 +1,4 @@
-// The geometry of one ONNX Conv or ConvTranspose: every attribute (auto_pad, pads, strides,
+// The geometry of one Conv or ConvTranspose: every attribute (auto_pad, pads, strides,
 // dilations, group, kernel_shape, output_padding, output_shape) resolved into explicit begin/end
 // pads and output sizes, following the formulas of the ONNX operator specification (the same as
 // onnx/reference/ops/op_conv.py and op_conv_transpose.py). Host-only: every kernel path reads this.
@@ -11,9 +11,16 @@
 
 namespace onda::kernels::conv {
 
-// The node's attributes as ONNX spells them; empty vectors mean "not given" (defaults apply).
+// How the pads are chosen: as given (`pads`, ONNX's NOTSET), so that the output is ceil(in / stride)
+// with the odd pad at the end (same_upper) or the start (same_lower), or none at all (valid).
+enum class AutoPad { explicit_pads, same_upper, same_lower, valid };
+
+// "explicit", "same_upper", ... (for messages).
+const char* auto_pad_name(AutoPad auto_pad);
+
+// The node's attributes as numbers (ops/ parses ONNX's); empty vectors mean "not given" (defaults apply).
 struct ConvAttributes {
-  std::string auto_pad = "NOTSET";  // NOTSET, SAME_UPPER, SAME_LOWER, VALID
+  AutoPad auto_pad = AutoPad::explicit_pads;
   std::vector<int64_t> kernel_shape, strides, dilations, pads;
   int64_t group = 1;
   std::vector<int64_t> output_padding, output_shape;  // ConvTranspose only
@@ -38,7 +45,7 @@ struct ConvGeometry {
 };
 
 // Throw std::invalid_argument naming the inconsistency (rank, channels vs group, kernel_shape vs
-// the weight, non-positive strides/dilations, an empty output, a bad auto_pad string, ...).
+// the weight, non-positive strides/dilations, an empty output, ...).
 ConvGeometry resolve_conv(const Shape& x_shape, const Shape& w_shape, const ConvAttributes& attributes);
 ConvGeometry resolve_conv_transpose(const Shape& x_shape, const Shape& w_shape,
                                     const ConvAttributes& attributes);

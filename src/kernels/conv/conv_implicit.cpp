@@ -193,9 +193,9 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
     pu.offsets[1] = w.element_offset(kc.gpu);
     pu.offsets[3] = wp.element_offset(kc.gpu);
     const char* pack_file = g.transpose ? "conv/implicit_pack_w_transpose.wgsl" : "conv/implicit_pack_w.wgsl";
-    const auto& pack = kc.pipelines.get(
-        render_shader(pack_file, {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}), {},
-        "conv implicit pack w");
+    const auto& pack =
+        shader_pipeline(kc.pipelines, pack_file, {{"W_ACCESS", tensor_access("w", 0, w.dtype(), false)}},
+                        "conv implicit pack w");
     const gpu::BufferBinding pack_bindings[] = {w.binding(kc.gpu), wp.binding(kc.gpu)};
     dispatch(kc, recorder, pack, pack_bindings, pu, wp.numel(), "conv implicit pack w");
     if (keep) cache->packed = wp;
@@ -208,7 +208,7 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
     recorder.retain(part.storage());
   }
   const Tensor& out = split ? part : y;
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() && !split ? "1" : "0"},
                       {"SPLIT", split ? "1" : "0"},
                       {"TRANSPOSE", g.transpose && !shuffle ? "1" : "0"},
@@ -222,16 +222,16 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), wp.binding(kc.gpu)};
   int b = 2;
   const bool bind_bias = bias.defined() && !split;
-  v["BIAS_ACCESS"] = bind_bias ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  v["BIAS_ACCESS"] = bind_bias ? tensor_access("bias", b++, bias.dtype(), false) : "";
   if (bind_bias) bindings.push_back(bias.binding(kc.gpu));
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, out.dtype(), true);
+  v["Y_ACCESS"] = tensor_access("y", b++, out.dtype(), true);
   bindings.push_back(out.binding(kc.gpu));
   v["PARAMS_BINDING"] = std::to_string(b);
   u.offsets[0] = x.element_offset(kc.gpu);
   u.offsets[1] = wp.element_offset(kc.gpu);
   u.offsets[2] = bind_bias ? bias.element_offset(kc.gpu) : 0;
   u.offsets[3] = out.element_offset(kc.gpu);
-  const auto& pipeline = kc.pipelines.get(render_shader("conv/conv_implicit.wgsl", v), {}, "conv implicit gemm");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "conv/conv_implicit.wgsl", v, "conv implicit gemm");
   const int64_t bn = 64 * t.nv, bm = 8 * t.wg_y;
   // A ConvTranspose phase has at most ceil(out / s) positions per dimension (pg.out_positions()).
   const gpu::WorkgroupCount groups{u32(ceil_div(pg.out_positions(), bn), "position tiles"),
@@ -246,16 +246,16 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   add_activation(rv, options.activation);
   std::vector<gpu::BufferBinding> reduce_bindings = {part.binding(kc.gpu)};
   b = 1;
-  rv["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
+  rv["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b++, bias.dtype(), false) : "";
   if (bias.defined()) reduce_bindings.push_back(bias.binding(kc.gpu));
-  rv["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  rv["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
   reduce_bindings.push_back(y.binding(kc.gpu));
   rv["PARAMS_BINDING"] = std::to_string(b);
   ru.offsets[0] = part.element_offset(kc.gpu);
   ru.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
   ru.offsets[3] = y.element_offset(kc.gpu);
-  const auto& reduce = kc.pipelines.get(render_shader("conv/implicit_splitk_reduce.wgsl", rv), {},
-                                        "conv implicit split-k reduce");
+  const auto& reduce =
+      shader_pipeline(kc.pipelines, "conv/implicit_splitk_reduce.wgsl", rv, "conv implicit split-k reduce");
   dispatch(kc, recorder, reduce, reduce_bindings, ru, y.numel(), "conv implicit split-k reduce");
 }
 

@@ -132,10 +132,10 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
                         {"ACTIVATE", activate ? "1" : "0"}};
     add_activation(v, options.activation);
     int b = 1;
-    v["BIAS_ACCESS"] = with_bias ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-    v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+    v["BIAS_ACCESS"] = with_bias ? tensor_access("bias", b++, bias.dtype(), false) : "";
+    v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
     v["PARAMS_BINDING"] = std::to_string(b);
-    return kc.pipelines.get(render_shader("conv/col2im.wgsl", v), {}, "conv transpose col2im");
+    return shader_pipeline(kc.pipelines, "conv/col2im.wgsl", v, "conv transpose col2im");
   };
   ConvUniforms u = make_uniforms(g);
   u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
@@ -186,9 +186,9 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
     return;
   }
 
-  const auto& gather_rows = kc.pipelines.get(
-      render_shader("conv/gather_rows.wgsl", {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)}}),
-      {}, "conv transpose gather rows");
+  const auto& gather_rows =
+      shader_pipeline(kc.pipelines, "conv/gather_rows.wgsl",
+                      {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)}}, "conv transpose gather rows");
   const int64_t inner_in = inner_positions(g);
   const int64_t inner_out = g.out_positions() / std::max<int64_t>(g.out_size[0], 1);
   const int64_t s0 = g.strides[0], pad0 = g.pads_begin[0], reach0 = (g.kernel[0] - 1) * g.dilations[0];
@@ -234,10 +234,9 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
       gather(chunk_col, y, true, false);
     }
     if (options.activation != gemm::Activation::none) {
-      TemplateValues v = {{"Y_ACCESS", tensor_access_wgsl("y", 0, y.dtype(), true)}};
+      TemplateValues v = {{"Y_ACCESS", tensor_access("y", 0, y.dtype(), true)}};
       add_activation(v, options.activation);
-      const auto& pipeline =
-          kc.pipelines.get(render_shader("conv/activate_in_place.wgsl", v), {}, "conv activate");
+      const auto& pipeline = shader_pipeline(kc.pipelines, "conv/activate_in_place.wgsl", v, "conv activate");
       // Once per window of the batch's elements (one when Y fits).
       const int64_t per_batch = g.out_channels * g.out_positions();
       const int64_t step = y_whole ? per_batch : y_elements;

@@ -22,10 +22,9 @@ void record_identity_check_windows(const KernelContext& kc, gpu::CommandRecorder
   const int64_t per_window = window_capacity(kc.gpu, w.dtype()) / 16 * 16;
   if (per_window < 16)
     throw gpu::DeviceLimitError("conv: the storage binding limit is too small for a window of W");
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("conv/windowed_identity_check.wgsl",
-                                     {{"W_ACCESS", tensor_access_wgsl("w", 0, w.dtype(), false)}}),
-                       {}, "conv windowed identity check");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "conv/windowed_identity_check.wgsl",
+                                         {{"W_ACCESS", tensor_access("w", 0, w.dtype(), false)}},
+                                         "conv windowed identity check");
   for (int64_t begin = 0; begin < entries; begin += per_window) {
     const int64_t end = std::min(entries, begin + per_window);
     const ElementWindow window = element_window(kc.gpu, w, begin, end);
@@ -58,19 +57,19 @@ void record_overlap_add_windows(const KernelContext& kc, gpu::CommandRecorder& r
   }
   const Tensor partial = Tensor::empty(pool, DType::f32, {length});
   recorder.retain(partial.storage());
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() ? "1" : "0"},
                       {"CHECKED", "1"},
                       {"WINDOWED", "1"},
-                      {"W_ACCESS", tensor_access_wgsl("w", 3, w.dtype(), false)}};
+                      {"W_ACCESS", tensor_access("w", 3, w.dtype(), false)}};
   add_activation(v, options.activation);
   int b = 4;
-  v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b++, bias.dtype(), false) : "";
-  v["Y_ACCESS"] = tensor_access_wgsl("y", b++, y.dtype(), true);
+  v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b++, bias.dtype(), false) : "";
+  v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
   v["PARTIAL_BINDING"] = std::to_string(b);  // the uniform block comes after the storage bindings
   v["PARAMS_BINDING"] = std::to_string(b + 1);
   const auto& pipeline =
-      kc.pipelines.get(render_shader("conv/overlap_add.wgsl", v), {}, "conv transpose overlap-add windowed");
+      shader_pipeline(kc.pipelines, "conv/overlap_add.wgsl", v, "conv transpose overlap-add windowed");
   ConvGeometry one = g;
   one.batch = 1;
   ConvUniforms u = make_uniforms(one);

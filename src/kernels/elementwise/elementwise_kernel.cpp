@@ -89,65 +89,71 @@ void record_elementwise(const KernelContext& kc, gpu::CommandRecorder& recorder,
   if (out_f16 && u.out_offset % 2 != 0) throw std::invalid_argument(op.name + ": float16 output must start at an even element");
   const bool out_vec4 = !out_f16 && u.out_offset % 4 == 0 && count % 4 == 0;
   // The shader depends on the op, the dtypes and each operand's access mode only.
-  std::string key = op.name;
-  key += out_vec4 ? "|v" : "|s";
-  key += dtype_name(out_dtype);
+  gpu::PipelineKey key{"elementwise/elementwise.wgsl", {{"op", op.name}}};
+  key.values["out"] = std::string(out_vec4 ? "v" : "s") + std::string(dtype_name(out_dtype));
   for (size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& t = inputs[k];
     const uint32_t offset = t.element_offset(kc.gpu);
     u.in_offset[k] = offset;
     for (size_t d = 0; d < layout.strides[k].size(); ++d) u.in_strides[k][d] = static_cast<uint32_t>(layout.strides[k][d]);
-    key += '|';
-    key += dtype_name(t.dtype());
-    key += static_cast<char>('0' + static_cast<int>(layout.modes[k]));
-    key += offset % 4 == 0 ? '4' : offset % 2 == 0 ? '2' : '1';
+    std::string mode(dtype_name(t.dtype()));
+    mode += static_cast<char>('0' + static_cast<int>(layout.modes[k]));
+    mode += offset % 4 == 0 ? '4' : offset % 2 == 0 ? '2' : '1';
+    key.values["in" + std::to_string(k)] = std::move(mode);
   }
-  const auto& pipeline = kc.pipelines.get_keyed(key, [&] {
-    std::string input_functions;
-    std::vector<std::string> cts;
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      const Tensor& t = inputs[k];
-      const uint32_t offset = u.in_offset[k];
-      const std::string ct = compute_type(t.dtype());
-      cts.push_back(ct);
-      const bool f16 = t.dtype() == DType::f16;
-      const bool same = layout.modes[k] == BroadcastMode::Same;
-      const bool vec4 = !f16 && same && offset % 4 == 0;
-      TemplateValues values = {
-          {"IN", fmt::format("in{}", k)},
-          {"INDEX", std::to_string(k)},
-          {"BINDING", std::to_string(k)},
-          {"CT", ct},
-          {"STORAGE", f16 ? "u32" : vec4 ? fmt::format("vec4<{}>", ct) : ct},
-          {"MODE_SAME", same ? "1" : "0"},
-          {"MODE_SCALAR", layout.modes[k] == BroadcastMode::Scalar ? "1" : "0"},
-          {"MODE_BROADCAST", layout.modes[k] == BroadcastMode::Strided ? "1" : "0"},
-          {"VEC4", vec4 ? "1" : "0"},
-          {"F16", f16 ? "1" : "0"},
-          {"F16_PAIRS", f16 && same && offset % 2 == 0 ? "1" : "0"},
-      };
-      input_functions += render_shader("elementwise/input.wgsl", values);
-    }
-    const std::string out_ct = compute_type(out_dtype);
-    const int arity = static_cast<int>(inputs.size());
-    TemplateValues values = {
-        {"PARAMS_BINDING", std::to_string(arity + 1)},
-        {"OUT_BINDING", std::to_string(arity)},
-        {"INPUT_FUNCTIONS", input_functions},
-        {"OP_FUNCTIONS", std::string(shader_text("elementwise/math.wgsl"))},
-        {"OUT_CT", out_ct},
-        {"OUT_STORAGE", out_f16 ? "u32" : out_vec4 ? fmt::format("vec4<{}>", out_ct) : out_ct},
-        {"OUT_VEC4", out_vec4 ? "1" : "0"},
-        {"OUT_F16", out_f16 ? "1" : "0"},
-        {"CT0", cts[0]},
-        {"CT1", arity >= 2 ? cts[1] : cts[0]},
-        {"CT2", arity >= 3 ? cts[2] : cts[0]},
-        {"ARITY2", arity >= 2 ? "1" : "0"},
-        {"ARITY3", arity >= 3 ? "1" : "0"},
-        {"EXPR", expression(op, dtypes, out_dtype)},
-    };
-    return render_shader("elementwise/elementwise.wgsl", values);
-  }, "elementwise " + op.name);
+  const auto& pipeline = kc.pipelines.get(
+      key,
+      [&] {
+        std::string input_functions;
+        std::vector<std::string> cts;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          const Tensor& t = inputs[k];
+          const uint32_t offset = u.in_offset[k];
+          const std::string ct = compute_type(t.dtype());
+          cts.push_back(ct);
+          const bool f16 = t.dtype() == DType::f16;
+          const bool same = layout.modes[k] == BroadcastMode::Same;
+          const bool vec4 = !f16 && same && offset % 4 == 0;
+          TemplateValues values = {
+              {"IN", fmt::format("in{}", k)},
+              {"INDEX", std::to_string(k)},
+              {"BINDING", std::to_string(k)},
+              {"CT", ct},
+              {"STORAGE", f16    ? "u32"
+                          : vec4 ? fmt::format("vec4<{}>", ct)
+                                 : ct},
+              {"MODE_SAME", same ? "1" : "0"},
+              {"MODE_SCALAR", layout.modes[k] == BroadcastMode::Scalar ? "1" : "0"},
+              {"MODE_BROADCAST", layout.modes[k] == BroadcastMode::Strided ? "1" : "0"},
+              {"VEC4", vec4 ? "1" : "0"},
+              {"F16", f16 ? "1" : "0"},
+              {"F16_PAIRS", f16 && same && offset % 2 == 0 ? "1" : "0"},
+          };
+          input_functions += render_shader("elementwise/input.wgsl", values);
+        }
+        const std::string out_ct = compute_type(out_dtype);
+        const int arity = static_cast<int>(inputs.size());
+        TemplateValues values = {
+            {"PARAMS_BINDING", std::to_string(arity + 1)},
+            {"OUT_BINDING", std::to_string(arity)},
+            {"INPUT_FUNCTIONS", input_functions},
+            {"OP_FUNCTIONS", std::string(shader_text("elementwise/math.wgsl"))},
+            {"OUT_CT", out_ct},
+            {"OUT_STORAGE", out_f16    ? "u32"
+                            : out_vec4 ? fmt::format("vec4<{}>", out_ct)
+                                       : out_ct},
+            {"OUT_VEC4", out_vec4 ? "1" : "0"},
+            {"OUT_F16", out_f16 ? "1" : "0"},
+            {"CT0", cts[0]},
+            {"CT1", arity >= 2 ? cts[1] : cts[0]},
+            {"CT2", arity >= 3 ? cts[2] : cts[0]},
+            {"ARITY2", arity >= 2 ? "1" : "0"},
+            {"ARITY3", arity >= 3 ? "1" : "0"},
+            {"EXPR", expression(op, dtypes, out_dtype)},
+        };
+        return render_shader("elementwise/elementwise.wgsl", values);
+      },
+      "elementwise " + op.name);
 
   std::vector<gpu::BufferBinding> bindings;
   for (const auto& t : inputs) bindings.push_back(t.binding(kc.gpu));

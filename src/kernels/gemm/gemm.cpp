@@ -338,18 +338,20 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   return v;
 }
 
-void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                  const GemmTensors& t) const {
-  const GemmProblem& p = problem_;
-  auto check = [](const Tensor& x, const Shape& shape, DType dtype, const char* what) {
-    if (!x.defined()) throw std::invalid_argument(fmt::format("gemm: {} tensor missing", what));
-    if (x.shape() != shape || x.dtype() != dtype) {
-      throw std::invalid_argument(fmt::format("gemm: {} is {} {}, the plan expects {} {}", what,
-                                              dtype_name(x.dtype()), shape_string(x.shape()),
-                                              dtype_name(dtype), shape_string(shape)));
-    }
-  };
-  check(t.a, p.a_shape, p.a_dtype, "A");
+namespace {
+
+void check_tensor(const Tensor& x, const Shape& shape, DType dtype, const char* what) {
+  if (!x.defined()) throw std::invalid_argument(fmt::format("gemm: {} tensor missing", what));
+  if (x.shape() != shape || x.dtype() != dtype) {
+    throw std::invalid_argument(fmt::format("gemm: {} is {} {}, the plan expects {} {}", what,
+                                            dtype_name(x.dtype()), shape_string(x.shape()), dtype_name(dtype),
+                                            shape_string(shape)));
+  }
+}
+
+// Checks the tensors against the plan; returns the B the shaders read (a prepacked B's data).
+Tensor checked_b(const GemmProblem& p, const MatmulLayout& layout, const GemmTensors& t) {
+  check_tensor(t.a, p.a_shape, p.a_dtype, "A");
   Tensor b = t.b;
   if (p.b_prepacked) {
     if (!t.packed_b) throw std::invalid_argument("gemm: the plan expects a prepacked B, none given");
@@ -365,14 +367,67 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
                                               t.packed_b->n, t.packed_b->k_pad()));
     }
   } else {
-    check(b, p.b_shape, p.b_dtype, "B");
+    check_tensor(b, p.b_shape, p.b_dtype, "B");
   }
-  check(t.out, layout_.output_shape, p.out_dtype, "the output");
+  check_tensor(t.out, layout.output_shape, p.out_dtype, "the output");
   if (p.addend_shape) {
-    check(t.addend, *p.addend_shape, p.addend_dtype, "the addend");
+    check_tensor(t.addend, *p.addend_shape, p.addend_dtype, "the addend");
   } else if (t.addend.defined()) {
     throw std::invalid_argument("gemm: an addend was given but the plan has none");
   }
+  return b;
+}
+
+// The uniforms of the product (gemm_common.wgsl's Params) in the shader's operand order: with
+// swapped operands the shader's A is op(B)^T and its B is op(A)^T, and C is stored transposed.
+GemmParams make_params(gpu::Context& context, const GemmProblem& p, const MatmulLayout& layout,
+                       const GemmVariant& v, const GemmTensors& t, bool swap, const Tensor& shader_a,
+                       const Tensor& shader_b, int64_t shader_m, int64_t shader_n, int64_t a_ld) {
+  GemmParams params{};
+  const size_t dims = layout.batch_shape.size();
+  for (size_t i = 0; i < 4; ++i) {
+    params.batch_shape[i] = 1;
+    if (i + dims >= 4) {
+      const size_t j = i + dims - 4;
+      params.batch_shape[i] = narrow_u32(layout.batch_shape[j], "a batch dimension");
+      params.a_batch_stride[i] =
+          narrow_u32((swap ? layout.b_batch_strides : layout.a_batch_strides)[j], "a batch stride");
+      params.b_batch_stride[i] =
+          narrow_u32((swap ? layout.a_batch_strides : layout.b_batch_strides)[j], "a batch stride");
+      params.d_batch_stride[i] = narrow_u32(layout.addend_batch_strides[j], "a batch stride");
+    }
+  }
+  params.m = narrow_u32(shader_m, "M");
+  params.n = narrow_u32(shader_n, "N");
+  params.k = narrow_u32(layout.k, "K");
+  params.a_offset = shader_a.element_offset(context);
+  params.a_ld = narrow_u32(a_ld, "A's row stride");
+  params.b_offset = shader_b.element_offset(context);
+  params.b_ld = narrow_u32(swap ? layout.a_row_stride : layout.b_row_stride, "B's row stride");
+  params.c_offset = t.out.element_offset(context);
+  if (layout.has_addend) {
+    params.d_offset = t.addend.element_offset(context);
+    const int64_t row = swap ? layout.addend_col_stride : layout.addend_row_stride;
+    const int64_t col = swap ? layout.addend_row_stride : layout.addend_col_stride;
+    params.d_row_stride = narrow_u32(row, "the addend's row stride");
+    params.d_col_stride = narrow_u32(col, "the addend's column stride");
+  }
+  params.alpha = p.epilogue.alpha;
+  params.beta = p.epilogue.beta;
+  params.activation_alpha = p.epilogue.activation_alpha;
+  // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
+  params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
+  params.k_step_runtime = v.bk;
+
+  return params;
+}
+
+}  // namespace
+
+void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
+                  const GemmTensors& t) const {
+  const GemmProblem& p = problem_;
+  const Tensor b = checked_b(p, layout_, t);
   if (t.out.numel() == 0) return;
   const uint64_t device_limit = context.limits().maxStorageBufferBindingSize;
   const uint64_t limit =
@@ -443,42 +498,8 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   const std::string label = fmt::format("gemm {} {}", v.describe(), activation_name(p.epilogue.activation));
   const wgpu::ComputePipeline& pipeline = pipeline_for(pipelines, flags, shader_a_trans, label);
 
-  GemmParams params{};
-  const size_t dims = layout_.batch_shape.size();
-  for (size_t i = 0; i < 4; ++i) {
-    params.batch_shape[i] = 1;
-    if (i + dims >= 4) {
-      const size_t j = i + dims - 4;
-      params.batch_shape[i] = narrow_u32(layout_.batch_shape[j], "a batch dimension");
-      params.a_batch_stride[i] =
-          narrow_u32((swap ? layout_.b_batch_strides : layout_.a_batch_strides)[j], "a batch stride");
-      params.b_batch_stride[i] =
-          narrow_u32((swap ? layout_.a_batch_strides : layout_.b_batch_strides)[j], "a batch stride");
-      params.d_batch_stride[i] = narrow_u32(layout_.addend_batch_strides[j], "a batch stride");
-    }
-  }
-  params.m = narrow_u32(shader_m, "M");
-  params.n = narrow_u32(shader_n, "N");
-  params.k = narrow_u32(layout_.k, "K");
-  params.a_offset = a_off;
-  params.a_ld = narrow_u32(a_ld, "A's row stride");
-  params.b_offset = b_off;
-  params.b_ld = narrow_u32(swap ? layout_.a_row_stride : layout_.b_row_stride, "B's row stride");
-  params.c_offset = c_off;
-  if (layout_.has_addend) {
-    params.d_offset = t.addend.element_offset(context);
-    const int64_t row = swap ? layout_.addend_col_stride : layout_.addend_row_stride;
-    const int64_t col = swap ? layout_.addend_row_stride : layout_.addend_col_stride;
-    params.d_row_stride = narrow_u32(row, "the addend's row stride");
-    params.d_col_stride = narrow_u32(col, "the addend's column stride");
-  }
-  params.alpha = p.epilogue.alpha;
-  params.beta = p.epilogue.beta;
-  params.activation_alpha = p.epilogue.activation_alpha;
-  // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
-  params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
-  params.k_step_runtime = v.bk;
-
+  GemmParams params =
+      make_params(context, p, layout_, v, t, swap, shader_a, shader_b, shader_m, shader_n, a_ld);
   std::vector<gpu::BufferBinding> bindings{shader_a.binding(context), shader_b.binding(context),
                                            t.out.binding(context)};
   if (layout_.has_addend) bindings.push_back(t.addend.binding(context));
@@ -611,7 +632,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
   }
-  const wgpu::ComputePipeline& pipeline = pipelines.get(render_shader(shader_name, values), {}, label);
+  const wgpu::ComputePipeline& pipeline = shader_pipeline(pipelines, shader_name, values, label);
   pipelines_.push_back({&pipelines, f, &pipeline});
   return pipeline;
 }

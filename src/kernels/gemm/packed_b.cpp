@@ -36,9 +36,9 @@ PackedB prepack_b(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCac
     throw gpu::DeviceLimitError("prepack_b: B " + shape_string(b.shape()) + " exceeds 32-bit shader indices");
   }
 
-  const std::string shader = render_shader("gemm/pack_b.wgsl", {{"F16", b.dtype() == DType::f16 ? "1" : "0"},
-                                                                {"B_TRANS", transpose_b ? "1" : "0"}});
-  const auto& pipeline = pipelines.get(shader, {}, "gemm pack B");
+  const auto& pipeline = shader_pipeline(
+      pipelines, "gemm/pack_b.wgsl",
+      {{"F16", b.dtype() == DType::f16 ? "1" : "0"}, {"B_TRANS", transpose_b ? "1" : "0"}}, "gemm pack B");
   PackParams params{};
   params.k = static_cast<uint32_t>(packed.k);
   params.n = static_cast<uint32_t>(packed.n);

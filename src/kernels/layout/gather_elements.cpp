@@ -81,9 +81,8 @@ void record_gather_elements(const KernelContext& kc, gpu::CommandRecorder& recor
   u.run_length = static_cast<uint32_t>(count);
   u.words_per_row = half ? static_cast<uint32_t>(count / 2 + 1) : 1;
   u.threads = half ? u.words_per_row : static_cast<uint32_t>(count);
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("layout/gather_elements.wgsl", {{"HALF", half ? "1" : "0"}}), {},
-                       "layout GatherElements");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/gather_elements.wgsl",
+                                         {{"HALF", half ? "1" : "0"}}, "layout GatherElements");
   const auto workgroups =
       gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
   recorder.dispatch(pipeline, {data.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u,

@@ -91,8 +91,8 @@ void record_gather_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   u.run_length = static_cast<uint32_t>(count);
   u.words_per_row = half ? static_cast<uint32_t>(count / 2 + 1) : 1;
   u.threads = half ? u.words_per_row : static_cast<uint32_t>(count);
-  const auto& pipeline = kc.pipelines.get(
-      render_shader("layout/gather_nd.wgsl", {{"HALF", half ? "1" : "0"}}), {}, "layout GatherND");
+  const auto& pipeline =
+      shader_pipeline(kc.pipelines, "layout/gather_nd.wgsl", {{"HALF", half ? "1" : "0"}}, "layout GatherND");
   recorder.dispatch(pipeline, {data.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u,
                     sizeof(u), gpu::split_workgroups((u.threads + 255) / 256, kc.gpu.limits()), "GatherND");
 }

@@ -148,8 +148,7 @@ void dispatch_region(const KernelContext& kc, gpu::CommandRecorder& recorder, co
       {"BOUNDARY_EDGE", map.boundary == Boundary::Edge ? "1" : "0"},
       {"BOUNDARY_WRAP", map.boundary == Boundary::Wrap ? "1" : "0"},
   };
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("layout/index_map.wgsl", values), {}, "layout " + name);
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/index_map.wgsl", values, "layout " + name);
   const auto workgroups =
       gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
   recorder.dispatch(pipeline, {in.binding, out.binding}, &u, sizeof(u), workgroups, name);

@@ -111,7 +111,7 @@ void record_pool2d(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"AVERAGE", a.kind == PoolKind::Average ? "1" : "0"},
       {"COUNT_INCLUDE_PAD", a.count_include_pad ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("layout/pool.wgsl", values), {}, "layout " + name);
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/pool.wgsl", values, "layout " + name);
   const auto workgroups =
       gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
   recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,

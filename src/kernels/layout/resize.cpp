@@ -135,7 +135,7 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"NEAREST_FLOOR", nearest == ResizeNearestMode::Floor ? "1" : "0"},
       {"NEAREST_CEIL", nearest == ResizeNearestMode::Ceil ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("layout/resize.wgsl", values), {}, "layout Resize");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/resize.wgsl", values, "layout Resize");
   const auto workgroups =
       gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
   recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,

@@ -94,13 +94,12 @@ void record_scatter_elements(const KernelContext& kc, gpu::CommandRecorder& reco
     stride *= is[d];
   }
   const TemplateValues v = {
-      {"DATA_ACCESS", tensor_access_wgsl("data", 0, data.dtype(), false)},
-      {"UPDATES_ACCESS", tensor_access_wgsl("updates", 1, updates.dtype(), false)},
-      {"OUT_ACCESS", tensor_access_wgsl("out", 2, output.dtype(), true)},
+      {"DATA_ACCESS", tensor_access("data", 0, data.dtype(), false)},
+      {"UPDATES_ACCESS", tensor_access("updates", 1, updates.dtype(), false)},
+      {"OUT_ACCESS", tensor_access("out", 2, output.dtype(), true)},
       {"COMBINE", combine_expression(reduction)},
   };
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("layout/scatter_elements.wgsl", v), {}, "ScatterElements");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/scatter_elements.wgsl", v, "ScatterElements");
   recorder.dispatch(
       pipeline,
       {data.binding(kc.gpu), updates.binding(kc.gpu), output.binding(kc.gpu), indices.binding(kc.gpu)}, &u,

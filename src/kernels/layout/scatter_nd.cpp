@@ -91,8 +91,8 @@ void record_scatter_nd(const KernelContext& kc, gpu::CommandRecorder& recorder, 
     u.strides[j] = static_cast<uint32_t>(strides[j]);
   }
   const bool half = data.dtype() == DType::f16;
-  const auto& pipeline = kc.pipelines.get(
-      render_shader("layout/scatter_nd.wgsl", {{"HALF", half ? "1" : "0"}}), {}, "layout ScatterND");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/scatter_nd.wgsl", {{"HALF", half ? "1" : "0"}},
+                                         "layout ScatterND");
   const auto workgroups =
       gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
   recorder.dispatch(pipeline, {updates.binding(kc.gpu), indices.binding(kc.gpu), output.binding(kc.gpu)}, &u,

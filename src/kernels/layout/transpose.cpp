@@ -154,9 +154,8 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
     u.groups = static_cast<uint32_t>(groups);
     u.in_offset = input.element_offset(kc.gpu);
     u.out_offset = output.element_offset(kc.gpu);
-    const auto& pipeline =
-        kc.pipelines.get(render_shader("layout/transpose_tiled.wgsl", {{"HALF", half ? "1" : "0"}}), {},
-                         "layout Transpose tiled");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "layout/transpose_tiled.wgsl",
+                                           {{"HALF", half ? "1" : "0"}}, "layout Transpose tiled");
     recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups(groups, kc.gpu.limits()), "Transpose");
     return;

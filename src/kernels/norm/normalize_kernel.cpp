@@ -170,16 +170,15 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     int b = first_binding;
     v["HAS_SCALE"] = flag(scale.defined());
     v["HAS_BIAS"] = flag(bias.defined());
-    v["SCALE_ACCESS"] =
-        scale.defined() ? tensor_access_wgsl("scale", b, scale.dtype(), false) : std::string();
+    v["SCALE_ACCESS"] = scale.defined() ? tensor_access("scale", b, scale.dtype(), false) : std::string();
     if (scale.defined()) bindings.push_back(scale.binding(kc.gpu)), ++b;
-    v["BIAS_ACCESS"] = bias.defined() ? tensor_access_wgsl("bias", b, bias.dtype(), false) : std::string();
+    v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b, bias.dtype(), false) : std::string();
     if (bias.defined()) bindings.push_back(bias.binding(kc.gpu)), ++b;
-    v["Y_ACCESS"] = tensor_access_wgsl("y", b, y.dtype(), true);
+    v["Y_ACCESS"] = tensor_access("y", b, y.dtype(), true);
     bindings.push_back(y.binding(kc.gpu));
     v["PARAMS_BINDING"] = std::to_string(b + 1);
   };
-  const std::string x_access = tensor_access_wgsl("x", 0, x.dtype(), false);
+  const std::string x_access = tensor_access("x", 0, x.dtype(), false);
 
   if (spec.row_size <= kThreads * kPerThread) {
     // About 4 values per invocation: rows of up to 1024 share a workgroup (ROW_THREADS < 256).
@@ -192,8 +191,7 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                         {"ROW_THREADS", std::to_string(row_threads)}};
     std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
     affine_values(1, v, bindings);
-    const auto& pipeline =
-        kc.pipelines.get(render_shader("norm/norm_rows_fused.wgsl", v), {}, "normalize rows");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
     recorder.dispatch(
         pipeline, bindings, &u, sizeof(u),
         gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
@@ -206,14 +204,13 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   recorder.retain(partials.storage());
   recorder.retain(stats.storage());
   {
-    const auto& pipeline = kc.pipelines.get(
-        render_shader("norm/norm_partial_stats.wgsl", {{"X_ACCESS", x_access}}), {}, "normalize stats");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
+                                           {{"X_ACCESS", x_access}}, "normalize stats");
     recorder.dispatch(pipeline, {x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups(spec.rows * u.chunks, kc.gpu.limits()), "normalize stats");
   }
   {
-    const auto& pipeline =
-        kc.pipelines.get(render_shader("norm/norm_finalize.wgsl", {}), {}, "normalize finalize");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_finalize.wgsl", {}, "normalize finalize");
     recorder.dispatch(pipeline, {partials.binding(kc.gpu), stats.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups((spec.rows + 63) / 64, kc.gpu.limits()), "normalize finalize");
   }
@@ -221,7 +218,7 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     TemplateValues v = {{"X_ACCESS", x_access}};
     std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), stats.binding(kc.gpu)};
     affine_values(2, v, bindings);
-    const auto& pipeline = kc.pipelines.get(render_shader("norm/norm_apply.wgsl", v), {}, "normalize apply");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
     const int64_t threads = (x.numel() + 3) / 4;
     recorder.dispatch(pipeline, bindings, &u, sizeof(u),
                       gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()),

@@ -21,6 +21,14 @@ std::mutex cache_mutex;
 std::map<std::string, DevicePeak> cache;  // by adapter
 uint64_t probes_run = 0;
 
+// One entry point of a probe shader (no template values).
+const wgpu::ComputePipeline& probe_pipeline(const KernelContext& k, const std::string& shader,
+                                            const std::string& entry_point) {
+  const gpu::PipelineKey key{shader, {}, entry_point};
+  return k.pipelines.get(
+      key, [&] { return std::string(shader_text(shader)); }, shader + " " + entry_point);
+}
+
 // Seconds from the submit until the GPU finished `recorder`'s work.
 double submit_and_time(gpu::CommandRecorder& recorder) {
   const auto start = std::chrono::steady_clock::now();
@@ -44,16 +52,31 @@ double units_per_second(Measure&& measure, double first_scale, double max_scale)
   return scale / std::max(std::min(seconds, again), 1e-9);
 }
 
+struct CopyParams {
+  uint32_t count;  // vec4s
+  uint32_t pad[3];
+};
+
 double measure_copy_bandwidth(const KernelContext& k, gpu::BufferPool& pool) {
-  const uint64_t max_bytes = std::min<uint64_t>(uint64_t{256} << 20, k.gpu.limits().maxBufferSize / 2);
-  const uint64_t chunk = std::min<uint64_t>(uint64_t{64} << 20, max_bytes);
+  const wgpu::Limits& limits = k.gpu.limits();
+  const uint64_t chunk =
+      std::min({uint64_t{64} << 20, limits.maxStorageBufferBindingSize, limits.maxBufferSize / 2}) &
+      ~uint64_t{255};
   const auto from = pool.acquire(chunk), to = pool.acquire(chunk);
+  const wgpu::ComputePipeline& pipeline = probe_pipeline(k, "probe/copy_bandwidth.wgsl", "main");
+  // Enough invocations to fill any GPU; each copies a few vec4s of a chunk.
+  const uint32_t workgroups = std::min<uint32_t>(4096, limits.maxComputeWorkgroupsPerDimension);
   // Scale: bytes copied; above one chunk, the chunk copied repeatedly.
   auto measure = [&](double bytes) {
     gpu::CommandRecorder recorder(k.gpu);
-    const uint64_t size = std::min<uint64_t>(chunk, static_cast<uint64_t>(bytes) & ~uint64_t{255});
+    const uint64_t size = std::min<uint64_t>(chunk, static_cast<uint64_t>(bytes)) & ~uint64_t{255};
     const auto copies = static_cast<uint64_t>(std::ceil(bytes / static_cast<double>(size)));
-    for (uint64_t i = 0; i < copies; ++i) recorder.copy(from->buffer(), 0, to->buffer(), 0, size);
+    const CopyParams params{static_cast<uint32_t>(size / 16), {}};
+    const uint32_t groups = static_cast<uint32_t>(std::min<uint64_t>(workgroups, (size / 16 + 255) / 256));
+    for (uint64_t i = 0; i < copies; ++i) {
+      recorder.dispatch(pipeline, {{from->buffer(), 0, size}, {to->buffer(), 0, size}}, &params,
+                        sizeof(params), {groups, 1, 1}, "device_peak_copy");
+    }
     return submit_and_time(recorder) * bytes / static_cast<double>(copies * size);  // for `bytes`
   };
   // Each byte copied is read once and written once.
@@ -68,8 +91,7 @@ struct FmaParams {
 };
 
 double measure_fma_rate(const KernelContext& k, gpu::BufferPool& pool) {
-  const std::string wgsl(shader_text("probe/device_peak.wgsl"));
-  const wgpu::ComputePipeline& pipeline = k.pipelines.get(wgsl, {}, "device_peak_fma", "fma_rate");
+  const wgpu::ComputePipeline& pipeline = probe_pipeline(k, "probe/device_peak.wgsl", "fma_rate");
   constexpr uint32_t kWorkgroupSize = 256, kFlopsPerRound = 256;
   // Enough workgroups to fill any GPU (an H200 holds ~1,000 of 256 invocations at once).
   const uint32_t workgroups = std::min<uint32_t>(4096, k.gpu.limits().maxComputeWorkgroupsPerDimension);
@@ -88,8 +110,7 @@ double measure_fma_rate(const KernelContext& k, gpu::BufferPool& pool) {
 }
 
 double measure_dependent_dispatch_ms(const KernelContext& k, gpu::BufferPool& pool) {
-  const std::string wgsl(shader_text("probe/device_peak.wgsl"));
-  const wgpu::ComputePipeline& pipeline = k.pipelines.get(wgsl, {}, "device_peak_step", "dependent_step");
+  const wgpu::ComputePipeline& pipeline = probe_pipeline(k, "probe/device_peak.wgsl", "dependent_step");
   const auto word = pool.acquire(256);
   auto chain_seconds = [&](int length) {
     double best = 1e30;

@@ -1,7 +1,9 @@
 // The device's measured peaks, for the profile's roofline (runtime/roofline.h): what a kernel could
 // reach at best on this adapter, measured rather than taken from a data sheet (WebGPU does not say
 // which GPU clock or memory it runs at, and a data sheet's FP32 figure is not what WGSL reaches).
-//   copy bandwidth   a large buffer-to-buffer copy, repeated: bytes read + written per second
+//   copy bandwidth   a vec4 copy kernel over a large buffer, repeated (copy_bandwidth.wgsl): bytes
+//                    read + written per second. Not copyBufferToBuffer: the copy engine behind it
+//                    reaches far less than shaders do on some GPUs (about a quarter on an H100)
 //   FP32 rate        an FMA-bound kernel (device_peak.wgsl: 8 independent vec4 chains per thread)
 //   dispatch latency a chain of one-invocation dispatches, each reading what the one before wrote:
 //                    the time one dependent dispatch adds (the chain's slope, so submit and wait

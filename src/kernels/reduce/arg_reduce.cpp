@@ -34,11 +34,11 @@ void record_arg_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, 
   u.x_offset = x.element_offset(kc.gpu);
   u.y_offset = y.element_offset(kc.gpu);
   const TemplateValues v = {
-      {"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
+      {"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
       {"COMPARE", op == ArgReduceOp::Max ? ">" : "<"},
       {"LAST_INDEX", last_index ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("reduce/arg_reduce.wgsl", v), {}, "arg_reduce");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "reduce/arg_reduce.wgsl", v, "arg_reduce");
   recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups((outer * inner + 255) / 256, kc.gpu.limits()), "arg_reduce");
 }

@@ -33,13 +33,12 @@ void record_cumulative_sum(const KernelContext& kc, gpu::CommandRecorder& record
   u.x_offset = x.element_offset(kc.gpu);
   u.y_offset = y.element_offset(kc.gpu);
   const TemplateValues v = {
-      {"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-      {"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)},
+      {"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+      {"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)},
       {"EXCLUSIVE", options.exclusive ? "1" : "0"},
       {"REVERSE", options.reverse ? "1" : "0"},
   };
-  const auto& pipeline =
-      kc.pipelines.get(render_shader("reduce/cumulative_sum.wgsl", v), {}, "cumulative_sum");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "reduce/cumulative_sum.wgsl", v, "cumulative_sum");
   recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups((outer * inner + 255) / 256, kc.gpu.limits()), "cumulative_sum");
 }

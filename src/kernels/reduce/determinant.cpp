@@ -35,11 +35,11 @@ void record_determinant(const KernelContext& kc, gpu::CommandRecorder& recorder,
   u.x_offset = x.element_offset(kc.gpu);
   u.y_offset = y.element_offset(kc.gpu);
   const TemplateValues v = {
-      {"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-      {"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)},
+      {"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+      {"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)},
       {"MAX_N", std::to_string(kMaxDeterminantSize)},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("reduce/determinant.wgsl", v), {}, "determinant");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "reduce/determinant.wgsl", v, "determinant");
   recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups((batch + 63) / 64, kc.gpu.limits()), "determinant");
 }

@@ -191,8 +191,8 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
       u.y_offset = target.element_offset(kc.gpu);
       const bool row_mode = step == 1 || inner_one;
       TemplateValues v = {
-          {"X_ACCESS", tensor_access_wgsl("x", 0, source.dtype(), false)},
-          {"Y_ACCESS", tensor_access_wgsl("y", 1, target.dtype(), true)},
+          {"X_ACCESS", tensor_access("x", 0, source.dtype(), false)},
+          {"Y_ACCESS", tensor_access("y", 1, target.dtype(), true)},
           {"PRE", e.pre},
           {"COMBINE", e.combine},
           {"FINAL", e.final},
@@ -201,7 +201,7 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
           {"APPLY_FINAL", is_final ? "1" : "0"},
           {"INNER_ONE", row_mode ? "1" : "0"},
       };
-      const auto& pipeline = kc.pipelines.get(render_shader("reduce/reduce.wgsl", v), {}, "reduce");
+      const auto& pipeline = shader_pipeline(kc.pipelines, "reduce/reduce.wgsl", v, "reduce");
       const int64_t groups =
           row_mode ? static_cast<int64_t>(u.outer) * u.chunks : (outputs + kThreads - 1) / kThreads;
       recorder.dispatch(pipeline, {source.binding(kc.gpu), target.binding(kc.gpu)}, &u, sizeof(u),

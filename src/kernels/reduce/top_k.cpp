@@ -41,11 +41,11 @@ void record_top_k(const KernelContext& kc, gpu::CommandRecorder& recorder, const
   u.values_offset = values.element_offset(kc.gpu);
   u.indices_offset = indices.element_offset(kc.gpu);
   const TemplateValues v = {
-      {"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-      {"Y_ACCESS", tensor_access_wgsl("y", 1, values.dtype(), true)},
+      {"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+      {"Y_ACCESS", tensor_access("y", 1, values.dtype(), true)},
       {"LARGEST", largest ? "1" : "0"},
   };
-  const auto& pipeline = kc.pipelines.get(render_shader("reduce/top_k.wgsl", v), {}, "top_k");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "reduce/top_k.wgsl", v, "top_k");
   recorder.dispatch(pipeline, {x.binding(kc.gpu), values.binding(kc.gpu), indices.binding(kc.gpu)}, &u,
                     sizeof(u), gpu::split_workgroups((x.numel() + 255) / 256, kc.gpu.limits()), "top_k");
 }

@@ -64,8 +64,8 @@ void record_gather(const KernelContext& k, gpu::CommandRecorder& recorder, const
                    uint32_t dst_offset, std::array<int64_t, 3> dims, std::array<int64_t, 3> strides, const char* name) {
   const int64_t total = dims[0] * dims[1] * dims[2];
   if (total == 0) return;
-  const std::string wgsl = tensor_access_wgsl("src", 0, src.dtype(), false) + render_shader("rnn/rnn_gather.wgsl", {});
-  const auto& pipeline = k.pipelines.get(wgsl, {}, "rnn_gather");
+  const auto& pipeline = rnn_pipeline(
+      k.pipelines, {"rnn/rnn_gather.wgsl", {}, {tensor_access("src", 0, src.dtype(), false)}}, "rnn_gather");
   GatherUniforms u{};
   for (int i = 0; i < 3; ++i) {
     u.dims[i] = u32(dims[i], "gather extent");
@@ -329,9 +329,11 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   probe.st[3] = 0;
   std::vector<gpu::BufferBinding> probe_bindings = binding_list;
   probe_bindings.push_back(state.binding(k.gpu));
-  const auto cooperative_pipeline = [&](const CooperativeTiling& t, bool subgroup_reduce) -> const wgpu::ComputePipeline& {
-    return k.pipelines.get(cooperative_shader(spec, layer, t, d.hidden, subgroup_reduce, on_gpu, out_dtype), {},
-                           "rnn_cooperative");
+  const auto cooperative_pipeline = [&](const CooperativeTiling& t,
+                                        bool subgroup_reduce) -> const wgpu::ComputePipeline& {
+    return rnn_pipeline(k.pipelines,
+                        cooperative_shader(spec, layer, t, d.hidden, subgroup_reduce, on_gpu, out_dtype),
+                        "rnn_cooperative");
   };
   const auto cooperative_groups = [&](const CooperativeTiling& t) {
     return gpu::WorkgroupCount{u32((d.hidden + t.units - 1) / t.units, "unit tiles"), u32(t.row_blocks(d.batch), "row blocks"),
@@ -354,21 +356,24 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     StepPipeline sp;
     if (plan.kind == RnnKernelKind::vec4_step) {
       const Vec4StepTiling& t = plan.vec4;
-      sp.pipeline = &k.pipelines.get(vec4_step_shader(spec, layer, t, d.hidden, on_gpu, out_dtype), {},
-                                     t.persistent ? "rnn_vec4_sequence" : label);
+      sp.pipeline = &rnn_pipeline(k.pipelines, vec4_step_shader(spec, layer, t, d.hidden, on_gpu, out_dtype),
+                                  t.persistent ? "rnn_vec4_sequence" : label);
       sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
                    u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
     } else if (plan.kind == RnnKernelKind::tiled_step) {
       const TiledStepTiling& t = phase.tiled;
-      sp.pipeline = &k.pipelines.get(
-          tiled_step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, out_dtype), {}, label);
+      sp.pipeline = &rnn_pipeline(
+          k.pipelines,
+          tiled_step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, out_dtype), label);
       sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"), u32((d.batch + t.rows - 1) / t.rows, "batch tiles"),
                    u32(d.dirs, "dirs")};
     } else {
       const bool whole_sequence = plan.kind == RnnKernelKind::whole_sequence;
       const StepTiling& t = phase.dot;
-      sp.pipeline = &k.pipelines.get(
-          step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, whole_sequence, out_dtype), {}, label);
+      sp.pipeline = &rnn_pipeline(
+          k.pipelines,
+          step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, whole_sequence, out_dtype),
+          label);
       sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
                    u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
     }
@@ -433,8 +438,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   };
   if (plan.kind == RnnKernelKind::resident) {
     one_dispatch_sequence();
-    const auto& pipeline =
-        k.pipelines.get(resident_shader(spec, layer, plan.resident, d.hidden, plan.subgroup_reduce, out_dtype), {}, "rnn_resident");
+    const auto& pipeline = rnn_pipeline(
+        k.pipelines, resident_shader(spec, layer, plan.resident, d.hidden, plan.subgroup_reduce, out_dtype),
+        "rnn_resident");
     const gpu::WorkgroupCount groups{1, u32((d.batch + plan.resident.rows - 1) / plan.resident.rows, "row blocks"),
                                      u32(d.dirs, "dirs")};
     recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
@@ -485,7 +491,8 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (plan.kind == RnnKernelKind::row_sequence) {
     one_dispatch_sequence();
     const RowSequenceTiling& row_tiling = plan.rows;
-    const auto& pipeline = k.pipelines.get(row_sequence_shader(spec, layer, row_tiling, d.hidden, out_dtype), {}, "rnn_rows");
+    const auto& pipeline = rnn_pipeline(
+        k.pipelines, row_sequence_shader(spec, layer, row_tiling, d.hidden, out_dtype), "rnn_rows");
     const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling.rows - 1) / row_tiling.rows, "row blocks"),
                                      u32(d.dirs, "dirs")};
     std::vector<gpu::BufferBinding> bindings = binding_list;
@@ -509,7 +516,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     problem.a_shape = {d.dirs, d.batch, d.hidden};
     problem.b_shape = r_t.shape();
     const gemm::Gemm product(k.gpu, problem, gemm_options(k));
-    const auto& cell = k.pipelines.get(gates_step_shader(spec, layer, out_dtype), {}, "rnn_step_gates");
+    const auto& cell = rnn_pipeline(k.pipelines, gates_step_shader(spec, layer, out_dtype), "rnn_step_gates");
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(gates.binding(k.gpu));
     const gpu::WorkgroupCount groups = gpu::split_workgroups((dbh + 255) / 256, k.gpu.limits());

@@ -10,9 +10,9 @@ namespace {
 
 // The accessors of Y, Y_h and Y_c (bindings 4, 5, 6) in the output dtype, which every cell kernel
 // writes through.
-std::string output_access_wgsl(DType out) {
-  return tensor_access_wgsl("y", 4, out, true) + tensor_access_wgsl("yh", 5, out, true) +
-         tensor_access_wgsl("yc", 6, out, true);
+std::vector<std::string> output_access(DType out) {
+  return {tensor_access("y", 4, out, true), tensor_access("yh", 5, out, true),
+          tensor_access("yc", 6, out, true)};
 }
 
 // The template values of a cell kernel in phase `phase` ("fused", "zr" or "h") with `gates_in_product`
@@ -56,8 +56,8 @@ TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directi
   return {{"FLAGS", std::to_string(flags)}, {"DEFAULT_ACTS", defaults ? "1" : "0"}};
 }
 
-std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
-                        int gates_in_product, const StepTiling& t, bool whole_sequence, DType out) {
+RnnShader step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                      int gates_in_product, const StepTiling& t, bool whole_sequence, DType out) {
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   TemplateValues v = cell_values(spec, layer, phase, gates_in_product);
   v.merge(TemplateValues{
@@ -72,11 +72,11 @@ std::string step_shader(const RnnSpec& spec, const TemplateValues& layer, const 
       {"WG_SIZE", std::to_string(t.workgroup_size())},
       {"RED_SIZE", std::to_string(std::max<uint32_t>(1, t.k_split * g * t.batch_tile * t.units))},
   });
-  return output_access_wgsl(out) + render_shader("rnn/rnn_step.wgsl", v);
+  return {"rnn/rnn_step.wgsl", std::move(v), output_access(out)};
 }
 
-std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
-                              int gates_in_product, const TiledStepTiling& t, DType out) {
+RnnShader tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,
+                            int gates_in_product, const TiledStepTiling& t, DType out) {
   const uint32_t g = static_cast<uint32_t>(gates_in_product);
   const uint32_t wg = t.workgroup_size();
   TemplateValues v = cell_values(spec, layer, phase, gates_in_product);
@@ -95,12 +95,12 @@ std::string tiled_step_shader(const RnnSpec& spec, const TemplateValues& layer, 
       {"WG_SIZE", std::to_string(wg)},
       {"ACC", std::to_string(t.thread_rows * g)},
   });
-  return output_access_wgsl(out) + render_shader("rnn/rnn_step_tiled.wgsl", v);
+  return {"rnn/rnn_step_tiled.wgsl", std::move(v), output_access(out)};
 }
 
 // The vec4 step (rnn_step_vec4.wgsl): the fused cell with every gate in the product.
-std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
-                             int64_t hidden, bool on_gpu, DType out) {
+RnnShader vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, const Vec4StepTiling& t,
+                           int64_t hidden, bool on_gpu, DType out) {
   const uint32_t wg = t.workgroup_size();
   TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{
@@ -124,19 +124,19 @@ std::string vec4_step_shader(const RnnSpec& spec, const TemplateValues& layer, c
   if (t.persistent) {
     v.merge(TemplateValues{{"H", std::to_string(hidden)}, {"SPIN_LIMIT", spin_limit(on_gpu)}, {"UNIFORM_BINDING", "8"}});
   }
-  return output_access_wgsl(out) + render_shader("rnn/rnn_step_vec4.wgsl", v);
+  return {"rnn/rnn_step_vec4.wgsl", std::move(v), output_access(out)};
 }
 
 // The cell half of a GEMM step (rnn_step_gates.wgsl).
-std::string gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out) {
+RnnShader gates_step_shader(const RnnSpec& spec, const TemplateValues& layer, DType out) {
   TemplateValues v = fused_cell_values(spec, layer);
   v.merge(
       TemplateValues{{"BT", "1"}, {"ACC", std::to_string(gate_count(spec.cell))}, {"UNIFORM_BINDING", "8"}});
-  return output_access_wgsl(out) + render_shader("rnn/rnn_step_gates.wgsl", v);
+  return {"rnn/rnn_step_gates.wgsl", std::move(v), output_access(out)};
 }
 
-std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t,
-                                int64_t hidden, DType out) {
+RnnShader row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, const RowSequenceTiling& t,
+                              int64_t hidden, DType out) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   const bool vec4 = t.unit_vector == 4;
   const uint32_t slice = t.slice_invocations(hidden);
@@ -162,7 +162,7 @@ std::string row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer
       {"PREFETCH_XP", prefetch ? "1" : "0"},
       {"UNIFORM_BINDING", vec4 ? "8" : "7"},
   });
-  return output_access_wgsl(out) + render_shader("rnn/rnn_sequence_rows.wgsl", v);
+  return {"rnn/rnn_sequence_rows.wgsl", std::move(v), output_access(out)};
 }
 
 namespace {
@@ -192,17 +192,17 @@ TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues&
 
 }  // namespace
 
-std::string resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t,
-                            int64_t hidden, bool subgroup_reduce, DType out) {
+RnnShader resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t,
+                          int64_t hidden, bool subgroup_reduce, DType out) {
   const TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden),
                                                   t.rows, t.workgroup_size(hidden), subgroup_reduce);
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
-  return render_shader("rnn/rnn_sequence_resident.wgsl", v) + output_access_wgsl(out);
+  return {"rnn/rnn_sequence_resident.wgsl", v, output_access(out), false};
 }
 
-std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t,
-                               int64_t hidden, bool subgroup_reduce, bool on_gpu, DType out) {
+RnnShader cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t,
+                             int64_t hidden, bool subgroup_reduce, bool on_gpu, DType out) {
   TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
                                             t.workgroup_size(hidden), subgroup_reduce);
   v.merge(TemplateValues{{"JT", std::to_string(t.units)},
@@ -210,7 +210,34 @@ std::string cooperative_shader(const RnnSpec& spec, const TemplateValues& layer,
                          {"SPIN_LIMIT", spin_limit(on_gpu)},
                          {"UNIFORM_BINDING", "8"}});
   // The kernel first, for its `enable subgroups;` (as resident_shader).
-  return render_shader("rnn/rnn_sequence_cooperative.wgsl", v) + output_access_wgsl(out);
+  return {"rnn/rnn_sequence_cooperative.wgsl", v, output_access(out), false};
+}
+
+const wgpu::ComputePipeline& rnn_pipeline(gpu::PipelineCache& pipelines, const RnnShader& shader,
+                                          const std::string& label) {
+  gpu::PipelineKey key{shader.file, shader.values};
+  std::string accessors;
+  for (const std::string& token : shader.accessors) {
+    accessors += token;
+    accessors += '\n';
+  }
+  // (Inserted, not assigned: GCC 12's -Wrestrict misreads a literal assigned to a std::string.)
+  key.values.emplace("@ACCESSORS", std::move(accessors));
+  key.values.emplace("@ACCESSORS_FIRST", shader.accessors_first ? "1" : "0");
+  return pipelines.get(
+      key,
+      [&] {
+        std::string text;
+        for (const std::string& token : shader.accessors) text += *expand_tensor_access(token);
+        std::string kernel = render_shader(shader.file, shader.values);
+        if (!shader.accessors_first) {
+          kernel += text;
+          return kernel;
+        }
+        text += kernel;
+        return text;
+      },
+      label);
 }
 
 }  // namespace onda::kernels::rnn

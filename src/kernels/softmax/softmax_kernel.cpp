@@ -56,25 +56,24 @@ void record_softmax(const KernelContext& kc, gpu::CommandRecorder& recorder, con
     while ((size + rt - 1) / rt > 16) rt *= 2;
     const uint32_t values = static_cast<uint32_t>((size + rt - 1) / rt);
     const bool subgroup_reduce = kc.gpu.has(gpu::Feature::Subgroups) && kc.gpu.subgroup_min_size() >= rt;
-    TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-                        {"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)},
+    TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+                        {"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)},
                         {"LOG_SOFTMAX", log_softmax ? "1" : "0"},
                         {"RT", std::to_string(rt)},
                         {"V", std::to_string(values)},
                         {"SUBGROUP_REDUCE", subgroup_reduce ? "1" : "0"}};
-    const auto& pipeline =
-        kc.pipelines.get(render_shader("softmax/softmax_rows.wgsl", v), {}, "softmax_rows");
+    const auto& pipeline = shader_pipeline(kc.pipelines, "softmax/softmax_rows.wgsl", v, "softmax_rows");
     const int64_t rows_per_group = 256 / rt;
     recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups((outer + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
                       log_softmax ? "LogSoftmax" : "Softmax");
     return;
   }
-  TemplateValues v = {{"X_ACCESS", tensor_access_wgsl("x", 0, x.dtype(), false)},
-                      {"Y_ACCESS", tensor_access_wgsl("y", 1, y.dtype(), true)},
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
+                      {"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)},
                       {"LOG_SOFTMAX", log_softmax ? "1" : "0"},
                       {"INNER_ONE", inner_one ? "1" : "0"}};
-  const auto& pipeline = kc.pipelines.get(render_shader("softmax/softmax.wgsl", v), {}, "softmax");
+  const auto& pipeline = shader_pipeline(kc.pipelines, "softmax/softmax.wgsl", v, "softmax");
   const int64_t groups = inner_one ? outer : (outer * inner + 255) / 256;
   recorder.dispatch(pipeline, {x.binding(kc.gpu), y.binding(kc.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups(groups, kc.gpu.limits()), log_softmax ? "LogSoftmax" : "Softmax");

@@ -17,6 +17,7 @@
 #include "harness.h"
 #include "kernels/conv/conv.h"
 #include "kernels/conv/conv_uniforms.h"
+#include "ops/onnx_vocabulary.h"
 #include "test_conv_reference.h"
 
 namespace onda::test {
@@ -42,8 +43,9 @@ std::string describe(const ConvCase& c) {
   const auto& a = c.attributes;
   return fmt::format(
       "{} x{} w{} auto_pad={} strides={} dilations={} pads={} group={} output_padding={} output_shape={}{}",
-      c.transpose ? "ConvTranspose" : "Conv", shape_string(c.x_shape), shape_string(c.w_shape), a.auto_pad,
-      a.strides, a.dilations, a.pads, a.group, a.output_padding, a.output_shape, c.bias ? " +bias" : "");
+      c.transpose ? "ConvTranspose" : "Conv", shape_string(c.x_shape), shape_string(c.w_shape),
+      auto_pad_name(a.auto_pad), a.strides, a.dilations, a.pads, a.group, a.output_padding, a.output_shape,
+      c.bias ? " +bias" : "");
 }
 
 struct Weights {
@@ -150,9 +152,10 @@ ConvCase random_case(Random& r, bool transpose, int64_t rank, bool gemm_friendly
     }
     a.pads.insert(a.pads.end(), pads_end.begin(), pads_end.end());
     if (r.integer(0, 1)) a.kernel_shape.assign(c.w_shape.begin() + 2, c.w_shape.end());
-    static const char* kAutoPads[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    static const AutoPad kAutoPads[] = {AutoPad::explicit_pads, AutoPad::same_upper, AutoPad::same_lower,
+                                        AutoPad::valid};
     a.auto_pad = kAutoPads[r.integer(0, 3)];
-    if (a.auto_pad != "NOTSET") a.pads.clear();
+    if (a.auto_pad != AutoPad::explicit_pads) a.pads.clear();
     if (transpose && r.integer(0, 3) == 0) {
       // output_shape: the natural size minus a random total padding.
       for (int64_t d = 0; d < rank; ++d) {
@@ -696,15 +699,15 @@ TEST(ConvGeometry, AttributeFormulas) {
   // Conv SAME_UPPER / SAME_LOWER: in 5, k 4, s 2 -> out 3, total pad 3, split 1/2 or 2/1.
   ConvAttributes a;
   a.strides = {2};
-  a.auto_pad = "SAME_UPPER";
+  a.auto_pad = AutoPad::same_upper;
   ConvGeometry g = resolve_conv({1, 1, 5}, {1, 1, 4}, a);
   EXPECT_EQ(g.out_size, (std::vector<int64_t>{3}));
   EXPECT_EQ(g.pads_begin, (std::vector<int64_t>{1}));
   EXPECT_EQ(g.pads_end, (std::vector<int64_t>{2}));
-  a.auto_pad = "SAME_LOWER";
+  a.auto_pad = AutoPad::same_lower;
   g = resolve_conv({1, 1, 5}, {1, 1, 4}, a);
   EXPECT_EQ(g.pads_begin, (std::vector<int64_t>{2}));
-  a.auto_pad = "VALID";
+  a.auto_pad = AutoPad::valid;
   g = resolve_conv({1, 1, 5}, {1, 1, 4}, a);
   EXPECT_EQ(g.out_size, (std::vector<int64_t>{1}));
   // ConvTranspose: in 3, s 3, k 3, output_padding 1 -> 3*2 + 1 + 3 = 10; output_shape 8 -> total 2.
@@ -718,7 +721,7 @@ TEST(ConvGeometry, AttributeFormulas) {
   g = resolve_conv_transpose({1, 1, 3}, {1, 2, 3}, t);
   EXPECT_EQ(g.out_size, (std::vector<int64_t>{8}));
   EXPECT_EQ(g.pads_begin, (std::vector<int64_t>{1}));  // NOTSET: the odd pixel goes first
-  t.auto_pad = "SAME_UPPER";
+  t.auto_pad = AutoPad::same_upper;
   t.output_shape.clear();
   t.output_padding.clear();
   g = resolve_conv_transpose({1, 1, 3}, {1, 2, 4}, t);  // out 9, total = 3*2 + 4 - 9 = 1
@@ -739,8 +742,8 @@ TEST(ConvGeometry, BadInputThrows) {
   a.strides = {0};
   EXPECT_THROW(resolve_conv({1, 1, 5}, {1, 1, 3}, a), std::invalid_argument);
   a = {};
-  a.auto_pad = "SAME";
-  EXPECT_THROW(resolve_conv({1, 1, 5}, {1, 1, 3}, a), std::invalid_argument);
+  EXPECT_THROW(ops::conv_auto_pad_from_onnx("SAME"), std::invalid_argument);  // the op layer parses it
+  EXPECT_EQ(ops::conv_auto_pad_from_onnx("SAME_LOWER"), AutoPad::same_lower);
   a = {};
   a.pads = {1};
   EXPECT_THROW(resolve_conv({1, 1, 5}, {1, 1, 3}, a), std::invalid_argument);

@@ -11,6 +11,7 @@
 
 #include "kernels/conv/conv.h"
 #include "onnx/onnx_loader.h"
+#include "ops/onnx_vocabulary.h"
 #include "test_onnx_support.h"
 
 namespace onda::test {
@@ -20,7 +21,7 @@ using namespace kernels::conv;
 
 ConvAttributes node_attributes(const Node& node) {
   ConvAttributes a;
-  a.auto_pad = node.attribute_string("auto_pad", "NOTSET");
+  a.auto_pad = ops::conv_auto_pad_from_onnx(node.attribute_string("auto_pad", "NOTSET"));
   a.kernel_shape = node.attribute_ints("kernel_shape", {});
   a.strides = node.attribute_ints("strides", {});
   a.dilations = node.attribute_ints("dilations", {});
@@ -58,9 +59,9 @@ TEST(ConvModels, ReferenceModelNodesResolve) {
         EXPECT_TRUE(a.output_padding.empty() && a.output_shape.empty()) << node.describe();
       }
       const int64_t rank = w->rank() - 2;
-      std::string cls =
-          fmt::format("{} {}-D group={} kernel={} auto_pad={}", node.op_type, rank, a.group,
-                      fmt::join(Shape(w->shape().begin() + 2, w->shape().end()), "x"), a.auto_pad);
+      std::string cls = fmt::format("{} {}-D group={} kernel={} auto_pad={}", node.op_type, rank, a.group,
+                                    fmt::join(Shape(w->shape().begin() + 2, w->shape().end()), "x"),
+                                    auto_pad_name(a.auto_pad));
       if (transpose && w->rank() == 3 && w->shape()[1] == 1 && w->shape()[0] == w->shape()[2]) {
         cls += fmt::format(" [n,1,n] weight ({} elements, {})", w->numel(),
                            w->numel() > 65536 ? "on the GPU in a Session" : "on the host");
