@@ -784,6 +784,13 @@ bool Session::Impl::finish_memory_run() {
                                 "the activations of this input shape");
     memory.planned_bytes = planned.planned_bytes;
     memory.live_peak_bytes = planned.live_peak_bytes;
+    // The plan replaces the pool only where its arenas hold less GPU memory than the pool holds after
+    // the traced run (buffers on loan and cached): kernels' scratch buffers count as live until the
+    // run completes (the recorder retains them), which can make the arenas the larger of the two.
+    if (planned.planned_bytes >= pool.stats().bytes_allocated) {
+      memory.enabled = false;
+      return true;  // this run's buffers are the pool's, as every later run's
+    }
     // Installed by the next run, after the traced run's buffers (back in the pool's free lists by
     // then) are dropped: the two never take memory at once.
     memory.to_install = std::make_unique<runtime::ActivationPlan>(std::move(planned));
