@@ -25,7 +25,8 @@ const char* const kDisabledToggles[] = {"timestamp_quantization"};
 
 wgpu::DawnTogglesDescriptor make_toggles(bool robustness) {
   wgpu::DawnTogglesDescriptor toggles;
-  toggles.enabledToggleCount = robustness ? std::size(kEnabledToggles) : std::size(kEnabledTogglesNoRobustness);
+  toggles.enabledToggleCount =
+      robustness ? std::size(kEnabledToggles) : std::size(kEnabledTogglesNoRobustness);
   toggles.enabledToggles = robustness ? kEnabledToggles : kEnabledTogglesNoRobustness;
   toggles.disabledToggleCount = std::size(kDisabledToggles);
   toggles.disabledToggles = kDisabledToggles;
@@ -34,28 +35,41 @@ wgpu::DawnTogglesDescriptor make_toggles(bool robustness) {
 
 const char* backend_name(wgpu::BackendType type) {
   switch (type) {
-    case wgpu::BackendType::Null: return "Null";
-    case wgpu::BackendType::WebGPU: return "WebGPU";
-    case wgpu::BackendType::D3D11: return "D3D11";
-    case wgpu::BackendType::D3D12: return "D3D12";
-    case wgpu::BackendType::Metal: return "Metal";
-    case wgpu::BackendType::Vulkan: return "Vulkan";
-    case wgpu::BackendType::OpenGL: return "OpenGL";
-    case wgpu::BackendType::OpenGLES: return "OpenGLES";
-    default: return "unknown";
+    case wgpu::BackendType::Null:
+      return "Null";
+    case wgpu::BackendType::WebGPU:
+      return "WebGPU";
+    case wgpu::BackendType::D3D11:
+      return "D3D11";
+    case wgpu::BackendType::D3D12:
+      return "D3D12";
+    case wgpu::BackendType::Metal:
+      return "Metal";
+    case wgpu::BackendType::Vulkan:
+      return "Vulkan";
+    case wgpu::BackendType::OpenGL:
+      return "OpenGL";
+    case wgpu::BackendType::OpenGLES:
+      return "OpenGLES";
+    default:
+      return "unknown";
   }
 }
 
 const char* adapter_type_name(wgpu::AdapterType type) {
   switch (type) {
-    case wgpu::AdapterType::DiscreteGPU: return "discrete GPU";
-    case wgpu::AdapterType::IntegratedGPU: return "integrated GPU";
-    case wgpu::AdapterType::CPU: return "CPU";
-    default: return "unknown";
+    case wgpu::AdapterType::DiscreteGPU:
+      return "discrete GPU";
+    case wgpu::AdapterType::IntegratedGPU:
+      return "integrated GPU";
+    case wgpu::AdapterType::CPU:
+      return "CPU";
+    default:
+      return "unknown";
   }
 }
 
-wgpu::Instance create_instance() {
+wgpu::Instance make_instance() {
   static const wgpu::InstanceFeatureName kTimedWaitAny = wgpu::InstanceFeatureName::TimedWaitAny;
   wgpu::DawnTogglesDescriptor toggles = make_toggles(true);
   wgpu::InstanceDescriptor descriptor;
@@ -65,6 +79,15 @@ wgpu::Instance create_instance() {
   wgpu::Instance instance = wgpu::CreateInstance(&descriptor);
   if (!instance) throw GpuError("could not create a WebGPU (Dawn) instance");
   return instance;
+}
+
+// One Dawn instance for the process, never destroyed: with an instance per Context, the last
+// Context's end unloaded the Vulkan driver and the next Context loaded it again, and NVIDIA's driver
+// (libnvidia-tls, initial-exec TLS) then failed to load ("cannot allocate memory in static TLS
+// block": no adapter) after a few cycles. Dawn's instance serves many devices and threads.
+wgpu::Instance create_instance() {
+  static const wgpu::Instance* const instance = new wgpu::Instance(make_instance());
+  return *instance;
 }
 
 constexpr uint64_t kStartupTimeoutNs = 60ull * 1000 * 1000 * 1000;
@@ -182,8 +205,8 @@ wgpu::Adapter choose_adapter(const wgpu::Instance& instance, std::string wanted)
       if (lowercase(d.name).find(lowercase(wanted)) != std::string::npos) return adapter;
     }
   }
-  throw GpuError(fmt::format("no WebGPU adapter matches '{}' (an index or part of a name); adapters:{}", wanted,
-                             describe_list(adapters)));
+  throw GpuError(fmt::format("no WebGPU adapter matches '{}' (an index or part of a name); adapters:{}",
+                             wanted, describe_list(adapters)));
 }
 
 }  // namespace
@@ -224,17 +247,20 @@ void Context::create_device(const ContextOptions& options) {
   adapter_.GetLimits(&adapter_limits);
 
   wgpu::DawnTogglesDescriptor toggles = make_toggles(robustness);
-  std::filesystem::path cache_folder = options.pipeline_cache_folder.value_or(default_pipeline_cache_folder());
+  std::filesystem::path cache_folder =
+      options.pipeline_cache_folder.value_or(default_pipeline_cache_folder());
   wgpu::DawnCacheDeviceDescriptor cache;
   if (!cache_folder.empty()) {
     blob_cache_ = std::make_unique<DiskBlobCache>(cache_folder);
     // Dawn's keys name the adapter, driver and toggles; the isolation key keeps onda's entries apart
     // from those of other programs sharing a folder.
     cache.isolationKey = "onda";
-    cache.loadDataFunction = [](const void* key, size_t key_size, void* value, size_t value_size, void* user) {
+    cache.loadDataFunction = [](const void* key, size_t key_size, void* value, size_t value_size,
+                                void* user) {
       return static_cast<const DiskBlobCache*>(user)->load(key, key_size, value, value_size);
     };
-    cache.storeDataFunction = [](const void* key, size_t key_size, const void* value, size_t value_size, void* user) {
+    cache.storeDataFunction = [](const void* key, size_t key_size, const void* value, size_t value_size,
+                                 void* user) {
       static_cast<const DiskBlobCache*>(user)->store(key, key_size, value, value_size);
     };
     cache.functionUserdata = blob_cache_.get();
@@ -251,9 +277,9 @@ void Context::create_device(const ContextOptions& options) {
       [](const wgpu::Device&, wgpu::ErrorType type, wgpu::StringView message, ErrorState* state) {
         std::lock_guard lock(state->mutex);
         if (state->first_error.empty()) {
-          const char* kind = type == wgpu::ErrorType::OutOfMemory ? "out of memory"
+          const char* kind = type == wgpu::ErrorType::OutOfMemory  ? "out of memory"
                              : type == wgpu::ErrorType::Validation ? "validation error"
-                                                                    : "internal error";
+                                                                   : "internal error";
           state->first_error = fmt::format("WebGPU {}: {}", kind, to_string(message));
         }
       },
@@ -261,7 +287,8 @@ void Context::create_device(const ContextOptions& options) {
   descriptor.SetDeviceLostCallback(
       wgpu::CallbackMode::AllowSpontaneous,
       [](const wgpu::Device&, wgpu::DeviceLostReason reason, wgpu::StringView message, ErrorState* state) {
-        if (reason == wgpu::DeviceLostReason::Destroyed || reason == wgpu::DeviceLostReason::CallbackCancelled) {
+        if (reason == wgpu::DeviceLostReason::Destroyed ||
+            reason == wgpu::DeviceLostReason::CallbackCancelled) {
           return;
         }
         std::lock_guard lock(state->mutex);
@@ -283,7 +310,8 @@ void Context::create_device(const ContextOptions& options) {
   if (instance_.WaitAny(future, kStartupTimeoutNs) != wgpu::WaitStatus::Success) {
     throw GpuError("timed out creating the WebGPU device on " + description_.name);
   }
-  if (!device_) throw GpuError(fmt::format("could not create a WebGPU device on {}: {}", description_.name, failure));
+  if (!device_)
+    throw GpuError(fmt::format("could not create a WebGPU device on {}: {}", description_.name, failure));
   queue_ = device_.GetQueue();
   device_.GetLimits(&limits_);
   if (options.max_storage_binding_bytes != 0) {

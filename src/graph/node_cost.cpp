@@ -250,12 +250,24 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     cost.flops = y_numel * window;
   } else if (op == "GlobalAveragePool" || op == "GlobalMaxPool") {
     cost.flops = x_numel;
-  } else if (op == "Resize") {
+  } else if (op == "CumSum") {
+    cost.flops = x_numel;  // one add per element
+  } else if (op == "TopK") {
+    // onda's top_k kernel ranks each element against its whole row (src/kernels/reduce/top_k.h).
+    cost.flops = x_numel * static_cast<double>(std::max<int64_t>(1, dim(x, node.attribute_int("axis", -1))));
+  } else if (op == "Det") {
+    // Gaussian elimination: about 2/3 n^3 per matrix.
+    const double n = static_cast<double>(dim(x, -1));
+    cost.flops = x_numel / std::max(1.0, n * n) * (2.0 / 3.0) * n * n * n;
+  } else if (op == "MelWeightMatrix") {
+    cost.flops = 0.0;  // a table built on the host (its inputs are known before the run), written once
+  } else if (op == "Resize" || op == "Upsample") {
     // Linear and cubic interpolation weigh a few neighbours per output; nearest only copies.
     const std::string mode = node.attribute_string("mode", "nearest");
     cost.flops = mode == "nearest" ? 0.0 : y_numel * (mode == "cubic" ? 16.0 : 4.0);
     cost.bytes = bytes_of(x) + bytes_of(y);  // the scales / sizes inputs are a few numbers
-  } else if (op == "Slice" || op == "Gather" || op == "GatherElements" || op == "GatherND") {
+  } else if (op == "Slice" || op == "Gather" || op == "GatherElements" || op == "GatherND" ||
+             op == "ReverseSequence") {
     // Only the selected elements are read: the output's bytes once in and once out, plus the indices.
     cost.bytes = 2.0 * bytes_of(y);
     for (size_t i = 1; i < in.size(); ++i) cost.bytes += bytes_of(in[i]);

@@ -480,11 +480,11 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   }
   ensure_plan(shapes);
   begin_memory_run();
-  pool.reset_peak();  // counted from the inputs on
-  const uint64_t allocations_before = pool.stats().allocations;
   std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
   std::unordered_map<std::string, ops::Value> values =
       bind_inputs(inputs, device_inputs, device_input_copies);
+  pool.reset_peak();  // the inputs uploaded above are on loan: they count
+  const uint64_t allocations_before = pool.stats().allocations;  // buffers the run itself creates
 
   // Profiling gives each dispatch its own timestamped pass: timed runs leave it off.
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
@@ -689,10 +689,9 @@ Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::strin
 
 // Each graph output: known on the host, read back behind the run's last dispatch, or (run_device)
 // copied into the Device's pool.
-std::vector<Session::Impl::PendingRun::Output> Session::Impl::record_outputs(runtime::GraphWalk& walk,
-                                                                             const runtime::Scope& scope,
-                                                                             gpu::CommandRecorder& recorder,
-                                                                             const std::set<std::string>& on_device) {
+std::vector<Session::Impl::PendingRun::Output> Session::Impl::record_outputs(
+    runtime::GraphWalk& walk, const runtime::Scope& scope, gpu::CommandRecorder& recorder,
+    const std::set<std::string>& on_device) {
   const Graph& planned = plan->graph;
   std::vector<PendingRun::Output> outputs;
   for (const auto& name : planned.outputs) {
