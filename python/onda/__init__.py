@@ -134,7 +134,9 @@ class SessionOptions(_Options):
     :meth:`InferenceSession.last_run`) and onda's own ``first_submit_dispatches`` (dispatches in
     the first of a run's growing submits; 0: one submit per run), ``tuning`` (kernel tuning
     overrides, "family.field=value" strings as ``onda run --tuning``) and
-    ``max_storage_binding_bytes`` (run as on an adapter with smaller bindings; 0: the adapter's).
+    ``max_storage_binding_bytes`` (run as on an adapter with smaller bindings; 0: the adapter's) and
+    ``memory_limit`` (GPU bytes a run may use, weights included; 0: no limit; a plan over it raises
+    onda.ModelError naming the node at its peak).
     Accepted and ignored: ``graph_optimization_level``,
     ``intra_op_num_threads``, ``inter_op_num_threads``, ``execution_mode``, ``execution_order``,
     ``log_severity_level``, ``log_verbosity_level``, ``logid``, ``optimized_model_filepath``,
@@ -160,6 +162,7 @@ class SessionOptions(_Options):
         self.first_submit_dispatches: Optional[int] = None  # None: onda's default (16)
         self.tuning: List[str] = []
         self.max_storage_binding_bytes = 0
+        self.memory_limit = 0
         super().__init__(**values)
 
 
@@ -473,6 +476,7 @@ def _native_options(options: Any, adapter: str) -> "_onda.SessionOptions":
         native.first_submit_dispatches = int(first_submit)
     native.tuning = [str(t) for t in (getattr(options, "tuning", None) or [])]
     native.max_storage_binding_bytes = int(getattr(options, "max_storage_binding_bytes", 0) or 0)
+    native.memory_limit = int(getattr(options, "memory_limit", 0) or 0)
     return native
 
 
@@ -494,7 +498,8 @@ class Separator:
     ``description`` (a JSON file instead of the sidecar / metadata), ``segment`` (seconds; models
     with a dynamic length), ``overlap`` (default: the description's, else 0.25), ``batch``,
     ``shifts``, ``seed``, ``two_stems`` (NAME: NAME and no_NAME), ``float32`` / ``int24`` / ``flac``
-    (format of written files), ``adapter``.
+    (format of written files), ``adapter``, ``stream`` (a streaming model run frame by frame, its
+    states fed back on the GPU, as ``onda enhance --stream``; files only).
     """
 
     def __init__(
@@ -512,6 +517,7 @@ class Separator:
         int24: bool = False,
         flac: bool = False,
         adapter: Union[str, int, None] = None,
+        stream: bool = False,
         _container: Optional[str] = None,
     ) -> None:
         # The command line's checks and messages (tools/separate_command.cpp).
@@ -534,6 +540,7 @@ class Separator:
         options.seed = int(seed)
         options.container = container
         options.encoding = "float32" if float32 else "pcm24" if int24 else "pcm16"
+        options.stream = bool(stream)
         self._separator = _onda.Separator(options)
 
     @property

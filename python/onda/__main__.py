@@ -12,6 +12,7 @@ from typing import List, Optional
 
 
 import onda
+from onda import _onda
 from onda._audio_command import add_audio_commands
 from onda._run_command import add_run_command
 
@@ -22,6 +23,9 @@ def _info(a: argparse.Namespace) -> None:
             print(f"[{d['index']}] {d['name']} ({d['backend']}, {d['type']}, driver {d['driver']})")
         return
     print(f"adapter:      {onda.get_device(a.adapter)}")
+    print("kernel tuning on this adapter:")
+    for line in _onda.describe_tuning(a.adapter or "", a.tuning):
+        print(f"  {line}")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -35,6 +39,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     p = commands.add_parser("info", help="Print the WebGPU adapter")
     p.add_argument("--adapter", help="Adapter index or name substring")
     p.add_argument("--list", action="store_true", help="List every adapter instead")
+    p.add_argument("--tuning", action="append", default=[],
+                   help="A kernel tuning override to show the effect of, family.field=value; repeatable")
     p.set_defaults(handler=_info)
 
     a = parser.parse_args(argv)

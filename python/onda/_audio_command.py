@@ -45,6 +45,8 @@ def add_audio_commands(commands: "argparse._SubParsersAction") -> None:
     p.add_argument("inputs", nargs="+", help="Audio files and folders (searched recursively)")
     p.add_argument("-o", "--out", required=True,
                    help="The output file (one input; .wav, .flac, .ogg or .mp3 picks the format) or folder")
+    p.add_argument("--stream", action="store_true",
+                   help="Run a streaming model frame by frame, its states fed back on the GPU (docs/audio.md)")
     _common_options(p, enhance=True)
     p.set_defaults(handler=lambda a: run_audio(a, enhance=True), two_stems=None)
 
@@ -228,6 +230,9 @@ def run_audio(a: argparse.Namespace, enhance: bool) -> int:
         raise ValueError(f"--shifts {a.shifts}: give 0 to {MAX_SHIFTS}")
     if a.float32 and a.int24:
         raise ValueError("--float32 and --int24 exclude each other: give one")
+    if getattr(a, "stream", False) and (a.segment > 0 or a.overlap is not None or a.batch != 1 or a.shifts != 0):
+        raise ValueError("--stream feeds the model one frame at a time: --segment, --overlap, --batch and --shifts "
+                         "do not apply")
     inputs = expand_inputs(a.inputs)
 
     out = Path(a.out)
@@ -247,7 +252,7 @@ def run_audio(a: argparse.Namespace, enhance: bool) -> int:
 
     separator = Separator(a.model, description=a.description, segment=a.segment, overlap=a.overlap, batch=a.batch,
                           shifts=a.shifts, seed=a.seed, two_stems=a.two_stems, float32=a.float32, int24=a.int24,
-                          adapter=a.adapter, _container=container)
+                          adapter=a.adapter, stream=getattr(a, "stream", False), _container=container)
     names = separator.output_names
     if enhance and len(names) != 1:
         raise ValueError(f"enhance needs a model with one output stem; '{a.model}' has {len(names)} (use onda separate)")

@@ -42,6 +42,11 @@ def add_run_command(commands: "argparse._SubParsersAction") -> None:
                    help="A kernel tuning override, family.field=value (e.g. rnn.step_kernel=vec4); repeatable")
     p.add_argument("--max-binding-bytes", type=int, default=0,
                    help="Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller bindings")
+    p.add_argument("--memory-limit", type=int, default=0,
+                   help="GPU memory a run may use, weights included, in bytes (0: no limit); a memory plan that "
+                        "needs more fails naming the node at its peak")
+    p.add_argument("--plan-memory", action="store_true",
+                   help="Print the static memory plan for the input shapes (--shape) without running the model")
     p.set_defaults(handler=run)
 
 
@@ -179,11 +184,20 @@ def run(a: argparse.Namespace) -> None:
         raise ValueError(f"--rtol {a.rtol} / --atol {a.atol}: give tolerances >= 0")
 
     options = SessionOptions(enable_profiling=a.profile, first_submit_dispatches=a.first_submit, tuning=a.tuning,
-                             max_storage_binding_bytes=a.max_binding_bytes)
+                             max_storage_binding_bytes=a.max_binding_bytes, memory_limit=a.memory_limit)
     start = time.perf_counter()
     session = InferenceSession(a.model, options, adapter=a.adapter)
     print(f"adapter: {session.adapter}\nmodel:   {a.model} (loaded in {1e3 * (time.perf_counter() - start):.1f} ms)")
 
+    if a.plan_memory:
+        for name in shapes:
+            _check_input_name(name, "--shape", session)
+        plan = session._session.plan_memory({name: list(shape) for name, shape in shapes.items()})
+        print(f"memory plan (not run): activations {_bytes_text(plan['activation_bytes'])} in {plan['arenas']} arenas "
+              f"for {plan['values']} values, most bytes live at once {_bytes_text(plan['live_peak_bytes'])} at "
+              f"{plan['peak_node']}; weights {_bytes_text(plan['weight_bytes'])}; total "
+              f"{_bytes_text(plan['activation_bytes'] + plan['weight_bytes'])}")
+        return 0
     feed: Dict[str, np.ndarray] = {}
     expected: List[Tuple[str, np.ndarray]] = []
     if a.test_data:

@@ -30,6 +30,7 @@
 #include "onda/error.h"          // ModelError, NpyError, GpuError
 #include "onda/session.h"        // Session, SessionOptions, TensorSpec, RunStats, HostTensor, DType
 #include "onda/tensor_proto.h"   // read_tensor_proto_file (`python3 -m onda run --test-data`)
+#include "onda/tuning.h"         // describe_tuning (`python3 -m onda info`)
 
 namespace py = pybind11;
 using onda::DeviceTensor;
@@ -178,6 +179,7 @@ struct PySessionOptions {
   uint32_t first_submit_dispatches = SessionOptions{}.first_submit_dispatches;
   std::vector<std::string> tuning;
   uint64_t max_storage_binding_bytes = 0;
+  uint64_t memory_limit = 0;
 };
 
 // onda::Session behind the Python InferenceSession.
@@ -191,6 +193,7 @@ class PySession {
     options.first_submit_dispatches = o.first_submit_dispatches;
     options.tuning = o.tuning;
     options.max_storage_binding_bytes = o.max_storage_binding_bytes;
+    options.memory_limit = o.memory_limit;
     std::shared_ptr<onda::Device> shared = device ? device->device : nullptr;
     if (py::isinstance<py::bytes>(model)) {
       const auto bytes = model.cast<py::bytes>();  // immutable, kept alive by this reference
@@ -215,6 +218,23 @@ class PySession {
     return list;
   }
   std::string adapter_name() const { return session_->adapter_name(); }
+
+  // Session::plan_memory: the static memory plan of these input shapes, nothing run.
+  py::dict plan_memory(const std::map<std::string, std::vector<int64_t>>& shapes) {
+    onda::MemoryPlanReport plan;
+    {
+      py::gil_scoped_release release;
+      plan = session_->plan_memory(shapes);
+    }
+    py::dict d;
+    d["activation_bytes"] = plan.activation_bytes;
+    d["live_peak_bytes"] = plan.live_peak_bytes;
+    d["weight_bytes"] = plan.weight_bytes;
+    d["arenas"] = plan.arenas;
+    d["values"] = plan.values;
+    d["peak_node"] = plan.peak_node;
+    return d;
+  }
   PyDevice device() const { return PyDevice{session_->device()}; }
 
   // Inputs by name in, every output by name out (the Python side orders and selects them).
@@ -314,6 +334,7 @@ struct AudioOptions {
   int batch = 1, shifts = 0;
   uint64_t seed = 0;
   std::string container = "wav", encoding = "pcm16";
+  bool stream = false;  // a streaming model, frame by frame (onda enhance --stream)
 };
 
 // The same option mapping as tools/separate_command.cpp (separate_options); the Python side
@@ -347,16 +368,27 @@ class PySeparator {
   explicit PySeparator(const AudioOptions& options) {
     const auto o = separate_options(options);
     py::gil_scoped_release release;
-    separator_ = std::make_unique<onda::audio::Separator>(o);
+    if (options.stream) {
+      streamer_ = std::make_unique<onda::audio::StreamEnhancer>(
+          onda::audio::StreamEnhanceOptions{o.model, o.description, o.session, o.format});
+    } else {
+      separator_ = std::make_unique<onda::audio::Separator>(o);
+    }
   }
 
-  int sample_rate() const { return separator_->description().sample_rate; }
-  int channels() const { return separator_->description().channels; }
-  std::vector<std::string> stems() const { return separator_->description().stems; }
-  std::string adapter_name() const { return separator_->adapter_name(); }
+  const onda::audio::ModelDescription& description() const {
+    return streamer_ ? streamer_->description() : separator_->description();
+  }
+  int sample_rate() const { return description().sample_rate; }
+  int channels() const { return description().channels; }
+  std::vector<std::string> stems() const { return description().stems; }
+  std::string adapter_name() const {
+    return streamer_ ? streamer_->stream().session().adapter_name() : separator_->adapter_name();
+  }
 
   // Stems in memory, at the model's rate and channel count: [(name, [channels, frames])].
   py::list separate(py::array samples, int sample_rate, const py::object& progress) {
+    files_only_when_streaming();
     auto mix = to_audio(samples, sample_rate);
     std::vector<onda::audio::Stem> stems;
     {
@@ -371,12 +403,15 @@ class PySeparator {
   std::vector<std::filesystem::path> separate_file(const std::filesystem::path& input,
                                                    const std::filesystem::path& output_dir,
                                                    const py::object& progress) {
+    files_only_when_streaming();
     const auto callback = progress_callback(progress);
     py::gil_scoped_release release;
     return separator_->separate_file(input, output_dir, nullptr, callback);
   }
 
-  std::vector<std::string> output_names() const { return separator_->output_names(); }
+  std::vector<std::string> output_names() const {
+    return streamer_ ? description().stems : separator_->output_names();
+  }
 
   // The outputs of `input` (one per output_names() entry) to `paths`, whose folders exist: what
   // `python3 -m onda separate|enhance` calls once it has planned and checked every path.
@@ -384,17 +419,25 @@ class PySeparator {
                    const py::object& progress) {
     const auto callback = progress_callback(progress);
     py::gil_scoped_release release;
-    separator_->write_files(input, paths, nullptr, callback);
+    if (streamer_)
+      streamer_->write_files(input, paths, nullptr, callback);
+    else
+      separator_->write_files(input, paths, nullptr, callback);
   }
 
   void enhance_file(const std::filesystem::path& input, const std::filesystem::path& output,
                     const py::object& progress) {
+    files_only_when_streaming();
     const auto callback = progress_callback(progress);
     py::gil_scoped_release release;
     separator_->enhance_file(input, output, nullptr, callback);
   }
 
  private:
+  void files_only_when_streaming() const {
+    if (streamer_)
+      throw std::invalid_argument("a streaming Separator (stream=True) writes files only: use write_files");
+  }
   // A Python callable(done, total) called with the GIL taken; None: no callback.
   static onda::audio::SegmentProgress progress_callback(const py::object& progress) {
     if (progress.is_none()) return {};
@@ -405,6 +448,7 @@ class PySeparator {
   }
 
   std::unique_ptr<onda::audio::Separator> separator_;
+  std::unique_ptr<onda::audio::StreamEnhancer> streamer_;  // instead, for AudioOptions::stream
 };
 
 py::array read_audio(const std::filesystem::path& path, int& sample_rate) {
@@ -451,7 +495,8 @@ PYBIND11_MODULE(_onda, m) {
       .def_readwrite("profile", &PySessionOptions::profile)
       .def_readwrite("first_submit_dispatches", &PySessionOptions::first_submit_dispatches)
       .def_readwrite("tuning", &PySessionOptions::tuning)
-      .def_readwrite("max_storage_binding_bytes", &PySessionOptions::max_storage_binding_bytes);
+      .def_readwrite("max_storage_binding_bytes", &PySessionOptions::max_storage_binding_bytes)
+      .def_readwrite("memory_limit", &PySessionOptions::memory_limit);
 
   py::class_<PySession>(m, "Session")
       .def(py::init<const py::object&, const PySessionOptions&, const std::optional<PyDevice>&>(),
@@ -459,6 +504,8 @@ PYBIND11_MODULE(_onda, m) {
       .def("inputs", &PySession::inputs, "[(name, numpy dtype name, shape with -1 for dynamic, dim names)]")
       .def("outputs", &PySession::outputs)
       .def("adapter_name", &PySession::adapter_name)
+      .def("plan_memory", &PySession::plan_memory, py::arg("shapes"),
+           "The static memory plan of these input shapes (dict), nothing run")
       .def("device", &PySession::device)
       .def("run", &PySession::run, py::arg("feed"), "{name: array} -> {name: array}, every output")
       .def("run_with", &PySession::run_with, py::arg("host_feed"), py::arg("device_feed"),
@@ -479,7 +526,8 @@ PYBIND11_MODULE(_onda, m) {
       .def_readwrite("shifts", &AudioOptions::shifts)
       .def_readwrite("seed", &AudioOptions::seed)
       .def_readwrite("container", &AudioOptions::container)
-      .def_readwrite("encoding", &AudioOptions::encoding);
+      .def_readwrite("encoding", &AudioOptions::encoding)
+      .def_readwrite("stream", &AudioOptions::stream);
 
   py::class_<PySeparator>(m, "Separator")
       .def(py::init<const AudioOptions&>())
@@ -514,6 +562,17 @@ PYBIND11_MODULE(_onda, m) {
         return py::make_tuple(samples, rate);
       },
       py::arg("path"), "(float32 [channels, frames], sample rate) of an audio file (libsndfile)");
+
+  m.def(
+      "describe_tuning",
+      [](const std::string& adapter, const std::vector<std::string>& overrides) {
+        onda::DeviceOptions options;
+        options.adapter = adapter;
+        py::gil_scoped_release release;
+        return onda::describe_tuning(*onda::Device::open(options), overrides);
+      },
+      py::arg("adapter") = "", py::arg("overrides") = std::vector<std::string>{},
+      "The kernel tuning a session uses on that adapter, one line per field (what `onda info` prints)");
 
   m.def("list_adapters", [] {
     py::list list;

@@ -96,3 +96,23 @@ def test_run_random_inputs_outputs_bench_profile(models, tmp_path):
     assert done.returncode == 1 and "no value for input 'x' (use --input x=FILE.npy or --random-inputs)" in done.stderr
     done = python_onda("run", models["affine"], "--random-inputs", "--shape", "x=1,3", "--tuning", "nonsense")
     assert done.returncode == 1 and "tuning" in done.stderr
+
+
+def test_run_plan_memory_and_memory_limit(models):
+    # A dry run: the plan of x [4, 3] without running; then a run under a limit the weights alone
+    # exceed fails with the C++ message naming the bytes.
+    done = python_onda("run", models["large"], "--plan-memory")
+    assert done.returncode == 0, done.stderr
+    assert "memory plan (not run): activations" in done.stdout and "arenas" in done.stdout, done.stdout
+    done = python_onda("run", models["large"], "--random-inputs", "--memory-limit", "4096")
+    assert done.returncode == 1
+    assert "memory_limit of 4096 bytes" in done.stderr, done.stderr
+
+
+def test_info_prints_the_tuning_and_takes_overrides():
+    done = python_onda("info", check=True)
+    assert "kernel tuning on this adapter:" in done.stdout and "fft.code_path" in done.stdout, done.stdout
+    done = python_onda("info", "--tuning", "gemm.for_unroll=1", check=True)
+    assert re.search(r"gemm\.for_unroll\s+1", done.stdout), done.stdout
+    done = python_onda("info", "--tuning", "fft.code_path=fast")
+    assert done.returncode == 1 and "fft.code_path" in done.stderr, done.stderr
