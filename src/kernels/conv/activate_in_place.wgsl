@@ -6,11 +6,7 @@
 {{Y_ACCESS}}
 @group(0) @binding(1) var<uniform> params: ConvParams;
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let idx = invocation(wg, nwg, lid);
-  if (idx >= params.dilation.w) { return; }
+#include "conv/conv_main.wgsl"
   let per_batch = params.out_size.w * params.out_size.x * params.out_size.y * params.out_size.z;
   let i = params.offsets.w + params.chunk.x * per_batch + params.first_row + idx - params.y_base;
   store_y(i, activate(load_y(i)));

@@ -10,11 +10,7 @@
 {{Y_ACCESS}}
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: ConvParams;
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let idx = invocation(wg, nwg, lid);
-  if (idx >= params.dilation.w) { return; }
+#include "conv/conv_main.wgsl"
   let c_in = params.in_size.w;
   let c_out = params.out_size.w;
   let positions = params.region.y - params.region.x;

@@ -6,11 +6,7 @@
 @group(0) @binding(1) var<storage, read_write> slab: array<f32>;
 @group(0) @binding(2) var<uniform> params: ConvParams;
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let idx = invocation(wg, nwg, lid);
-  if (idx >= params.dilation.w) { return; }
+#include "conv/conv_main.wgsl"
   let rows = params.chunk.w - params.chunk.z;
   let ci = params.first_row + idx / rows;
   let r = params.chunk.z + idx % rows;

@@ -8,11 +8,7 @@
 @group(0) @binding(1) var<storage, read_write> col: array<f32>;
 @group(0) @binding(2) var<uniform> params: ConvParams;
 
-@compute @workgroup_size(256)
-fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-        @builtin(local_invocation_index) lid: u32) {
-  let idx = invocation(wg, nwg, lid);
-  if (idx >= params.dilation.w) { return; }
+#include "conv/conv_main.wgsl"
   let positions = params.region.y - params.region.x;
   let taps = params.kernel.x * params.kernel.y * params.kernel.z;
   let p = params.region.x + idx % positions;
