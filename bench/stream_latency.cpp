@@ -17,7 +17,7 @@
 
 int main(int argc, char** argv) {
   if (argc < 5) {
-    std::fprintf(stderr, "usage: bench_stream_latency MODEL.onnx FRAMES.bin N OUT.bin [WARMUP] [ADAPTER]\n");
+    std::fprintf(stderr, "usage: bench_stream_latency MODEL.onnx FRAMES.bin N OUT.bin [WARMUP] [ADAPTER] [FIRST_SUBMIT]\n");
     return 2;
   }
   try {
@@ -25,6 +25,8 @@ int main(int argc, char** argv) {
     const int warmup = argc > 5 ? std::stoi(argv[5]) : 20;
     onda::SessionOptions options;
     if (argc > 6) options.adapter = argv[6];
+    // SessionOptions::first_submit_dispatches (0: one submit per step), for an A/B of the submits.
+    if (argc > 7) options.first_submit_dispatches = static_cast<uint32_t>(std::stoul(argv[7]));
     std::shared_ptr<onda::Session> session = onda::Session::open(argv[1], options);
     onda::Stream stream(session);
     const std::vector<std::string> inputs = stream.frame_inputs(), outputs = stream.frame_outputs();
@@ -53,7 +55,7 @@ int main(int argc, char** argv) {
     for (int k = 0; k < warmup; ++k) stream.step({{inputs[0], frame(k)}});
     stream.reset();
 
-    std::vector<double> ms;
+    std::vector<double> ms, record_ms, wait_ms;  // wall per frame; of it, recording and the GPU wait
     std::vector<float> first_outputs;
     uint64_t crossed_up = 0, crossed_down = 0;
     for (int64_t k = 0; k < n; ++k) {
@@ -63,6 +65,8 @@ int main(int argc, char** argv) {
           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       const auto values = out.at(outputs[0]).values<float>();
       first_outputs.insert(first_outputs.end(), values.begin(), values.end());
+      record_ms.push_back(stream.last_run().record_ms);
+      wait_ms.push_back(stream.last_run().gpu_wait_ms);
       crossed_up += stream.last_run().host_upload_bytes;
       crossed_down += stream.last_run().host_download_bytes;
     }
@@ -81,13 +85,19 @@ int main(int argc, char** argv) {
     auto pick = [&](double q) {
       return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()))];
     };
+    auto median = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
     std::printf(
         "{\"runtime\": \"onda\", \"adapter\": \"%s\", \"frames\": %lld, \"states\": %zu, \"p50_ms\": %.4f, "
         "\"p99_ms\": %.4f, \"mean_ms\": %.4f, \"max_ms\": %.4f, \"dispatches\": %llu, "
+        "\"record_p50_ms\": %.4f, \"gpu_wait_p50_ms\": %.4f, \"submits\": %llu, "
         "\"bytes_up_per_frame\": %llu, \"bytes_down_per_frame\": %llu, \"states_stayed_on_gpu\": %s}\n",
         session->adapter_name().c_str(), static_cast<long long>(n), stream.state_pairs().size(), pick(0.5),
         pick(0.99), std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(n), sorted.back(),
-        static_cast<unsigned long long>(stream.last_run().dispatches),
+        static_cast<unsigned long long>(stream.last_run().dispatches), median(record_ms), median(wait_ms),
+        static_cast<unsigned long long>(stream.last_run().submits),
         static_cast<unsigned long long>(crossed_up / n), static_cast<unsigned long long>(crossed_down / n),
         states_stayed ? "true" : "false");
     return states_stayed ? 0 : 1;
