@@ -59,6 +59,10 @@ struct DeviceOptions {
   // Where compiled pipelines persist across processes: unset = the per-user cache folder
   // ($XDG_CACHE_HOME/onda/pipelines, else ~/.cache/onda/pipelines); an empty path = none.
   std::optional<std::filesystem::path> pipeline_cache_folder;
+  // How long a wait for the GPU polls before it blocks, in microseconds: unset = 1000 on GPUs, 0 on
+  // CPU adapters. A blocking wait can wake up late (on an H100 ~0.5 ms after a short run is done),
+  // which matters for streamed frames; polling keeps one CPU thread busy for up to this long.
+  std::optional<uint32_t> spin_wait_microseconds;
 };
 
 class Device {

@@ -222,6 +222,8 @@ Context::Context(const ContextOptions& options) {
   instance_ = create_instance();
   adapter_ = choose_adapter(instance_, options.adapter);
   description_ = describe(adapter_, &subgroup_min_size_, &subgroup_max_size_);
+  spin_wait_us_ =
+      options.spin_wait_microseconds.value_or(description_.type == "CPU" ? 0 : kGpuSpinWaitMicroseconds);
   create_device(options);
   confirm_features();
   guards_ = std::make_unique<RunGuards>(*this);
@@ -406,7 +408,15 @@ std::string Context::capture_error(wgpu::ErrorFilter filter, const std::function
 }
 
 void Context::wait(const wgpu::Future& future) {
-  wgpu::WaitStatus status = instance_.WaitAny(future, wait_timeout_ns_);
+  // Poll first (a zero timeout checks without blocking), then block for what remains.
+  wgpu::WaitStatus status = wgpu::WaitStatus::TimedOut;
+  if (spin_wait_us_ > 0) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_wait_us_);
+    do {
+      status = instance_.WaitAny(future, 0);
+    } while (status == wgpu::WaitStatus::TimedOut && std::chrono::steady_clock::now() < until);
+  }
+  if (status == wgpu::WaitStatus::TimedOut) status = instance_.WaitAny(future, wait_timeout_ns_);
   if (status == wgpu::WaitStatus::TimedOut) {
     check_errors();
     throw GpuError(fmt::format("GPU work did not finish within {:.0f} s (hang or device loss)",

@@ -16,19 +16,20 @@
 #include "gpu/blob_cache.h"
 #include "gpu/dawn.h"
 #include "gpu/feature_names.h"
+#include "gpu/readback_buffers.h"
 
 namespace onda::gpu {
 
 class RunGuards;
 
 struct AdapterDescription {
-  int index = 0;             // position in list_adapters()
-  std::string name;          // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
+  int index = 0;     // position in list_adapters()
+  std::string name;  // e.g. "NVIDIA H200", "llvmpipe (LLVM 15.0.6, 256 bits)"
   std::string vendor;
   std::string architecture;
-  std::string driver;        // driver description, e.g. "Mesa 25.0.7" or "580.159.04"
-  std::string backend;       // "Vulkan", "Metal", ...
-  std::string type;          // "discrete GPU", "integrated GPU", "CPU"
+  std::string driver;   // driver description, e.g. "Mesa 25.0.7" or "580.159.04"
+  std::string backend;  // "Vulkan", "Metal", ...
+  std::string type;     // "discrete GPU", "integrated GPU", "CPU"
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
 };
@@ -46,6 +47,12 @@ struct ContextOptions {
   std::optional<bool> robustness{};
   // Seconds a single wait may take before it is reported as a hang.
   double wait_timeout_seconds = 600.0;
+  // How long a wait polls for completion before it blocks, in microseconds. A blocking wait wakes
+  // up late (on an H100, ~0.5 ms after a short run finished), which dominates the round trip of a
+  // streamed frame; polling answers within microseconds at the cost of a busy CPU thread for that
+  // long. Unset: kGpuSpinWaitMicroseconds on GPUs, 0 on CPU adapters (where the polling thread
+  // would take a core from the adapter's own threads).
+  std::optional<uint32_t> spin_wait_microseconds{};
   // Where compiled pipelines persist across processes (blob_cache.h): unset = the per-user cache
   // folder (default_pipeline_cache_folder()), an empty path = no persistent cache.
   std::optional<std::filesystem::path> pipeline_cache_folder{};
@@ -57,6 +64,10 @@ struct ContextOptions {
 };
 
 // The smallest binding cap ContextOptions accepts (some kernels need one row of a tensor per binding).
+// ContextOptions::spin_wait_microseconds' default on GPUs: long enough to cover a streamed frame's
+// GPU work, short enough not to matter next to a long run's wait (docs/benchmarks.md, streaming).
+inline constexpr uint32_t kGpuSpinWaitMicroseconds = 1000;
+
 inline constexpr uint64_t kMinStorageBindingCap = uint64_t{64} << 10;
 
 class Context {
@@ -97,6 +108,10 @@ class Context {
   // Health words of kernels that can fail in ways only the GPU sees (run_guards.h).
   RunGuards& guards() { return *guards_; }
 
+  // Mappable staging buffers kept for the readbacks (transfer.h).
+  ReadbackBuffers& readback_buffers() { return *readback_buffers_; }
+  uint32_t spin_wait_microseconds() const { return spin_wait_us_; }
+
   // Runs `create` inside an error scope for `filter` and returns the error message, if any.
   std::string capture_error(wgpu::ErrorFilter filter, const std::function<void()>& create);
 
@@ -124,9 +139,11 @@ class Context {
   uint32_t subgroup_min_size_ = 0;
   uint32_t subgroup_max_size_ = 0;
   uint64_t wait_timeout_ns_ = 0;
+  uint32_t spin_wait_us_ = 0;
   // After the device: released before it.
   std::unique_ptr<BindGroupCache> bind_groups_ = std::make_unique<BindGroupCache>(*this);
   std::unique_ptr<RunGuards> guards_;
+  std::unique_ptr<ReadbackBuffers> readback_buffers_ = std::make_unique<ReadbackBuffers>();
 };
 
 }  // namespace onda::gpu

@@ -34,8 +34,7 @@ PendingDownload::PendingDownload(Context& context, CommandRecorder& recorder, co
   const uint64_t aligned_offset = offset & ~uint64_t{3};
   lead_ = offset - aligned_offset;
   copy_bytes_ = (lead_ + bytes + 3) & ~uint64_t{3};
-  staging_ = create_buffer(context, copy_bytes_, wgpu::BufferUsage::MapRead | wgpu::BufferUsage::CopyDst,
-                           "onda readback");
+  staging_ = context.readback_buffers().acquire(context, copy_bytes_);
   recorder.copy(buffer, aligned_offset, staging_, 0, copy_bytes_);
 }
 
@@ -43,13 +42,15 @@ std::vector<uint8_t> PendingDownload::finish(Context& context) {
   std::vector<uint8_t> result(bytes_);
   if (bytes_ == 0) return result;
   bool mapped = false;
-  context.wait(staging_.MapAsync(
-      wgpu::MapMode::Read, 0, copy_bytes_, wgpu::CallbackMode::WaitAnyOnly,
-      [&mapped](wgpu::MapAsyncStatus status, wgpu::StringView) { mapped = status == wgpu::MapAsyncStatus::Success; }));
+  context.wait(staging_.MapAsync(wgpu::MapMode::Read, 0, copy_bytes_, wgpu::CallbackMode::WaitAnyOnly,
+                                 [&mapped](wgpu::MapAsyncStatus status, wgpu::StringView) {
+                                   mapped = status == wgpu::MapAsyncStatus::Success;
+                                 }));
   if (!mapped) throw GpuError("could not map the readback buffer (device lost?)");
-  std::memcpy(result.data(), static_cast<const uint8_t*>(staging_.GetConstMappedRange(0, copy_bytes_)) + lead_, bytes_);
+  std::memcpy(result.data(),
+              static_cast<const uint8_t*>(staging_.GetConstMappedRange(0, copy_bytes_)) + lead_, bytes_);
   staging_.Unmap();
-  staging_.Destroy();
+  context.readback_buffers().give_back(std::move(staging_));
   staging_ = nullptr;
   return result;
 }

@@ -44,6 +44,7 @@ std::shared_ptr<Device> Device::open(const DeviceOptions& options) {
   context_options.adapter = options.adapter;
   context_options.max_storage_binding_bytes = options.max_storage_binding_bytes;
   context_options.pipeline_cache_folder = options.pipeline_cache_folder;
+  context_options.spin_wait_microseconds = options.spin_wait_microseconds;
   auto impl = std::make_unique<Impl>(context_options);
   impl->adapter = public_info(impl->context.adapter_description());
   impl->limits = public_limits(impl->context);

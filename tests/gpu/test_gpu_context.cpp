@@ -39,16 +39,17 @@ TEST(GpuContext, ConfirmedFeaturesWork) {
   auto& g = gpu();
   // Each confirmed feature compiles a real shader (or query set) on this device.
   if (g.context.has(gpu::Feature::ShaderF16)) {
-    EXPECT_NO_THROW(g.pipelines.get(
-        "enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n"
-        "@compute @workgroup_size(1) fn main() { b[0] = b[0] + 1.0h; }",
-        {}, "f16 check"));
+    EXPECT_NO_THROW(
+        g.pipelines.get("enable f16;\n@group(0) @binding(0) var<storage, read_write> b: array<f16>;\n"
+                        "@compute @workgroup_size(1) fn main() { b[0] = b[0] + 1.0h; }",
+                        {}, "f16 check"));
   }
   if (g.context.has(gpu::Feature::Subgroups)) {
-    EXPECT_NO_THROW(g.pipelines.get(
-        "enable subgroups;\n@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n"
-        "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { b[i] = subgroupMax(b[i]); }",
-        {}, "subgroup check"));
+    EXPECT_NO_THROW(
+        g.pipelines.get("enable subgroups;\n@group(0) @binding(0) var<storage, read_write> b: array<f32>;\n"
+                        "@compute @workgroup_size(64) fn main(@builtin(local_invocation_index) i: u32) { "
+                        "b[i] = subgroupMax(b[i]); }",
+                        {}, "subgroup check"));
   }
 }
 
@@ -63,13 +64,77 @@ TEST(GpuContext, DispatchUniformsAndReadback) {
   gpu::CommandRecorder recorder(g.context);
   // Two dispatches in one pass: the second sees the first's writes.
   for (int k = 0; k < 2; ++k) {
-    recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, sizeof(n), {(n + 63) / 64, 1, 1}, "double");
+    recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, sizeof(n), {(n + 63) / 64, 1, 1},
+                      "double");
   }
   recorder.submit_and_wait();
   auto bytes = gpu::download(g.context, buffer->buffer(), 0, n * 4);
   std::vector<float> out(n);
   std::memcpy(out.data(), bytes.data(), n * 4);
   for (uint32_t i = 0; i < n; ++i) ASSERT_EQ(out[i], (host[i] * 2 + 1) * 2 + 1) << "element " << i;
+}
+
+// Readbacks reuse their mappable staging buffers: the same size again gets the kept buffer, and what
+// it reads is the new contents, never the last readback's.
+TEST(GpuContext, ReadbackStagingIsReusedWithoutStaleBytes) {
+  auto& g = gpu();
+  const uint32_t n = 300;  // 1200 bytes: the staging size rounds up to 1280
+  auto buffer = g.pool.acquire(n * 4);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<float> host(n);
+    for (uint32_t i = 0; i < n; ++i) host[i] = static_cast<float>(round * 1000 + i);
+    gpu::upload(g.context, buffer->buffer(), 0, host.data(), n * 4);
+    // An odd offset and length go through the same kept buffer (the copy is widened to whole words).
+    const auto bytes = gpu::download(g.context, buffer->buffer(), 6, n * 4 - 10);
+    ASSERT_EQ(bytes.size(), n * 4 - 10);
+    EXPECT_EQ(std::memcmp(bytes.data(), reinterpret_cast<const uint8_t*>(host.data()) + 6, bytes.size()), 0)
+        << "round " << round;
+  }
+  gpu::ReadbackBuffers& kept = g.context.readback_buffers();
+  wgpu::Buffer first = kept.acquire(g.context, 1200);
+  const WGPUBuffer handle = first.Get();
+  EXPECT_EQ(first.GetSize(), 1280u);
+  kept.give_back(std::move(first));
+  wgpu::Buffer again = kept.acquire(g.context, 1280);
+  EXPECT_EQ(again.Get(), handle);
+  wgpu::Buffer other = kept.acquire(g.context, 1280);  // the kept one is on loan: a new one
+  EXPECT_NE(other.Get(), handle);
+  kept.give_back(std::move(again));
+  kept.give_back(std::move(other));
+  // Too large to keep: destroyed, so the next acquire of that size creates a new buffer.
+  wgpu::Buffer large = kept.acquire(g.context, gpu::ReadbackBuffers::kMaxKeptBuffer + 256);
+  const wgpu::Buffer large_ref = large;  // keeps the handle alive, so a new buffer cannot reuse its address
+  kept.give_back(std::move(large));
+  wgpu::Buffer large_again = kept.acquire(g.context, gpu::ReadbackBuffers::kMaxKeptBuffer + 256);
+  EXPECT_NE(large_again.Get(), large_ref.Get());
+}
+
+// A context that polls before it blocks (the GPU default) reads back the same results.
+TEST(GpuContext, PollingWaitReadsBackTheSameResults) {
+  gpu::ContextOptions options;
+  options.spin_wait_microseconds = 2000;
+  gpu::Context context(options);
+  EXPECT_EQ(context.spin_wait_microseconds(), 2000u);
+  gpu::BufferPool pool(context);
+  gpu::PipelineCache pipelines(context);
+  const uint32_t n = 4096;
+  std::vector<float> host(n);
+  for (uint32_t i = 0; i < n; ++i) host[i] = static_cast<float>(i) * 0.5f - 7.0f;
+  auto buffer = pool.acquire(n * 4);
+  gpu::upload(context, buffer->buffer(), 0, host.data(), n * 4);
+  const auto& pipeline = pipelines.get(kDoubleShader, {}, "double");
+  for (int run = 0; run < 5; ++run) {
+    gpu::CommandRecorder recorder(context);
+    recorder.dispatch(pipeline, {{buffer->buffer(), 0, n * 4}}, &n, sizeof(n), {(n + 63) / 64, 1, 1},
+                      "double");
+    recorder.submit();
+    for (auto& v : host) v = v * 2 + 1;
+    const auto bytes = gpu::download(context, buffer->buffer(), 0, n * 4);
+    ASSERT_EQ(std::memcmp(bytes.data(), host.data(), n * 4), 0) << "run " << run;
+  }
+  gpu::ContextOptions blocking;
+  blocking.spin_wait_microseconds = 0;
+  EXPECT_EQ(gpu::Context(blocking).spin_wait_microseconds(), 0u);
 }
 
 TEST(GpuContext, ShaderErrorsAreReported) {
@@ -108,7 +173,8 @@ TEST(GpuContext, BufferLimitsAreReported) {
 TEST(GpuContext, BindingLimitIsChecked) {
   auto& g = gpu();
   const uint64_t limit = g.context.limits().maxStorageBufferBindingSize;
-  if (limit + 256 > g.context.limits().maxBufferSize || limit > (uint64_t{1} << 31)) GTEST_SKIP() << "limit too large to test";
+  if (limit + 256 > g.context.limits().maxBufferSize || limit > (uint64_t{1} << 31))
+    GTEST_SKIP() << "limit too large to test";
   auto buffer = g.pool.acquire(limit + 256);
   const auto& pipeline = g.pipelines.get(kDoubleShader, {}, "double");
   gpu::CommandRecorder recorder(g.context);
