@@ -6,9 +6,10 @@
 namespace onda {
 namespace {
 
-// The conv kernels' name for an ONNX activation op, or "" if it cannot be fused.
+// The kernels' name for an ONNX activation op, or "" if it cannot be fused.
 std::string fusable_activation(const Node& node) {
-  if (!canonical_domain(node.domain).empty() || node.inputs.size() != 1 || node.outputs.size() != 1) return "";
+  if (!canonical_domain(node.domain).empty() || node.inputs.size() != 1 || node.outputs.size() != 1)
+    return "";
   if (node.op_type == "Relu") return "relu";
   if (node.op_type == "LeakyRelu") return "leaky_relu";
   if (node.op_type == "Sigmoid") return "sigmoid";
@@ -16,14 +17,17 @@ std::string fusable_activation(const Node& node) {
   return "";
 }
 
-bool is_conv(const Node& node) {
-  return canonical_domain(node.domain).empty() && (node.op_type == "Conv" || node.op_type == "ConvTranspose") &&
+// A node whose kernels apply an activation at their store.
+bool takes_activation(const Node& node) {
+  return canonical_domain(node.domain).empty() &&
+         (node.op_type == "Conv" || node.op_type == "ConvTranspose" || node.op_type == "MatMul" ||
+          node.op_type == "Gemm") &&
          node.outputs.size() == 1 && !node.has_attribute(kFusedActivationAttribute);
 }
 
 }  // namespace
 
-size_t fuse_conv_activations(Graph& graph) {
+size_t fuse_activations(Graph& graph) {
   // How often each value is read (by nodes, through subgraphs, as a graph output).
   std::map<std::string, int> reads;
   for (const Node& node : graph.nodes)
@@ -41,17 +45,17 @@ size_t fuse_conv_activations(Graph& graph) {
     if (kind.empty() || activation.inputs[0].empty()) continue;
     const std::string& y = activation.inputs[0];
     auto p = producer.find(y);
-    if (p == producer.end() || reads[y] != 1 || !is_conv(graph.nodes[p->second])) continue;
-    Node& conv = graph.nodes[p->second];
+    if (p == producer.end() || reads[y] != 1 || !takes_activation(graph.nodes[p->second])) continue;
+    Node& producer_node = graph.nodes[p->second];
     Attribute name;
     name.name = std::string(kFusedActivationAttribute);
     name.value = kind;
-    conv.attributes.push_back(name);
+    producer_node.attributes.push_back(name);
     Attribute alpha;
     alpha.name = std::string(kFusedActivationAlphaAttribute);
     alpha.value = activation.attribute_float("alpha", 0.01f);  // LeakyRelu's default
-    conv.attributes.push_back(alpha);
-    conv.outputs[0] = activation.outputs[0];
+    producer_node.attributes.push_back(alpha);
+    producer_node.outputs[0] = activation.outputs[0];
     graph.values.erase(y);
     removed[i] = true;
     ++fused;

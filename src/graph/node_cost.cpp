@@ -106,7 +106,7 @@ double einsum_products(const Node& node, const Types& in) {
   return products;
 }
 
-// What a fused activation adds to a Conv's epilogue.
+// What a fused activation adds to a Conv's or GEMM's epilogue.
 double fused_activation_flops(const Node& node, double outputs) {
   const Attribute* a = node.find_attribute(kFusedActivationAttribute);
   if (!a || a->type() != AttributeType::string) return 0;
@@ -189,10 +189,11 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   const double y_numel = numel(y), x_numel = numel(x);
 
   if (op == "MatMul") {
-    cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1));
+    cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1)) + fused_activation_flops(node, y_numel);
   } else if (op == "Gemm") {
     const int64_t k = node.attribute_int("transA", 0) ? dim(x, 0) : dim(x, 1);
-    cost.flops = 2.0 * y_numel * static_cast<double>(k) + (at(in, 2) ? y_numel : 0.0);
+    cost.flops = 2.0 * y_numel * static_cast<double>(k) + (at(in, 2) ? y_numel : 0.0) +
+                 fused_activation_flops(node, y_numel);
   } else if (op == "Conv") {
     const auto& w = at(in, 1);
     cost.flops = 2.0 * y_numel * static_cast<double>(dim(w, 1)) * kernel_volume(w) +

@@ -15,12 +15,14 @@
 #include <optional>
 #include <stdexcept>
 
-#include "graph/fuse_activations.h"
 #include "graph/model_error.h"
 #include "kernels/common/binding_window.h"
 #include "kernels/conv/conv.h"
+#include "ops/fused_activation.h"
+#include "ops/gemm_node.h"
 #include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
+#include "ops/value_view.h"
 
 namespace onda::ops {
 namespace {
@@ -63,19 +65,15 @@ void check_inputs(const Node& node, const std::vector<Value>& inputs) {
 // The activation fused into this node at plan time (graph/fuse_activations.h), if any.
 conv::ConvOptions fused_activation(const Node& node) {
   conv::ConvOptions options;
-  const std::string name = node.attribute_string(kFusedActivationAttribute, "");
-  if (name.empty()) return options;
-  for (auto a : {kernels::gemm::Activation::relu, kernels::gemm::Activation::leaky_relu,
-                 kernels::gemm::Activation::sigmoid, kernels::gemm::Activation::tanh}) {
-    if (kernels::gemm::activation_name(a) == name) options.activation = a;
-  }
-  if (options.activation == kernels::gemm::Activation::none)
-    throw ModelError(fmt::format("{}: unknown fused activation '{}'", node.describe(), name));
-  options.activation_alpha = node.attribute_float(kFusedActivationAlphaAttribute, 0.01f);
+  const FusedActivation fused = fused_activation_of(node);
+  options.activation = fused.activation;
+  options.activation_alpha = fused.alpha;
   return options;
 }
 
-bool has_bias(const std::vector<Value>& inputs) { return inputs.size() > 2 && inputs[2].defined(); }
+bool has_bias(const std::vector<Value>& inputs) {
+  return inputs.size() > 2 && inputs[2].defined();
+}
 
 // Constant W (and B, if given): the node may keep what it derives from them across runs.
 bool constant_weights(const OpContext& context, const std::vector<Value>& inputs) {
@@ -86,31 +84,75 @@ bool constant_weights(const OpContext& context, const std::vector<Value>& inputs
 struct ConvWeightState {
   Tensor w, bias;  // on the GPU
   bool overlap_add = false;
-  Tensor diagonal, identity_flag;  // windowed identity: f32 [C] (and the GPU check's flag)
+  Tensor diagonal, identity_flag;                  // windowed identity: f32 [C] (and the GPU check's flag)
   std::unique_ptr<kernels::gemm::PackedB> packed;  // dense ConvTranspose weight for the GEMM
   conv::ImplicitWeightCache implicit;              // the per-phase packed weight (implicit GEMM)
 };
+
+// What a Conv node keeps across runs: the implicit GEMM's repacked weight, or, where its one output
+// position reads the whole input, the GEMM's state (gemm_node.h).
+struct ConvNodeState {
+  conv::ImplicitWeightCache implicit;
+  std::shared_ptr<void> as_gemm;
+};
+
+// A Conv with one output position that reads its whole input (no padding, dilation 1, the input as
+// large as the kernel): the causal convolutions of streaming models over [cache | frame]. Then
+// Y [N, C_out] = X [N, C_in k...] W [C_out, C_in k...]^T + B: one GEMM (a GEMV per frame) instead of
+// the convolution kernels, which tile output positions.
+bool reads_whole_input(const conv::ConvGeometry& g) {
+  if (g.transpose || g.group != 1) return false;
+  for (int64_t d = 0; d < g.spatial_rank(); ++d) {
+    if (g.out_size[d] != 1 || g.pads_begin[d] != 0 || g.pads_end[d] != 0 || g.dilations[d] != 1 ||
+        g.in_size[d] != g.kernel[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+Value record_whole_input_conv(const Node& node, OpContext& context, const conv::ConvGeometry& g,
+                              const std::vector<Value>& inputs, ConvNodeState* state) {
+  const int64_t k = g.in_channels * g.kernel_elements();
+  const Value x = reshaped_view(inputs[0], {g.batch, k});
+  Value w = reshaped_view(inputs[1], {g.out_channels, k});
+  w.constant = inputs[1].constant;  // so the GEMM prepacks it once
+  OpContext gemm_context = context;
+  gemm_context.node_state = state ? &state->as_gemm : nullptr;
+  const FusedActivation fused = fused_activation_of(node);
+  kernels::gemm::GemmEpilogue epilogue;
+  epilogue.activation = fused.activation;
+  epilogue.activation_alpha = fused.alpha;
+  const Value y = record_gemm_node(node, gemm_context, x, false, w, true,
+                                   has_bias(inputs) ? &inputs[2] : nullptr, epilogue);
+  return reshaped_view(y, g.output_shape());
+}
 
 std::vector<Value> record_conv(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   check_inputs(node, inputs);
   try {
     const conv::ConvGeometry g =
         conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
+    ConvNodeState* state = nullptr;
+    if (context.node_state && inputs[1].constant) {
+      auto& slot = *context.node_state;
+      if (!slot) slot = std::make_shared<ConvNodeState>();
+      state = static_cast<ConvNodeState*>(slot.get());
+    }
+    if (reads_whole_input(g)) return {record_whole_input_conv(node, context, g, inputs, state)};
     // Constant weights that arrive as host values are uploaded once by the runtime's to_device.
     const Tensor w = context.to_device(inputs[1]);
     const Tensor bias = has_bias(inputs) ? context.to_device(inputs[2]) : Tensor();
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     conv::ConvOptions options = fused_activation(node);
-    if (context.node_state && inputs[1].constant) {
+    if (state) {
       // The implicit GEMM's repacked weight, made on the first run and kept with the node.
-      auto& slot = *context.node_state;
-      if (!slot) slot = std::make_shared<conv::ImplicitWeightCache>();
-      options.implicit_weight = static_cast<conv::ImplicitWeightCache*>(slot.get());
+      options.implicit_weight = &state->implicit;
       options.implicit_weight->pool = &context.persistent_pool;
     }
-    conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w, bias,
-                      y.device, options);
+    conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w,
+                      bias, y.device, options);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
@@ -143,13 +185,13 @@ std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, cons
   if (conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add) {
     if (w.on_host()) {
       if (auto diagonal = host_diagonal(w)) {
-        state->diagonal =
-            Tensor::upload(context.recorder, context.persistent_pool, DType::f32, {g.in_channels}, diagonal->data());
+        state->diagonal = Tensor::upload(context.recorder, context.persistent_pool, DType::f32,
+                                         {g.in_channels}, diagonal->data());
         state->overlap_add = true;
       }
     } else if (identity_shaped(w)) {
-      const auto check =
-          conv::record_windowed_identity_check(context.kernels, context.recorder, context.persistent_pool, state->w);
+      const auto check = conv::record_windowed_identity_check(context.kernels, context.recorder,
+                                                              context.persistent_pool, state->w);
       state->diagonal = check.diagonal;
       state->identity_flag = check.flag;
       state->overlap_add = true;
@@ -213,9 +255,10 @@ void register_conv_ops(std::vector<OpEntry>& ops) {
   ops.push_back({"", "Conv", 1, record_conv,
                  "1-D/2-D/3-D, every attribute; group 1 on im2col + GEMM, other groups direct; a following "
                  "Relu/LeakyRelu/Sigmoid/Tanh fused into the store"});
-  ops.push_back({"", "ConvTranspose", 1, record_conv_transpose,
-                 "1-D/2-D/3-D, every attribute incl. output_padding/output_shape; group 1 on the implicit GEMM per "
-                 "stride phase (or GEMM + col2im), windowed-identity weights (iSTFT) as overlap-add"});
+  ops.push_back(
+      {"", "ConvTranspose", 1, record_conv_transpose,
+       "1-D/2-D/3-D, every attribute incl. output_padding/output_shape; group 1 on the implicit GEMM per "
+       "stride phase (or GEMM + col2im), windowed-identity weights (iSTFT) as overlap-add"});
 }
 
 }  // namespace onda::ops

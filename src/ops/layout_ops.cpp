@@ -23,6 +23,7 @@
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
+#include "ops/value_view.h"
 
 namespace onda::ops {
 namespace {
@@ -33,12 +34,29 @@ Value device_output(OpContext& context, DType dtype, const Shape& shape) {
   return v;
 }
 
+// Whether `perm` moves only axes of extent 1 (the others keep their order): the transposed tensor
+// has the input's memory order, so it is a view (a streaming model's [1, C, 1] -> [1, 1, C]).
+bool transpose_keeps_memory_order(const Shape& shape, const std::vector<int64_t>& perm) {
+  int64_t last = -1;
+  for (const int64_t d : perm) {
+    if (shape[d] == 1) continue;
+    if (d < last) return false;
+    last = d;
+  }
+  return true;
+}
+
 std::vector<Value> transpose(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   std::vector<int64_t> perm = node.attribute_ints("perm", {});
   Value y;
   rethrow_naming_node(node, [&] {
-    y = device_output(context, x.dtype(), kernels::transpose_output_shape(x.shape(), perm));
+    const Shape out_shape = kernels::transpose_output_shape(x.shape(), perm);  // validates perm
+    if (!perm.empty() && transpose_keeps_memory_order(x.shape(), perm)) {
+      y = reshaped_view(x, out_shape);
+      return;
+    }
+    y = device_output(context, x.dtype(), out_shape);
     kernels::record_transpose(context.kernels, context.recorder, context.to_device(x), perm, y.device);
   });
   return {y};
@@ -75,8 +93,8 @@ std::vector<Value> slice(const Node& node, OpContext& context, const std::vector
 // start inside a packed word), leaving the op to the one-binding path.
 using RecordSlabs = std::function<void(const Tensor& whole, std::span<const Tensor> parts, int64_t axis)>;
 
-bool record_slabs_in_slices(OpContext& context, const Tensor& whole, const std::vector<Tensor>& parts, int64_t axis,
-                            const RecordSlabs& record) {
+bool record_slabs_in_slices(OpContext& context, const Tensor& whole, const std::vector<Tensor>& parts,
+                            int64_t axis, const RecordSlabs& record) {
   const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
   if (whole.device_bytes() <= limit || whole.numel() == 0) return false;
   const Shape& shape = whole.shape();
@@ -154,12 +172,14 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
   if (sizes.empty()) {
     const int64_t parts = node.attribute_int("num_outputs", outputs);
     const int64_t each = (length + parts - 1) / parts;  // opset 18: the last part may be smaller
-    for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::max<int64_t>(0, std::min(each, length - i * each)));
+    for (int64_t i = 0; i < parts; ++i)
+      sizes.push_back(std::max<int64_t>(0, std::min(each, length - i * each)));
   }
   int64_t total = 0;
   for (int64_t s : sizes) total += s;
   if (total != length || static_cast<int64_t>(sizes.size()) != outputs) {
-    throw ModelError(fmt::format("{}: split sizes do not add up to {} or do not match {} outputs", node.describe(), length, outputs));
+    throw ModelError(fmt::format("{}: split sizes do not add up to {} or do not match {} outputs",
+                                 node.describe(), length, outputs));
   }
   std::vector<Value> results;
   std::vector<Tensor> tensors;
@@ -182,16 +202,18 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
 std::vector<Value> gather(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& data = inputs.at(0);
   const Value& indices = inputs.at(1);
-  const int64_t axis = normalize_axis(node, node.attribute_int("axis", 0), static_cast<int64_t>(data.shape().size()));
+  const int64_t axis =
+      normalize_axis(node, node.attribute_int("axis", 0), static_cast<int64_t>(data.shape().size()));
   Value y;
   rethrow_naming_node(node, [&] {
-    y = device_output(context, data.dtype(), kernels::gather_output_shape(data.shape(), indices.shape(), axis));
+    y = device_output(context, data.dtype(),
+                      kernels::gather_output_shape(data.shape(), indices.shape(), axis));
     std::optional<std::vector<int64_t>> host;
     if (indices.on_host()) host = indices.host.to_int64();
     std::optional<std::span<const int64_t>> host_span;
     if (host) host_span = std::span<const int64_t>(*host);
-    kernels::record_gather(context.kernels, context.recorder, context.to_device(data), context.to_device(indices), axis,
-                           y.device, host_span);
+    kernels::record_gather(context.kernels, context.recorder, context.to_device(data),
+                           context.to_device(indices), axis, y.device, host_span);
   });
   return {y};
 }
@@ -219,7 +241,8 @@ std::vector<Value> pad(const Node& node, OpContext& context, const std::vector<V
     const auto axes = optional_constant_ints(node, input_or_empty(inputs, 3), "axes");
     if (axes) {  // opset 18: pads only for `axes`; expand to every dim
       std::vector<int64_t> full(2 * rank, 0);
-      if (pads.size() != 2 * axes->size()) throw ModelError(node.describe() + ": pads must have 2 entries per axis");
+      if (pads.size() != 2 * axes->size())
+        throw ModelError(node.describe() + ": pads must have 2 entries per axis");
       for (size_t i = 0; i < axes->size(); ++i) {
         const int64_t a = normalize_axis(node, (*axes)[i], rank);
         full[a] = pads[i];
@@ -253,14 +276,17 @@ std::vector<Value> expand(const Node& node, OpContext& context, const std::vecto
 std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   const auto repeats = constant_ints(node, input_or_empty(inputs, 1), "repeats");
-  if (repeats.size() != x.shape().size()) throw ModelError(node.describe() + ": repeats must have one entry per dim");
+  if (repeats.size() != x.shape().size())
+    throw ModelError(node.describe() + ": repeats must have one entry per dim");
   Shape out = x.shape();
   for (size_t d = 0; d < out.size(); ++d) {
     if (repeats[d] < 0) throw ModelError(node.describe() + ": negative repeats");
     out[d] *= repeats[d];
   }
   Value y = device_output(context, x.dtype(), out);
-  rethrow_naming_node(node, [&] { kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device); });
+  rethrow_naming_node(node, [&] {
+    kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device);
+  });
   return {y};
 }
 
@@ -269,7 +295,8 @@ std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<
 // coordinates (x_in = x_out / scale) and, for nearest, the floor of that coordinate when upsampling
 // and its ceiling when downsampling (ONNX Runtime's pre-11 rule; ONNX's resize_downsample_nearest
 // data of opset 10 agrees). Scales that upsample one dim and downsample another are refused.
-std::vector<Value> resize_before_opset_11(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+std::vector<Value> resize_before_opset_11(const Node& node, OpContext& context,
+                                          const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   kernels::ResizeAttributes a;
   const std::string mode = node.attribute_string("mode", "nearest");
@@ -315,11 +342,10 @@ std::vector<Value> resize(const Node& node, OpContext& context, const std::vecto
   kernels::ResizeAttributes a;
   using kernels::ResizeCoordinates;
   using kernels::ResizeNearestMode;
-  a.mode = enum_attribute<kernels::ResizeMode>(
-      node, "mode", "nearest",
-      {{"nearest", kernels::ResizeMode::Nearest},
-       {"linear", kernels::ResizeMode::Linear},
-       {"cubic", kernels::ResizeMode::Cubic}});
+  a.mode = enum_attribute<kernels::ResizeMode>(node, "mode", "nearest",
+                                               {{"nearest", kernels::ResizeMode::Nearest},
+                                                {"linear", kernels::ResizeMode::Linear},
+                                                {"cubic", kernels::ResizeMode::Cubic}});
   if (a.mode == kernels::ResizeMode::Cubic) {
     a.cubic_a = node.attribute_float("cubic_coeff_a", -0.75f);
     a.exclude_outside = node.attribute_int("exclude_outside", 0) != 0;
@@ -432,8 +458,9 @@ std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::v
     if (indices.on_host()) host = indices.host.to_int64();
     std::optional<std::span<const int64_t>> host_span;
     if (host) host_span = std::span<const int64_t>(*host);
-    kernels::record_scatter_nd(context.kernels, context.recorder, context.to_device(data), context.to_device(indices),
-                               context.to_device(inputs.at(2)), y.device, host_span);
+    kernels::record_scatter_nd(context.kernels, context.recorder, context.to_device(data),
+                               context.to_device(indices), context.to_device(inputs.at(2)), y.device,
+                               host_span);
   });
   return {y};
 }
@@ -441,10 +468,13 @@ std::vector<Value> scatter_nd(const Node& node, OpContext& context, const std::v
 std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   const size_t spatial = x.shape().size() >= 2 ? x.shape().size() - 2 : 0;
-  if (spatial < 1 || spatial > 2) throw ModelError(node.describe() + ": only 1-D and 2-D pools are supported");
-  if (node.outputs.size() > 1 && !node.outputs[1].empty()) throw ModelError(node.describe() + ": the Indices output is not supported");
+  if (spatial < 1 || spatial > 2)
+    throw ModelError(node.describe() + ": only 1-D and 2-D pools are supported");
+  if (node.outputs.size() > 1 && !node.outputs[1].empty())
+    throw ModelError(node.describe() + ": the Indices output is not supported");
   const auto kernel = node.attribute_ints("kernel_shape");
-  if (kernel.size() != spatial) throw ModelError(node.describe() + ": kernel_shape does not match the input rank");
+  if (kernel.size() != spatial)
+    throw ModelError(node.describe() + ": kernel_shape does not match the input rank");
   auto strides = node.attribute_ints("strides", std::vector<int64_t>(spatial, 1));
   auto dilations = node.attribute_ints("dilations", std::vector<int64_t>(spatial, 1));
   auto pads = node.attribute_ints("pads", std::vector<int64_t>(2 * spatial, 0));
@@ -455,7 +485,8 @@ std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<
     for (size_t d = 0; d < spatial; ++d) {
       const int64_t in = x.shape()[2 + d];
       const int64_t out = (in + strides[d] - 1) / strides[d];
-      const int64_t total = std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in);
+      const int64_t total =
+          std::max<int64_t>(0, (out - 1) * strides[d] + (kernel[d] - 1) * dilations[d] + 1 - in);
       pads[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       pads[spatial + d] = total - pads[d];
     }
@@ -478,7 +509,8 @@ std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<
   a.count_include_pad = node.attribute_int("count_include_pad", 0) != 0;
   a.ceil_mode = ceil_mode;
   // 1-D pools run as 2-D with a unit height.
-  const Tensor input = two_d ? context.to_device(x) : context.to_device(x).reshape({x.shape()[0], x.shape()[1], 1, x.shape()[2]});
+  const Tensor input = two_d ? context.to_device(x)
+                             : context.to_device(x).reshape({x.shape()[0], x.shape()[1], 1, x.shape()[2]});
   Value y;
   rethrow_naming_node(node, [&] {
     Shape out = kernels::pool2d_output_shape(input.shape(), a);
@@ -492,7 +524,8 @@ std::vector<Value> pool(const Node& node, OpContext& context, const std::vector<
 // ConstantOfShape whose output is too large to fold on the host: fill on the host once, upload.
 std::vector<Value> constant_of_shape(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const auto shape = constant_ints(node, inputs.at(0), "input");
-  HostTensor value = node.has_attribute("value") ? node.attribute_tensor("value") : HostTensor::from_double(DType::f32, {1}, {0.0});
+  HostTensor value = node.has_attribute("value") ? node.attribute_tensor("value")
+                                                 : HostTensor::from_double(DType::f32, {1}, {0.0});
   if (value.numel() != 1) throw ModelError(node.describe() + ": value must have one element");
   const int64_t n = shape_numel(shape);
   HostTensor filled(value.dtype(), shape);
@@ -524,7 +557,8 @@ void register_layout_ops(std::vector<OpEntry>& ops) {
                  "flattened data)"});
   ops.push_back({"", "AveragePool", 7, pool, "1-D/2-D"});
   ops.push_back({"", "MaxPool", 8, pool, "1-D/2-D, no Indices output"});
-  ops.push_back({"", "ConstantOfShape", 9, constant_of_shape, "large outputs only (small ones fold on the host)"});
+  ops.push_back(
+      {"", "ConstantOfShape", 9, constant_of_shape, "large outputs only (small ones fold on the host)"});
 }
 
 }  // namespace onda::ops

@@ -7,6 +7,8 @@
 
 #include "graph/model_error.h"
 #include "kernels/gemm/gemm.h"
+#include "ops/fused_activation.h"
+#include "ops/gemm_node.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -16,7 +18,8 @@ namespace {
 namespace gemm = kernels::gemm;
 
 // Kept per node across runs: the packed constant B, and the last plan (planning a GEMM costs CPU time
-// on every run for the same shapes; the figure is in docs/benchmark-log.md, "Measurements behind code rules").
+// on every run for the same shapes; the figure is in docs/benchmark-log.md, "Measurements behind code
+// rules").
 struct MatmulState {
   std::optional<gemm::PackedB> packed_b;
   std::optional<gemm::Gemm> plan;
@@ -30,17 +33,21 @@ MatmulState* node_matmul_state(OpContext& context) {
 }
 
 // The packed B of this node, packing it on first use when B is a constant 2-D float matrix.
-const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, const Value& b, bool transpose_b) {
+const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, const Value& b,
+                                       bool transpose_b) {
   if (!b.constant || b.shape().size() != 2 || !is_float(b.dtype()) || !state) return nullptr;
   if (!state->packed_b) {
-    state->packed_b = gemm::prepack_b(context.kernels.gpu, context.pool_for_weights(), context.kernels.pipelines,
-                                      context.recorder, context.to_device(b), transpose_b);
+    state->packed_b =
+        gemm::prepack_b(context.kernels.gpu, context.pool_for_weights(), context.kernels.pipelines,
+                        context.recorder, context.to_device(b), transpose_b);
   }
   return &*state->packed_b;
 }
 
-Value run_gemm(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b, bool transpose_b,
-               const Value* addend, gemm::GemmEpilogue epilogue) {
+}  // namespace
+
+Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
+                       bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue) {
   if (!is_float(a.dtype()) || !is_float(b.dtype())) {
     throw ModelError(fmt::format("{}: float16/float32 operands required, got {} and {}", node.describe(),
                                  dtype_name(a.dtype()), dtype_name(b.dtype())));
@@ -91,10 +98,13 @@ Value run_gemm(const Node& node, OpContext& context, const Value& a, bool transp
   }
 }
 
+namespace {
+
 // A batched MatMul whose operands or result exceed one storage binding (attention scores of long
 // sequences on adapters with small bindings) runs as several MatMuls over slices of the leading
 // batch dimension, each writing its rows of the one output.
-std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context, const Value& a, const Value& b) {
+std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context, const Value& a,
+                                            const Value& b, const gemm::GemmEpilogue& epilogue) {
   const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
   const Shape& as = a.shape();
   const Shape& bs = b.shape();
@@ -107,7 +117,8 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   const uint64_t out_bytes = shape_numel(out_shape) * device_element_size(a.dtype());
   if (std::max({a_bytes, b_bytes, out_bytes}) <= limit) return std::nullopt;
   const uint64_t row_bytes = std::max({a_bytes, b_batched ? b_bytes : 0, out_bytes}) / as[0];
-  const int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(limit / std::max<uint64_t>(row_bytes, 1)) / 2 * 2);
+  const int64_t rows =
+      std::max<int64_t>(1, static_cast<int64_t>(limit / std::max<uint64_t>(row_bytes, 1)) / 2 * 2);
   Value out;
   out.device = context.allocate(a.dtype(), out_shape);
   const Tensor ta = context.to_device(a), tb = context.to_device(b);
@@ -123,6 +134,7 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
     problem.b_shape = tensors.b.shape();
     problem.b_dtype = b.dtype();
     problem.out_dtype = a.dtype();
+    problem.epilogue = epilogue;
     try {
       gemm::GemmOptions options;
       options.tuning = context.kernels.tuning.gemm;
@@ -135,13 +147,24 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   return out;
 }
 
+// The GEMM epilogue's activation from the one fused into the node (graph/fuse_activations.h).
+gemm::GemmEpilogue fused_epilogue(const Node& node) {
+  gemm::GemmEpilogue epilogue;
+  const FusedActivation fused = fused_activation_of(node);
+  epilogue.activation = fused.activation;
+  epilogue.activation_alpha = fused.alpha;
+  return epilogue;
+}
+
 std::vector<Value> matmul(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1))) return {*sliced};
-  return {run_gemm(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, {})};
+  const gemm::GemmEpilogue epilogue = fused_epilogue(node);
+  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), epilogue))
+    return {*sliced};
+  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, epilogue)};
 }
 
 std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  gemm::GemmEpilogue epilogue;
+  gemm::GemmEpilogue epilogue = fused_epilogue(node);
   epilogue.alpha = node.attribute_float("alpha", 1.0f);
   epilogue.beta = node.attribute_float("beta", 1.0f);
   const bool transpose_a = node.attribute_int("transA", 0) != 0;
@@ -150,13 +173,15 @@ std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vect
     throw ModelError(node.describe() + ": A and B must be 2-D");
   }
   const Value& c = input_or_empty(inputs, 2);
-  return {run_gemm(node, context, inputs[0], transpose_a, inputs[1], transpose_b, c.defined() ? &c : nullptr, epilogue)};
+  return {record_gemm_node(node, context, inputs[0], transpose_a, inputs[1], transpose_b,
+                           c.defined() ? &c : nullptr, epilogue)};
 }
 
 }  // namespace
 
 void register_matmul_ops(std::vector<OpEntry>& ops) {
-  ops.push_back({"", "MatMul", 1, matmul, "tiled / skinny GEMM, numpy batch broadcasting; constant B prepacked"});
+  ops.push_back(
+      {"", "MatMul", 1, matmul, "tiled / skinny GEMM, numpy batch broadcasting; constant B prepacked"});
   ops.push_back({"", "Gemm", 1, gemm_op, "alpha, beta, transA/B, C broadcast fused into the epilogue"});
 }
 

@@ -241,7 +241,7 @@ WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& sub
   for (size_t i = 0; i < outer.size(); ++i) outer_types[outer[i]] = described(outer_values[i]);
   // The same passes as the main graph's plan (Session::Impl::submit).
   Graph specialized = specialized_subgraph(subgraph, node, input_types, outer_types);
-  fuse_conv_activations(specialized);
+  fuse_activations(specialized);
   fuse_group_norms(specialized);
   fuse_attention(specialized);
   auto plan = std::make_unique<WalkPlan>(make_walk_plan(std::move(specialized)));

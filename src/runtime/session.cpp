@@ -548,7 +548,7 @@ std::map<std::string, Shape> Session::Impl::input_shapes(
 Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) const {
   Graph simplified = graph;
   simplify_graph(simplified, shapes);
-  fuse_conv_activations(simplified);
+  fuse_activations(simplified);
   fuse_group_norms(simplified);
   fuse_attention(simplified);
   return simplified;

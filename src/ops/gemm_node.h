@@ -1,0 +1,14 @@
+// A node recorded as one GEMM (kernels/gemm): C = act(alpha op(A) op(B) + beta D). MatMul and Gemm
+// use it, and so do ops that are a GEMM for some shapes (a Conv whose one output position reads its
+// whole input). A constant 2-D B is prepacked once and kept in the node's state with the plan, so
+// that state must belong to this function alone.
+#pragma once
+#include "kernels/gemm/gemm_epilogue.h"
+#include "ops/op_context.h"
+
+namespace onda::ops {
+
+Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
+                       bool transpose_b, const Value* addend, const kernels::gemm::GemmEpilogue& epilogue);
+
+}  // namespace onda::ops
