@@ -154,10 +154,10 @@ int main(int argc, char** argv) {
     t.b = b;
     t.out = y;
     fmt::print("{:<28} {:8.2f} us\n", repeat ? "record_gemm (repeat)" : "record_gemm (64x64x64)",
-               us_per_call(count, [&](int) { kernels::gemm::record_gemm(context, pipelines, recorder, problem, t); }));
-    const kernels::gemm::Gemm planned(context, problem);
+               us_per_call(count, [&](int) { kernels::gemm::record_gemm(kc, recorder, problem, t); }));
+    const kernels::gemm::Gemm planned(kc, problem);
     fmt::print("{:<28} {:8.2f} us\n", repeat ? "Gemm::record (repeat)" : "Gemm::record (planned)",
-               us_per_call(count, [&](int) { planned.record(context, pipelines, recorder, t); }));
+               us_per_call(count, [&](int) { planned.record(recorder, t); }));
     recorder.submit_and_wait();
   }
   return 0;

@@ -140,7 +140,7 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     gemm::GemmOptions gemm_options;
     gemm_options.max_binding_bytes = limits.binding;
     gemm_options.tuning = kc.tuning.gemm;
-    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, addend, out}, gemm_options);
+    gemm::record_gemm(kc, recorder, p, {a, b, nullptr, addend, out}, gemm_options);
   };
   const bool x_whole = fits_whole(x, limits), y_whole = fits_whole(y, limits);
   if (pointwise(g) && x_whole && y_whole) {

@@ -107,8 +107,7 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   auto run_gemm = [&](const Tensor& a, const Tensor& out) {
     if (packed) {
       const gemm::GemmProblem p = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), true, *packed);
-      gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, Tensor(), packed, Tensor(), out},
-                        gemm_options);
+      gemm::record_gemm(kc, recorder, p, {a, Tensor(), packed, Tensor(), out}, gemm_options);
       return;
     }
     const Tensor b = w.reshape({g.in_channels, ck});
@@ -119,7 +118,7 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
     p.b_shape = b.shape();
     p.b_dtype = b.dtype();
     p.out_dtype = DType::f32;
-    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, Tensor(), out}, gemm_options);
+    gemm::record_gemm(kc, recorder, p, {a, b, nullptr, Tensor(), out}, gemm_options);
   };
 
   // col2im: bindings col, [bias], y, params.

@@ -134,8 +134,9 @@ GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool
   return p;
 }
 
-Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options)
-    : problem_(std::move(problem)), options_(options) {
+Gemm::Gemm(const KernelContext& kc, GemmProblem problem, GemmOptions options)
+    : kc_(kc), problem_(std::move(problem)), options_(options) {
+  const gpu::Context& context = kc_.gpu;
   require_float(problem_.a_dtype, "A");
   require_float(problem_.b_dtype, "B");
   require_float(problem_.out_dtype, "the output");
@@ -424,8 +425,9 @@ GemmParams make_params(gpu::Context& context, const GemmProblem& p, const Matmul
 
 }  // namespace
 
-void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                  const GemmTensors& t) const {
+void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
+  gpu::Context& context = kc_.gpu;
+  gpu::PipelineCache& pipelines = kc_.pipelines;
   const GemmProblem& p = problem_;
   const Tensor b = checked_b(p, layout_, t);
   if (t.out.numel() == 0) return;
@@ -436,7 +438,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   const uint64_t slack = context.limits().minStorageBufferOffsetAlignment + 16;
   auto oversize = [&](const Tensor& x) { return x.defined() && x.device_bytes() + slack > limit; };
   if (oversize(t.a) || oversize(t.out) || oversize(t.addend)) {
-    record_row_blocks(context, pipelines, recorder, t, limit - std::min(limit, slack));
+    record_row_blocks(recorder, t, limit - std::min(limit, slack));
     return;
   }
   if (oversize(b)) {
@@ -512,8 +514,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   }
 }
 
-void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines,
-                             gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
+void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
   const GemmProblem& p = problem_;
   // A batched A times one shared B without an addend (a linear layer over [..., M, K] activations)
   // is the 2-D product of all rows of A: flattened, its rows split like any other.
@@ -530,7 +531,7 @@ void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipeline
     ft.out = t.out.reshape({layout_.batch_count * layout_.m, layout_.n});
     GemmOptions flat_options = options_;
     flat_options.variant.reset();
-    Gemm(context, flat, flat_options).record(context, pipelines, recorder, ft);
+    Gemm(kc_, flat, flat_options).record(recorder, ft);
     return;
   }
   // Rows of a 2-D, untransposed A are contiguous, as are the output's: a block of rows is a view.
@@ -572,7 +573,7 @@ void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipeline
       block.addend_shape = Shape{m1 - m0, (*p.addend_shape)[1]};
       bt.addend = t.addend.slice_outer(m0, m1);
     }
-    Gemm(context, block, block_options).record(context, pipelines, recorder, bt);
+    Gemm(kc_, block, block_options).record(recorder, bt);
   }
 }
 
@@ -637,9 +638,9 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
   return pipeline;
 }
 
-void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                 const GemmProblem& problem, const GemmTensors& tensors, const GemmOptions& options) {
-  Gemm(context, problem, options).record(context, pipelines, recorder, tensors);
+void record_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, const GemmProblem& problem,
+                 const GemmTensors& tensors, const GemmOptions& options) {
+  Gemm(kc, problem, options).record(recorder, tensors);
 }
 
 }  // namespace onda::kernels::gemm
