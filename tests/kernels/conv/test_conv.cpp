@@ -785,12 +785,8 @@ TEST(ConvTranspose, PackedWeightOverTheBindingLimitTakesAnotherPath) {
   ASSERT_TRUE(automatic_takes_implicit(geo));
   ConvOptions options;
   options.max_binding_bytes = 40 * 1024;
-  auto& g = gpu();
-  const Tensor x = Tensor::empty(g.pool, DType::f32, c.x_shape);
-  const Tensor w = Tensor::empty(g.pool, DType::f32, c.w_shape);
-  const Tensor y = Tensor::empty(g.pool, DType::f32, geo.output_shape());
-  EXPECT_FALSE(kernels::conv::detail::conv_implicit_applies(kc(), geo, x, w, y,
-                                                            kernels::conv::detail::chunk_limits(kc(), options)));
+  EXPECT_FALSE(kernels::conv::detail::conv_implicit_applies(
+      kc(), geo, DType::f32, DType::f32, DType::f32, kernels::conv::detail::chunk_limits(kc(), options)));
   Random r(test_seed());
   EXPECT_LE(run_case(c, DType::f32, options, r), kF32Bound) << describe(c);
 }
