@@ -24,8 +24,7 @@ ConvPath choose_conv_path(const ConvGeometry& g, bool has_diagonal) {
                                                                               : ConvPath::direct;
   }
   // A pointwise conv is a plain GEMM at any C_in: the direct kernel re-reads its few input channels
-  // once per output channel (HTDemucs' DConv expand, 6 -> 96 channels, ran twice as fast as a GEMM
-  // than direct on an H200, ahead of cuDNN).
+  // once per output channel (measured on HTDemucs' DConv expand: docs/benchmark-log.md).
   const bool pointwise = taps == 1;
   return g.group == 1 && (g.in_channels * taps >= 16 || pointwise) && g.out_channels >= 16 ? ConvPath::gemm
                                                                                           : ConvPath::direct;

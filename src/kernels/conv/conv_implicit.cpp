@@ -88,10 +88,8 @@ ImplicitTile choose_implicit_tile(const ConvGeometry& g, int nv_override, int sp
   }
   const int64_t bm = 8 * t.wg_y;
   const int64_t m_tiles = ceil_div(g.out_channels, bm);
-  // 64 positions per tile. 128 (NV = 2) was the choice wherever 128-position tiles gave enough
-  // workgroups until an H200 sweep found 64 faster on most of them (by 10-35% on every large conv of
-  // SCNet, UVR and HTDemucs); 128 stayed ahead by 2-5% only on two deep-K UVR convs
-  // (docs/benchmark-log.md).
+  // 64 positions per tile; 128 (NV = 2, ConvOptions::implicit_nv) measured slower on every large conv
+  // of SCNet, UVR and HTDemucs and ahead only on two deep-K UVR convs (docs/benchmark-log.md).
   t.nv = nv_override > 0 ? static_cast<uint32_t>(nv_override) : 1u;
   // K step: a multiple of 8 (vec4 A loads) and of the row groups WG_Y / 2 (B loads), at most 32; cost
   // ~ steps x (BK + 4), the 4 standing for the two barriers and the tile loads' fixed work.
