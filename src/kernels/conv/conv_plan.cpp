@@ -117,6 +117,17 @@ void check_tensor(const Tensor& t, const Shape& shape, const char* what) {
   }
 }
 
+// Whether the tensors have the operands' dtypes and forms (w_fits_one_binding aside: a binding fact).
+bool matches(const ConvOperands& o, const ConvTensors& t) {
+  const auto same = [](bool given, DType dtype, const std::optional<DType>& planned) {
+    return given ? planned && *planned == dtype : !planned;
+  };
+  const ConvTransposeWeights& w = t.weights;
+  return t.x.dtype() == o.x && t.y.dtype() == o.y && same(w.w.defined(), w.w.dtype(), o.w) &&
+         same(t.bias.defined(), t.bias.dtype(), o.bias) &&
+         same(w.packed != nullptr, w.packed ? w.packed->dtype() : DType::f32, o.packed);
+}
+
 }  // namespace
 
 namespace detail {
@@ -178,6 +189,9 @@ ConvPlan& ConvPlan::operator=(ConvPlan&&) noexcept = default;
 void ConvPlan::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvTensors& tensors) const {
   detail::check_tensors(geometry_, tensors);
+  if (!matches(operands_, tensors))
+    throw std::invalid_argument(
+        "conv: the tensors are not those the plan was made for (dtypes, weight form)");
   if (!step_) return;
   step_->record(recorder, pool, tensors);
 }

@@ -81,9 +81,12 @@ class ConvPlan {
 
   const ConvGeometry& geometry() const { return geometry_; }
   const ConvOperands& operands() const { return operands_; }
+  // The path recorded; automatic where the plan records nothing (an empty output) or cuts a weight
+  // larger than one binding into parts of its output channels, each part planned on its own.
   ConvPath path() const { return path_; }
 
-  // Records the convolution. Checks the tensors against the geometry (std::invalid_argument).
+  // Records the convolution. Checks the tensors against the geometry and the operands
+  // (std::invalid_argument).
   void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& tensors) const;
 
   // How many ConvPlans this process has constructed (tests check that runs reuse their plans).
@@ -92,7 +95,7 @@ class ConvPlan {
  private:
   ConvGeometry geometry_;
   ConvOperands operands_;
-  ConvPath path_ = ConvPath::direct;
+  ConvPath path_ = ConvPath::automatic;
   std::unique_ptr<const detail::ConvStep> step_;  // null when there is nothing to record (empty Y)
 };
 
