@@ -34,8 +34,7 @@ enum class ConvDiagonal {
   none,
   host,            // `diagonal`, uploaded every run
   device,          // `diagonal_device`, no flag
-  device_checked,  // `diagonal_device` and `identity_flag` (the check done once, the dense sum behind the
-                   // flag)
+  device_checked,  // `diagonal_device` and `identity_flag` (checked once; the dense sum behind the flag)
   check_on_gpu,    // `check_windowed_identity`: the check recorded every run
 };
 
@@ -72,7 +71,8 @@ class ConvStep;
 class ConvPlan {
  public:
   // Chooses the path and plans it. std::invalid_argument when a forced path cannot run the geometry,
-  // gpu::DeviceLimitError when no cut of it fits the device's bindings.
+  // gpu::DeviceLimitError when no cut of it fits the device's bindings. The plan keeps kc (its device,
+  // pipeline cache and tuning) and operands.weight_cache: they must outlive it.
   ConvPlan(const KernelContext& kc, const ConvGeometry& geometry, const ConvOperands& operands,
            const ConvOptions& options = {});
   ~ConvPlan();
