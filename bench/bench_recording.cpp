@@ -13,6 +13,8 @@
 //   Finish + Submit            per dispatch, N dispatches in one command buffer
 //   record_elementwise (Add)   the whole kernel call for small tensors (plan, render, lookup, dispatch)
 //   record_gemm (64x64x64)     the same for a small matrix product
+//   record_conv (...)          a small Conv planned and recorded per call, against the
+//   ConvPlan::record (...)     same Conv's plan made once (what an ONNX node does from its second run)
 // Small tensors: the GPU's own time stays out of the figures (nothing waits for it until the end).
 #include <fmt/format.h>
 
@@ -24,6 +26,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/pipeline_cache.h"
 #include "kernels/common/tensor_access.h"
+#include "kernels/conv/conv_plan.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel_context.h"
@@ -154,11 +157,37 @@ int main(int argc, char** argv) {
     t.b = b;
     t.out = y;
     fmt::print("{:<28} {:8.2f} us\n", repeat ? "record_gemm (repeat)" : "record_gemm (64x64x64)",
-               us_per_call(count, [&](int) { kernels::gemm::record_gemm(context, pipelines, recorder, problem, t); }));
-    const kernels::gemm::Gemm planned(context, problem);
+               us_per_call(count, [&](int) { kernels::gemm::record_gemm(kc, recorder, problem, t); }));
+    const kernels::gemm::Gemm planned(kc, problem);
     fmt::print("{:<28} {:8.2f} us\n", repeat ? "Gemm::record (repeat)" : "Gemm::record (planned)",
-               us_per_call(count, [&](int) { planned.record(context, pipelines, recorder, t); }));
+               us_per_call(count, [&](int) { planned.record(recorder, t); }));
     recorder.submit_and_wait();
+  }
+  // Conv [1, 64, 256]: pointwise on the GEMM path (no column buffer) and 3 taps on the direct kernel;
+  // the second round a repeat run (bind groups found).
+  for (const int64_t taps : {1, 3}) {
+    namespace conv = kernels::conv;
+    conv::ConvAttributes attributes;
+    attributes.pads = {taps / 2, taps / 2};
+    const conv::ConvGeometry g = conv::resolve_conv({1, 64, 256}, {64, 64, taps}, attributes);
+    conv::ConvTensors t;
+    t.x = Tensor::empty(pool, DType::f32, {1, 64, 256});
+    t.weights.w = Tensor::empty(pool, DType::f32, {64, 64, taps});
+    t.y = Tensor::empty(pool, DType::f32, g.output_shape());
+    conv::ConvOptions options;
+    options.path = taps == 1 ? conv::ConvPath::gemm : conv::ConvPath::direct;
+    const conv::ConvPlan plan(kc, g, conv::ConvOperands::of(kc, t.x, t.weights, Tensor(), t.y), options);
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      const std::string what =
+          std::string(taps == 1 ? "(gemm 1x1" : "(direct k3") + (repeat ? ", repeat)" : ")");
+      gpu::CommandRecorder recorder(context);
+      fmt::print("{:<28} {:8.2f} us\n", "record_conv " + what, us_per_call(count, [&](int) {
+                   conv::record_conv(kc, recorder, pool, g, t.x, t.weights.w, Tensor(), t.y, options);
+                 }));
+      fmt::print("{:<28} {:8.2f} us\n", "ConvPlan::record " + what,
+                 us_per_call(count, [&](int) { plan.record(recorder, pool, t); }));
+      recorder.submit_and_wait();
+    }
   }
   return 0;
 }

@@ -26,6 +26,10 @@ namespace {
 
 using namespace kernels::gemm;
 
+kernels::KernelContext kc() {
+  return {gpu().context, gpu().pipelines};
+}
+
 // --smoke (gtest_bench.h): the sweeps on shrunken shapes (batch 2, sizes capped at 160), to check the
 // benchmark itself on a CPU adapter; the timings then mean nothing.
 bool smoke() {
@@ -41,12 +45,12 @@ double time_gemm(const Gemm& plan, const GemmTensors& t, int reps) {
   gpu::warm_up_clocks(g.context, g.pool, 0.1);  // host-side work before this left the GPU idle
   {                                             // warm-up (pipeline creation, first-touch)
     gpu::CommandRecorder recorder(g.context);
-    plan.record(g.context, g.pipelines, recorder, t);
+    plan.record(recorder, t);
     recorder.submit_and_wait();
   }
   gpu::Profiler profiler(g.context);
   gpu::CommandRecorder recorder(g.context, &profiler);
-  for (int i = 0; i < reps; ++i) plan.record(g.context, g.pipelines, recorder, t);
+  for (int i = 0; i < reps; ++i) plan.record(recorder, t);
   recorder.submit_and_wait();
   return profiler.total_ms() / reps;
 }
@@ -101,7 +105,7 @@ TEST(GemmBench, TiledSquare) {
       p.transpose_b = tb;
       GemmOptions options;
       options.path = GemmPath::tiled;
-      const Gemm plan(g.context, p, options);
+      const Gemm plan(kc(), p, options);
       GemmTensors t;
       t.a = upload_floats(a, DType::f32, {m, k});
       t.b = upload_floats(b, DType::f32, p.b_shape);
@@ -139,7 +143,7 @@ TEST(GemmBench, TiledModelShapesPrepacked) {
       t.a = a_t;
       PackedB packed;
       const GemmProblem p = b_operand(form, b, b_nk, m, n, k, t, packed);
-      const Gemm plan(g.context, p);
+      const Gemm plan(kc(), p);
       t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
       const double ms = time_gemm(plan, t, m * n * k >= (int64_t{1} << 36) ? 5 : 20);
       std::printf("  %5lldx%5lldx%5lld %-6s %-45s %8.3f ms %8.1f GFLOP/s  err %.1e\n", (long long)m,
@@ -207,7 +211,7 @@ void sweep(const std::string& label, const GemmProblem& problem, const GemmTenso
            const std::vector<float>& a_host, const std::vector<float>& b_host,
            const std::optional<GemmVariant>& old, const std::vector<GemmVariant>& variants, size_t top = 0) {
   auto& g = gpu();
-  const Gemm automatic(g.context, problem);
+  const Gemm automatic(kc(), problem);
   const MatmulLayout& l = automatic.layout();
   const int64_t m = l.m, n = l.n, k = l.k, batch = l.batch_count;
   const double flop = 2.0 * batch * m * n * k;
@@ -236,7 +240,7 @@ void sweep(const std::string& label, const GemmProblem& problem, const GemmTenso
   auto run = [&](const char* tag, const GemmOptions& options) {
     std::optional<Gemm> plan;
     try {
-      plan.emplace(g.context, problem, options);
+      plan.emplace(kc(), problem, options);
     } catch (const std::exception&) {
       return;  // a configuration this layout or device cannot run
     }
@@ -397,7 +401,7 @@ TEST(GemmBench, SkinnyRecurrent) {
           GemmOptions options;
           options.path = path;
           options.allow_subgroups = subgroups;
-          const Gemm plan(g.context, p, options);
+          const Gemm plan(kc(), p, options);
           GemmTensors t;
           t.a = upload_floats(a, DType::f32, {m, k});
           t.b = b_t;

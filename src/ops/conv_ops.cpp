@@ -4,11 +4,12 @@
 // identity (the exported iSTFT overlap-add) runs the overlap-add kernel instead of a dense GEMM; one
 // only on the GPU with that shape is checked there by the overlap-add path.
 //
-// Constant weights (initializers, the usual case) are uploaded once by the runtime (to_device);
-// a ConvTranspose also keeps in its node_state what it derives from them: a dense weight prepacked
-// for the GEMM, a windowed identity's diagonal extracted (on the host, or checked on the GPU).
-// A Conv keeps the implicit GEMM's repacked weight there (conv::ImplicitWeightCache). Non-constant
-// weights (computed by the graph) are prepared every run.
+// Each node keeps its conv::ConvPlan in its node_state, planned on the first run and again only when
+// an input shape changes. Constant weights (initializers, the usual case) are uploaded once by the
+// runtime (to_device); the node also keeps what is derived from them: a ConvTranspose's windowed-
+// identity diagonal (extracted on the host, or checked on the GPU), and the plan's repacked weights
+// (conv::ConvWeightCache: the implicit GEMM's, a dense ConvTranspose weight prepacked for the GEMM).
+// Non-constant weights (computed by the graph) are prepared every run.
 #include <fmt/format.h>
 
 #include <memory>
@@ -16,8 +17,8 @@
 #include <stdexcept>
 
 #include "graph/model_error.h"
-#include "kernels/common/binding_window.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_plan.h"
 #include "ops/fused_activation.h"
 #include "ops/gemm_node.h"
 #include "ops/onnx_vocabulary.h"
@@ -80,21 +81,50 @@ bool constant_weights(const OpContext& context, const std::vector<Value>& inputs
   return context.node_state && inputs[1].constant && (!has_bias(inputs) || inputs[2].constant);
 }
 
-// What a Conv / ConvTranspose node with constant weights keeps across runs (its node_state).
-struct ConvWeightState {
+// What a Conv / ConvTranspose node keeps across runs (its node_state): the plan of the last input
+// shape (planned again only when a shape or the weights' form changes) and, for constant weights,
+// what it derives from them once.
+struct ConvNodeState {
+  Shape x_shape, w_shape;
+  std::optional<conv::ConvPlan> plan;
+  conv::ConvWeightCache cache;  // the implicit GEMM's repacked weight, the GEMM's PackedB
+  // ConvTranspose with constant weights, prepared on the first run:
+  bool prepared = false;
   Tensor w, bias;  // on the GPU
   bool overlap_add = false;
-  Tensor diagonal, identity_flag;                  // windowed identity: f32 [C] (and the GPU check's flag)
-  std::unique_ptr<kernels::gemm::PackedB> packed;  // dense ConvTranspose weight for the GEMM
-  conv::ImplicitWeightCache implicit;              // the per-phase packed weight (implicit GEMM)
-};
-
-// What a Conv node keeps across runs: the implicit GEMM's repacked weight, or, where its one output
-// position reads the whole input, the GEMM's state (gemm_node.h).
-struct ConvNodeState {
-  conv::ImplicitWeightCache implicit;
+  Tensor diagonal, identity_flag;  // windowed identity: f32 [C] (and the GPU check's flag)
+  // A Conv whose one output position reads its whole input: the GEMM's state (gemm_node.h).
   std::shared_ptr<void> as_gemm;
 };
+
+ConvNodeState* node_conv_state(OpContext& context) {
+  if (!context.node_state) return nullptr;
+  auto& slot = *context.node_state;
+  if (!slot) slot = std::make_shared<ConvNodeState>();
+  return static_cast<ConvNodeState*>(slot.get());
+}
+
+// Records the node's convolution with its kept plan (planned now if the shapes or operands changed),
+// or, without node state, a plan of this run only. `constant_weight`: the plan may keep W's derived
+// forms in the node's cache.
+void record_planned(OpContext& context, ConvNodeState* state, const conv::ConvGeometry& g,
+                    const std::vector<Value>& inputs, const conv::ConvTensors& tensors,
+                    const conv::ConvOptions& options, bool constant_weight) {
+  conv::ConvOperands operands =
+      conv::ConvOperands::of(context.kernels, tensors.x, tensors.weights, tensors.bias, tensors.y);
+  if (state && constant_weight) {
+    state->cache.pool = &context.persistent_pool;
+    operands.weight_cache = &state->cache;
+  }
+  std::optional<conv::ConvPlan> local;
+  std::optional<conv::ConvPlan>& plan = state ? state->plan : local;
+  if (!plan || !(plan->operands() == operands) || state->x_shape != inputs[0].shape() ||
+      state->w_shape != inputs[1].shape()) {
+    plan.emplace(context.kernels, g, operands, options);
+    if (state) state->x_shape = inputs[0].shape(), state->w_shape = inputs[1].shape();
+  }
+  plan->record(context.recorder, context.pool, tensors);
+}
 
 // A Conv with one output position that reads its whole input (no padding, dilation 1, the input as
 // large as the kernel): the causal convolutions of streaming models over [cache | frame]. Then
@@ -133,26 +163,18 @@ std::vector<Value> record_conv(const Node& node, OpContext& context, const std::
   try {
     const conv::ConvGeometry g =
         conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
-    ConvNodeState* state = nullptr;
-    if (context.node_state && inputs[1].constant) {
-      auto& slot = *context.node_state;
-      if (!slot) slot = std::make_shared<ConvNodeState>();
-      state = static_cast<ConvNodeState*>(slot.get());
-    }
-    if (reads_whole_input(g)) return {record_whole_input_conv(node, context, g, inputs, state)};
+    if (reads_whole_input(g))
+      return {record_whole_input_conv(node, context, g, inputs, node_conv_state(context))};
     // Constant weights that arrive as host values are uploaded once by the runtime's to_device.
-    const Tensor w = context.to_device(inputs[1]);
-    const Tensor bias = has_bias(inputs) ? context.to_device(inputs[2]) : Tensor();
+    conv::ConvTensors tensors;
+    tensors.weights.w = context.to_device(inputs[1]);
+    if (has_bias(inputs)) tensors.bias = context.to_device(inputs[2]);
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
-    conv::ConvOptions options = fused_activation(node);
-    if (state) {
-      // The implicit GEMM's repacked weight, made on the first run and kept with the node.
-      options.implicit_weight = &state->implicit;
-      options.implicit_weight->pool = &context.persistent_pool;
-    }
-    conv::record_conv(context.kernels, context.recorder, context.pool, g, context.to_device(inputs[0]), w,
-                      bias, y.device, options);
+    tensors.y = y.device;
+    tensors.x = context.to_device(inputs[0]);
+    record_planned(context, node_conv_state(context), g, inputs, tensors, fused_activation(node),
+                   inputs[1].constant);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
@@ -173,39 +195,29 @@ bool identity_shaped(const Value& w) {
   return !w.on_host() && ws.size() == 3 && ws[1] == 1 && ws[0] == ws[2];
 }
 
-// The weights of a ConvTranspose prepared once: the device weight (and bias); for the overlap-add,
-// the diagonal (host-detected and uploaded, or checked on the GPU: then the kernel keeps the dense
-// fallback behind the flag); for the GEMM, the prepacked weight.
-std::shared_ptr<ConvWeightState> prepare_conv_transpose(OpContext& context, const conv::ConvGeometry& g,
-                                                        const std::vector<Value>& inputs) {
+// The constant weights of a ConvTranspose prepared once: the device weight (and bias); for the
+// overlap-add, the diagonal (host-detected and uploaded, or checked on the GPU: then the kernel keeps
+// the dense fallback behind the flag). (The GEMM's prepacked weight is the plan's, in state.cache.)
+void prepare_conv_transpose(OpContext& context, ConvNodeState& state, const conv::ConvGeometry& g,
+                            const std::vector<Value>& inputs) {
   const Value& w = inputs[1];
-  auto state = std::make_shared<ConvWeightState>();
-  state->w = context.to_device(w);  // constants: uploaded once by the runtime
-  if (has_bias(inputs)) state->bias = context.to_device(inputs[2]);
-  if (conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add) {
-    if (w.on_host()) {
-      if (auto diagonal = host_diagonal(w)) {
-        state->diagonal = Tensor::upload(context.recorder, context.persistent_pool, DType::f32,
-                                         {g.in_channels}, diagonal->data());
-        state->overlap_add = true;
-      }
-    } else if (identity_shaped(w)) {
-      const auto check = conv::record_windowed_identity_check(context.kernels, context.recorder,
-                                                              context.persistent_pool, state->w);
-      state->diagonal = check.diagonal;
-      state->identity_flag = check.flag;
-      state->overlap_add = true;
+  state.prepared = true;
+  state.w = context.to_device(w);  // constants: uploaded once by the runtime
+  if (has_bias(inputs)) state.bias = context.to_device(inputs[2]);
+  if (conv::choose_conv_path(g, true) != conv::ConvPath::overlap_add) return;
+  if (w.on_host()) {
+    if (auto diagonal = host_diagonal(w)) {
+      state.diagonal = Tensor::upload(context.recorder, context.persistent_pool, DType::f32, {g.in_channels},
+                                      diagonal->data());
+      state.overlap_add = true;
     }
+  } else if (identity_shaped(w)) {
+    const auto check = conv::record_windowed_identity_check(context.kernels, context.recorder,
+                                                            context.persistent_pool, state.w);
+    state.diagonal = check.diagonal;
+    state.identity_flag = check.flag;
+    state.overlap_add = true;
   }
-  state->implicit.pool = &context.persistent_pool;
-  // The implicit GEMM packs its own weight on the first run; the GEMM's prepacked copy is made only
-  // where that path would run (it still runs unpacked if the implicit one turns out not to apply).
-  if (!state->overlap_add && conv::choose_conv_path(g, false) == conv::ConvPath::gemm &&
-      !conv::automatic_takes_implicit(g) && kernels::fits_one_binding(context.kernels.gpu, state->w)) {
-    state->packed = std::make_unique<kernels::gemm::PackedB>(conv::prepack_conv_transpose_weight(
-        context.kernels, context.persistent_pool, context.recorder, state->w));
-  }
-  return state;
 }
 
 std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
@@ -214,35 +226,32 @@ std::vector<Value> record_conv_transpose(const Node& node, OpContext& context,
   try {
     const conv::ConvGeometry g =
         conv::resolve_conv_transpose(inputs[0].shape(), inputs[1].shape(), attributes(node, true));
-    conv::ConvTransposeWeights weights;
-    conv::ConvOptions options = fused_activation(node);
-    Tensor bias;
+    conv::ConvTensors tensors;
     const Value& w = inputs[1];
     const bool overlap_add_geometry = conv::choose_conv_path(g, true) == conv::ConvPath::overlap_add;
-    if (constant_weights(context, inputs)) {
-      auto& slot = *context.node_state;
-      if (!slot) slot = prepare_conv_transpose(context, g, inputs);
-      auto& state = *std::static_pointer_cast<ConvWeightState>(slot);
-      weights.w = state.w;
-      bias = state.bias;
-      if (state.overlap_add) {
-        weights.diagonal_device = state.diagonal;
-        weights.identity_flag = state.identity_flag;
+    ConvNodeState* state = node_conv_state(context);
+    const bool constant = constant_weights(context, inputs);
+    if (constant) {
+      if (!state->prepared) prepare_conv_transpose(context, *state, g, inputs);
+      tensors.weights.w = state->w;
+      tensors.bias = state->bias;
+      if (state->overlap_add) {
+        tensors.weights.diagonal_device = state->diagonal;
+        tensors.weights.identity_flag = state->identity_flag;
       }
-      weights.packed = state.packed.get();
-      options.implicit_weight = &state.implicit;
     } else {
-      if (w.on_host() && overlap_add_geometry) weights.diagonal = host_diagonal(w);
-      weights.w = context.to_device(w);
+      if (w.on_host() && overlap_add_geometry) tensors.weights.diagonal = host_diagonal(w);
+      tensors.weights.w = context.to_device(w);
       // A large weight arrives only on the GPU: if it has the shape of a windowed identity, let the
       // overlap-add path check it there (it falls back to the dense sum itself if it is not one).
-      weights.check_windowed_identity = overlap_add_geometry && identity_shaped(w);
-      if (has_bias(inputs)) bias = context.to_device(inputs[2]);
+      tensors.weights.check_windowed_identity = overlap_add_geometry && identity_shaped(w);
+      if (has_bias(inputs)) tensors.bias = context.to_device(inputs[2]);
     }
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
-    conv::record_conv_transpose(context.kernels, context.recorder, context.pool, g, weights,
-                                context.to_device(inputs[0]), bias, y.device, options);
+    tensors.y = y.device;
+    tensors.x = context.to_device(inputs[0]);
+    record_planned(context, state, g, inputs, tensors, fused_activation(node), constant);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

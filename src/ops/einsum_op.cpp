@@ -156,8 +156,7 @@ Labeled contract(OpContext& context, Labeled a, Labeled b, const std::string& ne
   tensors.a = a.tensor.reshape(problem.a_shape);
   tensors.b = b.tensor.reshape(problem.b_shape);
   tensors.out = context.allocate(problem.out_dtype, {nb, nl, nr});
-  kernels::gemm::record_gemm(context.kernels.gpu, context.kernels.pipelines, context.recorder, problem,
-                             tensors);
+  kernels::gemm::record_gemm(context.kernels, context.recorder, problem, tensors);
   const std::string labels = batch + left + right;
   Shape shape;
   for (char ch : labels) shape.push_back(sizes.at(ch));

@@ -77,7 +77,7 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
     if (!kept || !(kept->problem() == problem)) {
       gemm::GemmOptions options;
       options.tuning = context.kernels.tuning.gemm;
-      kept.emplace(context.kernels.gpu, problem, options);
+      kept.emplace(context.kernels, problem, options);
     }
     const gemm::Gemm& plan = *kept;
     gemm::GemmTensors tensors;
@@ -91,7 +91,7 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
     Value out;
     out.device = context.allocate(problem.out_dtype, plan.output_shape());
     tensors.out = out.device;
-    plan.record(context.kernels.gpu, context.kernels.pipelines, context.recorder, tensors);
+    plan.record(context.recorder, tensors);
     return out;
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
@@ -138,8 +138,8 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
     try {
       gemm::GemmOptions options;
       options.tuning = context.kernels.tuning.gemm;
-      gemm::Gemm plan(context.kernels.gpu, problem, options);
-      plan.record(context.kernels.gpu, context.kernels.pipelines, context.recorder, tensors);
+      gemm::Gemm plan(context.kernels, problem, options);
+      plan.record(context.recorder, tensors);
     } catch (const std::invalid_argument& e) {
       throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
     }

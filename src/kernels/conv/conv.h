@@ -3,7 +3,7 @@
 //   direct        one invocation per output element, every attribute and group (the fallback);
 //   implicit_gemm Conv, group 1, 1-D / 2-D: the GEMM with the column matrix formed in workgroup memory
 //                 (conv_implicit.wgsl), no column buffer; `automatic` takes it where it would take
-//                 gemm and the problem fits (see record_conv);
+//                 gemm and the problem fits (see automatic_takes_implicit);
 //   gemm          Conv: im2col + GEMM (y[n] = W[C_out, C_in k] col[n]), group 1;
 //                 ConvTranspose: col[n] = X[n]^T W[C_in, C_out k] on the tiled GEMM, then a col2im
 //                 gather of the valid taps (each output written once, no atomics), group 1.
@@ -27,14 +27,6 @@
 namespace onda::kernels::conv {
 
 enum class ConvPath { automatic, direct, gemm, overlap_add, implicit_gemm };
-
-// The implicit GEMM's repacked weight ([C_in padded, taps, C_out padded], f32) kept across runs by a
-// caller whose W is constant (the ONNX op's node_state): filled on the first implicit run, in `pool`
-// (a persistent pool), then reused; without it every run repacks W (one small dispatch).
-struct ImplicitWeightCache {
-  gpu::BufferPool* pool = nullptr;
-  Tensor packed;
-};
 
 struct ConvOptions {
   ConvPath path = ConvPath::automatic;
@@ -66,11 +58,10 @@ struct ConvOptions {
   // automatic: false keeps Conv on im2col + GEMM where implicit_gemm would run (benchmarks compare;
   // ConvTuning::implicit_gemm = false does the same for every conv of a session).
   bool allow_implicit = true;
-  ImplicitWeightCache* implicit_weight = nullptr;  // see ImplicitWeightCache (W must then be constant)
 };
 
-// The path `automatic` picks (without a diagonal, overlap_add is never chosen). For a Conv where
-// automatic_takes_implicit holds, record_conv runs implicit_gemm instead where it applies (X, W, Y
+// The path `automatic` picks (without a diagonal, overlap_add is never chosen). Where
+// automatic_takes_implicit holds, the plan takes implicit_gemm instead where it applies (X, W, Y
 // bound whole) unless options.allow_implicit or kc.tuning.conv.implicit_gemm is false.
 ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
 
@@ -79,8 +70,9 @@ ConvPath choose_conv_path(const ConvGeometry& geometry, bool has_diagonal);
 // channels then wastes at most half its rows, still far faster than one invocation per output).
 bool automatic_takes_implicit(const ConvGeometry& geometry);
 
-// y = Conv(x, w) + bias. `bias` may be undefined (then no bias). Tensors must match the geometry
-// (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the
+// y = Conv(x, w) + bias, planned and recorded in one call (ConvPlan, conv_plan.h, for callers that
+// record the same problem again). `bias` may be undefined (then no bias). Tensors must match the
+// geometry (x [N, C_in, in...], w weight_shape(), bias [C_out], y output_shape(); float dtypes, y the
 // dtype of x). Throws std::invalid_argument on a mismatch or a path that cannot run the geometry.
 void record_conv(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                  const ConvGeometry& geometry, const Tensor& x, const Tensor& w, const Tensor& bias,

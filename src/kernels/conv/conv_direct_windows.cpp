@@ -1,7 +1,7 @@
 // The direct kernels on one group of one batch that is itself larger than a storage binding (a
 // depthwise conv over a long signal, a grouped conv over a large image): windows of output rows
 // (the outermost spatial dimension), each dispatch binding the rows of Y it writes and the band of
-// X rows they read (conv_direct_slices.cpp hands such groups here). A Conv is first cut into its
+// X rows they read (conv_direct.cpp hands such groups here). A Conv is first cut into its
 // output channels (rows of W), so that a window of Y is one channel's positions. Same arithmetic per
 // output as the unwindowed kernel.
 #include <fmt/format.h>

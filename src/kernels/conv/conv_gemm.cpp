@@ -11,11 +11,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
 #include "kernels/common/tensor_access.h"
-#include "kernels/conv/conv_uniforms.h"
+#include "kernels/conv/conv_step.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/shader_template.h"
 
@@ -100,10 +101,6 @@ bool pointwise(const ConvGeometry& g) {
   return true;
 }
 
-bool fits_whole(const Tensor& t, const ChunkLimits& limits) {
-  return t.device_bytes() + limits.slack <= limits.binding;
-}
-
 }  // namespace
 
 bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits) {
@@ -118,133 +115,200 @@ bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const C
                         limits.window_elements(x_dtype), y_windowed, limits.window_elements(y_dtype)) > 0;
 }
 
-void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y, const ChunkLimits& limits, const ConvOptions& options) {
-  const ConvGemmSizes s = sizes(g);
-  const Tensor a = w.reshape({g.out_channels, s.k});
-  const Tensor addend = bias.defined() ? bias.reshape({g.out_channels, 1}) : Tensor();
-  auto run_gemm = [&](const Tensor& b, const Tensor& out) {
-    gemm::GemmProblem p;
-    p.a_shape = a.shape();
-    p.a_dtype = a.dtype();
-    p.b_shape = b.shape();
-    p.b_dtype = b.dtype();
-    if (addend.defined()) {
-      p.addend_shape = addend.shape();
-      p.addend_dtype = addend.dtype();
-    }
-    p.out_dtype = out.dtype();
-    p.epilogue.activation = options.activation;
-    p.epilogue.activation_alpha = options.activation_alpha;
-    gemm::GemmOptions gemm_options;
-    gemm_options.max_binding_bytes = limits.binding;
-    gemm_options.tuning = kc.tuning.gemm;
-    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, addend, out}, gemm_options);
-  };
-  const bool x_whole = fits_whole(x, limits), y_whole = fits_whole(y, limits);
-  if (pointwise(g) && x_whole && y_whole) {
-    // No column buffer at all: the input already is the GEMM's B.
-    run_gemm(x.reshape({g.batch, s.k, s.positions}), y.reshape({g.batch, g.out_channels, s.positions}));
-    return;
-  }
-  const int64_t nb = batches_per_chunk(g, x.dtype(), y.dtype(), limits);
-  const int64_t x_elements = limits.window_elements(x.dtype()),
-                y_elements = limits.window_elements(y.dtype());
-  const int64_t pc = nb > 0 ? s.positions
-                            : plan_positions(g, positions_per_chunk(g, limits.columns), !x_whole, x_elements,
-                                             !y_whole, y_elements);
-  if (nb <= 0 && pc <= 0) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "conv: one column of {} floats, or the input rows one output row reads, exceed the chunk limit of {} "
-        "bytes / the binding limit of {} bytes",
-        s.k, limits.columns, limits.binding));
-  }
-  // One column buffer (and temporary) for all chunks: the dispatches run in order.
-  const int64_t col_elems = nb > 0 ? nb * s.k * s.positions : s.k * pc;
-  const Tensor col = Tensor::empty(pool, DType::f32, {col_elems});
-  recorder.retain(col.storage());
-  Tensor tmp;
-  if (nb <= 0) {
-    tmp = Tensor::empty(pool, DType::f32, {g.out_channels * pc});
-    recorder.retain(tmp.storage());
-  }
-  const auto& im2col =
-      shader_pipeline(kc.pipelines, "conv/im2col.wgsl",
-                      {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)}}, "conv im2col");
-  ConvUniforms u = make_uniforms(g);
+namespace {
 
-  if (nb > 0) {
-    for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
-      const int64_t count = std::min(nb, g.batch - n0);
-      const Tensor chunk = col.slice_outer(0, count * s.k * s.positions).reshape({count, s.k, s.positions});
-      const Tensor xs = count == g.batch ? x : x.slice_outer(n0, n0 + count);
+class ConvGemmStep final : public ConvStep {
+ public:
+  explicit ConvGemmStep(const StepInputs& in)
+      : kc_(in.kc), g_(in.g), limits_(in.limits), s_(sizes(in.g)), u_(make_uniforms(in.g)) {
+    const ConvOperands& o = in.operands;
+    x_whole_ = fits_whole(g_.batch * g_.in_channels * g_.in_positions(), o.x, limits_);
+    y_whole_ = fits_whole(g_.batch * g_.out_channels * s_.positions, o.y, limits_);
+    if (pointwise(g_) && x_whole_ && y_whole_) {
+      // No column buffer at all: the input already is the GEMM's B.
+      gemms_.push_back(plan_gemm(in, {g_.batch, s_.k, s_.positions}, o.x, o.y));
+      return;
+    }
+    nb_ = batches_per_chunk(g_, o.x, o.y, limits_);
+    x_elements_ = limits_.window_elements(o.x);
+    y_elements_ = limits_.window_elements(o.y);
+    pc_ = nb_ > 0 ? s_.positions
+                  : plan_positions(g_, positions_per_chunk(g_, limits_.columns), !x_whole_, x_elements_,
+                                   !y_whole_, y_elements_);
+    if (nb_ <= 0 && pc_ <= 0) {
+      throw gpu::DeviceLimitError(
+          fmt::format("conv: one column of {} floats, or the input rows one output row reads, exceed the "
+                      "chunk limit of {} "
+                      "bytes / the binding limit of {} bytes",
+                      s_.k, limits_.columns, limits_.binding));
+    }
+    // The GEMM of a full chunk, then of the last, shorter one (when there is one).
+    const int64_t total = nb_ > 0 ? g_.batch : s_.positions, step = nb_ > 0 ? nb_ : pc_;
+    for (const int64_t count : {step, total % step}) {
+      if (count == 0) continue;
+      gemms_.push_back(nb_ > 0 ? plan_gemm(in, {count, s_.k, s_.positions}, DType::f32, o.y)
+                               : plan_gemm(in, {s_.k, count}, DType::f32, DType::f32));
+    }
+    im2col_ = &shader_pipeline(kc_.pipelines, "conv/im2col.wgsl",
+                               {{"X_ACCESS", tensor_access("x", 0, o.x, false)}}, "conv im2col");
+    if (nb_ <= 0) {
+      scatter_ = &shader_pipeline(kc_.pipelines, "conv/scatter_columns.wgsl",
+                                  {{"Y_ACCESS", tensor_access("y", 1, o.y, true)}}, "conv scatter columns");
+    }
+  }
+
+  void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& t) const override {
+    const Tensor a = t.weights.w.reshape({g_.out_channels, s_.k});
+    const Tensor addend = t.bias.defined() ? t.bias.reshape({g_.out_channels, 1}) : Tensor();
+    const auto run_gemm = [&](int64_t count, const Tensor& b, const Tensor& out) {
+      const bool full = gemms_.size() == 1 || count == (nb_ > 0 ? nb_ : pc_);
+      gemms_[full ? 0 : 1].record(recorder, {a, b, nullptr, addend, out});
+    };
+    if (!im2col_) {
+      return run_gemm(0, t.x.reshape({g_.batch, s_.k, s_.positions}),
+                      t.y.reshape({g_.batch, g_.out_channels, s_.positions}));
+    }
+    // One column buffer (and temporary) for all chunks: the dispatches run in order.
+    const Tensor col = Tensor::empty(pool, DType::f32, {nb_ > 0 ? nb_ * s_.k * s_.positions : s_.k * pc_});
+    recorder.retain(col.storage());
+    if (nb_ > 0) return record_batch_chunks(recorder, col, t, run_gemm);
+    const Tensor tmp = Tensor::empty(pool, DType::f32, {g_.out_channels * pc_});
+    recorder.retain(tmp.storage());
+    record_position_chunks(recorder, col, tmp, t, run_gemm);
+  }
+
+ private:
+  using RunGemm = std::function<void(int64_t count, const Tensor& b, const Tensor& out)>;
+
+  static bool fits_whole(int64_t numel, DType dtype, const ChunkLimits& limits) {
+    return static_cast<uint64_t>(numel) * device_element_size(dtype) + limits.slack <= limits.binding;
+  }
+
+  // y[chunk] = W[C_out, k] b + bias, b [count, k, P] (whole batches) or [k, count] (positions).
+  gemm::Gemm plan_gemm(const StepInputs& in, const Shape& b_shape, DType b_dtype, DType out_dtype) const {
+    gemm::GemmProblem p;
+    p.a_shape = {g_.out_channels, s_.k};
+    p.a_dtype = *in.operands.w;
+    p.b_shape = b_shape;
+    p.b_dtype = b_dtype;
+    if (in.operands.bias) {
+      p.addend_shape = Shape{g_.out_channels, 1};
+      p.addend_dtype = *in.operands.bias;
+    }
+    p.out_dtype = out_dtype;
+    p.epilogue.activation = in.options.activation;
+    p.epilogue.activation_alpha = in.options.activation_alpha;
+    gemm::GemmOptions options;
+    options.max_binding_bytes = limits_.binding;
+    options.tuning = kc_.tuning.gemm;
+    return gemm::Gemm(kc_, p, options);
+  }
+
+  // Whole batches per chunk, im2col and the GEMM straight into y.
+  void record_batch_chunks(gpu::CommandRecorder& recorder, const Tensor& col, const ConvTensors& t,
+                           const RunGemm& run_gemm) const {
+    ConvUniforms u = u_;
+    for (int64_t n0 = 0; n0 < g_.batch; n0 += nb_) {
+      const int64_t count = std::min(nb_, g_.batch - n0);
+      const Tensor chunk =
+          col.slice_outer(0, count * s_.k * s_.positions).reshape({count, s_.k, s_.positions});
+      const Tensor xs = count == g_.batch ? t.x : t.x.slice_outer(n0, n0 + count);
       u.chunk[0] = 0;  // batches of the view xs
       u.chunk[1] = u32(count, "batch");
-      u.offsets[0] = xs.element_offset(kc.gpu);
-      u.offsets[3] = chunk.element_offset(kc.gpu);
-      const gpu::BufferBinding bindings[] = {xs.binding(kc.gpu), chunk.binding(kc.gpu)};
-      dispatch(kc, recorder, im2col, bindings, u, chunk.numel(), "conv im2col");
-      const Tensor out = (count == g.batch ? y : y.slice_outer(n0, n0 + count))
-                             .reshape({count, g.out_channels, s.positions});
-      run_gemm(chunk, out);
+      u.offsets[0] = xs.element_offset(kc_.gpu);
+      u.offsets[3] = chunk.element_offset(kc_.gpu);
+      const gpu::BufferBinding bindings[] = {xs.binding(kc_.gpu), chunk.binding(kc_.gpu)};
+      dispatch(kc_, recorder, *im2col_, bindings, u, chunk.numel(), "conv im2col");
+      const Tensor out = (count == g_.batch ? t.y : t.y.slice_outer(n0, n0 + count))
+                             .reshape({count, g_.out_channels, s_.positions});
+      run_gemm(count, chunk, out);
     }
-    return;
   }
-  const auto& scatter =
-      shader_pipeline(kc.pipelines, "conv/scatter_columns.wgsl",
-                      {{"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)}}, "conv scatter columns");
-  const int64_t taps = g.kernel_elements(), in_positions = g.in_positions();
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t p0 = 0; p0 < s.positions; p0 += pc) {
-      const int64_t count = std::min(pc, s.positions - p0);
-      const Tensor chunk = col.slice_outer(0, s.k * count).reshape({s.k, count});
-      const Tensor out = tmp.slice_outer(0, g.out_channels * count).reshape({g.out_channels, count});
-      u.chunk[0] = u32(n, "batch");
-      u.chunk[1] = 1;
-      u.region[0] = u32(p0, "position");
-      u.region[1] = u32(p0 + count, "position");
-      u.offsets[3] = chunk.element_offset(kc.gpu);
-      // im2col once per window of input channels [c0, c1): the band of rows in the first and last
-      // channel, whole channels in between (one window holding all of X when it fits).
-      const Band band = input_band(g, p0, p0 + count);
-      const int64_t band_len = band.end - band.begin;
-      const int64_t per_window =
-          x_whole ? g.in_channels
-                  : std::min(g.in_channels, 1 + (x_elements - band_len) / std::max<int64_t>(in_positions, 1));
-      for (int64_t c0 = 0; c0 < g.in_channels; c0 += per_window) {
-        const int64_t c1 = std::min(g.in_channels, c0 + per_window);
-        const Window xw = x_whole ? Window{x, 0}
-                                  : window(kc, x, (n * g.in_channels + c0) * in_positions + band.begin,
-                                           (n * g.in_channels + c1 - 1) * in_positions + band.end, limits);
-        u.x_base = u32(xw.base, "X window");
-        u.first_row = u32(c0 * taps, "column row");
-        u.offsets[0] = xw.view.element_offset(kc.gpu);
-        const gpu::BufferBinding im2col_bindings[] = {xw.view.binding(kc.gpu), chunk.binding(kc.gpu)};
-        dispatch(kc, recorder, im2col, im2col_bindings, u, (c1 - c0) * taps * count, "conv im2col");
-      }
-      run_gemm(chunk, out);
-      // The scatter once per window of output channels [o0, o1) (one when Y fits).
-      const int64_t out_positions = s.positions;
-      const int64_t per_y_window =
-          y_whole ? g.out_channels : std::min(g.out_channels, 1 + (y_elements - count) / out_positions);
-      for (int64_t o0 = 0; o0 < g.out_channels; o0 += per_y_window) {
-        const int64_t o1 = std::min(g.out_channels, o0 + per_y_window);
-        const Window yw = y_whole
-                              ? Window{y, 0}
-                              : window(kc, y, (n * g.out_channels + o0) * out_positions + p0,
-                                       (n * g.out_channels + o1 - 1) * out_positions + p0 + count, limits);
-        ConvUniforms su = u;
-        su.x_base = 0;
-        su.first_row = u32(o0, "output channel");
-        su.y_base = u32(yw.base, "Y window");
-        su.offsets[0] = out.element_offset(kc.gpu);
-        su.offsets[3] = yw.view.element_offset(kc.gpu);
-        const gpu::BufferBinding scatter_bindings[] = {out.binding(kc.gpu), yw.view.binding(kc.gpu)};
-        dispatch(kc, recorder, scatter, scatter_bindings, su, (o1 - o0) * count, "conv scatter columns");
+
+  // Ranges of output positions of one batch: im2col, the GEMM into a temporary, its scatter into y.
+  void record_position_chunks(gpu::CommandRecorder& recorder, const Tensor& col, const Tensor& tmp,
+                              const ConvTensors& t, const RunGemm& run_gemm) const {
+    ConvUniforms u = u_;
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      for (int64_t p0 = 0; p0 < s_.positions; p0 += pc_) {
+        const int64_t count = std::min(pc_, s_.positions - p0);
+        const Tensor chunk = col.slice_outer(0, s_.k * count).reshape({s_.k, count});
+        const Tensor out = tmp.slice_outer(0, g_.out_channels * count).reshape({g_.out_channels, count});
+        u.chunk[0] = u32(n, "batch");
+        u.chunk[1] = 1;
+        u.region[0] = u32(p0, "position");
+        u.region[1] = u32(p0 + count, "position");
+        u.offsets[3] = chunk.element_offset(kc_.gpu);
+        record_im2col_windows(recorder, u, t.x, chunk, n, p0, count);
+        run_gemm(count, chunk, out);
+        record_scatter_windows(recorder, u, out, t.y, n, p0, count);
       }
     }
   }
+
+  // im2col once per window of input channels [c0, c1): the band of rows in the first and last
+  // channel, whole channels in between (one window holding all of X when it fits).
+  void record_im2col_windows(gpu::CommandRecorder& recorder, ConvUniforms& u, const Tensor& x,
+                             const Tensor& chunk, int64_t n, int64_t p0, int64_t count) const {
+    const int64_t taps = g_.kernel_elements(), in_positions = g_.in_positions();
+    const Band band = input_band(g_, p0, p0 + count);
+    const int64_t band_len = band.end - band.begin;
+    const int64_t per_window =
+        x_whole_
+            ? g_.in_channels
+            : std::min(g_.in_channels, 1 + (x_elements_ - band_len) / std::max<int64_t>(in_positions, 1));
+    for (int64_t c0 = 0; c0 < g_.in_channels; c0 += per_window) {
+      const int64_t c1 = std::min(g_.in_channels, c0 + per_window);
+      const Window xw = x_whole_ ? Window{x, 0}
+                                 : window(kc_, x, (n * g_.in_channels + c0) * in_positions + band.begin,
+                                          (n * g_.in_channels + c1 - 1) * in_positions + band.end, limits_);
+      u.x_base = u32(xw.base, "X window");
+      u.first_row = u32(c0 * taps, "column row");
+      u.offsets[0] = xw.view.element_offset(kc_.gpu);
+      const gpu::BufferBinding bindings[] = {xw.view.binding(kc_.gpu), chunk.binding(kc_.gpu)};
+      dispatch(kc_, recorder, *im2col_, bindings, u, (c1 - c0) * taps * count, "conv im2col");
+    }
+  }
+
+  // The scatter once per window of output channels [o0, o1) (one when Y fits).
+  void record_scatter_windows(gpu::CommandRecorder& recorder, const ConvUniforms& u, const Tensor& out,
+                              const Tensor& y, int64_t n, int64_t p0, int64_t count) const {
+    const int64_t out_positions = s_.positions;
+    const int64_t per_y_window =
+        y_whole_ ? g_.out_channels : std::min(g_.out_channels, 1 + (y_elements_ - count) / out_positions);
+    for (int64_t o0 = 0; o0 < g_.out_channels; o0 += per_y_window) {
+      const int64_t o1 = std::min(g_.out_channels, o0 + per_y_window);
+      const Window yw = y_whole_
+                            ? Window{y, 0}
+                            : window(kc_, y, (n * g_.out_channels + o0) * out_positions + p0,
+                                     (n * g_.out_channels + o1 - 1) * out_positions + p0 + count, limits_);
+      ConvUniforms su = u;
+      su.x_base = 0;
+      su.first_row = u32(o0, "output channel");
+      su.y_base = u32(yw.base, "Y window");
+      su.offsets[0] = out.element_offset(kc_.gpu);
+      su.offsets[3] = yw.view.element_offset(kc_.gpu);
+      const gpu::BufferBinding bindings[] = {out.binding(kc_.gpu), yw.view.binding(kc_.gpu)};
+      dispatch(kc_, recorder, *scatter_, bindings, su, (o1 - o0) * count, "conv scatter columns");
+    }
+  }
+
+  KernelContext kc_;
+  ConvGeometry g_;
+  ChunkLimits limits_;
+  ConvGemmSizes s_;
+  ConvUniforms u_;
+  bool x_whole_ = true, y_whole_ = true;
+  int64_t nb_ = 0, pc_ = 0, x_elements_ = 0, y_elements_ = 0;
+  std::vector<gemm::Gemm> gemms_;                  // a full chunk's, then the last chunk's when shorter
+  const wgpu::ComputePipeline* im2col_ = nullptr;  // null: pointwise, no column buffer
+  const wgpu::ComputePipeline* scatter_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvStep> plan_conv_gemm(const StepInputs& in) {
+  return std::make_unique<ConvGemmStep>(in);
 }
 
 }  // namespace onda::kernels::conv::detail

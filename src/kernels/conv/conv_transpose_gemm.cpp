@@ -10,11 +10,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <stdexcept>
 
 #include "gpu/gpu_error.h"
 #include "kernels/common/tensor_access.h"
-#include "kernels/conv/conv_uniforms.h"
+#include "kernels/conv/conv_step.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/shader_template.h"
 
@@ -72,188 +73,294 @@ bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtyp
          rows_per_chunk(g, x_dtype, y_dtype, limits) > 0;
 }
 
-void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
-                                gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
-                                const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
-                                const Tensor& y, const ChunkLimits& limits, const ConvOptions& options) {
-  const int64_t ck = columns(g), p_in = g.in_positions();
-  if (packed && (packed->k != g.in_channels || packed->n != ck)) {
-    throw std::invalid_argument(
-        fmt::format("conv: packed weight is {}x{}, expected {}x{}", packed->k, packed->n, g.in_channels, ck));
+namespace {
+
+// With a constant weight (a cache) the step prepacks it for the GEMM once, where the ONNX op always
+// has: the weight is on the gemm path by choose_conv_path and not one automatic_takes_implicit sends
+// to the implicit GEMM (where that does not apply after all, the GEMM runs on the plain weight).
+bool prepacks(const StepInputs& in) {
+  return in.operands.weight_cache && !in.operands.packed && choose_conv_path(in.g, false) == ConvPath::gemm &&
+         !automatic_takes_implicit(in.g);
+}
+
+class ConvTransposeGemmStep final : public ConvStep {
+ public:
+  explicit ConvTransposeGemmStep(const StepInputs& in)
+      : kc_(in.kc),
+        g_(in.g),
+        options_(in.options),
+        limits_(in.limits),
+        ck_(columns(in.g)),
+        p_in_(in.g.in_positions()),
+        prepack_(prepacks(in)),
+        cache_(in.operands.weight_cache) {
+    const ConvOperands& o = in.operands;
+    nb_ = batches_per_chunk(g_, o.x, o.y, limits_);
+    rc_ = nb_ > 0 ? p_in_ : rows_per_chunk(g_, o.x, o.y, limits_);
+    if (nb_ <= 0 && rc_ <= 0) {
+      throw gpu::DeviceLimitError(fmt::format(
+          "conv: one input row of the ConvTranspose column buffer exceeds {} bytes, or one input row of X or "
+          "one output channel of Y the binding limit of {} bytes",
+          limits_.columns, limits_.binding));
+    }
+    x_whole_ = element_count(in_shape()) * device_element_size(o.x) + limits_.slack <= limits_.binding;
+    y_whole_ = element_count(g_.output_shape()) * device_element_size(o.y) + limits_.slack <= limits_.binding;
+    x_elements_ = limits_.window_elements(o.x);
+    y_elements_ = limits_.window_elements(o.y);
+    plan_gemms(in);
+    plan_pipelines(in);
   }
-  const int64_t nb = batches_per_chunk(g, x.dtype(), y.dtype(), limits);
-  const int64_t rc = nb > 0 ? p_in : rows_per_chunk(g, x.dtype(), y.dtype(), limits);
-  if (nb <= 0 && rc <= 0) {
-    throw gpu::DeviceLimitError(fmt::format(
-        "conv: one input row of the ConvTranspose column buffer exceeds {} bytes, or one input row of X or "
-        "one output channel of Y the binding limit of {} bytes",
-        limits.columns, limits.binding));
-  }
-  const bool x_whole = x.device_bytes() + limits.slack <= limits.binding;
-  const bool y_whole = y.device_bytes() + limits.slack <= limits.binding;
-  const int64_t x_elements = limits.window_elements(x.dtype()),
-                y_elements = limits.window_elements(y.dtype());
-  const Tensor col = Tensor::empty(pool, DType::f32, {nb > 0 ? nb * p_in * ck : rc * ck});
-  recorder.retain(col.storage());
-  Tensor slab;
-  if (nb <= 0) {
-    slab = Tensor::empty(pool, DType::f32, {g.in_channels * rc});
+
+  void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& t) const override {
+    const gemm::PackedB* packed = packed_weight(recorder, t.weights);
+    if (packed && (packed->k != g_.in_channels || packed->n != ck_)) {
+      throw std::invalid_argument(fmt::format("conv: packed weight is {}x{}, expected {}x{}", packed->k,
+                                              packed->n, g_.in_channels, ck_));
+    }
+    const Tensor col = Tensor::empty(pool, DType::f32, {nb_ > 0 ? nb_ * p_in_ * ck_ : rc_ * ck_});
+    recorder.retain(col.storage());
+    const Tensor b = packed ? Tensor() : t.weights.w.reshape({g_.in_channels, ck_});
+    const auto run_gemm = [&](int64_t count, const Tensor& a, const Tensor& out) {
+      gemms_[gemms_.size() == 1 || count == (nb_ > 0 ? nb_ : rc_) ? 0 : 1].record(
+          recorder, {a, b, packed, Tensor(), out});
+    };
+    if (nb_ > 0) return record_batch_chunks(recorder, col, t, run_gemm);
+    const Tensor slab = Tensor::empty(pool, DType::f32, {g_.in_channels * rc_});
     recorder.retain(slab.storage());
+    for (int64_t n = 0; n < g_.batch; ++n) {
+      record_row_chunks(recorder, col, slab, t, n, run_gemm);
+      if (options_.activation != gemm::Activation::none) record_activation(recorder, t.y, n);
+    }
   }
 
-  gemm::GemmOptions gemm_options;
-  gemm_options.max_binding_bytes = limits.binding;
-  gemm_options.tuning = kc.tuning.gemm;
-  auto run_gemm = [&](const Tensor& a, const Tensor& out) {
-    if (packed) {
-      const gemm::GemmProblem p = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), true, *packed);
-      gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, Tensor(), packed, Tensor(), out},
-                        gemm_options);
-      return;
-    }
-    const Tensor b = w.reshape({g.in_channels, ck});
-    gemm::GemmProblem p;
-    p.a_shape = a.shape();
-    p.a_dtype = a.dtype();
-    p.transpose_a = true;
-    p.b_shape = b.shape();
-    p.b_dtype = b.dtype();
-    p.out_dtype = DType::f32;
-    gemm::record_gemm(kc.gpu, kc.pipelines, recorder, p, {a, b, nullptr, Tensor(), out}, gemm_options);
-  };
+ private:
+  using RunGemm = std::function<void(int64_t count, const Tensor& a, const Tensor& out)>;
 
-  // col2im: bindings col, [bias], y, params.
-  // `activate`: the chunk completes its outputs (whole batches), so it applies the activation.
-  auto gather_pipeline = [&](bool accumulate, bool activate) -> const wgpu::ComputePipeline& {
-    // An accumulating chunk adds to y (which holds the bias already): no bias binding.
-    const bool with_bias = bias.defined() && !accumulate;
-    TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"},
-                        {"ACCUMULATE", accumulate ? "1" : "0"},
-                        {"ACTIVATE", activate ? "1" : "0"}};
-    add_activation(v, options.activation);
-    int b = 1;
-    v["BIAS_ACCESS"] = with_bias ? tensor_access("bias", b++, bias.dtype(), false) : "";
-    v["Y_ACCESS"] = tensor_access("y", b++, y.dtype(), true);
-    v["PARAMS_BINDING"] = std::to_string(b);
-    return shader_pipeline(kc.pipelines, "conv/col2im.wgsl", v, "conv transpose col2im");
-  };
-  ConvUniforms u = make_uniforms(g);
-  u.offsets[2] = bias.defined() ? bias.element_offset(kc.gpu) : 0;
-  u.offsets[3] = y.element_offset(kc.gpu);
-  u.region[2] = u32(ck, "columns");
-  u.activation_alpha = options.activation_alpha;
-  // `ys`: y or a view of whole batches of it (u.chunk[0] counts batches from its start). A
-  // one-batch gather into a windowed Y runs once per window of output channels.
-  auto gather = [&](const Tensor& chunk_col, const Tensor& ys, bool accumulate, bool activate) {
-    u.offsets[0] = chunk_col.element_offset(kc.gpu);
-    const int64_t positions = u.region[1] - u.region[0];
-    const bool whole = ys.device_bytes() + limits.slack <= limits.binding;
-    const int64_t out_positions = g.out_positions();
-    const int64_t per_window =
-        whole ? g.out_channels : std::min(g.out_channels, 1 + (y_elements - positions) / out_positions);
-    for (int64_t o0 = 0; o0 < g.out_channels; o0 += per_window) {
-      const int64_t o1 = std::min(g.out_channels, o0 + per_window);
-      const int64_t n = u.chunk[0];
-      const Window yw = whole ? Window{ys, 0}
-                              : window(kc, ys, (n * g.out_channels + o0) * out_positions + u.region[0],
-                                       (n * g.out_channels + o1 - 1) * out_positions + u.region[1], limits);
-      ConvUniforms gu = u;
-      gu.first_row = u32(o0, "output channel");
-      gu.y_base = u32(yw.base, "Y window");
-      gu.offsets[3] = yw.view.element_offset(kc.gpu);
-      std::vector<gpu::BufferBinding> bindings = {chunk_col.binding(kc.gpu)};
-      if (bias.defined() && !accumulate) bindings.push_back(bias.binding(kc.gpu));
-      bindings.push_back(yw.view.binding(kc.gpu));
-      const int64_t invocations =
-          whole ? static_cast<int64_t>(u.chunk[1]) * g.out_channels * positions : (o1 - o0) * positions;
-      dispatch(kc, recorder, gather_pipeline(accumulate, activate), bindings, gu, invocations,
-               "conv transpose col2im");
-    }
-  };
+  Shape in_shape() const {
+    Shape s = {g_.batch, g_.in_channels};
+    s.insert(s.end(), g_.in_size.begin(), g_.in_size.end());
+    return s;
+  }
 
-  if (nb > 0) {
-    for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
-      const int64_t count = std::min(nb, g.batch - n0);
+  // col[chunk] = X[chunk]^T W: a full chunk's GEMM, then the last, shorter chunk's (when there is one).
+  void plan_gemms(const StepInputs& in) {
+    const int64_t total = nb_ > 0 ? g_.batch : p_in_, step = nb_ > 0 ? nb_ : rc_;
+    for (const int64_t count : {step, total % step}) {
+      if (count == 0) continue;
+      gemm::GemmProblem p;
+      p.a_shape = nb_ > 0 ? Shape{count, g_.in_channels, p_in_} : Shape{g_.in_channels, count};
+      p.a_dtype = nb_ > 0 ? in.operands.x : DType::f32;
+      p.transpose_a = true;
+      p.b_shape = {g_.in_channels, ck_};
+      p.b_dtype = in.operands.packed.value_or(in.operands.w.value_or(DType::f32));
+      p.b_prepacked = in.operands.packed || prepack_;  // then GemmProblem::with_packed_b's problem
+      p.out_dtype = DType::f32;
+      gemm::GemmOptions options;
+      options.max_binding_bytes = limits_.binding;
+      options.tuning = kc_.tuning.gemm;
+      gemms_.emplace_back(kc_, p, options);
+    }
+  }
+
+  // col2im for each (accumulate, activate) the chunks use, gather_rows and the in-place activation.
+  void plan_pipelines(const StepInputs& in) {
+    const ConvOperands& o = in.operands;
+    const bool activation = options_.activation != gemm::Activation::none;
+    for (int accumulate = 0; accumulate < 2; ++accumulate) {
+      for (int activate = 0; activate < 2; ++activate) {
+        const bool used = nb_ > 0 ? !accumulate && activate == activation : !activate;
+        if (!used) continue;
+        // An accumulating chunk adds to y (which holds the bias already): no bias binding.
+        const bool with_bias = o.bias && !accumulate;
+        TemplateValues v = {{"HAS_BIAS", with_bias ? "1" : "0"},
+                            {"ACCUMULATE", accumulate ? "1" : "0"},
+                            {"ACTIVATE", activate ? "1" : "0"}};
+        add_activation(v, options_.activation);
+        int b = 1;
+        v["BIAS_ACCESS"] = with_bias ? tensor_access("bias", b++, *o.bias, false) : "";
+        v["Y_ACCESS"] = tensor_access("y", b++, o.y, true);
+        v["PARAMS_BINDING"] = std::to_string(b);
+        col2im_[accumulate][activate] =
+            &shader_pipeline(kc_.pipelines, "conv/col2im.wgsl", v, "conv transpose col2im");
+      }
+    }
+    u_ = make_uniforms(g_);
+    u_.region[2] = u32(ck_, "columns");
+    u_.activation_alpha = options_.activation_alpha;
+    if (nb_ > 0) return;
+    gather_rows_ =
+        &shader_pipeline(kc_.pipelines, "conv/gather_rows.wgsl",
+                         {{"X_ACCESS", tensor_access("x", 0, o.x, false)}}, "conv transpose gather rows");
+    if (activation) {
+      TemplateValues v = {{"Y_ACCESS", tensor_access("y", 0, o.y, true)}};
+      add_activation(v, options_.activation);
+      activate_ = &shader_pipeline(kc_.pipelines, "conv/activate_in_place.wgsl", v, "conv activate");
+    }
+  }
+
+  // The caller's PackedB, or the step's own of a constant weight (made on the first run, kept).
+  const gemm::PackedB* packed_weight(gpu::CommandRecorder& recorder,
+                                     const ConvTransposeWeights& weights) const {
+    if (weights.packed) return weights.packed;
+    if (!prepack_) return nullptr;
+    if (!cache_->gemm_packed)
+      cache_->gemm_packed = prepack_conv_transpose_weight(kc_, *cache_->pool, recorder, weights.w);
+    return &*cache_->gemm_packed;
+  }
+
+  // Whole batches per chunk: the GEMM of all their rows, then col2im (completing the outputs, so it
+  // applies the activation).
+  void record_batch_chunks(gpu::CommandRecorder& recorder, const Tensor& col, const ConvTensors& t,
+                           const RunGemm& run_gemm) const {
+    ConvUniforms u = uniforms(t);
+    for (int64_t n0 = 0; n0 < g_.batch; n0 += nb_) {
+      const int64_t count = std::min(nb_, g_.batch - n0);
       const Tensor a =
-          (count == g.batch ? x : x.slice_outer(n0, n0 + count)).reshape({count, g.in_channels, p_in});
-      const Tensor chunk_col = col.slice_outer(0, count * p_in * ck).reshape({count, p_in, ck});
-      run_gemm(a, chunk_col);
+          (count == g_.batch ? t.x : t.x.slice_outer(n0, n0 + count)).reshape({count, g_.in_channels, p_in_});
+      const Tensor chunk_col = col.slice_outer(0, count * p_in_ * ck_).reshape({count, p_in_, ck_});
+      run_gemm(count, a, chunk_col);
       u.chunk[0] = 0;  // batches of the view of y
       u.chunk[1] = u32(count, "batch");
-      gather(chunk_col, count == g.batch ? y : y.slice_outer(n0, n0 + count), false,
-             options.activation != gemm::Activation::none);
+      gather(recorder, u, chunk_col, count == g_.batch ? t.y : t.y.slice_outer(n0, n0 + count), t.bias, false,
+             options_.activation != gemm::Activation::none);
     }
-    return;
   }
 
-  const auto& gather_rows =
-      shader_pipeline(kc.pipelines, "conv/gather_rows.wgsl",
-                      {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)}}, "conv transpose gather rows");
-  const int64_t inner_in = inner_positions(g);
-  const int64_t inner_out = g.out_positions() / std::max<int64_t>(g.out_size[0], 1);
-  const int64_t s0 = g.strides[0], pad0 = g.pads_begin[0], reach0 = (g.kernel[0] - 1) * g.dilations[0];
-  for (int64_t n = 0; n < g.batch; ++n) {
-    for (int64_t r0 = 0; r0 < p_in; r0 += rc) {
-      const int64_t r1 = std::min(p_in, r0 + rc), count = r1 - r0;
+  // Slabs of whole outermost input rows of batch n: rows gathered from X, their GEMM, col2im into the
+  // output rows they reach (the first slab writes the whole batch: bias + its own taps).
+  void record_row_chunks(gpu::CommandRecorder& recorder, const Tensor& col, const Tensor& slab,
+                         const ConvTensors& t, int64_t n, const RunGemm& run_gemm) const {
+    ConvUniforms u = uniforms(t);
+    const int64_t inner_in = inner_positions(g_);
+    const int64_t inner_out = g_.out_positions() / std::max<int64_t>(g_.out_size[0], 1);
+    const int64_t s0 = g_.strides[0], pad0 = g_.pads_begin[0], reach0 = (g_.kernel[0] - 1) * g_.dilations[0];
+    for (int64_t r0 = 0; r0 < p_in_; r0 += rc_) {
+      const int64_t r1 = std::min(p_in_, r0 + rc_), count = r1 - r0;
       u.chunk[0] = u32(n, "batch");
       u.chunk[1] = 1;
       u.chunk[2] = u32(r0, "row");
       u.chunk[3] = u32(r1, "row");
-      const Tensor a = slab.slice_outer(0, g.in_channels * count).reshape({g.in_channels, count});
-      // Once per window of input channels [c0, c1) (rows [r0, r1) of each; one when X fits).
-      const int64_t per_window =
-          x_whole ? g.in_channels : std::min(g.in_channels, 1 + (x_elements - count) / p_in);
-      for (int64_t c0 = 0; c0 < g.in_channels; c0 += per_window) {
-        const int64_t c1 = std::min(g.in_channels, c0 + per_window);
-        const Window xw = x_whole ? Window{x, 0}
-                                  : window(kc, x, (n * g.in_channels + c0) * p_in + r0,
-                                           (n * g.in_channels + c1 - 1) * p_in + r1, limits);
-        ConvUniforms su = u;
-        su.first_row = u32(c0, "input channel");
-        su.x_base = u32(xw.base, "X window");
-        su.offsets[0] = xw.view.element_offset(kc.gpu);
-        su.offsets[3] = a.element_offset(kc.gpu);
-        const gpu::BufferBinding bindings[] = {xw.view.binding(kc.gpu), a.binding(kc.gpu)};
-        dispatch(kc, recorder, gather_rows, bindings, su, (c1 - c0) * count, "conv transpose gather rows");
-      }
-      const Tensor chunk_col = col.slice_outer(0, count * ck).reshape({count, ck});
-      run_gemm(a, chunk_col);
-      // Output rows reached by input rows [r0, r1) / inner along the outermost dimension:
-      // o = i * s - pad + k * d.
+      const Tensor a = slab.slice_outer(0, g_.in_channels * count).reshape({g_.in_channels, count});
+      record_gather_rows(recorder, u, t.x, a, n, r0, r1);
+      const Tensor chunk_col = col.slice_outer(0, count * ck_).reshape({count, ck_});
+      run_gemm(count, a, chunk_col);
       if (r0 == 0) {
-        u.region[0] = 0;  // the first chunk writes the whole batch (bias + its own taps)
-        u.region[1] = u32(g.out_positions(), "positions");
-        gather(chunk_col, y, false, false);
+        u.region[0] = 0;
+        u.region[1] = u32(g_.out_positions(), "positions");
+        gather(recorder, u, chunk_col, t.y, t.bias, false, false);
         continue;
       }
+      // Output rows reached by input rows [r0, r1) / inner along the outermost dimension: o = i s - pad + k
+      // d.
       const int64_t lo = std::max<int64_t>(0, (r0 / inner_in) * s0 - pad0);
-      const int64_t hi = std::min<int64_t>(g.out_size[0] - 1, (r1 / inner_in - 1) * s0 - pad0 + reach0);
+      const int64_t hi = std::min<int64_t>(g_.out_size[0] - 1, (r1 / inner_in - 1) * s0 - pad0 + reach0);
       if (lo > hi) continue;
       u.region[0] = u32(lo * inner_out, "positions");
       u.region[1] = u32((hi + 1) * inner_out, "positions");
-      gather(chunk_col, y, true, false);
-    }
-    if (options.activation != gemm::Activation::none) {
-      TemplateValues v = {{"Y_ACCESS", tensor_access("y", 0, y.dtype(), true)}};
-      add_activation(v, options.activation);
-      const auto& pipeline = shader_pipeline(kc.pipelines, "conv/activate_in_place.wgsl", v, "conv activate");
-      // Once per window of the batch's elements (one when Y fits).
-      const int64_t per_batch = g.out_channels * g.out_positions();
-      const int64_t step = y_whole ? per_batch : y_elements;
-      for (int64_t e0 = 0; e0 < per_batch; e0 += step) {
-        const int64_t e1 = std::min(per_batch, e0 + step);
-        const Window yw =
-            y_whole ? Window{y, 0} : window(kc, y, n * per_batch + e0, n * per_batch + e1, limits);
-        ConvUniforms au = u;
-        au.chunk[0] = u32(n, "batch");
-        au.first_row = u32(e0, "element");
-        au.y_base = u32(yw.base, "Y window");
-        au.offsets[3] = yw.view.element_offset(kc.gpu);
-        const gpu::BufferBinding bindings[] = {yw.view.binding(kc.gpu)};
-        dispatch(kc, recorder, pipeline, bindings, au, e1 - e0, "conv activate");
-      }
+      gather(recorder, u, chunk_col, t.y, t.bias, true, false);
     }
   }
+
+  // Rows [r0, r1) of every input channel into the slab, once per window of input channels [c0, c1)
+  // (one when X fits).
+  void record_gather_rows(gpu::CommandRecorder& recorder, const ConvUniforms& u, const Tensor& x,
+                          const Tensor& a, int64_t n, int64_t r0, int64_t r1) const {
+    const int64_t count = r1 - r0;
+    const int64_t per_window =
+        x_whole_ ? g_.in_channels : std::min(g_.in_channels, 1 + (x_elements_ - count) / p_in_);
+    for (int64_t c0 = 0; c0 < g_.in_channels; c0 += per_window) {
+      const int64_t c1 = std::min(g_.in_channels, c0 + per_window);
+      const Window xw = x_whole_ ? Window{x, 0}
+                                 : window(kc_, x, (n * g_.in_channels + c0) * p_in_ + r0,
+                                          (n * g_.in_channels + c1 - 1) * p_in_ + r1, limits_);
+      ConvUniforms su = u;
+      su.first_row = u32(c0, "input channel");
+      su.x_base = u32(xw.base, "X window");
+      su.offsets[0] = xw.view.element_offset(kc_.gpu);
+      su.offsets[3] = a.element_offset(kc_.gpu);
+      const gpu::BufferBinding bindings[] = {xw.view.binding(kc_.gpu), a.binding(kc_.gpu)};
+      dispatch(kc_, recorder, *gather_rows_, bindings, su, (c1 - c0) * count, "conv transpose gather rows");
+    }
+  }
+
+  // col2im (bindings col, [bias], y, params) of a chunk into `ys`: y or a view of whole batches of it
+  // (u.chunk[0] counts batches from its start). A one-batch gather into a windowed Y runs once per
+  // window of output channels.
+  void gather(gpu::CommandRecorder& recorder, ConvUniforms& u, const Tensor& chunk_col, const Tensor& ys,
+              const Tensor& bias, bool accumulate, bool activate) const {
+    u.offsets[0] = chunk_col.element_offset(kc_.gpu);
+    const int64_t positions = u.region[1] - u.region[0];
+    const bool whole = ys.device_bytes() + limits_.slack <= limits_.binding;
+    const int64_t out_positions = g_.out_positions();
+    const int64_t per_window =
+        whole ? g_.out_channels : std::min(g_.out_channels, 1 + (y_elements_ - positions) / out_positions);
+    for (int64_t o0 = 0; o0 < g_.out_channels; o0 += per_window) {
+      const int64_t o1 = std::min(g_.out_channels, o0 + per_window);
+      const int64_t n = u.chunk[0];
+      const Window yw = whole ? Window{ys, 0}
+                              : window(kc_, ys, (n * g_.out_channels + o0) * out_positions + u.region[0],
+                                       (n * g_.out_channels + o1 - 1) * out_positions + u.region[1], limits_);
+      ConvUniforms gu = u;
+      gu.first_row = u32(o0, "output channel");
+      gu.y_base = u32(yw.base, "Y window");
+      gu.offsets[3] = yw.view.element_offset(kc_.gpu);
+      std::vector<gpu::BufferBinding> bindings = {chunk_col.binding(kc_.gpu)};
+      if (bias.defined() && !accumulate) bindings.push_back(bias.binding(kc_.gpu));
+      bindings.push_back(yw.view.binding(kc_.gpu));
+      const int64_t invocations =
+          whole ? static_cast<int64_t>(u.chunk[1]) * g_.out_channels * positions : (o1 - o0) * positions;
+      dispatch(kc_, recorder, *col2im_[accumulate][activate], bindings, gu, invocations,
+               "conv transpose col2im");
+    }
+  }
+
+  // The activation over batch n of y after its row chunks, once per window of its elements (one when
+  // Y fits).
+  void record_activation(gpu::CommandRecorder& recorder, const Tensor& y, int64_t n) const {
+    const int64_t per_batch = g_.out_channels * g_.out_positions();
+    const int64_t step = y_whole_ ? per_batch : y_elements_;
+    for (int64_t e0 = 0; e0 < per_batch; e0 += step) {
+      const int64_t e1 = std::min(per_batch, e0 + step);
+      const Window yw =
+          y_whole_ ? Window{y, 0} : window(kc_, y, n * per_batch + e0, n * per_batch + e1, limits_);
+      ConvUniforms au = u_;
+      au.chunk[0] = u32(n, "batch");
+      au.first_row = u32(e0, "element");
+      au.y_base = u32(yw.base, "Y window");
+      au.offsets[3] = yw.view.element_offset(kc_.gpu);
+      const gpu::BufferBinding bindings[] = {yw.view.binding(kc_.gpu)};
+      dispatch(kc_, recorder, *activate_, bindings, au, e1 - e0, "conv activate");
+    }
+  }
+
+  // The fixed uniforms with this run's bias and y offsets.
+  ConvUniforms uniforms(const ConvTensors& t) const {
+    ConvUniforms u = u_;
+    u.offsets[2] = t.bias.defined() ? t.bias.element_offset(kc_.gpu) : 0;
+    u.offsets[3] = t.y.element_offset(kc_.gpu);
+    return u;
+  }
+
+  KernelContext kc_;
+  ConvGeometry g_;
+  ConvOptions options_;
+  ChunkLimits limits_;
+  int64_t ck_, p_in_;
+  bool prepack_;
+  ConvWeightCache* cache_;
+  int64_t nb_ = 0, rc_ = 0, x_elements_ = 0, y_elements_ = 0;
+  bool x_whole_ = true, y_whole_ = true;
+  ConvUniforms u_{};
+  std::vector<gemm::Gemm> gemms_;                   // a full chunk's, then the last chunk's when shorter
+  const wgpu::ComputePipeline* col2im_[2][2] = {};  // [accumulate][activate]
+  const wgpu::ComputePipeline* gather_rows_ = nullptr;
+  const wgpu::ComputePipeline* activate_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<ConvStep> plan_conv_transpose_gemm(const StepInputs& in) {
+  return std::make_unique<ConvTransposeGemmStep>(in);
 }
 
 }  // namespace onda::kernels::conv::detail

@@ -73,15 +73,7 @@ Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t e
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
 Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
 
-// The direct kernels (conv.cpp) on tensors that fit the binding limit, and in slices of batches or
-// groups when they do not (conv_direct_slices.cpp; DeviceLimitError when one group of one batch does
-// not fit); direct_fits says whether such slices fit.
-void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                   const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                   const Tensor& y, const ConvOptions& options);
-void record_direct_sliced(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                          const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                          const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
+// Whether the direct path can run `g` in slices within the binding limit (conv_direct.cpp).
 bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
 // One group of one batch (g.batch == 1, g.group == 1) larger than a binding: windows of output rows
 // and the input rows they read (conv_direct_windows.cpp); DeviceLimitError where one row of one
@@ -89,13 +81,6 @@ bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const Chun
 void record_direct_windows(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                            const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
                            const Tensor& y, const ConvOptions& options, const ChunkLimits& limits);
-
-// A group-1 weight larger than one storage binding (conv_weight_parts.cpp): the convolution over parts
-// of its output channels, each part's weight within a binding.
-bool weight_needs_parts(const KernelContext& kc, const ConvGeometry& g, const Tensor& w);
-void record_conv_weight_parts(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                              const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                              const Tensor& y, const ConvOptions& options);
 
 // A windowed-identity weight [C, 1, C] larger than one storage binding (overlap_add_windows.cpp): its
 // check (into `diagonal`, `flag`) and the checked overlap-add, each over windows of W.
@@ -105,16 +90,13 @@ void record_overlap_add_windows(const KernelContext& kc, gpu::CommandRecorder& r
                                 const ConvGeometry& g, const Tensor& w, const Tensor& diagonal, const Tensor& flag,
                                 const Tensor& x, const Tensor& bias, const Tensor& y, const ConvOptions& options);
 
-// The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits `limit`
-// bytes, and the recording. Tensors are validated by the caller.
+// The GEMM paths (conv_gemm.cpp, conv_transpose_gemm.cpp): whether one column chunk fits the limits.
 bool conv_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
-void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                      const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                      const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
 bool conv_transpose_gemm_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);
-// The implicit-GEMM Conv and ConvTranspose (conv_implicit.cpp; ConvTranspose: dilation 1, per stride phase): its tile (BM = 8 wg_y output channels, BN = 64 nv
-// positions, bk input channels per K step, K split among `splits` slices), whether it can run a problem (group 1, rank <= 2, X, W
-// and Y bound whole, workgroup counts within the device limits), and the recording.
+// The implicit-GEMM Conv and ConvTranspose (conv_implicit.cpp; ConvTranspose: dilation 1, per stride
+// phase): its tile (BM = 8 wg_y output channels, BN = 64 nv positions, bk input channels per K step, K
+// split among `splits` slices), and whether it can run a problem (group 1, rank <= 2, X, W and Y bound
+// whole, workgroup counts within the device limits).
 // splits > 1: split K, the channel chunks divided among that many slices (then a reduce pass).
 struct ImplicitTile {
   uint32_t wg_y = 2, nv = 2, bk = 8, splits = 1;
@@ -130,15 +112,7 @@ ConvGeometry phase_geometry(const ConvGeometry& g);
 // input positions, each result stored at its phase's output (shuffle_geometry poses that problem).
 bool shuffle_applies(const ConvGeometry& g);
 ConvGeometry shuffle_geometry(const ConvGeometry& g);
-bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, const Tensor& x, const Tensor& w,
-                           const Tensor& y, const ChunkLimits& limits);
-void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                          const ConvGeometry& g,
-                          const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y,
-                          const ConvOptions& options);
-void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder,
-                                gpu::BufferPool& pool, const ConvGeometry& g, const Tensor& w,
-                                const gemm::PackedB* packed, const Tensor& x, const Tensor& bias,
-                                const Tensor& y, const ChunkLimits& limits, const ConvOptions& options);
+bool conv_implicit_applies(const KernelContext& kc, const ConvGeometry& g, DType x, DType w, DType y,
+                           const ChunkLimits& limits);
 
 }  // namespace onda::kernels::conv::detail

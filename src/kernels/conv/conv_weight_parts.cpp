@@ -9,7 +9,7 @@
 
 #include "gpu/gpu_error.h"
 #include "kernels/common/binding_window.h"
-#include "kernels/conv/conv_uniforms.h"
+#include "kernels/conv/conv_step.h"
 #include "kernels/layout/index_map.h"
 
 namespace onda::kernels::conv::detail {
@@ -29,56 +29,83 @@ Tensor channels_of(const Tensor& t, int64_t batch, int64_t c0, int64_t c1) {
 
 }  // namespace
 
-bool weight_needs_parts(const KernelContext& kc, const ConvGeometry& g, const Tensor& w) {
-  return w.defined() && g.group == 1 && w.numel() > 0 && !fits_one_binding(kc.gpu, w);
-}
+namespace {
 
-void record_conv_weight_parts(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                              const ConvGeometry& g, const Tensor& x, const Tensor& w, const Tensor& bias,
-                              const Tensor& y, const ConvOptions& options) {
-  const int64_t per_channel = w.numel() / std::max<int64_t>(g.out_channels, 1);  // C_in k, both layouts
-  const int64_t part = window_capacity(kc.gpu, w.dtype()) / std::max<int64_t>(per_channel, 1);
-  if (part < 1) {
-    throw gpu::DeviceLimitError(
-        fmt::format("conv: the weight of one output channel ({} entries) exceeds the storage binding limit "
-                    "of {} bytes ({})",
-                    per_channel, kc.gpu.limits().maxStorageBufferBindingSize, g.describe()));
-  }
-  ConvOptions part_options = options;
-  part_options.implicit_weight = nullptr;  // the node's cache holds the whole W's packing
-  const int64_t taps = per_channel / std::max<int64_t>(g.in_channels, 1);
-  for (int64_t c0 = 0; c0 < g.out_channels; c0 += part) {
-    const int64_t c1 = std::min(g.out_channels, c0 + part);
-    ConvGeometry sub = g;
-    sub.batch = 1;
-    sub.out_channels = c1 - c0;
-    Tensor w_part;
-    if (g.transpose) {
-      // W[:, c0:c1, :] into [C_in, c1 - c0, k...]: rows of C_in, each (c1 - c0) taps-long runs.
-      Shape shape = w.shape();
-      shape[1] = c1 - c0;
-      w_part = Tensor::empty(pool, w.dtype(), shape);
-      recorder.retain(w_part.storage());
-      IndexMap map;
-      map.dims = {{g.in_channels, (c1 - c0) * taps, 0, 1, g.in_channels, g.out_channels * taps},
-                  {(c1 - c0) * taps, 1, 0, 1, (c1 - c0) * taps, 1}};
-      map.in_base = c0 * taps;
-      record_index_map(kc, recorder, w, w_part, map, "conv weight part");
-    } else {
-      w_part = w.slice_outer(c0, c1);
+class WeightPartsStep final : public ConvStep {
+ public:
+  explicit WeightPartsStep(const StepInputs& in) : kc_(in.kc), g_(in.g) {
+    const int64_t per_channel =
+        element_count(g_.weight_shape()) / std::max<int64_t>(g_.out_channels, 1);  // C_in k
+    part_ = window_capacity(kc_.gpu, *in.operands.w) / std::max<int64_t>(per_channel, 1);
+    if (part_ < 1) {
+      throw gpu::DeviceLimitError(
+          fmt::format("conv: the weight of one output channel ({} entries) exceeds the storage binding limit "
+                      "of {} bytes ({})",
+                      per_channel, kc_.gpu.limits().maxStorageBufferBindingSize, g_.describe()));
     }
-    const Tensor bias_part = bias.defined() ? bias.slice_outer(c0, c1) : Tensor();
-    for (int64_t n = 0; n < g.batch; ++n) {
-      const Tensor xn = x.slice_outer(n, n + 1), yn = channels_of(y, n, c0, c1);
-      if (g.transpose) {
-        ConvTransposeWeights weights;
-        weights.w = w_part;
-        record_conv_transpose(kc, recorder, pool, sub, weights, xn, bias_part, yn, part_options);
-      } else {
-        record_conv(kc, recorder, pool, sub, xn, w_part, bias_part, yn, part_options);
+    // Each part a one-batch problem over its channels, its weight within a binding.
+    ConvOperands operands = in.operands;
+    operands.w_fits_one_binding = true;
+    operands.weight_cache = nullptr;  // the node's cache holds the whole W's forms
+    operands.packed.reset();
+    operands.diagonal = ConvDiagonal::none;
+    const int64_t full = std::min(part_, g_.out_channels), rest = g_.out_channels % part_;
+    for (const int64_t channels : {full, g_.out_channels > part_ ? rest : 0}) {
+      if (channels == 0) continue;
+      ConvGeometry sub = g_;
+      sub.batch = 1;
+      sub.out_channels = channels;
+      parts_.emplace_back(kc_, sub, operands, in.options);
+    }
+  }
+
+  void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& t) const override {
+    const Tensor& w = t.weights.w;
+    const int64_t taps =
+        w.numel() / std::max<int64_t>(g_.out_channels, 1) / std::max<int64_t>(g_.in_channels, 1);
+    for (int64_t c0 = 0; c0 < g_.out_channels; c0 += part_) {
+      const int64_t c1 = std::min(g_.out_channels, c0 + part_);
+      const ConvPlan& plan =
+          c1 - c0 == parts_.front().geometry().out_channels ? parts_.front() : parts_.back();
+      ConvTensors part;
+      part.weights.w = g_.transpose ? weight_columns(recorder, pool, w, c0, c1, taps) : w.slice_outer(c0, c1);
+      if (!fits_one_binding(kc_.gpu, part.weights.w))
+        throw std::logic_error("conv: a weight part exceeds the binding it was planned for");
+      part.bias = t.bias.defined() ? t.bias.slice_outer(c0, c1) : Tensor();
+      for (int64_t n = 0; n < g_.batch; ++n) {
+        part.x = t.x.slice_outer(n, n + 1);
+        part.y = channels_of(t.y, n, c0, c1);
+        plan.record(recorder, pool, part);
       }
     }
   }
+
+ private:
+  // W[:, c0:c1, :] into [C_in, c1 - c0, k...]: rows of C_in, each (c1 - c0) taps-long runs.
+  Tensor weight_columns(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& w, int64_t c0,
+                        int64_t c1, int64_t taps) const {
+    Shape shape = w.shape();
+    shape[1] = c1 - c0;
+    Tensor w_part = Tensor::empty(pool, w.dtype(), shape);
+    recorder.retain(w_part.storage());
+    IndexMap map;
+    map.dims = {{g_.in_channels, (c1 - c0) * taps, 0, 1, g_.in_channels, g_.out_channels * taps},
+                {(c1 - c0) * taps, 1, 0, 1, (c1 - c0) * taps, 1}};
+    map.in_base = c0 * taps;
+    record_index_map(kc_, recorder, w, w_part, map, "conv weight part");
+    return w_part;
+  }
+
+  KernelContext kc_;
+  ConvGeometry g_;
+  int64_t part_ = 0;
+  std::vector<ConvPlan> parts_;  // a full part's plan, then the last part's when it has fewer channels
+};
+
+}  // namespace
+
+std::unique_ptr<ConvStep> plan_weight_parts(const StepInputs& in) {
+  return std::make_unique<WeightPartsStep>(in);
 }
 
 }  // namespace onda::kernels::conv::detail

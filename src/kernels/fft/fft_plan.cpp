@@ -46,8 +46,8 @@ int64_t max_whole_length(const FftDeviceLimits& limits) {
 // consecutive columns in the strided reads) while the rows still fit `run_rows` (the longest rows
 // whose pass holds a run of 8 for its strided writes; max_rows where the rows are written whole, as in
 // Bluestein's fused rows_convolve); else as balanced as possible. On GPUs columns near 64 beat the
-// balanced split by 5-20% (c2c 16384, Bluestein 65537), while columns far shorter or longer than 64
-// lost (measured sweeps: docs/benchmark-log.md).
+// balanced split, while columns far shorter or longer than 64 lost (measured sweeps:
+// docs/benchmark-log.md).
 std::pair<int64_t, int64_t> four_step_split(int64_t n, int64_t max_length, int64_t max_rows = 0,
                                             int64_t run_rows = 0) {
   if (max_rows == 0) max_rows = max_length;

@@ -7,9 +7,9 @@
 //
 // The length, radices, domain and direction are uniforms, not constants: one pipeline serves every
 // length of a (dtype, source, sink, pass shape, workgroup class) combination. A first version generated
-// unrolled stages per length: each pipeline then cost 0.5-5 s to compile on lavapipe, which made the
-// test sweep take minutes. Registers are indexed at run time (v[b * radix + r]); a variant with
-// constant-trip loops (static indices) compiled 3x slower on lavapipe and ran no faster there. On
+// unrolled stages per length: compiling a pipeline per length on lavapipe made the test sweep take
+// minutes. Registers are indexed at run time (v[b * radix + r]); a variant with constant-trip loops
+// (static indices) compiled slower on lavapipe and ran no faster there. On
 // discrete GPUs the per-length unrolled variant (stockham_unrolled.cpp, generated `main` below under
 // UNROLLED) is the default; this generic main serves CPU adapters.
 #include "fft/complex_math.wgsl"

@@ -274,7 +274,7 @@ class MainWriter {
     if (span > 1) {
       code_ += fmt::format("    let k = j % {};\n", u(span));
       // w = W^k from the table, w^r by products (w^2 = w w, w^3 = w^2 w, w^4 = w^2 w^2, ...): one table
-      // load per butterfly instead of R - 1 (table twiddles ran up to 2.7x slower).
+      // load per butterfly instead of R - 1 (table twiddles ran slower: docs/benchmark-log.md).
       code_ += fmt::format("    let w1 = tables[k * {}];\n", u(step));
       for (int r = 2; r < radix; ++r) {
         code_ += fmt::format("    let w{} = cmul(w{}, w{});\n", r, r / 2, r - r / 2);

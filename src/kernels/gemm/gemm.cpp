@@ -134,8 +134,9 @@ GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool
   return p;
 }
 
-Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options)
-    : problem_(std::move(problem)), options_(options) {
+Gemm::Gemm(const KernelContext& kc, GemmProblem problem, GemmOptions options)
+    : kc_(kc), problem_(std::move(problem)), options_(options) {
+  const gpu::Context& context = kc_.gpu;
   require_float(problem_.a_dtype, "A");
   require_float(problem_.b_dtype, "B");
   require_float(problem_.out_dtype, "the output");
@@ -161,16 +162,16 @@ Gemm::Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options
   bool swap = false;
   if (path == GemmPath::automatic) {
     // The skinny path streams B once per block of rows: it wins for up to 16 rows, and up to 64 while
-    // B is small (on an H200 the skinny path won at M = 64 with a 4 MB B and lost with a 128 MB one;
-    // docs/benchmark-log.md). Attention's [T, T] x [T, 64] products
+    // B is small (it won at M = 64 with a small B and lost with a large one; docs/benchmark-log.md).
+    // Attention's [T, T] x [T, 64] products
     // (HTDemucs: T = 2688, 8 heads) are tiled work, not matrix-vector products.
     const auto skinny_fits = [&](int64_t rows, int64_t cols) {
       return rows <= 16 || (rows <= 64 && layout_.batch_count * cols * layout_.k <= (int64_t{1} << 22));
     };
     // The skinny shader reads its A (op(B)^T when swapped) as rows of K: stored transposed, each lane
     // of a subgroup loads scalars 4 rows apart, so one load instruction touches 32 cache lines.
-    // On an H200 MP-SENet's softmax(QK^T) V with B row-major ran at ~0.5 TFLOP/s swapped onto the
-    // skinny path. Only a vector is as good as K-contiguous there.
+    // MP-SENet's softmax(QK^T) V with B row-major ran far below the tiled path's speed swapped onto
+    // the skinny path (docs/benchmark-log.md). Only a vector is as good as K-contiguous there.
     const bool b_rows_ok = b_k_contiguous || layout_.n == 1;
     const bool a_rows_ok = a_k_contiguous || layout_.m == 1;
     if (layout_.m <= 64 && b_k_contiguous && a_rows_ok && skinny_fits(layout_.m, layout_.n)) {
@@ -259,8 +260,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
   }
   // Few columns of a row-major B and enough rows: one narrow tile spans all of N. The 64x32 tile,
-  // even half empty at N = 16, beat 64x16 on an H200 (MP-SENet's attention x V, by 15% to 5x;
-  // docs/benchmark-log.md).
+  // even half empty at N = 16, beat 64x16 (MP-SENet's attention x V; docs/benchmark-log.md).
   if (!b_k_contiguous && layout_.m >= 64 && layout_.n <= 32) {
     candidates.insert(candidates.begin(), kTileNarrow32);
   }
@@ -320,8 +320,8 @@ GemmVariant Gemm::choose_skinny(const gpu::Context& context, const GemmOptions& 
   // NT shrinks for narrow problems so that the grid still has enough workgroups.
   v.mv = rows <= 4 ? 1 : rows <= 16 || !blocking ? 2 : 4;
   v.nt = rows <= 16 || !blocking ? 1 : cols >= 1024 ? 4 : cols >= 256 ? 2 : 1;
-  // The H200 sweep (bench_gemm GemmBench.SkinnySweep) found shorter K splits with 2 columns per
-  // thread group and a workgroup reduction faster from 5 to 64 rows (by 1.4-2.2x).
+  // The sweep (bench_gemm GemmBench.SkinnySweep) found shorter K splits with 2 columns per thread group
+  // and a workgroup reduction faster from 5 to 64 rows (docs/benchmark-log.md).
   if (blocking && rows > 4 && rows <= 64 && cols >= 256) {
     v.subgroup_reduce = false;
     v.ks = rows <= 32 ? 16 : 8;
@@ -424,8 +424,9 @@ GemmParams make_params(gpu::Context& context, const GemmProblem& p, const Matmul
 
 }  // namespace
 
-void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                  const GemmTensors& t) const {
+void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
+  gpu::Context& context = kc_.gpu;
+  gpu::PipelineCache& pipelines = kc_.pipelines;
   const GemmProblem& p = problem_;
   const Tensor b = checked_b(p, layout_, t);
   if (t.out.numel() == 0) return;
@@ -436,7 +437,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   const uint64_t slack = context.limits().minStorageBufferOffsetAlignment + 16;
   auto oversize = [&](const Tensor& x) { return x.defined() && x.device_bytes() + slack > limit; };
   if (oversize(t.a) || oversize(t.out) || oversize(t.addend)) {
-    record_row_blocks(context, pipelines, recorder, t, limit - std::min(limit, slack));
+    record_row_blocks(recorder, t, limit - std::min(limit, slack));
     return;
   }
   if (oversize(b)) {
@@ -512,8 +513,7 @@ void Gemm::record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::Com
   }
 }
 
-void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines,
-                             gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
+void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
   const GemmProblem& p = problem_;
   // A batched A times one shared B without an addend (a linear layer over [..., M, K] activations)
   // is the 2-D product of all rows of A: flattened, its rows split like any other.
@@ -530,7 +530,7 @@ void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipeline
     ft.out = t.out.reshape({layout_.batch_count * layout_.m, layout_.n});
     GemmOptions flat_options = options_;
     flat_options.variant.reset();
-    Gemm(context, flat, flat_options).record(context, pipelines, recorder, ft);
+    Gemm(kc_, flat, flat_options).record(recorder, ft);
     return;
   }
   // Rows of a 2-D, untransposed A are contiguous, as are the output's: a block of rows is a view.
@@ -572,7 +572,7 @@ void Gemm::record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipeline
       block.addend_shape = Shape{m1 - m0, (*p.addend_shape)[1]};
       bt.addend = t.addend.slice_outer(m0, m1);
     }
-    Gemm(context, block, block_options).record(context, pipelines, recorder, bt);
+    Gemm(kc_, block, block_options).record(recorder, bt);
   }
 }
 
@@ -637,9 +637,9 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
   return pipeline;
 }
 
-void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                 const GemmProblem& problem, const GemmTensors& tensors, const GemmOptions& options) {
-  Gemm(context, problem, options).record(context, pipelines, recorder, tensors);
+void record_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, const GemmProblem& problem,
+                 const GemmTensors& tensors, const GemmOptions& options) {
+  Gemm(kc, problem, options).record(recorder, tensors);
 }
 
 }  // namespace onda::kernels::gemm

@@ -29,6 +29,7 @@
 #include "kernels/gemm/gemm_tuning.h"
 #include "kernels/gemm/matmul_layout.h"
 #include "kernels/gemm/packed_b.h"
+#include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::gemm {
@@ -104,8 +105,9 @@ struct GemmTensors {
 
 class Gemm {
  public:
-  // Validates shapes/dtypes (std::invalid_argument naming the problem) and chooses the variant.
-  Gemm(const gpu::Context& context, GemmProblem problem, GemmOptions options = {});
+  // Validates shapes/dtypes (std::invalid_argument naming the problem) and chooses the variant for
+  // kc's device. The plan keeps kc (its device and pipeline cache must outlive it) to record with.
+  Gemm(const KernelContext& kc, GemmProblem problem, GemmOptions options = {});
 
   const GemmProblem& problem() const { return problem_; }
   const Shape& output_shape() const { return layout_.output_shape; }
@@ -115,8 +117,7 @@ class Gemm {
   // Records the dispatches (one per 65535 batch entries). Checks that the tensors match the problem.
   // When A, the output or the addend exceeds the storage binding limit, a 2-D problem with an
   // untransposed A is recorded as blocks of rows; any other oversize throws gpu::DeviceLimitError.
-  void record(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-              const GemmTensors& tensors) const;
+  void record(gpu::CommandRecorder& recorder, const GemmTensors& tensors) const;
 
  private:
   // Shader choices that depend on the tensors' alignment, known only at record time.
@@ -139,9 +140,9 @@ class Gemm {
                                             bool shader_a_trans, const std::string& label) const;
 
   // Records the problem as blocks of rows, each within `limit` bytes per binding.
-  void record_row_blocks(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                         const GemmTensors& tensors, uint64_t limit) const;
+  void record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& tensors, uint64_t limit) const;
 
+  KernelContext kc_;
   GemmProblem problem_;
   GemmOptions options_;
   MatmulLayout layout_;
@@ -150,7 +151,7 @@ class Gemm {
 };
 
 // Plans and records in one call (convenience for ops that do not keep plans).
-void record_gemm(gpu::Context& context, gpu::PipelineCache& pipelines, gpu::CommandRecorder& recorder,
-                 const GemmProblem& problem, const GemmTensors& tensors, const GemmOptions& options = {});
+void record_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, const GemmProblem& problem,
+                 const GemmTensors& tensors, const GemmOptions& options = {});
 
 }  // namespace onda::kernels::gemm

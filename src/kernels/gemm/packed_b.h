@@ -18,8 +18,8 @@ namespace onda::kernels::gemm {
 // power-of-two multiple: K = 256, 512, ..., 4096), 32 more, so that the tiled path, which reads a
 // short piece of many rows per K step, does not hit the same memory channels / cache sets with
 // every row (power-of-two leading dimensions; the classic remedy is to pad them, as BLAS guides
-// advise). Suspected cause of the K-contiguous-B slowdown at 4096^3 on an H200 (2x below row-major
-// B there, equal at 2048^3); to be confirmed on hardware. The padding is zeros.
+// advise). Suspected cause of the K-contiguous B's slowdown on large square products against a
+// row-major B (docs/benchmark-log.md); to be confirmed on hardware. The padding is zeros.
 constexpr int64_t packed_row_length(int64_t k) {
   const int64_t k4 = (k + 3) / 4 * 4;
   return k4 >= 256 && k4 % 256 == 0 ? k4 + 32 : k4;

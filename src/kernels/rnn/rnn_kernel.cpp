@@ -399,7 +399,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       t.a = a;
       t.b = weights.w_t;
       t.out = xw.reshape({d.seq * d.batch, d.dirs * gh});
-      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t, gemm_options(k));
+      gemm::record_gemm(k, recorder, problem, t, gemm_options(k));
       return;
     }
     const int64_t s0 = chunk_index * chunk, s1 = std::min(d.seq, s0 + chunk);
@@ -421,7 +421,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       t.b = weights.w.slice_outer(dir, dir + 1).reshape({gh, d.input});
       t.out = xw.slice_outer(dir * chunk * d.batch * gh, dir * chunk * d.batch * gh + (s1 - s0) * d.batch * gh)
                   .reshape({(s1 - s0) * d.batch, gh});
-      gemm::record_gemm(k.gpu, k.pipelines, recorder, problem, t, gemm_options(k));
+      gemm::record_gemm(k, recorder, problem, t, gemm_options(k));
     }
   };
 
@@ -515,7 +515,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     gemm::GemmProblem problem;
     problem.a_shape = {d.dirs, d.batch, d.hidden};
     problem.b_shape = r_t.shape();
-    const gemm::Gemm product(k.gpu, problem, gemm_options(k));
+    const gemm::Gemm product(k, problem, gemm_options(k));
     const auto& cell = rnn_pipeline(k.pipelines, gates_step_shader(spec, layer, out_dtype), "rnn_step_gates");
     std::vector<gpu::BufferBinding> bindings = binding_list;
     bindings.push_back(gates.binding(k.gpu));
@@ -528,7 +528,7 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
       t.a = state.slice_outer(h_in, h_in + dbh).reshape({d.dirs, d.batch, d.hidden});
       t.b = r_t;
       t.out = gates.reshape({d.dirs, d.batch, gt * d.hidden});
-      product.record(k.gpu, k.pipelines, recorder, t);
+      product.record(recorder, t);
       u.dims[0] = static_cast<uint32_t>(step);
       u.st[0] = st0 + static_cast<uint32_t>(h_in);
       u.st[1] = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);

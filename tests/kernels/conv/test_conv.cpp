@@ -16,6 +16,7 @@
 #include "gpu/command_recorder.h"
 #include "harness.h"
 #include "kernels/conv/conv.h"
+#include "kernels/conv/conv_plan.h"
 #include "kernels/conv/conv_uniforms.h"
 #include "ops/onnx_vocabulary.h"
 #include "test_conv_reference.h"
@@ -785,14 +786,54 @@ TEST(ConvTranspose, PackedWeightOverTheBindingLimitTakesAnotherPath) {
   ASSERT_TRUE(automatic_takes_implicit(geo));
   ConvOptions options;
   options.max_binding_bytes = 40 * 1024;
-  auto& g = gpu();
-  const Tensor x = Tensor::empty(g.pool, DType::f32, c.x_shape);
-  const Tensor w = Tensor::empty(g.pool, DType::f32, c.w_shape);
-  const Tensor y = Tensor::empty(g.pool, DType::f32, geo.output_shape());
-  EXPECT_FALSE(kernels::conv::detail::conv_implicit_applies(kc(), geo, x, w, y,
-                                                            kernels::conv::detail::chunk_limits(kc(), options)));
+  EXPECT_FALSE(kernels::conv::detail::conv_implicit_applies(
+      kc(), geo, DType::f32, DType::f32, DType::f32, kernels::conv::detail::chunk_limits(kc(), options)));
   Random r(test_seed());
   EXPECT_LE(run_case(c, DType::f32, options, r), kF32Bound) << describe(c);
+}
+
+// A ConvPlan records any number of runs on fresh tensors (here on each path) without planning again,
+// each matching float64, and refuses tensors of other dtypes or weight forms than it was planned for.
+TEST(ConvPlan, RecordsManyRunsAndRefusesOtherOperands) {
+  auto& g = gpu();
+  Random r(test_seed());
+  ConvCase c;
+  c.x_shape = {2, 16, 37};
+  c.w_shape = {24, 16, 3};
+  c.attributes.strides = {2};
+  const ConvGeometry geo = resolve_conv(c.x_shape, c.w_shape, c.attributes);
+  for (const ConvPath path : {ConvPath::implicit_gemm, ConvPath::gemm, ConvPath::direct}) {
+    ConvOptions options;
+    options.path = path;
+    const auto w = r.normal(element_count(c.w_shape)), bias = r.normal(geo.out_channels);
+    ConvTensors t;
+    t.weights.w = upload_floats(w, DType::f32, c.w_shape);
+    t.bias = upload_floats(bias, DType::f32, {geo.out_channels});
+    t.x = Tensor::empty(g.pool, DType::f32, c.x_shape);
+    t.y = Tensor::empty(g.pool, DType::f32, geo.output_shape());
+    const ConvPlan plan(kc(), geo, ConvOperands::of(kc(), t.x, t.weights, t.bias, t.y), options);
+    EXPECT_EQ(plan.path(), path);
+    const int64_t plans = ConvPlan::constructed();
+    for (int run = 0; run < 3; ++run) {
+      const auto x = r.normal(element_count(c.x_shape));
+      t.x = upload_floats(x, DType::f32, c.x_shape);
+      t.y = poisoned(DType::f32, geo.output_shape());
+      gpu::CommandRecorder recorder(g.context);
+      plan.record(recorder, g.pool, t);
+      recorder.submit_and_wait();
+      const double err = rel_l2(t.y.download_floats(g.context), reference_conv(geo, x, w, bias));
+      EXPECT_LE(err, kF32Bound) << "path " << static_cast<int>(path) << " run " << run;
+    }
+    EXPECT_EQ(ConvPlan::constructed(), plans);
+    gpu::CommandRecorder recorder(g.context);
+    ConvTensors half = t;
+    half.x = Tensor::empty(g.pool, DType::f16, c.x_shape);
+    half.y = Tensor::empty(g.pool, DType::f16, geo.output_shape());
+    EXPECT_THROW(plan.record(recorder, g.pool, half), std::invalid_argument);
+    ConvTensors no_bias = t;
+    no_bias.bias = Tensor();
+    EXPECT_THROW(plan.record(recorder, g.pool, no_bias), std::invalid_argument);
+  }
 }
 
 }  // namespace

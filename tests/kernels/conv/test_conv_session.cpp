@@ -1,7 +1,8 @@
-// Conv / ConvTranspose through the public Session: constant weights are prepared once per node
-// (uploaded, prepacked for the GEMM, the windowed identity's diagonal extracted), so a second run
-// records fewer dispatches (no pack, no GPU identity check) and gives identical outputs, both
-// matching a float64 reference; and the ONNX conformance cases (IR 3-6 files) run by Session.
+// Conv / ConvTranspose through the public Session: each node plans once (conv::ConvPlan, no plan
+// constructed in the second run) and prepares constant weights once (uploaded, prepacked for the
+// GEMM, the windowed identity's diagonal extracted), so a second run records fewer dispatches (no
+// pack, no GPU identity check) and gives identical outputs, both matching a float64 reference; and
+// the ONNX conformance cases (IR 3-6 files) run by Session.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 
 #include "harness.h"
 #include "kernels/conv/conv_geometry.h"
+#include "kernels/conv/conv_plan.h"
 #include "onda/session.h"
 #include "onnx/onnx_loader.h"
 #include "test_conv_reference.h"
@@ -96,8 +98,11 @@ void run_case(const SessionCase& c, DType dtype) {
   const double bound = dtype == DType::f16 ? 1e-3 : 1e-6;
   std::vector<float> outputs[2];
   uint64_t dispatches[2] = {};
+  int64_t plans[2] = {};
   for (int run = 0; run < 2; ++run) {
+    const int64_t plans_before = kernels::conv::ConvPlan::constructed();
     const HostTensor y = session->run(feeds).at("y");
+    plans[run] = kernels::conv::ConvPlan::constructed() - plans_before;
     ASSERT_EQ(y.shape(), g.output_shape()) << c.what;
     const auto values = y.to_double();
     outputs[run].assign(values.begin(), values.end());
@@ -110,6 +115,9 @@ void run_case(const SessionCase& c, DType dtype) {
   EXPECT_EQ(std::memcmp(outputs[0].data(), outputs[1].data(), outputs[0].size() * sizeof(float)), 0)
       << c.what << ": the second run differs from the first";
   EXPECT_EQ(dispatches[0], dispatches[1] + c.extra_dispatches) << c.what;
+  // The node plans in its first run and records that plan again in the second.
+  EXPECT_GE(plans[0], 1) << c.what;
+  EXPECT_EQ(plans[1], 0) << c.what << ": the second run planned the conv again";
 }
 
 TEST(ConvSession, ConstantWeightsPreparedOnce) {

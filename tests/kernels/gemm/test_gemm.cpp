@@ -17,6 +17,10 @@ namespace {
 
 using namespace kernels::gemm;
 
+kernels::KernelContext kc() {
+  return {gpu().context, gpu().pipelines};
+}
+
 constexpr double kF32Bound = 1e-6;
 constexpr double kF16Bound = 2e-3;
 
@@ -86,10 +90,10 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   problem.addend_dtype = c.addend_dtype;
   problem.out_dtype = c.out_dtype;
   problem.epilogue = c.epilogue;
-  const Gemm plan(g.context, problem, c.options);
+  const Gemm plan(kc(), problem, c.options);
   EXPECT_EQ(plan.output_shape(), ref_shape) << case_name(c);
   t.out = poisoned(c.out_dtype, plan.output_shape());
-  plan.record(g.context, g.pipelines, recorder, t);
+  plan.record(recorder, t);
   if (dispatches) *dispatches = recorder.dispatch_count();
   recorder.submit_and_wait();
   const std::vector<float> out = t.out.download_floats(g.context);
@@ -413,14 +417,13 @@ TEST(GemmSkinny, FewColumnsSwapOperands) {
 }
 
 TEST(GemmSkinny, ChosenAutomaticallyForFewRows) {
-  auto& g = gpu();
   GemmProblem p;
   p.a_shape = {8, 512};
   p.b_shape = {2048, 512};
   p.transpose_b = true;
-  EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::skinny);
+  EXPECT_EQ(Gemm(kc(), p).variant().path, GemmPath::skinny);
   p.a_shape = {300, 512};
-  EXPECT_EQ(Gemm(g.context, p).variant().path, GemmPath::tiled);
+  EXPECT_EQ(Gemm(kc(), p).variant().path, GemmPath::tiled);
 }
 
 TEST(GemmTiled, AttentionValueProductsTakeNarrowTiles) {
@@ -492,19 +495,18 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
   c.options.variant = skinny;
   EXPECT_CASE(c, random);
 
-  auto& g = gpu();
   GemmProblem p;
   p.a_shape = {150, 70};
   p.b_shape = {90, 70};
   p.transpose_b = true;
   GemmOptions narrow;
   narrow.variant = tiled(4, 16, 4, 16, 0);  // 16 columns: too narrow to swizzle a K-contiguous B
-  EXPECT_THROW(Gemm(g.context, p, narrow), std::invalid_argument);
+  EXPECT_THROW(Gemm(kc(), p, narrow), std::invalid_argument);
   p.b_shape = {70, 90};
   p.transpose_b = false;
   GemmOptions row_major_skinny;
   row_major_skinny.variant = skinny;  // the skinny shader's B must be K-contiguous
-  EXPECT_THROW(Gemm(g.context, p, row_major_skinny), std::invalid_argument);
+  EXPECT_THROW(Gemm(kc(), p, row_major_skinny), std::invalid_argument);
 }
 
 TEST(GemmVariants, ForUnrolledRegisterBlock) {
@@ -588,13 +590,13 @@ TEST(GemmPacked, PaddedRowsForPowerOfTwoK) {
   PackedB packed = prepack_b(g.context, g.pool, g.pipelines, recorder, b, false);
   EXPECT_EQ(packed.data.shape(), (Shape{8, 288}));
   const GemmProblem problem = GemmProblem::with_packed_b({2, 256}, DType::f32, false, packed);
-  const Gemm plan(g.context, problem);
+  const Gemm plan(kc(), problem);
   GemmTensors t;
   t.a = upload_floats(random.normal(2 * 256), DType::f32, {2, 256});
   t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
   PackedB unpadded{Tensor::empty(g.pool, DType::f32, {8, 256}), 256, 8};
   t.packed_b = &unpadded;
-  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  EXPECT_THROW(plan.record(recorder, t), std::invalid_argument);
 }
 
 TEST(GemmViews, OperandsAtUnalignedOffsets) {
@@ -615,13 +617,13 @@ TEST(GemmViews, OperandsAtUnalignedOffsets) {
   GemmProblem p;
   p.a_shape = {m, k};
   p.b_shape = {k, n};
-  const Gemm plan(g.context, p);
+  const Gemm plan(kc(), p);
   GemmTensors t;
   t.a = view;
   t.b = upload_floats(b_host, DType::f32, {k, n});
   t.out = poisoned(DType::f32, plan.output_shape());
   gpu::CommandRecorder recorder(g.context);
-  plan.record(g.context, g.pipelines, recorder, t);
+  plan.record(recorder, t);
   recorder.submit_and_wait();
   const double err = rel_l2(t.out.download_floats(g.context), ref);
   std::printf("  A view at element offset 3: rel L2 %.2e\n", err);
@@ -647,13 +649,13 @@ TEST(GemmEdges, EmptyInnerDimensionGivesTheEpilogueOfZero) {
   GemmProblem p;
   p.a_shape = {0, 4};
   p.b_shape = {4, 3};
-  const Gemm plan(g.context, p);
+  const Gemm plan(kc(), p);
   GemmTensors t;
   t.a = Tensor::empty(g.pool, DType::f32, {0, 4});
   t.b = Tensor::empty(g.pool, DType::f32, {4, 3});
   t.out = Tensor::empty(g.pool, DType::f32, {0, 3});
   gpu::CommandRecorder recorder(g.context);
-  plan.record(g.context, g.pipelines, recorder, t);
+  plan.record(recorder, t);
   EXPECT_EQ(recorder.dispatch_count(), 0u);
 }
 
@@ -684,13 +686,13 @@ TEST(GemmLimits, OversizeOperandsAreSplitIntoRowBlocks) {
   p.b_shape = {20, 13};
   GemmOptions options;
   options.max_binding_bytes = 4096;
-  const Gemm plan(g.context, p, options);
+  const Gemm plan(kc(), p, options);
   GemmTensors t;
   t.a = Tensor::empty(g.pool, DType::f32, p.a_shape);
   t.b = Tensor::empty(g.pool, DType::f32, p.b_shape);
   t.out = Tensor::empty(g.pool, DType::f32, plan.output_shape());
   gpu::CommandRecorder recorder(g.context);
-  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), gpu::DeviceLimitError);
+  EXPECT_THROW(plan.record(recorder, t), gpu::DeviceLimitError);
 }
 
 TEST(GemmLayout, CollapsesBatchDimensions) {
@@ -739,7 +741,7 @@ TEST(GemmErrors, BadInputIsNamed) {
   auto& g = gpu();
   auto expect_message = [&](const GemmProblem& p, const char* needle) {
     try {
-      Gemm plan(g.context, p);
+      Gemm plan(kc(), p);
       ADD_FAILURE() << "no error for a bad problem (" << needle << ")";
     } catch (const std::invalid_argument& e) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
@@ -770,18 +772,18 @@ TEST(GemmErrors, BadInputIsNamed) {
 
   // Tensors that do not match the plan.
   p.a_shape = {4, 5};
-  const Gemm plan(g.context, p);
+  const Gemm plan(kc(), p);
   GemmTensors t;
   t.a = Tensor::empty(g.pool, DType::f32, {4, 5});
   t.b = Tensor::empty(g.pool, DType::f32, {5, 7});
   t.out = Tensor::empty(g.pool, DType::f32, {4, 8});
   gpu::CommandRecorder recorder(g.context);
-  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  EXPECT_THROW(plan.record(recorder, t), std::invalid_argument);
   // In place: the output aliases an input.
   Tensor shared = Tensor::empty(g.pool, DType::f32, {2, 4, 7});
   t.out = shared.slice_outer(0, 1).reshape({4, 7});
   t.a = shared.reshape({56}).slice_outer(28, 48).reshape({4, 5});
-  EXPECT_THROW(plan.record(g.context, g.pipelines, recorder, t), std::invalid_argument);
+  EXPECT_THROW(plan.record(recorder, t), std::invalid_argument);
   Tensor three_d = Tensor::empty(g.pool, DType::f32, {2, 5, 7});
   EXPECT_THROW(prepack_b(g.context, g.pool, g.pipelines, recorder, three_d, false), std::invalid_argument);
 }
