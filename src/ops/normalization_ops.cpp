@@ -35,10 +35,11 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   return {y};
 }
 
-Value elementwise(OpContext& context, const char* op, std::vector<Tensor> inputs, const Shape& shape) {
+Value elementwise(OpContext& context, kernels::ElementwiseOp op, std::vector<Tensor> inputs,
+                  const Shape& shape) {
   Value out;
   out.device = context.allocate(inputs[0].dtype(), shape);
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs, out.device);
+  kernels::record_elementwise(context.kernels, context.recorder, op, inputs, out.device);
   return out;
 }
 
@@ -62,18 +63,20 @@ std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::v
   Value mean;
   mean.device = context.allocate(x.dtype(), stat_shape);
   kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, x, axes, mean.device);
-  const Value centered = elementwise(context, "Sub", {x, mean.device}, shape);
-  const Value squared = elementwise(context, "Mul", {centered.device, centered.device}, shape);
+  const Value centered = elementwise(context, kernels::ElementwiseOp::Sub, {x, mean.device}, shape);
+  const Value squared =
+      elementwise(context, kernels::ElementwiseOp::Mul, {centered.device, centered.device}, shape);
   Value variance;
   variance.device = context.allocate(x.dtype(), stat_shape);
   kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, squared.device, axes,
                          variance.device);
   Value eps;
   eps.host = HostTensor::from_double(x.dtype(), {}, {epsilon});
-  const Value shifted = elementwise(context, "Add", {variance.device, context.to_device(eps)}, stat_shape);
-  const Value root = elementwise(context, "Sqrt", {shifted.device}, stat_shape);
+  const Value shifted = elementwise(context, kernels::ElementwiseOp::Add,
+                                    {variance.device, context.to_device(eps)}, stat_shape);
+  const Value root = elementwise(context, kernels::ElementwiseOp::Sqrt, {shifted.device}, stat_shape);
   outputs.push_back(mean);
-  outputs.push_back(elementwise(context, "Reciprocal", {root.device}, stat_shape));
+  outputs.push_back(elementwise(context, kernels::ElementwiseOp::Reciprocal, {root.device}, stat_shape));
   return outputs;
 }
 
@@ -108,12 +111,16 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     auto param = [&](size_t i) { return context.to_device(inputs[i]).reshape(param_shape); };
     Value eps;
     eps.host = HostTensor::from_double(x.dtype(), {}, {node.attribute_float("epsilon", 1e-5f)});
-    const Value shifted = elementwise(context, "Add", {param(4), context.to_device(eps)}, param_shape);
-    const Value root = elementwise(context, "Sqrt", {shifted.device}, param_shape);
-    const Value centered = elementwise(context, "Sub", {context.to_device(x), param(3)}, x.shape());
-    const Value scaled = elementwise(context, "Div", {centered.device, root.device}, x.shape());
-    const Value multiplied = elementwise(context, "Mul", {scaled.device, param(1)}, x.shape());
-    return {elementwise(context, "Add", {multiplied.device, param(2)}, x.shape())};
+    const Value shifted =
+        elementwise(context, kernels::ElementwiseOp::Add, {param(4), context.to_device(eps)}, param_shape);
+    const Value root = elementwise(context, kernels::ElementwiseOp::Sqrt, {shifted.device}, param_shape);
+    const Value centered =
+        elementwise(context, kernels::ElementwiseOp::Sub, {context.to_device(x), param(3)}, x.shape());
+    const Value scaled =
+        elementwise(context, kernels::ElementwiseOp::Div, {centered.device, root.device}, x.shape());
+    const Value multiplied =
+        elementwise(context, kernels::ElementwiseOp::Mul, {scaled.device, param(1)}, x.shape());
+    return {elementwise(context, kernels::ElementwiseOp::Add, {multiplied.device, param(2)}, x.shape())};
   }
   // Constant parameters (initializers, the usual case): folded and uploaded once per node, kept in
   // its state (folding and uploading every run cost a third of a millisecond of CPU per node).
@@ -127,10 +134,10 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     product.device = context.allocate(x.dtype(), x.shape());
     y.device = context.allocate(x.dtype(), x.shape());
     const Tensor mul_inputs[] = {context.to_device(x), a};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Mul"), mul_inputs,
+    kernels::record_elementwise(context.kernels, context.recorder, kernels::ElementwiseOp::Mul, mul_inputs,
                                 product.device);
     const Tensor add_inputs[] = {product.device, b};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Add"), add_inputs,
+    kernels::record_elementwise(context.kernels, context.recorder, kernels::ElementwiseOp::Add, add_inputs,
                                 y.device);
     return std::vector<Value>{y};
   };

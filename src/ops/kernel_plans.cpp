@@ -1,0 +1,25 @@
+#include "ops/kernel_plans.h"
+
+namespace onda::ops {
+
+KernelPlans* node_kernel_plans(OpContext& context) {
+  if (!context.node_state) return nullptr;
+  auto& state = *context.node_state;
+  if (!state) state = std::make_shared<KernelPlans>();
+  return static_cast<KernelPlans*>(state.get());
+}
+
+void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span<const Tensor> inputs,
+                        const Tensor& output, const kernels::ElementwiseAttributes& attributes) {
+  const kernels::ElementwiseProblem problem = kernels::ElementwiseProblem::of(op, inputs, attributes);
+  KernelPlans* kept = node_kernel_plans(context);
+  if (!kept) {
+    kernels::Elementwise(context.kernels, problem).record(context.recorder, inputs, output);
+    return;
+  }
+  const auto& plan =
+      kept->elementwise.find_or_plan(problem, [&] { return kernels::Elementwise(context.kernels, problem); });
+  plan.record(context.recorder, inputs, output);
+}
+
+}  // namespace onda::ops

@@ -1,0 +1,57 @@
+// The kernel plans an op keeps for its node across runs (in its node_state), so a second run records
+// with the plans of the first instead of planning again. An op may call a kernel several times per
+// run on different problems (a chain of elementwise ops, the slices of a tensor larger than one
+// binding): each distinct problem keeps its own plan, found again by comparing problems.
+//
+// Only for ops that keep nothing else in node_state (matmul, conv, rnn, spectral and layer
+// normalization keep their own state there).
+#pragma once
+#include <cstddef>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "kernels/elementwise/elementwise_kernel.h"
+#include "ops/op_context.h"
+
+namespace onda::ops {
+
+template <class Plan>
+class KeptPlans {
+ public:
+  // The plan whose problem() equals `problem`, made by make() (returning a Plan) when there is none.
+  template <class Problem, class Make>
+  const Plan& find_or_plan(const Problem& problem, Make&& make) {
+    for (const auto& plan : plans_) {
+      if (plan->problem() == problem) return *plan;
+    }
+    // A node whose shapes change from run to run would otherwise keep every plan it ever met.
+    if (plans_.size() >= kMaxPlans) plans_.clear();
+    plans_.push_back(std::make_unique<Plan>(make()));
+    ++plans_built_;
+    return *plans_.back();
+  }
+
+  size_t size() const { return plans_.size(); }
+  size_t plans_built() const { return plans_built_; }
+
+ private:
+  static constexpr size_t kMaxPlans = 16;
+  std::vector<std::unique_ptr<Plan>> plans_;
+  size_t plans_built_ = 0;
+};
+
+// What a node keeps: one list per kernel family it calls.
+struct KernelPlans {
+  KeptPlans<kernels::Elementwise> elementwise;
+};
+
+// The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
+// node_state): then the helpers below plan for one call.
+KernelPlans* node_kernel_plans(OpContext& context);
+
+// Records `op` on `inputs` into `output` with the node's kept plan for this problem.
+void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span<const Tensor> inputs,
+                        const Tensor& output, const kernels::ElementwiseAttributes& attributes = {});
+
+}  // namespace onda::ops

@@ -1,0 +1,99 @@
+// An op keeps its kernel plans for its node across runs (ops/kernel_plans.h): the second run of a
+// node records with the plans of the first and builds none, and still computes the right values
+// from fresh inputs (float64 references, poisoned outputs). An op that calls a kernel several times
+// (Cast to int8: Cast, Mul, Div) keeps one plan per call; a new shape plans once more.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+
+#include "gpu/command_recorder.h"
+#include "harness.h"
+#include "ops/kernel_plans.h"
+#include "ops/op_registry.h"
+
+namespace onda::test {
+namespace {
+
+// Runs `node` through the op registry with GPU inputs and the node state `state`; returns output 0.
+Tensor run_op(const Node& node, std::shared_ptr<void>& state, const std::vector<Tensor>& inputs) {
+  auto& g = gpu();
+  gpu::CommandRecorder recorder(g.context);
+  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, g.pool, 17, nullptr};
+  context.to_device = [&](const ops::Value& v) {
+    return v.device.defined()
+               ? v.device
+               : Tensor::upload(recorder, g.pool, v.host.dtype(), v.host.shape(), v.host.data());
+  };
+  context.node_state = &state;
+  std::vector<ops::Value> values;
+  for (const auto& t : inputs) values.push_back(ops::Value{.device = t});
+  const ops::OpEntry* entry = ops::find_op(node.domain, node.op_type, context.opset);
+  EXPECT_NE(entry, nullptr) << node.op_type;
+  const auto outputs = entry->record(node, context, values);
+  recorder.submit_and_wait();
+  return outputs.at(0).device;
+}
+
+const ops::KernelPlans& kept_plans(const std::shared_ptr<void>& state) {
+  EXPECT_NE(state, nullptr);
+  return *static_cast<const ops::KernelPlans*>(state.get());
+}
+
+TEST(KernelPlans, SecondRunOfAnElementwiseNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "Add";
+  node.inputs = {"a", "b"};
+  node.outputs = {"y"};
+  std::shared_ptr<void> state;
+  const Shape a_shape{5, 7}, b_shape{7};
+  for (int run = 0; run < 3; ++run) {
+    const std::vector<float> a = rng.normal(35), b = rng.normal(7);
+    const Tensor y =
+        run_op(node, state, {upload_floats(a, DType::f32, a_shape), upload_floats(b, DType::f32, b_shape)});
+    std::vector<double> ref(35);
+    for (int i = 0; i < 35; ++i) ref[i] = double(a[i]) + b[i % 7];
+    EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-7) << "run " << run;
+    EXPECT_EQ(kept_plans(state).elementwise.plans_built(), 1u) << "run " << run;
+  }
+  // Another shape is another problem: planned once, the first plan kept beside it.
+  const std::vector<float> a = rng.normal(6), b = rng.normal(6);
+  const Tensor y =
+      run_op(node, state, {upload_floats(a, DType::f32, {6}), upload_floats(b, DType::f32, {6})});
+  std::vector<double> ref(6);
+  for (int i = 0; i < 6; ++i) ref[i] = double(a[i]) + b[i];
+  EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-7);
+  EXPECT_EQ(kept_plans(state).elementwise.plans_built(), 2u);
+  EXPECT_EQ(kept_plans(state).elementwise.size(), 2u);
+}
+
+TEST(KernelPlans, NodeOfSeveralKernelCallsKeepsOnePlanEach) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "Cast";  // to INT8: Cast to int32, then the wrap (x * 2^24) / 2^24
+  node.inputs = {"x"};
+  node.outputs = {"y"};
+  Attribute to;
+  to.name = "to";
+  to.value = int64_t{3};  // TensorProto.INT8
+  node.attributes.push_back(to);
+  std::shared_ptr<void> state;
+  for (int run = 0; run < 2; ++run) {
+    std::vector<float> x = rng.uniform(40, -300, 300);
+    for (auto& v : x) v = std::trunc(v);
+    const Tensor y = run_op(node, state, {upload_floats(x, DType::f32, {40})});
+    const std::vector<uint8_t> bytes = y.download_bytes(gpu().context);
+    ASSERT_EQ(bytes.size(), 40 * sizeof(int32_t));
+    for (int i = 0; i < 40; ++i) {
+      int32_t got;
+      std::memcpy(&got, bytes.data() + 4 * i, 4);
+      EXPECT_EQ(got, static_cast<int8_t>(static_cast<int32_t>(x[i]))) << x[i];
+    }
+    EXPECT_EQ(kept_plans(state).elementwise.plans_built(), 3u) << "run " << run;
+  }
+}
+
+}  // namespace
+}  // namespace onda::test
