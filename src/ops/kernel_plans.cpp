@@ -22,4 +22,17 @@ void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span
   plan.record(context.recorder, inputs, output);
 }
 
+void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,
+                   const std::vector<int64_t>& axes, const Tensor& y) {
+  const kernels::ReduceProblem problem{op, x.shape(), x.dtype(), axes};
+  KernelPlans* kept = node_kernel_plans(context);
+  if (!kept) {
+    kernels::Reduce(context.kernels, problem).record(context.recorder, context.pool, x, y);
+    return;
+  }
+  const auto& plan =
+      kept->reduce.find_or_plan(problem, [&] { return kernels::Reduce(context.kernels, problem); });
+  plan.record(context.recorder, context.pool, x, y);
+}
+
 }  // namespace onda::ops

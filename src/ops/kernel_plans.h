@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "kernels/reduce/reduce_kernel.h"
 #include "ops/op_context.h"
 
 namespace onda::ops {
@@ -44,6 +45,7 @@ class KeptPlans {
 // What a node keeps: one list per kernel family it calls.
 struct KernelPlans {
   KeptPlans<kernels::Elementwise> elementwise;
+  KeptPlans<kernels::Reduce> reduce;
 };
 
 // The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
@@ -53,5 +55,9 @@ KernelPlans* node_kernel_plans(OpContext& context);
 // Records `op` on `inputs` into `output` with the node's kept plan for this problem.
 void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span<const Tensor> inputs,
                         const Tensor& output, const kernels::ElementwiseAttributes& attributes = {});
+
+// Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
+void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,
+                   const std::vector<int64_t>& axes, const Tensor& y);
 
 }  // namespace onda::ops

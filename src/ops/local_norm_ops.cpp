@@ -82,12 +82,10 @@ std::vector<Value> mean_variance_normalization(const Node& node, OpContext& cont
   rethrow_naming_node(node, [&] {
     const Tensor input = context.to_device(x);
     Tensor mean = context.allocate(x.dtype(), kept);
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, input,
-                           axes, mean);
+    record_reduce(context, kernels::ReduceOp::Mean, input, axes, mean);
     const Tensor centred = elementwise(context, kernels::ElementwiseOp::Sub, {input, mean}, shape);
     Tensor variance = context.allocate(x.dtype(), kept);
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::SumSquare,
-                           centred, axes, variance);
+    record_reduce(context, kernels::ReduceOp::SumSquare, centred, axes, variance);
     int64_t count = 1;
     for (int64_t a : axes) count *= shape[a];
     const Tensor mean_square = elementwise(context, kernels::ElementwiseOp::Div,

@@ -29,8 +29,7 @@ Tensor sum_all(OpContext& context, const Tensor& x) {
   std::vector<int64_t> axes(x.shape().size());
   for (size_t d = 0; d < axes.size(); ++d) axes[d] = static_cast<int64_t>(d);
   Tensor out = context.allocate(x.dtype(), {});
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x, axes,
-                         out);
+  record_reduce(context, kernels::ReduceOp::Sum, x, axes, out);
   return out;
 }
 

@@ -27,16 +27,16 @@ void record_log_sum(OpContext& context, const Tensor& x, const std::vector<int64
   Tensor sum = context.allocate(x.dtype(), kept);
   const Tensor out = y.reshape(kept);
   if (!of_exp) {
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x, axes, sum);
+    record_reduce(context, kernels::ReduceOp::Sum, x, axes, sum);
     return elementwise(context, kernels::ElementwiseOp::Log, {sum}, out);
   }
   Tensor max = context.allocate(x.dtype(), kept);
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Max, x, axes, max);
+  record_reduce(context, kernels::ReduceOp::Max, x, axes, max);
   Tensor shifted = context.allocate(x.dtype(), x.shape());
   Tensor exps = context.allocate(x.dtype(), x.shape());
   elementwise(context, kernels::ElementwiseOp::Sub, {x, max}, shifted);
   elementwise(context, kernels::ElementwiseOp::Exp, {shifted}, exps);
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, exps, axes, sum);
+  record_reduce(context, kernels::ReduceOp::Sum, exps, axes, sum);
   Tensor log_sum = context.allocate(x.dtype(), kept);
   elementwise(context, kernels::ElementwiseOp::Log, {sum}, log_sum);
   elementwise(context, kernels::ElementwiseOp::Add, {log_sum, max}, out);
@@ -73,8 +73,7 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
     if (node.op_type == "ReduceLogSum" || node.op_type == "ReduceLogSumExp") {
       record_log_sum(context, context.to_device(x), axes, node.op_type == "ReduceLogSumExp", y.device);
     } else {
-      kernels::record_reduce(context.kernels, context.recorder, context.pool,
-                             reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
+      record_reduce(context, reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
     }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

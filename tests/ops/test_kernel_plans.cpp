@@ -1,7 +1,8 @@
 // An op keeps its kernel plans for its node across runs (ops/kernel_plans.h): the second run of a
 // node records with the plans of the first and builds none, and still computes the right values
 // from fresh inputs (float64 references, poisoned outputs). An op that calls a kernel several times
-// (Cast to int8: Cast, Mul, Div) keeps one plan per call; a new shape plans once more.
+// (Cast to int8: Cast, Mul, Div) keeps one plan per call; a new shape plans once more. The same for
+// the reduce kernel.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -17,10 +18,11 @@ namespace onda::test {
 namespace {
 
 // Runs `node` through the op registry with GPU inputs and the node state `state`; returns output 0.
-Tensor run_op(const Node& node, std::shared_ptr<void>& state, const std::vector<Tensor>& inputs) {
+Tensor run_op(const Node& node, std::shared_ptr<void>& state, const std::vector<Tensor>& inputs,
+              int64_t opset = 17) {
   auto& g = gpu();
   gpu::CommandRecorder recorder(g.context);
-  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, g.pool, 17, nullptr};
+  ops::OpContext context{{g.context, g.pipelines}, recorder, g.pool, g.pool, opset, nullptr};
   context.to_device = [&](const ops::Value& v) {
     return v.device.defined()
                ? v.device
@@ -92,6 +94,30 @@ TEST(KernelPlans, NodeOfSeveralKernelCallsKeepsOnePlanEach) {
       EXPECT_EQ(got, static_cast<int8_t>(static_cast<int32_t>(x[i]))) << x[i];
     }
     EXPECT_EQ(kept_plans(state).elementwise.plans_built(), 3u) << "run " << run;
+  }
+}
+
+TEST(KernelPlans, SecondRunOfAReduceNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "ReduceMean";
+  node.inputs = {"x"};
+  node.outputs = {"y"};
+  Attribute axes;
+  axes.name = "axes";
+  axes.value = std::vector<int64_t>{1};
+  node.attributes.push_back(axes);
+  std::shared_ptr<void> state;
+  const Shape shape{3, 9000, 2};  // column reduction of 9000 rows
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> x = rng.normal(element_count(shape), 1.0, 1.0);
+    const Tensor y = run_op(node, state, {upload_floats(x, DType::f32, shape)}, 13);
+    std::vector<double> ref(6, 0.0);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t r = 0; r < 9000; ++r)
+        for (int64_t j = 0; j < 2; ++j) ref[2 * i + j] += x[(i * 9000 + r) * 2 + j] / 9000.0;
+    EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-5) << "run " << run;
+    EXPECT_EQ(kept_plans(state).reduce.plans_built(), 1u) << "run " << run;
   }
 }
 
