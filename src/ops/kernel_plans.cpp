@@ -35,4 +35,16 @@ void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,
   plan.record(context.recorder, context.pool, x, y);
 }
 
+void record_layout(OpContext& context, const kernels::LayoutProblem& problem, std::span<const Tensor> inputs,
+                   std::span<const Tensor> outputs) {
+  KernelPlans* kept = node_kernel_plans(context);
+  if (!kept) {
+    kernels::LayoutPlan(context.kernels, problem).record(context.recorder, inputs, outputs);
+    return;
+  }
+  const auto& plan =
+      kept->layout.find_or_plan(problem, [&] { return kernels::LayoutPlan(context.kernels, problem); });
+  plan.record(context.recorder, inputs, outputs);
+}
+
 }  // namespace onda::ops

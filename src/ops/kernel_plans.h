@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "kernels/layout/layout_plan.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "ops/op_context.h"
 
@@ -46,6 +47,7 @@ class KeptPlans {
 struct KernelPlans {
   KeptPlans<kernels::Elementwise> elementwise;
   KeptPlans<kernels::Reduce> reduce;
+  KeptPlans<kernels::LayoutPlan> layout;
 };
 
 // The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
@@ -55,6 +57,10 @@ KernelPlans* node_kernel_plans(OpContext& context);
 // Records `op` on `inputs` into `output` with the node's kept plan for this problem.
 void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span<const Tensor> inputs,
                         const Tensor& output, const kernels::ElementwiseAttributes& attributes = {});
+
+// Records a layout op (Transpose, Slice, Concat, Split, Expand, Tile, Pad) with the node's kept plan.
+void record_layout(OpContext& context, const kernels::LayoutProblem& problem, std::span<const Tensor> inputs,
+                   std::span<const Tensor> outputs);
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

@@ -2,7 +2,7 @@
 // node records with the plans of the first and builds none, and still computes the right values
 // from fresh inputs (float64 references, poisoned outputs). An op that calls a kernel several times
 // (Cast to int8: Cast, Mul, Div) keeps one plan per call; a new shape plans once more. The same for
-// the reduce kernel.
+// the reduce and layout kernels.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -118,6 +118,25 @@ TEST(KernelPlans, SecondRunOfAReduceNodeDoesNotPlan) {
         for (int64_t j = 0; j < 2; ++j) ref[2 * i + j] += x[(i * 9000 + r) * 2 + j] / 9000.0;
     EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-5) << "run " << run;
     EXPECT_EQ(kept_plans(state).reduce.plans_built(), 1u) << "run " << run;
+  }
+}
+
+TEST(KernelPlans, SecondRunOfALayoutNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "Transpose";
+  node.inputs = {"x"};
+  node.outputs = {"y"};
+  std::shared_ptr<void> state;
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> x = rng.normal(16 * 24);
+    const Tensor y = run_op(node, state, {upload_floats(x, DType::f32, {16, 24})});
+    ASSERT_EQ(y.shape(), (Shape{24, 16}));
+    std::vector<double> ref(16 * 24);
+    for (int i = 0; i < 16; ++i)
+      for (int j = 0; j < 24; ++j) ref[j * 16 + i] = x[i * 24 + j];
+    EXPECT_EQ(rel_l2(y.download_floats(gpu().context), ref), 0.0) << "run " << run;
+    EXPECT_EQ(kept_plans(state).layout.plans_built(), 1u) << "run " << run;
   }
 }
 
