@@ -129,76 +129,88 @@ void record_in_row_slices(const KernelContext& kc, gpu::CommandRecorder& recorde
 
 }  // namespace
 
-void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                      const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
-                      const NormalizeSpec& spec) {
-  if (x.numel() != spec.rows * spec.row_size || y.shape() != x.shape() || y.dtype() != x.dtype()) {
+namespace {
+
+// The tensors of one normalisation, as the dispatches bind them.
+struct NormTensors {
+  const Tensor& x;
+  const Tensor& scale;
+  const Tensor& bias;
+  const Tensor& y;
+};
+
+void check_normalize(const NormTensors& t, const NormalizeSpec& spec) {
+  if (t.x.numel() != spec.rows * spec.row_size || t.y.shape() != t.x.shape() || t.y.dtype() != t.x.dtype()) {
     throw std::invalid_argument(fmt::format("normalize: input {} / output {} do not match {} rows of {}",
-                                            shape_string(x.shape()), shape_string(y.shape()), spec.rows,
+                                            shape_string(t.x.shape()), shape_string(t.y.shape()), spec.rows,
                                             spec.row_size));
   }
   const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
-  for (const Tensor* p : {&scale, &bias}) {
+  for (const Tensor* p : {&t.scale, &t.bias}) {
     if (p->defined() && p->numel() != affine_size) {
       throw std::invalid_argument(
           fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel(), affine_size));
     }
   }
-  if (x.numel() == 0) return;
-  if (!fits_one_binding(kc.gpu, x) || !fits_one_binding(kc.gpu, y)) {
-    record_in_row_slices(kc, recorder, pool, x, scale, bias, y, spec);
-    return;
-  }
+}
 
+NormUniforms norm_uniforms(const KernelContext& kc, const NormTensors& t, const NormalizeSpec& spec) {
   NormUniforms u{};
   u.rows = u32(spec.rows, "rows");
   u.row_size = u32(spec.row_size, "row_size");
   u.chunk_size = static_cast<uint32_t>(kChunk);
   u.chunks = u32((spec.row_size + kChunk - 1) / kChunk, "chunks");
-  u.x_offset = x.element_offset(kc.gpu);
-  u.y_offset = y.element_offset(kc.gpu);
-  u.scale_offset = scale.defined() ? scale.element_offset(kc.gpu) : 0;
-  u.bias_offset = bias.defined() ? bias.element_offset(kc.gpu) : 0;
+  u.x_offset = t.x.element_offset(kc.gpu);
+  u.y_offset = t.y.element_offset(kc.gpu);
+  u.scale_offset = t.scale.defined() ? t.scale.element_offset(kc.gpu) : 0;
+  u.bias_offset = t.bias.defined() ? t.bias.element_offset(kc.gpu) : 0;
   u.row_mod = u32(spec.row_mod, "row_mod");
   u.row_mul = u32(spec.row_mul, "row_mul");
   u.k_div = u32(spec.k_div, "k_div");
   u.k_mod = u32(spec.k_mod, "k_mod");
   u.epsilon = spec.epsilon;
+  return u;
+}
 
-  // Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params.
-  auto affine_values = [&](int first_binding, TemplateValues& v, std::vector<gpu::BufferBinding>& bindings) {
-    int b = first_binding;
-    v["HAS_SCALE"] = flag(scale.defined());
-    v["HAS_BIAS"] = flag(bias.defined());
-    v["SCALE_ACCESS"] = scale.defined() ? tensor_access("scale", b, scale.dtype(), false) : std::string();
-    if (scale.defined()) bindings.push_back(scale.binding(kc.gpu)), ++b;
-    v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b, bias.dtype(), false) : std::string();
-    if (bias.defined()) bindings.push_back(bias.binding(kc.gpu)), ++b;
-    v["Y_ACCESS"] = tensor_access("y", b, y.dtype(), true);
-    bindings.push_back(y.binding(kc.gpu));
-    v["PARAMS_BINDING"] = std::to_string(b + 1);
-  };
-  const std::string x_access = tensor_access("x", 0, x.dtype(), false);
+// Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params; the template values
+// from `first_binding` on.
+void bind_affine_and_output(const KernelContext& kc, const NormTensors& t, int first_binding,
+                            TemplateValues& v, std::vector<gpu::BufferBinding>& bindings) {
+  int b = first_binding;
+  v["HAS_SCALE"] = flag(t.scale.defined());
+  v["HAS_BIAS"] = flag(t.bias.defined());
+  v["SCALE_ACCESS"] = t.scale.defined() ? tensor_access("scale", b, t.scale.dtype(), false) : std::string();
+  if (t.scale.defined()) bindings.push_back(t.scale.binding(kc.gpu)), ++b;
+  v["BIAS_ACCESS"] = t.bias.defined() ? tensor_access("bias", b, t.bias.dtype(), false) : std::string();
+  if (t.bias.defined()) bindings.push_back(t.bias.binding(kc.gpu)), ++b;
+  v["Y_ACCESS"] = tensor_access("y", b, t.y.dtype(), true);
+  bindings.push_back(t.y.binding(kc.gpu));
+  v["PARAMS_BINDING"] = std::to_string(b + 1);
+}
 
-  if (spec.row_size <= kThreads * kPerThread) {
-    // About 4 values per invocation: rows of up to 1024 share a workgroup (ROW_THREADS < 256).
-    int64_t row_threads = 8;
-    while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
-    const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
-    const int64_t rows_per_group = kThreads / row_threads;
-    TemplateValues v = {{"X_ACCESS", x_access},
-                        {"PER_THREAD", std::to_string(per_thread)},
-                        {"ROW_THREADS", std::to_string(row_threads)}};
-    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
-    affine_values(1, v, bindings);
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
-    recorder.dispatch(
-        pipeline, bindings, &u, sizeof(u),
-        gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
-        "normalize");
-    return;
-  }
+// Rows of up to kThreads * kPerThread values: one read, statistics and output in one dispatch,
+// about 4 values per invocation (rows of up to 1024 share a workgroup: ROW_THREADS < 256).
+void record_fused_rows(const KernelContext& kc, gpu::CommandRecorder& recorder, const NormTensors& t,
+                       const NormalizeSpec& spec, const NormUniforms& u) {
+  int64_t row_threads = 8;
+  while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
+  const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
+  const int64_t rows_per_group = kThreads / row_threads;
+  TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, t.x.dtype(), false)},
+                      {"PER_THREAD", std::to_string(per_thread)},
+                      {"ROW_THREADS", std::to_string(row_threads)}};
+  std::vector<gpu::BufferBinding> bindings = {t.x.binding(kc.gpu)};
+  bind_affine_and_output(kc, t, 1, v, bindings);
+  const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u),
+                    gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
+                    "normalize");
+}
 
+// Longer rows: partial statistics per chunk, their combination per row, then the output (two reads).
+void record_stats_then_apply(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                             const NormTensors& t, const NormalizeSpec& spec, const NormUniforms& u) {
+  const std::string x_access = tensor_access("x", 0, t.x.dtype(), false);
   const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
   const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
   recorder.retain(partials.storage());
@@ -206,7 +218,7 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   {
     const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
                                            {{"X_ACCESS", x_access}}, "normalize stats");
-    recorder.dispatch(pipeline, {x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
+    recorder.dispatch(pipeline, {t.x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups(spec.rows * u.chunks, kc.gpu.limits()), "normalize stats");
   }
   {
@@ -214,15 +226,33 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
     recorder.dispatch(pipeline, {partials.binding(kc.gpu), stats.binding(kc.gpu)}, &u, sizeof(u),
                       gpu::split_workgroups((spec.rows + 63) / 64, kc.gpu.limits()), "normalize finalize");
   }
-  {
-    TemplateValues v = {{"X_ACCESS", x_access}};
-    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), stats.binding(kc.gpu)};
-    affine_values(2, v, bindings);
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
-    const int64_t threads = (x.numel() + 3) / 4;
-    recorder.dispatch(pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()),
-                      "normalize apply");
+  TemplateValues v = {{"X_ACCESS", x_access}};
+  std::vector<gpu::BufferBinding> bindings = {t.x.binding(kc.gpu), stats.binding(kc.gpu)};
+  bind_affine_and_output(kc, t, 2, v, bindings);
+  const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
+  const int64_t threads = (t.x.numel() + 3) / 4;
+  recorder.dispatch(pipeline, bindings, &u, sizeof(u),
+                    gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()),
+                    "normalize apply");
+}
+
+}  // namespace
+
+void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                      const NormalizeSpec& spec) {
+  const NormTensors t{x, scale, bias, y};
+  check_normalize(t, spec);
+  if (x.numel() == 0) return;
+  if (!fits_one_binding(kc.gpu, x) || !fits_one_binding(kc.gpu, y)) {
+    record_in_row_slices(kc, recorder, pool, x, scale, bias, y, spec);
+    return;
+  }
+  const NormUniforms u = norm_uniforms(kc, t, spec);
+  if (spec.row_size <= kThreads * kPerThread) {
+    record_fused_rows(kc, recorder, t, spec, u);
+  } else {
+    record_stats_then_apply(kc, recorder, pool, t, spec, u);
   }
 }
 
