@@ -47,4 +47,17 @@ void record_layout(OpContext& context, const kernels::LayoutProblem& problem, st
   plan.record(context.recorder, inputs, outputs);
 }
 
+void record_gather(OpContext& context, const Tensor& data, const Tensor& indices, int64_t axis,
+                   const Tensor& output, std::optional<std::span<const int64_t>> host_indices) {
+  const kernels::GatherProblem problem{data.shape(), data.dtype(), indices.shape(), indices.dtype(), axis};
+  KernelPlans* kept = node_kernel_plans(context);
+  if (!kept) {
+    kernels::Gather(context.kernels, problem).record(context.recorder, data, indices, output, host_indices);
+    return;
+  }
+  const auto& plan =
+      kept->gather.find_or_plan(problem, [&] { return kernels::Gather(context.kernels, problem); });
+  plan.record(context.recorder, data, indices, output, host_indices);
+}
+
 }  // namespace onda::ops

@@ -8,10 +8,12 @@
 #pragma once
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "kernels/layout/gather.h"
 #include "kernels/layout/layout_plan.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "ops/op_context.h"
@@ -48,6 +50,7 @@ struct KernelPlans {
   KeptPlans<kernels::Elementwise> elementwise;
   KeptPlans<kernels::Reduce> reduce;
   KeptPlans<kernels::LayoutPlan> layout;
+  KeptPlans<kernels::Gather> gather;
 };
 
 // The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
@@ -61,6 +64,10 @@ void record_elementwise(OpContext& context, kernels::ElementwiseOp op, std::span
 // Records a layout op (Transpose, Slice, Concat, Split, Expand, Tile, Pad) with the node's kept plan.
 void record_layout(OpContext& context, const kernels::LayoutProblem& problem, std::span<const Tensor> inputs,
                    std::span<const Tensor> outputs);
+
+// Records a Gather with the node's kept plan (host_indices as for kernels::record_gather).
+void record_gather(OpContext& context, const Tensor& data, const Tensor& indices, int64_t axis,
+                   const Tensor& output, std::optional<std::span<const int64_t>> host_indices = {});
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

@@ -202,8 +202,7 @@ std::vector<Value> gather(const Node& node, OpContext& context, const std::vecto
     if (indices.on_host()) host = indices.host.to_int64();
     std::optional<std::span<const int64_t>> host_span;
     if (host) host_span = std::span<const int64_t>(*host);
-    kernels::record_gather(context.kernels, context.recorder, context.to_device(data), context.to_device(indices), axis,
-                           y.device, host_span);
+    record_gather(context, context.to_device(data), context.to_device(indices), axis, y.device, host_span);
   });
   return {y};
 }

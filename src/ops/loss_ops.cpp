@@ -74,7 +74,7 @@ Tensor nll(const Node& node, OpContext& context, const Tensor& log_prob, const V
   Tensor w;  // the weight of each element (undefined: all 1)
   if (weight.defined()) {
     w = context.allocate(dtype, loss_shape);
-    kernels::record_gather(context.kernels, context.recorder, context.to_device(weight), t, 0, w);
+    record_gather(context, context.to_device(weight), t, 0, w);
   }
   if (has_ignore) {
     const Tensor kept =

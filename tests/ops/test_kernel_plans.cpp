@@ -140,5 +140,26 @@ TEST(KernelPlans, SecondRunOfALayoutNodeDoesNotPlan) {
   }
 }
 
+TEST(KernelPlans, SecondRunOfAGatherNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "Gather";
+  node.inputs = {"data", "indices"};
+  node.outputs = {"y"};
+  std::shared_ptr<void> state;
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> data = rng.normal(5 * 3);
+    std::vector<int64_t> idx(4);
+    for (auto& i : idx) i = rng.integer(-5, 4);
+    const Tensor indices = Tensor::upload(gpu().context, gpu().pool, DType::i64, {4}, idx.data());
+    const Tensor y = run_op(node, state, {upload_floats(data, DType::f32, {5, 3}), indices});
+    std::vector<double> ref;
+    for (int64_t i : idx)
+      for (int j = 0; j < 3; ++j) ref.push_back(data[((i + 5) % 5) * 3 + j]);
+    EXPECT_EQ(rel_l2(y.download_floats(gpu().context), ref), 0.0) << "run " << run;
+    EXPECT_EQ(kept_plans(state).gather.plans_built(), 1u) << "run " << run;
+  }
+}
+
 }  // namespace
 }  // namespace onda::test
