@@ -60,4 +60,16 @@ void record_gather(OpContext& context, const Tensor& data, const Tensor& indices
   plan.record(context.recorder, data, indices, output, host_indices);
 }
 
+void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_softmax, const Tensor& y) {
+  const kernels::SoftmaxProblem problem{x.shape(), x.dtype(), axis, log_softmax};
+  KernelPlans* kept = node_kernel_plans(context);
+  if (!kept) {
+    kernels::Softmax(context.kernels, problem).record(context.recorder, x, y);
+    return;
+  }
+  const auto& plan =
+      kept->softmax.find_or_plan(problem, [&] { return kernels::Softmax(context.kernels, problem); });
+  plan.record(context.recorder, x, y);
+}
+
 }  // namespace onda::ops

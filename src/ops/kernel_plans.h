@@ -4,7 +4,8 @@
 // binding): each distinct problem keeps its own plan, found again by comparing problems.
 //
 // Only for ops that keep nothing else in node_state (matmul, conv, rnn, spectral and layer
-// normalization keep their own state there).
+// normalization keep their own state there): node_state is per node, so another op of the same file
+// may use these.
 #pragma once
 #include <cstddef>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "kernels/layout/gather.h"
 #include "kernels/layout/layout_plan.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "kernels/softmax/softmax_kernel.h"
 #include "ops/op_context.h"
 
 namespace onda::ops {
@@ -51,6 +53,7 @@ struct KernelPlans {
   KeptPlans<kernels::Reduce> reduce;
   KeptPlans<kernels::LayoutPlan> layout;
   KeptPlans<kernels::Gather> gather;
+  KeptPlans<kernels::Softmax> softmax;
 };
 
 // The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
@@ -68,6 +71,9 @@ void record_layout(OpContext& context, const kernels::LayoutProblem& problem, st
 // Records a Gather with the node's kept plan (host_indices as for kernels::record_gather).
 void record_gather(OpContext& context, const Tensor& data, const Tensor& indices, int64_t axis,
                    const Tensor& output, std::optional<std::span<const int64_t>> host_indices = {});
+
+// Records Softmax / LogSoftmax of `x` along `axis` into `y` with the node's kept plan.
+void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_softmax, const Tensor& y);
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

@@ -114,7 +114,7 @@ std::vector<Value> softmax_cross_entropy(const Node& node, OpContext& context,
   std::vector<Value> outputs(node.outputs.size());
   rethrow_naming_node(node, [&] {
     Tensor log_prob = context.allocate(scores.dtype(), scores.shape());
-    kernels::record_softmax(context.kernels, context.recorder, context.to_device(scores), 1, true, log_prob);
+    record_softmax(context, context.to_device(scores), 1, true, log_prob);
     outputs[0].device = nll(node, context, log_prob, inputs.at(1), input_or_empty(inputs, 2));
     if (outputs.size() > 1) outputs[1].device = log_prob;
   });

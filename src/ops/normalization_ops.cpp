@@ -10,6 +10,7 @@
 #include "kernels/norm/normalize_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
 
@@ -184,12 +185,11 @@ std::vector<Value> softmax(const Node& node, OpContext& context, const std::vect
     const Tensor input = context.to_device(x);
     const int64_t rows = axis > 0 ? outer_slice_rows(context, x.shape()[0], input.device_bytes() / x.shape()[0]) : 0;
     if (rows == 0) {
-      kernels::record_softmax(context.kernels, context.recorder, input, axis, log, y.device);
+      record_softmax(context, input, axis, log, y.device);
     } else {  // larger than one binding: independent slices of the leading dim
       for (int64_t begin = 0; begin < x.shape()[0]; begin += rows) {
         const int64_t end = std::min(x.shape()[0], begin + rows);
-        kernels::record_softmax(context.kernels, context.recorder, input.slice_outer(begin, end), axis, log,
-                                y.device.slice_outer(begin, end));
+        record_softmax(context, input.slice_outer(begin, end), axis, log, y.device.slice_outer(begin, end));
       }
     }
   } else {
@@ -200,8 +200,7 @@ std::vector<Value> softmax(const Node& node, OpContext& context, const std::vect
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
     const Shape flat = {outer, shape_numel(x.shape()) / std::max<int64_t>(outer, 1)};
-    kernels::record_softmax(context.kernels, context.recorder, context.to_device(x).reshape(flat), 1, log,
-                            y.device.reshape(flat));
+    record_softmax(context, context.to_device(x).reshape(flat), 1, log, y.device.reshape(flat));
   }
   return {y};
 }

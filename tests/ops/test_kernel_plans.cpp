@@ -161,5 +161,26 @@ TEST(KernelPlans, SecondRunOfAGatherNodeDoesNotPlan) {
   }
 }
 
+TEST(KernelPlans, SecondRunOfASoftmaxNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node;
+  node.op_type = "Softmax";
+  node.inputs = {"x"};
+  node.outputs = {"y"};
+  std::shared_ptr<void> state;
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> x = rng.normal(4 * 9);
+    const Tensor y = run_op(node, state, {upload_floats(x, DType::f32, {4, 9})});
+    std::vector<double> ref(36);
+    for (int r = 0; r < 4; ++r) {
+      double sum = 0;
+      for (int j = 0; j < 9; ++j) sum += std::exp(double(x[r * 9 + j]));
+      for (int j = 0; j < 9; ++j) ref[r * 9 + j] = std::exp(double(x[r * 9 + j])) / sum;
+    }
+    EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-6) << "run " << run;
+    EXPECT_EQ(kept_plans(state).softmax.plans_built(), 1u) << "run " << run;
+  }
+}
+
 }  // namespace
 }  // namespace onda::test
