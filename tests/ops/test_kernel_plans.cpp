@@ -8,6 +8,8 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "gpu/command_recorder.h"
 #include "harness.h"
@@ -38,6 +40,15 @@ Tensor run_op(const Node& node, std::shared_ptr<void>& state, const std::vector<
   return outputs.at(0).device;
 }
 
+// A node of `op_type` with inputs named `inputs` and one output "y".
+Node node_of(const std::string& op_type, std::vector<std::string> inputs) {
+  Node node;
+  node.op_type = op_type;
+  node.inputs = std::move(inputs);
+  node.outputs = {"y"};
+  return node;
+}
+
 const ops::KernelPlans& kept_plans(const std::shared_ptr<void>& state) {
   EXPECT_NE(state, nullptr);
   return *static_cast<const ops::KernelPlans*>(state.get());
@@ -45,10 +56,7 @@ const ops::KernelPlans& kept_plans(const std::shared_ptr<void>& state) {
 
 TEST(KernelPlans, SecondRunOfAnElementwiseNodeDoesNotPlan) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "Add";
-  node.inputs = {"a", "b"};
-  node.outputs = {"y"};
+  Node node = node_of("Add", {"a", "b"});
   std::shared_ptr<void> state;
   const Shape a_shape{5, 7}, b_shape{7};
   for (int run = 0; run < 3; ++run) {
@@ -73,10 +81,7 @@ TEST(KernelPlans, SecondRunOfAnElementwiseNodeDoesNotPlan) {
 
 TEST(KernelPlans, NodeOfSeveralKernelCallsKeepsOnePlanEach) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "Cast";  // to INT8: Cast to int32, then the wrap (x * 2^24) / 2^24
-  node.inputs = {"x"};
-  node.outputs = {"y"};
+  Node node = node_of("Cast", {"x"});  // to INT8: Cast to int32, then the wrap (x * 2^24) / 2^24
   Attribute to;
   to.name = "to";
   to.value = int64_t{3};  // TensorProto.INT8
@@ -99,10 +104,7 @@ TEST(KernelPlans, NodeOfSeveralKernelCallsKeepsOnePlanEach) {
 
 TEST(KernelPlans, SecondRunOfAReduceNodeDoesNotPlan) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "ReduceMean";
-  node.inputs = {"x"};
-  node.outputs = {"y"};
+  Node node = node_of("ReduceMean", {"x"});
   Attribute axes;
   axes.name = "axes";
   axes.value = std::vector<int64_t>{1};
@@ -123,10 +125,7 @@ TEST(KernelPlans, SecondRunOfAReduceNodeDoesNotPlan) {
 
 TEST(KernelPlans, SecondRunOfALayoutNodeDoesNotPlan) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "Transpose";
-  node.inputs = {"x"};
-  node.outputs = {"y"};
+  Node node = node_of("Transpose", {"x"});
   std::shared_ptr<void> state;
   for (int run = 0; run < 2; ++run) {
     const std::vector<float> x = rng.normal(16 * 24);
@@ -142,10 +141,7 @@ TEST(KernelPlans, SecondRunOfALayoutNodeDoesNotPlan) {
 
 TEST(KernelPlans, SecondRunOfAGatherNodeDoesNotPlan) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "Gather";
-  node.inputs = {"data", "indices"};
-  node.outputs = {"y"};
+  Node node = node_of("Gather", {"data", "indices"});
   std::shared_ptr<void> state;
   for (int run = 0; run < 2; ++run) {
     const std::vector<float> data = rng.normal(5 * 3);
@@ -163,10 +159,7 @@ TEST(KernelPlans, SecondRunOfAGatherNodeDoesNotPlan) {
 
 TEST(KernelPlans, SecondRunOfASoftmaxNodeDoesNotPlan) {
   Random rng(test_seed());
-  Node node;
-  node.op_type = "Softmax";
-  node.inputs = {"x"};
-  node.outputs = {"y"};
+  Node node = node_of("Softmax", {"x"});
   std::shared_ptr<void> state;
   for (int run = 0; run < 2; ++run) {
     const std::vector<float> x = rng.normal(4 * 9);
