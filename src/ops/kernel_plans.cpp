@@ -51,6 +51,15 @@ void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_
             [&](const kernels::Softmax& plan) { plan.record(context.recorder, x, y); });
 }
 
+void record_normalize(OpContext& context, const Tensor& x, const Tensor& scale, const Tensor& bias,
+                      const Tensor& y, const kernels::NormalizeSpec& spec) {
+  const kernels::NormalizeProblem problem{x.shape(), x.dtype(), spec, kernels::NormalizeAffine::of(scale),
+                                          kernels::NormalizeAffine::of(bias)};
+  with_plan(context, &KernelPlans::normalize, problem, [&](const kernels::Normalize& plan) {
+    plan.record(context.recorder, context.pool, x, scale, bias, y);
+  });
+}
+
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,
                    const std::vector<int64_t>& axes, const Tensor& y) {
   const kernels::ReduceProblem problem{op, x.shape(), x.dtype(), axes};

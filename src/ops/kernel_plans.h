@@ -16,6 +16,7 @@
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/layout/gather.h"
 #include "kernels/layout/layout_plan.h"
+#include "kernels/norm/normalize_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
 #include "ops/op_context.h"
@@ -54,6 +55,7 @@ struct KernelPlans {
   KeptPlans<kernels::LayoutPlan> layout;
   KeptPlans<kernels::Gather> gather;
   KeptPlans<kernels::Softmax> softmax;
+  KeptPlans<kernels::Normalize> normalize;
 };
 
 // The node's KernelPlans (created on first use), or nullptr when the op runs outside a plan (no
@@ -74,6 +76,10 @@ void record_gather(OpContext& context, const Tensor& data, const Tensor& indices
 
 // Records Softmax / LogSoftmax of `x` along `axis` into `y` with the node's kept plan.
 void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_softmax, const Tensor& y);
+
+// Records a normalisation (kernels::record_normalize) with the node's kept plan.
+void record_normalize(OpContext& context, const Tensor& x, const Tensor& scale, const Tensor& bias,
+                      const Tensor& y, const kernels::NormalizeSpec& spec);
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

@@ -27,9 +27,8 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   Value y;
   y.device = context.allocate(x.dtype(), x.shape());
   try {
-    kernels::record_normalize(context.kernels, context.recorder, context.pool, context.to_device(x),
-                              optional_device(context, inputs, scale_input), optional_device(context, inputs, bias_input),
-                              y.device, spec);
+    record_normalize(context, context.to_device(x), optional_device(context, inputs, scale_input),
+                     optional_device(context, inputs, bias_input), y.device, spec);
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }

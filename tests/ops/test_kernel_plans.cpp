@@ -175,5 +175,28 @@ TEST(KernelPlans, SecondRunOfASoftmaxNodeDoesNotPlan) {
   }
 }
 
+TEST(KernelPlans, SecondRunOfANormalizationNodeDoesNotPlan) {
+  Random rng(test_seed());
+  Node node = node_of("InstanceNormalization", {"x", "scale", "bias"});
+  std::shared_ptr<void> state;
+  for (int run = 0; run < 2; ++run) {
+    const std::vector<float> x = rng.normal(2 * 3 * 10), scale = rng.normal(3), bias = rng.normal(3);
+    const Tensor y = run_op(node, state,
+                            {upload_floats(x, DType::f32, {2, 3, 10}), upload_floats(scale, DType::f32, {3}),
+                             upload_floats(bias, DType::f32, {3})});
+    std::vector<double> ref(60);
+    for (int r = 0; r < 6; ++r) {
+      double mean = 0, var = 0;
+      for (int k = 0; k < 10; ++k) mean += x[r * 10 + k] / 10.0;
+      for (int k = 0; k < 10; ++k) var += (x[r * 10 + k] - mean) * (x[r * 10 + k] - mean) / 10.0;
+      for (int k = 0; k < 10; ++k) {
+        ref[r * 10 + k] = (x[r * 10 + k] - mean) / std::sqrt(var + 1e-5) * scale[r % 3] + bias[r % 3];
+      }
+    }
+    EXPECT_LE(rel_l2(y.download_floats(gpu().context), ref), 1e-5) << "run " << run;
+    EXPECT_EQ(kept_plans(state).normalize.plans_built(), 1u) << "run " << run;
+  }
+}
+
 }  // namespace
 }  // namespace onda::test
