@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
   const double copy_wall = wall_ms(context, repeats, copy);
   const std::vector<Tensor> identity_inputs(1, a);
   auto identity = [&](gpu::CommandRecorder& r) {
-    kernels::record_elementwise(kc, r, *kernels::find_elementwise_op("Identity"), identity_inputs, y);
+    kernels::record_elementwise(kc, r, kernels::ElementwiseOp::Identity, identity_inputs, y);
   };
   const double identity_wall = wall_ms(context, repeats, identity);
   const double ceiling_ms = std::min(copy_wall, identity_wall);
@@ -99,30 +99,32 @@ int main(int argc, char** argv) {
              identity_wall, 2.0 * bytes / (identity_wall * 1e-3) / 1e9, 100.0 * ceiling_ms / identity_wall);
 
   struct Case {
-    const char* op;
+    kernels::ElementwiseOp op;
     int inputs;
   };
-  const Case cases[] = {{"Relu", 1}, {"Sigmoid", 1}, {"Gelu", 1}, {"Add", 2}, {"Mul", 2}};
+  using Op = kernels::ElementwiseOp;
+  const Case cases[] = {{Op::Relu, 1}, {Op::Sigmoid, 1}, {Op::Gelu, 1}, {Op::Add, 2}, {Op::Mul, 2}};
   for (const auto& c : cases) {
-    const auto* op = kernels::find_elementwise_op(c.op);
     std::vector<Tensor> inputs(c.inputs, a);
     if (c.inputs == 2) inputs[1] = b;
-    auto record = [&](gpu::CommandRecorder& r) { kernels::record_elementwise(kc, r, *op, inputs, y); };
+    auto record = [&](gpu::CommandRecorder& r) { kernels::record_elementwise(kc, r, c.op, inputs, y); };
     const double moved = static_cast<double>(bytes) * (c.inputs + 1);
     const double g = gpu_ms(context, repeats, record);
     const double w = wall_ms(context, repeats, record);
     const double wall_gbs = moved / (w * 1e-3) / 1e9;
-    fmt::print("{:<28} {:>10.3f} {:>10.1f} {:>10.3f} {:>10.1f} {:>8.0f}%\n", fmt::format("{} f32 [{}]", c.op, n), g,
+    fmt::print("{:<28} {:>10.3f} {:>10.1f} {:>10.3f} {:>10.1f} {:>8.0f}%\n",
+               fmt::format("{} f32 [{}]", kernels::elementwise_op_name(c.op), n), g,
                g > 0 ? moved / (g * 1e-3) / 1e9 : 0.0, w, wall_gbs, 100.0 * wall_gbs / copy_gbs);
   }
   // Broadcasting: [n/1024, 1024] + [1024].
   {
-    const auto* op = kernels::find_elementwise_op("Add");
     Tensor row = Tensor::upload(context, pool, DType::f32, {1024}, host.data());
     std::vector<Tensor> inputs(2, row);
     inputs[0] = a.reshape({n / 1024, 1024});
     Tensor out = y.reshape({n / 1024, 1024});
-    auto record = [&](gpu::CommandRecorder& r) { kernels::record_elementwise(kc, r, *op, inputs, out); };
+    auto record = [&](gpu::CommandRecorder& r) {
+      kernels::record_elementwise(kc, r, kernels::ElementwiseOp::Add, inputs, out);
+    };
     const double moved = 2.0 * bytes;
     const double g = gpu_ms(context, repeats, record);
     const double w = wall_ms(context, repeats, record);

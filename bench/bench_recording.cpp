@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
              }));
 
   // A real pipeline to bind: y = a + b through the elementwise kernel records it once.
-  const kernels::ElementwiseOp& add = *kernels::find_elementwise_op("Add");
+  const kernels::ElementwiseOp add = kernels::ElementwiseOp::Add;
   const Tensor inputs[] = {a, b};
   {
     gpu::CommandRecorder recorder(context);

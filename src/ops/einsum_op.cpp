@@ -9,12 +9,13 @@
 #include <map>
 #include <numeric>
 
+#include "graph/einsum_equation.h"
 #include "graph/model_error.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/layout/index_map.h"
 #include "kernels/layout/transpose.h"
 #include "kernels/reduce/reduce_kernel.h"
-#include "graph/einsum_equation.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -36,7 +37,8 @@ Tensor permuted(OpContext& context, const Tensor& t, const std::vector<int64_t>&
   std::iota(identity.begin(), identity.end(), 0);
   if (perm == identity) return t;
   Tensor out = context.allocate(t.dtype(), kernels::transpose_output_shape(t.shape(), perm));
-  kernels::record_transpose(context.kernels, context.recorder, t, perm, out);
+  record_layout(context, kernels::LayoutProblem::transpose(t.shape(), t.dtype(), perm, out.shape()),
+                std::span(&t, 1), std::span(&out, 1));
   return out;
 }
 
@@ -60,8 +62,7 @@ Labeled sum_out(OpContext& context, const Labeled& x, const std::string& keep) {
   }
   if (axes.empty()) return x;
   Tensor out = context.allocate(x.tensor.dtype(), kernels::reduced_shape(x.tensor.shape(), axes, false));
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x.tensor,
-                         axes, out);
+  record_reduce(context, kernels::ReduceOp::Sum, x.tensor, axes, out);
   return {out, kept};
 }
 

@@ -8,6 +8,7 @@
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
 
@@ -15,10 +16,86 @@ namespace onda::ops {
 namespace {
 
 using kernels::ElementwiseAttributes;
+using Op = kernels::ElementwiseOp;
 
-Value run_kernel(const Node& node, OpContext& context, const std::string& kernel_name, std::vector<Value> inputs,
+// The ONNX ops that are one kernel op of the same name (before their attributes pick a variant).
+const std::vector<std::pair<const char*, Op>>& onnx_elementwise_ops() {
+  static const std::vector<std::pair<const char*, Op>> ops = {
+      {"Relu", Op::Relu},
+      {"LeakyRelu", Op::LeakyRelu},
+      {"Sigmoid", Op::Sigmoid},
+      {"HardSigmoid", Op::HardSigmoid},
+      {"HardSwish", Op::HardSwish},
+      {"Tanh", Op::Tanh},
+      {"Erf", Op::Erf},
+      {"Gelu", Op::Gelu},
+      {"Sqrt", Op::Sqrt},
+      {"Exp", Op::Exp},
+      {"Log", Op::Log},
+      {"Reciprocal", Op::Reciprocal},
+      {"Sin", Op::Sin},
+      {"Cos", Op::Cos},
+      {"Atan", Op::Atan},
+      {"Floor", Op::Floor},
+      {"Ceil", Op::Ceil},
+      {"Round", Op::Round},
+      {"Softplus", Op::Softplus},
+      {"Softsign", Op::Softsign},
+      {"Elu", Op::Elu},
+      {"Selu", Op::Selu},
+      {"ThresholdedRelu", Op::ThresholdedRelu},
+      {"Clip", Op::Clip},
+      {"Abs", Op::Abs},
+      {"Neg", Op::Neg},
+      {"Sign", Op::Sign},
+      {"Pow", Op::Pow},
+      {"PRelu", Op::PRelu},
+      {"Add", Op::Add},
+      {"Sub", Op::Sub},
+      {"Mul", Op::Mul},
+      {"Div", Op::Div},
+      {"Mod", Op::Mod},
+      {"Equal", Op::Equal},
+      {"Less", Op::Less},
+      {"LessOrEqual", Op::LessOrEqual},
+      {"Greater", Op::Greater},
+      {"GreaterOrEqual", Op::GreaterOrEqual},
+      {"And", Op::And},
+      {"Or", Op::Or},
+      {"Xor", Op::Xor},
+      {"Not", Op::Not},
+      {"IsNaN", Op::IsNaN},
+      {"IsInf", Op::IsInf},
+      {"Where", Op::Where},
+      {"Tan", Op::Tan},
+      {"Asin", Op::Asin},
+      {"Acos", Op::Acos},
+      {"Sinh", Op::Sinh},
+      {"Cosh", Op::Cosh},
+      {"Asinh", Op::Asinh},
+      {"Acosh", Op::Acosh},
+      {"Atanh", Op::Atanh},
+      {"Celu", Op::Celu},
+      {"Mish", Op::Mish},
+      {"Shrink", Op::Shrink},
+      {"BitwiseAnd", Op::BitwiseAnd},
+      {"BitwiseOr", Op::BitwiseOr},
+      {"BitwiseXor", Op::BitwiseXor},
+      {"BitwiseNot", Op::BitwiseNot},
+      {"BitShift", Op::BitShiftLeft},  // direction picks left or right
+  };
+  return ops;
+}
+
+Op elementwise_op_of(const Node& node) {
+  for (const auto& [name, op] : onnx_elementwise_ops()) {
+    if (node.op_type == name) return op;
+  }
+  throw ModelError(node.describe() + ": not an elementwise op");
+}
+
+Value run_kernel(const Node& node, OpContext& context, Op op, std::vector<Value> inputs,
                  const ElementwiseAttributes& attributes) {
-  const kernels::ElementwiseOp* op = kernels::find_elementwise_op(kernel_name);
   std::vector<Tensor> tensors;
   std::vector<Shape> shapes;
   std::vector<DType> dtypes;
@@ -29,7 +106,7 @@ Value run_kernel(const Node& node, OpContext& context, const std::string& kernel
     dtypes.push_back(v.dtype());
   }
   try {
-    const DType out_dtype = kernels::elementwise_result_dtype(*op, dtypes, attributes);
+    const DType out_dtype = kernels::elementwise_result_dtype(op, dtypes, attributes);
     Value out;
     const Shape out_shape = kernels::broadcast_shape(shapes);
     out.device = context.allocate(out_dtype, out_shape);
@@ -54,7 +131,7 @@ Value run_kernel(const Node& node, OpContext& context, const std::string& kernel
     }
     const int64_t rows = sliced_shape.empty() ? 0 : outer_slice_rows(context, sliced_shape[0], row_bytes);
     if (rows == 0) {
-      kernels::record_elementwise(context.kernels, context.recorder, *op, tensors, out_view, attributes);
+      record_elementwise(context, op, tensors, out_view, attributes);
       return out;
     }
     for (int64_t begin = 0; begin < sliced_shape[0]; begin += rows) {
@@ -64,8 +141,7 @@ Value run_kernel(const Node& node, OpContext& context, const std::string& kernel
         const bool sliced = t.rank() == static_cast<int64_t>(sliced_shape.size()) && t.shape()[0] == sliced_shape[0];
         slices.push_back(sliced ? t.slice_outer(begin, end) : t);
       }
-      kernels::record_elementwise(context.kernels, context.recorder, *op, slices, out_view.slice_outer(begin, end),
-                                  attributes);
+      record_elementwise(context, op, slices, out_view.slice_outer(begin, end), attributes);
     }
     return out;
   } catch (const std::invalid_argument& e) {
@@ -83,47 +159,53 @@ std::optional<float> host_scalar(const Node& node, const Value& v, const char* w
 
 std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   ElementwiseAttributes a;
-  std::string name = node.op_type;
-  if (name == "LeakyRelu") a.alpha = node.attribute_float("alpha", 0.01f);
-  if (name == "Elu") a.alpha = node.attribute_float("alpha", 1.0f);
-  if (name == "Selu") {
+  Op op = elementwise_op_of(node);
+  if (op == Op::LeakyRelu) a.alpha = node.attribute_float("alpha", 0.01f);
+  if (op == Op::Elu) a.alpha = node.attribute_float("alpha", 1.0f);
+  if (op == Op::Selu) {
     a.alpha = node.attribute_float("alpha", 1.67326319217681884765625f);
     a.beta = node.attribute_float("gamma", 1.05070102214813232421875f);
   }
-  if (name == "HardSigmoid") a.alpha = node.attribute_float("alpha", 0.2f), a.beta = node.attribute_float("beta", 0.5f);
-  if (name == "ThresholdedRelu") a.alpha = node.attribute_float("alpha", 1.0f);
-  if (name == "Celu") a.alpha = node.attribute_float("alpha", 1.0f);
-  if (name == "Shrink") a.alpha = node.attribute_float("lambd", 0.5f), a.beta = node.attribute_float("bias", 0.0f);
-  if (name == "BitShift") {
+  if (op == Op::HardSigmoid)
+    a.alpha = node.attribute_float("alpha", 0.2f), a.beta = node.attribute_float("beta", 0.5f);
+  if (op == Op::ThresholdedRelu) a.alpha = node.attribute_float("alpha", 1.0f);
+  if (op == Op::Celu) a.alpha = node.attribute_float("alpha", 1.0f);
+  if (op == Op::Shrink)
+    a.alpha = node.attribute_float("lambd", 0.5f), a.beta = node.attribute_float("bias", 0.0f);
+  if (node.op_type == "BitShift") {
     const std::string direction = node.attribute_string("direction", "");
     if (direction != "LEFT" && direction != "RIGHT") {
       throw ModelError(
           fmt::format("{}: direction must be \"LEFT\" or \"RIGHT\", got \"{}\"", node.describe(), direction));
     }
-    name = direction == "LEFT" ? "BitShiftLeft" : "BitShiftRight";
     // BitShift's types are uint8/16/32/64 only: an int32 input is a UINT16 carried in int32
     // (graph/onnx_data_type.h), shifted and wrapped to 16 bits.
-    if (inputs.at(0).dtype() == DType::i32) name += "16";
+    const bool uint16 = inputs.at(0).dtype() == DType::i32;
+    if (direction == "LEFT") {
+      op = uint16 ? Op::BitShiftLeft16 : Op::BitShiftLeft;
+    } else {
+      op = uint16 ? Op::BitShiftRight16 : Op::BitShiftRight;
+    }
   }
-  if (name == "IsInf") {
+  if (op == Op::IsInf) {
     a.alpha = node.attribute_int("detect_negative", 1) != 0 ? 1.0f : 0.0f;
     a.beta = node.attribute_int("detect_positive", 1) != 0 ? 1.0f : 0.0f;
   }
-  if (name == "Gelu") {
+  if (op == Op::Gelu) {
     const std::string approximate = node.attribute_string("approximate", "none");
     if (approximate == "tanh") {
-      name = "GeluTanh";
+      op = Op::GeluTanh;
     } else if (approximate != "none") {
       throw ModelError(fmt::format("{}: unsupported approximate='{}'", node.describe(), approximate));
     }
   }
   std::vector<Value> args = inputs;
-  if (name == "Mod") {
+  if (op == Op::Mod) {
     const int64_t fmod = node.attribute_int("fmod", 0);
     if (is_float(inputs.at(0).dtype()) && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
-    if (fmod == 1) name = "ModTruncated";
+    if (fmod == 1) op = Op::ModTruncated;
   }
-  if (name == "Pow" && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
+  if (op == Op::Pow && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
     // Pow's exponent may have another type (opset 12+); the result has the base's type.
     if (args[1].on_host()) {
       const HostTensor& e = args[1].host;
@@ -133,10 +215,10 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
     } else {
       ElementwiseAttributes to;
       to.to = args[0].dtype();
-      args[1] = run_kernel(node, context, "Cast", {args[1]}, to);
+      args[1] = run_kernel(node, context, Op::Cast, {args[1]}, to);
     }
   }
-  if (name == "Clip" && context.opset >= 11) {
+  if (op == Op::Clip && context.opset >= 11) {
     const Value none;
     const Value& low = inputs.size() > 1 ? inputs[1] : none;
     const Value& high = inputs.size() > 2 ? inputs[2] : none;
@@ -144,13 +226,13 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
     // bound would round int32 values above 2^24): Clip = Min(Max(x, min), max) in x's type.
     if ((low.defined() && !low.on_host()) || (high.defined() && !high.on_host()) || !is_float(inputs[0].dtype())) {
       Value v = inputs[0];
-      if (low.defined()) v = run_kernel(node, context, "Max", {v, low}, {});
-      if (high.defined()) v = run_kernel(node, context, "Min", {v, high}, {});
-      if (!low.defined() && !high.defined()) v = run_kernel(node, context, "Identity", {v}, {});
+      if (low.defined()) v = run_kernel(node, context, Op::Max, {v, low}, {});
+      if (high.defined()) v = run_kernel(node, context, Op::Min, {v, high}, {});
+      if (!low.defined() && !high.defined()) v = run_kernel(node, context, Op::Identity, {v}, {});
       return {v};
     }
   }
-  if (name == "Clip") {
+  if (op == Op::Clip) {
     if (context.opset < 11) {
       a.alpha = node.attribute_float("min", std::numeric_limits<float>::lowest());
       a.beta = node.attribute_float("max", std::numeric_limits<float>::max());
@@ -160,7 +242,7 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
     }
     args.resize(1);
   }
-  return {run_kernel(node, context, name, args, a)};
+  return {run_kernel(node, context, op, args, a)};
 }
 
 std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -171,7 +253,7 @@ std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<
   if (y.dtype() != *to) {
     ElementwiseAttributes a;
     a.to = *to;
-    y = run_kernel(node, context, "Cast", {y}, a);
+    y = run_kernel(node, context, Op::Cast, {y}, a);
   }
   // INT8 / INT16 / UINT16 are carried in int32: wrap to the narrow type as numpy's astype does.
   // Signed: (x * 2^(32-bits)) / 2^(32-bits), the product wrapping in i32 and the quotient exact.
@@ -182,9 +264,11 @@ std::vector<Value> cast(const Node& node, OpContext& context, const std::vector<
     v.host = HostTensor::from_int64(DType::i32, {}, {value});
     return v;
   };
-  if (!width->is_signed) return {run_kernel(node, context, "BitwiseAnd", {y, scalar((int64_t{1} << width->bits) - 1)}, {})};
+  if (!width->is_signed)
+    return {run_kernel(node, context, Op::BitwiseAnd, {y, scalar((int64_t{1} << width->bits) - 1)}, {})};
   const Value shift = scalar(int64_t{1} << (32 - width->bits));
-  return {run_kernel(node, context, "Div", {run_kernel(node, context, "Mul", {y, shift}, {}), shift}, {})};
+  return {
+      run_kernel(node, context, Op::Div, {run_kernel(node, context, Op::Mul, {y, shift}, {}), shift}, {})};
 }
 
 // CastLike: Cast to the type of the second input.
@@ -193,20 +277,22 @@ std::vector<Value> cast_like(const Node& node, OpContext& context, const std::ve
   if (inputs.at(0).dtype() == to) return {inputs[0]};
   ElementwiseAttributes a;
   a.to = to;
-  return {run_kernel(node, context, "Cast", {inputs[0]}, a)};
+  return {run_kernel(node, context, Op::Cast, {inputs[0]}, a)};
 }
 
 // Sum, Mean, Max, Min over any number of inputs: folded pairwise with broadcasting.
 std::vector<Value> variadic(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   if (inputs.empty()) throw ModelError(node.describe() + ": needs at least one input");
-  const std::string kernel = node.op_type == "Sum" || node.op_type == "Mean" ? "Add" : node.op_type;
+  const Op kernel = node.op_type == "Sum" || node.op_type == "Mean" ? Op::Add
+                    : node.op_type == "Max"                         ? Op::Max
+                                                                    : Op::Min;
   Value acc = inputs[0];
   for (size_t i = 1; i < inputs.size(); ++i) acc = run_kernel(node, context, kernel, {acc, inputs[i]}, {});
-  if (inputs.size() == 1) acc = run_kernel(node, context, "Identity", {acc}, {});
+  if (inputs.size() == 1) acc = run_kernel(node, context, Op::Identity, {acc}, {});
   if (node.op_type == "Mean" && inputs.size() > 1) {
     Value n;
     n.host = HostTensor::from_double(acc.dtype(), {}, {static_cast<double>(inputs.size())});
-    acc = run_kernel(node, context, "Div", {acc, n}, {});
+    acc = run_kernel(node, context, Op::Div, {acc, n}, {});
   }
   return {acc};
 }
@@ -216,14 +302,9 @@ std::vector<Value> identity(const Node&, OpContext&, const std::vector<Value>& i
 }  // namespace
 
 void register_elementwise_ops(std::vector<OpEntry>& ops) {
-  for (const char* name :
-       {"Relu", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf", "Gelu", "Sqrt", "Exp", "Log",
-        "Reciprocal", "Sin", "Cos", "Atan", "Floor", "Ceil", "Round", "Softplus", "Softsign", "Elu", "Selu",
-        "ThresholdedRelu", "Clip", "Abs", "Neg", "Sign", "Pow", "PRelu", "Add", "Sub", "Mul", "Div", "Mod", "Equal",
-        "Less", "LessOrEqual", "Greater", "GreaterOrEqual", "And", "Or", "Xor", "Not", "IsNaN", "IsInf", "Where",
-        "Tan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Celu", "Mish", "Shrink", "BitwiseAnd",
-        "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift"}) {
-    ops.push_back({"", name, 1, unary_or_binary, "elementwise kernel, f32/f16 (f32 math), numpy broadcasting"});
+  for (const auto& entry : onnx_elementwise_ops()) {
+    ops.push_back(
+        {"", entry.first, 1, unary_or_binary, "elementwise kernel, f32/f16 (f32 math), numpy broadcasting"});
   }
   ops.push_back({"", "Cast", 1, cast, "elementwise kernel; every pair of f32, f16, i32, i64, u8, bool"});
   ops.push_back({"", "CastLike", 15, cast_like, "as Cast, to the second input's type"});

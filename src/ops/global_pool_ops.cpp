@@ -4,6 +4,7 @@
 
 #include "graph/model_error.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -19,9 +20,8 @@ std::vector<Value> global_pool(const Node& node, OpContext& context, const std::
   Value y;
   y.device = context.allocate(x.dtype(), kernels::reduced_shape(x.shape(), axes, true));
   rethrow_naming_node(node, [&] {
-    kernels::record_reduce(context.kernels, context.recorder, context.pool,
-                           node.op_type == "GlobalMaxPool" ? kernels::ReduceOp::Max : kernels::ReduceOp::Mean,
-                           context.to_device(x), axes, y.device);
+    record_reduce(context, node.op_type == "GlobalMaxPool" ? kernels::ReduceOp::Max : kernels::ReduceOp::Mean,
+                  context.to_device(x), axes, y.device);
   });
   return {y};
 }

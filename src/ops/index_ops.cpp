@@ -11,6 +11,7 @@
 #include "kernels/reduce/arg_reduce.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/reduce/top_k.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -93,22 +94,19 @@ std::vector<Value> hardmax(const Node& node, OpContext& context, const std::vect
     position.host = HostTensor::from_int64(DType::i64, position_shape, positions);
     Tensor hit = context.allocate(DType::boolean, view);
     const std::vector<Tensor> compare = {index, context.to_device(position)};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Equal"),
-                                compare, hit);
+    record_elementwise(context, kernels::ElementwiseOp::Equal, compare, hit);
     kernels::ElementwiseAttributes to;
     to.to = x.dtype();
     const std::vector<Tensor> cast = {hit};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Cast"),
-                                cast, y.device.reshape(view), to);
+    record_elementwise(context, kernels::ElementwiseOp::Cast, cast, y.device.reshape(view), to);
   });
   return {y};
 }
 
-Tensor elementwise(OpContext& context, const char* op, const std::vector<Tensor>& inputs, DType dtype,
-                   const Shape& shape, const kernels::ElementwiseAttributes& attributes = {}) {
+Tensor elementwise(OpContext& context, kernels::ElementwiseOp op, const std::vector<Tensor>& inputs,
+                   DType dtype, const Shape& shape, const kernels::ElementwiseAttributes& attributes = {}) {
   Tensor out = context.allocate(dtype, shape);
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs,
-                              out, attributes);
+  record_elementwise(context, op, inputs, out, attributes);
   return out;
 }
 
@@ -141,23 +139,25 @@ std::vector<Value> one_hot(const Node& node, OpContext& context, const std::vect
     if (idx.dtype() != DType::i64) {
       kernels::ElementwiseAttributes to;
       to.to = DType::i64;
-      idx = elementwise(context, "Cast", {idx}, DType::i64, idx.shape(), to);
+      idx = elementwise(context, kernels::ElementwiseOp::Cast, {idx}, DType::i64, idx.shape(), to);
     }
     Value depth_value, zero, position;
     depth_value.host = HostTensor::from_int64(DType::i64, {}, {depth});
     zero.host = HostTensor::from_int64(DType::i64, {}, {0});
     position.host = HostTensor::from_int64(DType::i64, position_shape, positions);
-    const Tensor negative =
-        elementwise(context, "Less", {idx, context.to_device(zero)}, DType::boolean, idx.shape());
-    const Tensor wrapped =
-        elementwise(context, "Add", {idx, context.to_device(depth_value)}, DType::i64, idx.shape());
-    idx = elementwise(context, "Where", {negative, wrapped, idx}, DType::i64, idx.shape());
-    const Tensor hit = elementwise(context, "Equal", {idx.reshape(index_view), context.to_device(position)},
-                                   DType::boolean, out_shape);
+    const Tensor negative = elementwise(context, kernels::ElementwiseOp::Less, {idx, context.to_device(zero)},
+                                        DType::boolean, idx.shape());
+    const Tensor wrapped = elementwise(context, kernels::ElementwiseOp::Add,
+                                       {idx, context.to_device(depth_value)}, DType::i64, idx.shape());
+    idx = elementwise(context, kernels::ElementwiseOp::Where, {negative, wrapped, idx}, DType::i64,
+                      idx.shape());
+    const Tensor hit =
+        elementwise(context, kernels::ElementwiseOp::Equal,
+                    {idx.reshape(index_view), context.to_device(position)}, DType::boolean, out_shape);
     const Tensor v = context.to_device(values);
-    y.device =
-        elementwise(context, "Where", {hit, v.slice_outer(1, 2).reshape({}), v.slice_outer(0, 1).reshape({})},
-                    values.dtype(), out_shape);
+    y.device = elementwise(context, kernels::ElementwiseOp::Where,
+                           {hit, v.slice_outer(1, 2).reshape({}), v.slice_outer(0, 1).reshape({})},
+                           values.dtype(), out_shape);
   });
   return {y};
 }

@@ -12,6 +12,7 @@
 #include "graph/model_error.h"
 #include "kernels/layout/expand_tile.h"
 #include "kernels/layout/gather.h"
+#include "kernels/layout/layout_plan.h"
 #include "kernels/layout/pad.h"
 #include "kernels/layout/pool.h"
 #include "kernels/layout/resize.h"
@@ -20,6 +21,7 @@
 #include "kernels/layout/slice.h"
 #include "kernels/layout/transpose.h"
 #include "ops/enum_attribute.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
@@ -57,7 +59,9 @@ std::vector<Value> transpose(const Node& node, OpContext& context, const std::ve
       return;
     }
     y = device_output(context, x.dtype(), out_shape);
-    kernels::record_transpose(context.kernels, context.recorder, context.to_device(x), perm, y.device);
+    const Tensor input = context.to_device(x);
+    record_layout(context, kernels::LayoutProblem::transpose(x.shape(), x.dtype(), perm, y.device.shape()),
+                  std::span(&input, 1), std::span(&y.device, 1));
   });
   return {y};
 }
@@ -79,7 +83,9 @@ std::vector<Value> slice(const Node& node, OpContext& context, const std::vector
   rethrow_naming_node(node, [&] {
     const auto dims = kernels::plan_slice(x.shape(), starts, ends, axes, steps);
     y = device_output(context, x.dtype(), kernels::slice_output_shape(dims));
-    kernels::record_slice(context.kernels, context.recorder, context.to_device(x), dims, y.device);
+    const Tensor input = context.to_device(x);
+    record_layout(context, kernels::LayoutProblem::slice(x.shape(), x.dtype(), dims, y.device.shape()),
+                  std::span(&input, 1), std::span(&y.device, 1));
   });
   return {y};
 }
@@ -150,7 +156,10 @@ std::vector<Value> concat(const Node& node, OpContext& context, const std::vecto
   Value y = device_output(context, inputs[0].dtype(), out);
   rethrow_naming_node(node, [&] {
     auto record = [&](const Tensor& whole, std::span<const Tensor> parts, int64_t along) {
-      kernels::record_concat(context.kernels, context.recorder, parts, along, whole);
+      std::vector<Shape> shapes;
+      for (const Tensor& part : parts) shapes.push_back(part.shape());
+      record_layout(context, kernels::LayoutProblem::concat(shapes, whole.dtype(), along, whole.shape()),
+                    parts, std::span(&whole, 1));
     };
     if (!record_slabs_in_slices(context, y.device, tensors, axis, record)) record(y.device, tensors, axis);
   });
@@ -191,7 +200,10 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
   }
   rethrow_naming_node(node, [&] {
     auto record = [&](const Tensor& whole, std::span<const Tensor> parts, int64_t along) {
-      kernels::record_split(context.kernels, context.recorder, whole, along, parts);
+      std::vector<Shape> shapes;
+      for (const Tensor& part : parts) shapes.push_back(part.shape());
+      record_layout(context, kernels::LayoutProblem::split(whole.shape(), whole.dtype(), along, shapes),
+                    std::span(&whole, 1), parts);
     };
     const Tensor input = context.to_device(x);
     if (!record_slabs_in_slices(context, input, tensors, axis, record)) record(input, tensors, axis);
@@ -212,8 +224,7 @@ std::vector<Value> gather(const Node& node, OpContext& context, const std::vecto
     if (indices.on_host()) host = indices.host.to_int64();
     std::optional<std::span<const int64_t>> host_span;
     if (host) host_span = std::span<const int64_t>(*host);
-    kernels::record_gather(context.kernels, context.recorder, context.to_device(data),
-                           context.to_device(indices), axis, y.device, host_span);
+    record_gather(context, context.to_device(data), context.to_device(indices), axis, y.device, host_span);
   });
   return {y};
 }
@@ -257,7 +268,10 @@ std::vector<Value> pad(const Node& node, OpContext& context, const std::vector<V
   Value y;
   rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), kernels::pad_output_shape(x.shape(), pads));
-    kernels::record_pad(context.kernels, context.recorder, context.to_device(x), pads, mode, value, y.device);
+    const Tensor input = context.to_device(x);
+    record_layout(context,
+                  kernels::LayoutProblem::pad(x.shape(), x.dtype(), pads, mode, value, y.device.shape()),
+                  std::span(&input, 1), std::span(&y.device, 1));
   });
   return {y};
 }
@@ -268,7 +282,9 @@ std::vector<Value> expand(const Node& node, OpContext& context, const std::vecto
   Value y;
   rethrow_naming_node(node, [&] {
     y = device_output(context, x.dtype(), kernels::expand_output_shape(x.shape(), shape));
-    kernels::record_expand(context.kernels, context.recorder, context.to_device(x), y.device);
+    const Tensor input = context.to_device(x);
+    record_layout(context, kernels::LayoutProblem::expand(x.shape(), x.dtype(), y.device.shape()),
+                  std::span(&input, 1), std::span(&y.device, 1));
   });
   return {y};
 }
@@ -285,7 +301,9 @@ std::vector<Value> tile(const Node& node, OpContext& context, const std::vector<
   }
   Value y = device_output(context, x.dtype(), out);
   rethrow_naming_node(node, [&] {
-    kernels::record_tile(context.kernels, context.recorder, context.to_device(x), repeats, y.device);
+    const Tensor input = context.to_device(x);
+    record_layout(context, kernels::LayoutProblem::tile(x.shape(), x.dtype(), repeats, y.device.shape()),
+                  std::span(&input, 1), std::span(&y.device, 1));
   });
   return {y};
 }

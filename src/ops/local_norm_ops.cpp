@@ -10,17 +10,17 @@
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/layout/pool.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
 namespace {
 
-Tensor elementwise(OpContext& context, const char* op, const std::vector<Tensor>& inputs,
+Tensor elementwise(OpContext& context, kernels::ElementwiseOp op, const std::vector<Tensor>& inputs,
                    const Shape& shape) {
   Tensor out = context.allocate(inputs[0].dtype(), shape);
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs,
-                              out);
+  record_elementwise(context, op, inputs, out);
   return out;
 }
 
@@ -46,7 +46,7 @@ std::vector<Value> lrn(const Node& node, OpContext& context, const std::vector<V
   Value y;
   rethrow_naming_node(node, [&] {
     const Tensor input = context.to_device(x);
-    const Tensor squares = elementwise(context, "Mul", {input, input}, shape);
+    const Tensor squares = elementwise(context, kernels::ElementwiseOp::Mul, {input, input}, shape);
     kernels::Pool2dAttributes pool;
     pool.kind = kernels::PoolKind::Average;
     pool.kernel_h = size;
@@ -55,12 +55,13 @@ std::vector<Value> lrn(const Node& node, OpContext& context, const std::vector<V
     pool.count_include_pad = true;
     Tensor mean = context.allocate(x.dtype(), view);
     kernels::record_pool2d(context.kernels, context.recorder, squares.reshape(view), pool, mean);
-    const Tensor scaled =
-        elementwise(context, "Mul", {mean.reshape(shape), scalar(context, x.dtype(), alpha)}, shape);
-    const Tensor shifted = elementwise(context, "Add", {scaled, scalar(context, x.dtype(), bias)}, shape);
+    const Tensor scaled = elementwise(context, kernels::ElementwiseOp::Mul,
+                                      {mean.reshape(shape), scalar(context, x.dtype(), alpha)}, shape);
+    const Tensor shifted =
+        elementwise(context, kernels::ElementwiseOp::Add, {scaled, scalar(context, x.dtype(), bias)}, shape);
     const Tensor denominator =
-        elementwise(context, "Pow", {shifted, scalar(context, x.dtype(), beta)}, shape);
-    y.device = elementwise(context, "Div", {input, denominator}, shape);
+        elementwise(context, kernels::ElementwiseOp::Pow, {shifted, scalar(context, x.dtype(), beta)}, shape);
+    y.device = elementwise(context, kernels::ElementwiseOp::Div, {input, denominator}, shape);
   });
   return {y};
 }
@@ -81,20 +82,18 @@ std::vector<Value> mean_variance_normalization(const Node& node, OpContext& cont
   rethrow_naming_node(node, [&] {
     const Tensor input = context.to_device(x);
     Tensor mean = context.allocate(x.dtype(), kept);
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, input,
-                           axes, mean);
-    const Tensor centred = elementwise(context, "Sub", {input, mean}, shape);
+    record_reduce(context, kernels::ReduceOp::Mean, input, axes, mean);
+    const Tensor centred = elementwise(context, kernels::ElementwiseOp::Sub, {input, mean}, shape);
     Tensor variance = context.allocate(x.dtype(), kept);
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::SumSquare,
-                           centred, axes, variance);
+    record_reduce(context, kernels::ReduceOp::SumSquare, centred, axes, variance);
     int64_t count = 1;
     for (int64_t a : axes) count *= shape[a];
-    const Tensor mean_square =
-        elementwise(context, "Div", {variance, scalar(context, x.dtype(), double(count))}, kept);
-    const Tensor deviation = elementwise(context, "Sqrt", {mean_square}, kept);
-    const Tensor denominator =
-        elementwise(context, "Add", {deviation, scalar(context, x.dtype(), 1e-9)}, kept);
-    y.device = elementwise(context, "Div", {centred, denominator}, shape);
+    const Tensor mean_square = elementwise(context, kernels::ElementwiseOp::Div,
+                                           {variance, scalar(context, x.dtype(), double(count))}, kept);
+    const Tensor deviation = elementwise(context, kernels::ElementwiseOp::Sqrt, {mean_square}, kept);
+    const Tensor denominator = elementwise(context, kernels::ElementwiseOp::Add,
+                                           {deviation, scalar(context, x.dtype(), 1e-9)}, kept);
+    y.device = elementwise(context, kernels::ElementwiseOp::Div, {centred, denominator}, shape);
   });
   return {y};
 }

@@ -11,17 +11,17 @@
 #include "kernels/layout/gather_elements.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
 namespace {
 
-Tensor elementwise(OpContext& context, const char* op, const std::vector<Tensor>& inputs, DType dtype,
-                   const Shape& shape) {
+Tensor elementwise(OpContext& context, kernels::ElementwiseOp op, const std::vector<Tensor>& inputs,
+                   DType dtype, const Shape& shape) {
   Tensor out = context.allocate(dtype, shape);
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs,
-                              out);
+  record_elementwise(context, op, inputs, out);
   return out;
 }
 
@@ -29,8 +29,7 @@ Tensor sum_all(OpContext& context, const Tensor& x) {
   std::vector<int64_t> axes(x.shape().size());
   for (size_t d = 0; d < axes.size(); ++d) axes[d] = static_cast<int64_t>(d);
   Tensor out = context.allocate(x.dtype(), {});
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x, axes,
-                         out);
+  record_reduce(context, kernels::ReduceOp::Sum, x, axes, out);
   return out;
 }
 
@@ -70,28 +69,30 @@ Tensor nll(const Node& node, OpContext& context, const Tensor& log_prob, const V
   Tensor picked = context.allocate(dtype, picked_shape);
   kernels::record_gather_elements(context.kernels, context.recorder, log_prob, t.reshape(picked_shape), 1,
                                   picked);
-  Tensor loss = elementwise(context, "Neg", {picked.reshape(loss_shape)}, dtype, loss_shape);
+  Tensor loss =
+      elementwise(context, kernels::ElementwiseOp::Neg, {picked.reshape(loss_shape)}, dtype, loss_shape);
   Tensor w;  // the weight of each element (undefined: all 1)
   if (weight.defined()) {
     w = context.allocate(dtype, loss_shape);
-    kernels::record_gather(context.kernels, context.recorder, context.to_device(weight), t, 0, w);
+    record_gather(context, context.to_device(weight), t, 0, w);
   }
   if (has_ignore) {
-    const Tensor kept = elementwise(
-        context, "Not",
-        {elementwise(context, "Equal", {t, scalar(context, t.dtype(), ignore)}, DType::boolean, loss_shape)},
-        DType::boolean, loss_shape);
-    w = elementwise(context, "Where",
+    const Tensor kept =
+        elementwise(context, kernels::ElementwiseOp::Not,
+                    {elementwise(context, kernels::ElementwiseOp::Equal,
+                                 {t, scalar(context, t.dtype(), ignore)}, DType::boolean, loss_shape)},
+                    DType::boolean, loss_shape);
+    w = elementwise(context, kernels::ElementwiseOp::Where,
                     {kept, w.defined() ? w : scalar(context, dtype, 1.0), scalar(context, dtype, 0.0)}, dtype,
                     loss_shape);
   }
-  if (w.defined()) loss = elementwise(context, "Mul", {loss, w}, dtype, loss_shape);
+  if (w.defined()) loss = elementwise(context, kernels::ElementwiseOp::Mul, {loss, w}, dtype, loss_shape);
   if (reduction == "none") return loss;
   const Tensor total = sum_all(context, loss);
   if (reduction == "sum") return total;
   const Tensor count = w.defined() ? sum_all(context, w)
                                    : scalar(context, dtype, static_cast<double>(shape_numel(loss_shape)));
-  return elementwise(context, "Div", {total, count}, dtype, {});
+  return elementwise(context, kernels::ElementwiseOp::Div, {total, count}, dtype, {});
 }
 
 std::vector<Value> negative_log_likelihood(const Node& node, OpContext& context,
@@ -113,7 +114,7 @@ std::vector<Value> softmax_cross_entropy(const Node& node, OpContext& context,
   std::vector<Value> outputs(node.outputs.size());
   rethrow_naming_node(node, [&] {
     Tensor log_prob = context.allocate(scores.dtype(), scores.shape());
-    kernels::record_softmax(context.kernels, context.recorder, context.to_device(scores), 1, true, log_prob);
+    record_softmax(context, context.to_device(scores), 1, true, log_prob);
     outputs[0].device = nll(node, context, log_prob, inputs.at(1), input_or_empty(inputs, 2));
     if (outputs.size() > 1) outputs[1].device = log_prob;
   });

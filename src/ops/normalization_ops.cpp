@@ -10,6 +10,7 @@
 #include "kernels/norm/normalize_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
 
@@ -26,19 +27,19 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   Value y;
   y.device = context.allocate(x.dtype(), x.shape());
   try {
-    kernels::record_normalize(context.kernels, context.recorder, context.pool, context.to_device(x),
-                              optional_device(context, inputs, scale_input), optional_device(context, inputs, bias_input),
-                              y.device, spec);
+    record_normalize(context, context.to_device(x), optional_device(context, inputs, scale_input),
+                     optional_device(context, inputs, bias_input), y.device, spec);
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }
   return {y};
 }
 
-Value elementwise(OpContext& context, const char* op, std::vector<Tensor> inputs, const Shape& shape) {
+Value elementwise(OpContext& context, kernels::ElementwiseOp op, std::vector<Tensor> inputs,
+                  const Shape& shape) {
   Value out;
   out.device = context.allocate(inputs[0].dtype(), shape);
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs, out.device);
+  kernels::record_elementwise(context.kernels, context.recorder, op, inputs, out.device);
   return out;
 }
 
@@ -62,18 +63,20 @@ std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::v
   Value mean;
   mean.device = context.allocate(x.dtype(), stat_shape);
   kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, x, axes, mean.device);
-  const Value centered = elementwise(context, "Sub", {x, mean.device}, shape);
-  const Value squared = elementwise(context, "Mul", {centered.device, centered.device}, shape);
+  const Value centered = elementwise(context, kernels::ElementwiseOp::Sub, {x, mean.device}, shape);
+  const Value squared =
+      elementwise(context, kernels::ElementwiseOp::Mul, {centered.device, centered.device}, shape);
   Value variance;
   variance.device = context.allocate(x.dtype(), stat_shape);
   kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Mean, squared.device, axes,
                          variance.device);
   Value eps;
   eps.host = HostTensor::from_double(x.dtype(), {}, {epsilon});
-  const Value shifted = elementwise(context, "Add", {variance.device, context.to_device(eps)}, stat_shape);
-  const Value root = elementwise(context, "Sqrt", {shifted.device}, stat_shape);
+  const Value shifted = elementwise(context, kernels::ElementwiseOp::Add,
+                                    {variance.device, context.to_device(eps)}, stat_shape);
+  const Value root = elementwise(context, kernels::ElementwiseOp::Sqrt, {shifted.device}, stat_shape);
   outputs.push_back(mean);
-  outputs.push_back(elementwise(context, "Reciprocal", {root.device}, stat_shape));
+  outputs.push_back(elementwise(context, kernels::ElementwiseOp::Reciprocal, {root.device}, stat_shape));
   return outputs;
 }
 
@@ -108,12 +111,16 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     auto param = [&](size_t i) { return context.to_device(inputs[i]).reshape(param_shape); };
     Value eps;
     eps.host = HostTensor::from_double(x.dtype(), {}, {node.attribute_float("epsilon", 1e-5f)});
-    const Value shifted = elementwise(context, "Add", {param(4), context.to_device(eps)}, param_shape);
-    const Value root = elementwise(context, "Sqrt", {shifted.device}, param_shape);
-    const Value centered = elementwise(context, "Sub", {context.to_device(x), param(3)}, x.shape());
-    const Value scaled = elementwise(context, "Div", {centered.device, root.device}, x.shape());
-    const Value multiplied = elementwise(context, "Mul", {scaled.device, param(1)}, x.shape());
-    return {elementwise(context, "Add", {multiplied.device, param(2)}, x.shape())};
+    const Value shifted =
+        elementwise(context, kernels::ElementwiseOp::Add, {param(4), context.to_device(eps)}, param_shape);
+    const Value root = elementwise(context, kernels::ElementwiseOp::Sqrt, {shifted.device}, param_shape);
+    const Value centered =
+        elementwise(context, kernels::ElementwiseOp::Sub, {context.to_device(x), param(3)}, x.shape());
+    const Value scaled =
+        elementwise(context, kernels::ElementwiseOp::Div, {centered.device, root.device}, x.shape());
+    const Value multiplied =
+        elementwise(context, kernels::ElementwiseOp::Mul, {scaled.device, param(1)}, x.shape());
+    return {elementwise(context, kernels::ElementwiseOp::Add, {multiplied.device, param(2)}, x.shape())};
   }
   // Constant parameters (initializers, the usual case): folded and uploaded once per node, kept in
   // its state (folding and uploading every run cost a third of a millisecond of CPU per node).
@@ -127,10 +134,10 @@ std::vector<Value> batch_norm(const Node& node, OpContext& context, const std::v
     product.device = context.allocate(x.dtype(), x.shape());
     y.device = context.allocate(x.dtype(), x.shape());
     const Tensor mul_inputs[] = {context.to_device(x), a};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Mul"), mul_inputs,
+    kernels::record_elementwise(context.kernels, context.recorder, kernels::ElementwiseOp::Mul, mul_inputs,
                                 product.device);
     const Tensor add_inputs[] = {product.device, b};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Add"), add_inputs,
+    kernels::record_elementwise(context.kernels, context.recorder, kernels::ElementwiseOp::Add, add_inputs,
                                 y.device);
     return std::vector<Value>{y};
   };
@@ -177,12 +184,11 @@ std::vector<Value> softmax(const Node& node, OpContext& context, const std::vect
     const Tensor input = context.to_device(x);
     const int64_t rows = axis > 0 ? outer_slice_rows(context, x.shape()[0], input.device_bytes() / x.shape()[0]) : 0;
     if (rows == 0) {
-      kernels::record_softmax(context.kernels, context.recorder, input, axis, log, y.device);
+      record_softmax(context, input, axis, log, y.device);
     } else {  // larger than one binding: independent slices of the leading dim
       for (int64_t begin = 0; begin < x.shape()[0]; begin += rows) {
         const int64_t end = std::min(x.shape()[0], begin + rows);
-        kernels::record_softmax(context.kernels, context.recorder, input.slice_outer(begin, end), axis, log,
-                                y.device.slice_outer(begin, end));
+        record_softmax(context, input.slice_outer(begin, end), axis, log, y.device.slice_outer(begin, end));
       }
     }
   } else {
@@ -193,8 +199,7 @@ std::vector<Value> softmax(const Node& node, OpContext& context, const std::vect
     int64_t outer = 1;
     for (int64_t d = 0; d < axis; ++d) outer *= x.shape()[d];
     const Shape flat = {outer, shape_numel(x.shape()) / std::max<int64_t>(outer, 1)};
-    kernels::record_softmax(context.kernels, context.recorder, context.to_device(x).reshape(flat), 1, log,
-                            y.device.reshape(flat));
+    record_softmax(context, context.to_device(x).reshape(flat), 1, log, y.device.reshape(flat));
   }
   return {y};
 }

@@ -4,6 +4,7 @@
 
 #include "graph/model_error.h"
 #include "kernels/layout/transpose.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -15,8 +16,10 @@ Value transposed(const Node& node, OpContext& context, const Value& x, const Sha
   Value y;
   y.device = context.allocate(x.dtype(), out_shape);
   rethrow_naming_node(node, [&] {
-    kernels::record_transpose(context.kernels, context.recorder, context.to_device(x).reshape(view), perm,
-                              y.device.reshape(kernels::transpose_output_shape(view, perm)));
+    const Tensor input = context.to_device(x).reshape(view);
+    const Tensor output = y.device.reshape(kernels::transpose_output_shape(view, perm));
+    record_layout(context, kernels::LayoutProblem::transpose(view, x.dtype(), perm, output.shape()),
+                  std::span(&input, 1), std::span(&output, 1));
   });
   return y;
 }

@@ -7,14 +7,16 @@
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
 namespace onda::ops {
 namespace {
 
-void elementwise(OpContext& context, const char* op, std::vector<Tensor> inputs, const Tensor& out) {
-  kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op(op), inputs, out);
+void elementwise(OpContext& context, kernels::ElementwiseOp op, std::vector<Tensor> inputs,
+                 const Tensor& out) {
+  record_elementwise(context, op, inputs, out);
 }
 
 // ReduceLogSum = log(sum x); ReduceLogSumExp = m + log(sum exp(x - m)) with m the maximum over the
@@ -25,19 +27,19 @@ void record_log_sum(OpContext& context, const Tensor& x, const std::vector<int64
   Tensor sum = context.allocate(x.dtype(), kept);
   const Tensor out = y.reshape(kept);
   if (!of_exp) {
-    kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, x, axes, sum);
-    return elementwise(context, "Log", {sum}, out);
+    record_reduce(context, kernels::ReduceOp::Sum, x, axes, sum);
+    return elementwise(context, kernels::ElementwiseOp::Log, {sum}, out);
   }
   Tensor max = context.allocate(x.dtype(), kept);
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Max, x, axes, max);
+  record_reduce(context, kernels::ReduceOp::Max, x, axes, max);
   Tensor shifted = context.allocate(x.dtype(), x.shape());
   Tensor exps = context.allocate(x.dtype(), x.shape());
-  elementwise(context, "Sub", {x, max}, shifted);
-  elementwise(context, "Exp", {shifted}, exps);
-  kernels::record_reduce(context.kernels, context.recorder, context.pool, kernels::ReduceOp::Sum, exps, axes, sum);
+  elementwise(context, kernels::ElementwiseOp::Sub, {x, max}, shifted);
+  elementwise(context, kernels::ElementwiseOp::Exp, {shifted}, exps);
+  record_reduce(context, kernels::ReduceOp::Sum, exps, axes, sum);
   Tensor log_sum = context.allocate(x.dtype(), kept);
-  elementwise(context, "Log", {sum}, log_sum);
-  elementwise(context, "Add", {log_sum, max}, out);
+  elementwise(context, kernels::ElementwiseOp::Log, {sum}, log_sum);
+  elementwise(context, kernels::ElementwiseOp::Add, {log_sum, max}, out);
 }
 
 std::vector<Value> reduce(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -71,8 +73,7 @@ std::vector<Value> reduce(const Node& node, OpContext& context, const std::vecto
     if (node.op_type == "ReduceLogSum" || node.op_type == "ReduceLogSumExp") {
       record_log_sum(context, context.to_device(x), axes, node.op_type == "ReduceLogSumExp", y.device);
     } else {
-      kernels::record_reduce(context.kernels, context.recorder, context.pool,
-                             reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
+      record_reduce(context, reduce_op_from_onnx(node.op_type), context.to_device(x), axes, y.device);
     }
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

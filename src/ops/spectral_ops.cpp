@@ -27,9 +27,7 @@ const fft::FftKernel& kernel_for(OpContext& context, const fft::FftDescription& 
   auto s = std::static_pointer_cast<SpectralState>(state);
   const std::string key = d.summary();
   if (!s->kernel || s->key != key) {
-    s->kernel = std::make_unique<fft::FftKernel>(context.kernels.gpu, context.persistent_pool,
-                                                 context.kernels.pipelines, d, std::nullopt,
-                                                 context.kernels.tuning.fft);
+    s->kernel = std::make_unique<fft::FftKernel>(context.kernels, context.persistent_pool, d);
     s->key = key;
   }
   return *s->kernel;

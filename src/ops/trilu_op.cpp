@@ -6,6 +6,7 @@
 
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "ops/kernel_plans.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
 
@@ -39,8 +40,7 @@ std::vector<Value> trilu(const Node& node, OpContext& context, const std::vector
   rethrow_naming_node(node, [&] {
     const std::vector<Tensor> args = {context.to_device(condition), context.to_device(x),
                                       context.to_device(zero)};
-    kernels::record_elementwise(context.kernels, context.recorder, *kernels::find_elementwise_op("Where"),
-                                args, y.device);
+    record_elementwise(context, kernels::ElementwiseOp::Where, args, y.device);
   });
   return {y};
 }

@@ -38,6 +38,45 @@ void append(std::vector<float>& table, const std::vector<ComplexDouble>& values)
 
 // The limits a plan is made for: the unrolled path may split whole passes' exchanges
 // (FftDeviceLimits::split_exchange).
+// The uniforms every pass shares, from the plan (the tensors' offsets and the pass fields aside).
+PassUniforms plan_uniforms(const FftPlan& plan, uint64_t split_twiddle_offset) {
+  const FftDescription& d = plan.description;
+  PassUniforms u{};
+  u.inner_count = static_cast<uint32_t>(d.inner_count);
+  u.input_length = static_cast<uint32_t>(d.input_samples());
+  u.length = static_cast<uint32_t>(d.length);
+  u.half_length = static_cast<uint32_t>(d.length / 2);
+  u.fft_length = static_cast<uint32_t>(plan.fft_length);
+  u.chirp_offset = static_cast<uint32_t>(plan.fft_length);
+  u.kernel_offset = static_cast<uint32_t>(plan.fft_length + d.length);
+  u.in_outer_stride = static_cast<uint32_t>(d.input.outer_stride);
+  u.in_inner_stride = static_cast<uint32_t>(d.input.inner_stride);
+  u.in_axis_stride = static_cast<uint32_t>(d.input.axis_stride);
+  u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
+  u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
+  u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
+  const UserKinds kinds = user_kinds(plan);
+  u.input_kind = kinds.input;
+  u.output_kind = kinds.output;
+  u.real_offset = static_cast<uint32_t>(plan.fft_length);
+  u.split_twiddle_offset = static_cast<uint32_t>(split_twiddle_offset);
+  u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
+  u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
+  return u;
+}
+
+// The fields of one pass over `transforms` transforms.
+void set_pass_uniforms(PassUniforms& u, const StockhamPassPlan& pass, int64_t transforms) {
+  u.transform_count = static_cast<uint32_t>(transforms);
+  u.pass_length = static_cast<uint32_t>(pass.length);
+  u.other_factor = static_cast<uint32_t>(pass.other_factor);
+  u.stage_count = static_cast<uint32_t>(pass.radices.size());
+  u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
+  u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
+  std::fill(std::begin(u.radices), std::end(u.radices), 0u);
+  std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
+}
+
 FftDeviceLimits planning_limits(const gpu::Context& context, const std::optional<FftDeviceLimits>& limits,
                                 FftCodePath code_path) {
   FftDeviceLimits device = limits ? *limits : fft_device_limits(context);
@@ -98,6 +137,10 @@ FftKernel::FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::Pipeline
   if (plan_.needs_spectrum) spectrum_ = pool.acquire(scratch_bytes_);
 }
 
+FftKernel::FftKernel(const KernelContext& kc, gpu::BufferPool& pool, const FftDescription& description,
+                     const std::optional<FftDeviceLimits>& limits)
+    : FftKernel(kc.gpu, pool, kc.pipelines, description, limits, kc.tuning.fft) {}
+
 std::vector<FftKernel::CompiledPass> FftKernel::compile_passes(bool vec2_io) const {
   std::vector<CompiledPass> passes;
   for (size_t i = 0; i < plan_.passes.size(); ++i) {
@@ -131,8 +174,7 @@ void FftKernel::check_tensor(const Tensor& tensor, const FftLayout& layout, int6
   }
 }
 
-void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
-                       const Tensor* window) const {
+void FftKernel::check_tensors(const Tensor& input, const Tensor& output, const Tensor* window) const {
   const FftDescription& d = plan_.description;
   check_tensor(input, d.input, d.input_samples(), d.input_is_real(), "input");
   check_tensor(output, d.output, d.output_samples(), d.output_is_real(), "output");
@@ -153,77 +195,63 @@ void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, cons
     throw std::invalid_argument(
         fmt::format("FFT {}: input and output share a buffer (in-place is not supported)", d.summary()));
   }
-  PassUniforms u{};
-  u.inner_count = static_cast<uint32_t>(d.inner_count);
-  u.input_length = static_cast<uint32_t>(d.input_samples());
-  u.length = static_cast<uint32_t>(d.length);
-  u.half_length = static_cast<uint32_t>(d.length / 2);
-  u.fft_length = static_cast<uint32_t>(plan_.fft_length);
-  u.chirp_offset = static_cast<uint32_t>(plan_.fft_length);
-  u.kernel_offset = static_cast<uint32_t>(plan_.fft_length + d.length);
-  u.in_offset = static_cast<uint32_t>(d.input.offset + input.element_offset(context_));
-  u.in_outer_stride = static_cast<uint32_t>(d.input.outer_stride);
-  u.in_inner_stride = static_cast<uint32_t>(d.input.inner_stride);
-  u.in_axis_stride = static_cast<uint32_t>(d.input.axis_stride);
-  u.out_offset = static_cast<uint32_t>(d.output.offset + output.element_offset(context_));
-  u.out_outer_stride = static_cast<uint32_t>(d.output.outer_stride);
-  u.out_inner_stride = static_cast<uint32_t>(d.output.inner_stride);
-  u.out_axis_stride = static_cast<uint32_t>(d.output.axis_stride);
-  const UserKinds kinds = user_kinds(plan_);
-  u.input_kind = kinds.input;
-  u.output_kind = kinds.output;
-  u.real_offset = static_cast<uint32_t>(plan_.fft_length);
-  u.split_twiddle_offset = static_cast<uint32_t>(split_twiddle_offset_);
-  u.window_offset = window ? window->element_offset(context_) : 0;
-  u.conjugate = d.direction == FftDirection::inverse ? -1.0f : 1.0f;
-  u.scale = d.normalize ? static_cast<float>(1.0 / static_cast<double>(d.length)) : 1.0f;
+}
 
-  const bool vec2 = vec2_io_ && u.in_offset % 2 == 0 && u.out_offset % 2 == 0;
+std::vector<gpu::BufferBinding> FftKernel::bindings_for(const std::vector<PassBinding>& roles,
+                                                        const Tensor& input, const Tensor& output,
+                                                        const Tensor* window) const {
+  std::vector<gpu::BufferBinding> bindings;
+  for (PassBinding role : roles) {
+    switch (role) {
+      case PassBinding::user_input:
+        bindings.push_back(input.binding(context_));
+        break;
+      case PassBinding::window:
+        bindings.push_back(window->binding(context_));
+        break;
+      case PassBinding::user_output:
+        bindings.push_back(output.binding(context_));
+        break;
+      case PassBinding::spectrum:
+        bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
+        break;
+      case PassBinding::stage_scratch:
+        bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
+        break;
+      case PassBinding::tables:
+        bindings.push_back({tables_->buffer(), 0, tables_bytes_});
+        break;
+    }
+  }
+  return bindings;
+}
+
+// One dispatch per pass and chunk of outer transforms (plan_.outer_per_chunk: the scratch buffers
+// hold one chunk).
+void FftKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+                       const Tensor* window) const {
+  check_tensors(input, output, window);
+  const FftDescription& d = plan_.description;
+  PassUniforms u = plan_uniforms(plan_, split_twiddle_offset_);
+  const uint32_t in_offset = static_cast<uint32_t>(d.input.offset + input.element_offset(context_));
+  const uint32_t out_offset = static_cast<uint32_t>(d.output.offset + output.element_offset(context_));
+  u.window_offset = window ? window->element_offset(context_) : 0;
+
+  const bool vec2 = vec2_io_ && in_offset % 2 == 0 && out_offset % 2 == 0;
   if (!vec2 && vec2_io_ && scalar_passes_.empty()) scalar_passes_ = compile_passes(false);
   const std::vector<CompiledPass>& passes = vec2 || !vec2_io_ ? passes_ : scalar_passes_;
-  const uint32_t in_offset = u.in_offset, out_offset = u.out_offset;
   for (int64_t outer = 0; outer < d.outer_count; outer += plan_.outer_per_chunk) {
     const int64_t chunk_outer = std::min(plan_.outer_per_chunk, d.outer_count - outer);
     u.in_offset = static_cast<uint32_t>(in_offset + outer * d.input.outer_stride);
     u.out_offset = static_cast<uint32_t>(out_offset + outer * d.output.outer_stride);
     for (size_t i = 0; i < passes.size(); ++i) {
       const StockhamPassPlan& pass = plan_.passes[i];
-      std::vector<gpu::BufferBinding> bindings;
-      for (PassBinding role : passes[i].bindings) {
-        switch (role) {
-          case PassBinding::user_input:
-            bindings.push_back(input.binding(context_));
-            break;
-          case PassBinding::window:
-            bindings.push_back(window->binding(context_));
-            break;
-          case PassBinding::user_output:
-            bindings.push_back(output.binding(context_));
-            break;
-          case PassBinding::spectrum:
-            bindings.push_back({spectrum_->buffer(), 0, scratch_bytes_});
-            break;
-          case PassBinding::stage_scratch:
-            bindings.push_back({stage_scratch_->buffer(), 0, scratch_bytes_});
-            break;
-          case PassBinding::tables:
-            bindings.push_back({tables_->buffer(), 0, tables_bytes_});
-            break;
-        }
-      }
       const int64_t transforms = chunk_outer * d.inner_count * pass.transforms_per_sequence();
-      u.transform_count = static_cast<uint32_t>(transforms);
-      u.pass_length = static_cast<uint32_t>(pass.length);
-      u.other_factor = static_cast<uint32_t>(pass.other_factor);
-      u.stage_count = static_cast<uint32_t>(pass.radices.size());
-      u.threads_per_transform = static_cast<uint32_t>(pass.threads_per_transform);
-      u.transforms_per_workgroup = static_cast<uint32_t>(pass.transforms_per_workgroup);
-      std::fill(std::begin(u.radices), std::end(u.radices), 0u);
-      std::copy(pass.radices.begin(), pass.radices.end(), std::begin(u.radices));
+      set_pass_uniforms(u, pass, transforms);
       const int64_t groups = (transforms + pass.transforms_per_workgroup - 1) / pass.transforms_per_workgroup;
       const int64_t workgroups = (groups + pass.group_iterations - 1) / pass.group_iterations;
-      recorder.dispatch(passes[i].pipeline, bindings, &u, sizeof(u),
-                        gpu::split_workgroups(workgroups, context_.limits()),
+      recorder.dispatch(passes[i].pipeline, bindings_for(passes[i].bindings, input, output, window), &u,
+                        sizeof(u), gpu::split_workgroups(workgroups, context_.limits()),
                         fmt::format("fft L={} pass {}", pass.length, i));
     }
   }

@@ -18,6 +18,7 @@
 #include "kernels/fft/fft_plan.h"
 #include "kernels/fft/fft_tuning.h"
 #include "kernels/fft/stockham_codegen.h"
+#include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::fft {
@@ -36,6 +37,11 @@ class FftKernel {
   FftKernel(gpu::Context& context, gpu::BufferPool& pool, gpu::PipelineCache& pipelines,
             const FftDescription& description, const std::optional<FftDeviceLimits>& limits = std::nullopt,
             const FftTuning& tuning = {});
+  // The same from a KernelContext: its device, pipeline cache and FFT tuning; the tables and scratch
+  // buffers from `pool` (an op keeps the kernel across runs, so a pool nothing is released to
+  // during a run).
+  FftKernel(const KernelContext& kc, gpu::BufferPool& pool, const FftDescription& description,
+            const std::optional<FftDeviceLimits>& limits = std::nullopt);
 
   const FftPlan& plan() const { return plan_; }
   // Whether user tensors are read and written as vec2 where their offsets allow (vec2_user_io).
@@ -57,6 +63,9 @@ class FftKernel {
                     const char* which) const;
 
   std::vector<CompiledPass> compile_passes(bool vec2_io) const;
+  void check_tensors(const Tensor& input, const Tensor& output, const Tensor* window) const;
+  std::vector<gpu::BufferBinding> bindings_for(const std::vector<PassBinding>& roles, const Tensor& input,
+                                               const Tensor& output, const Tensor* window) const;
 
   gpu::Context& context_;
   gpu::PipelineCache& pipelines_;

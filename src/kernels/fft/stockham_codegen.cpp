@@ -89,76 +89,93 @@ bool vec2_user_io(const FftPlan& plan) {
          fits(d.output, d.domain == FftDomain::complex_to_real) && !plan.passes.empty() && plan.passes.front().unrolled;
 }
 
-GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io) {
-  // Generic passes: only what changes the code enters the text; lengths, radices and strides are
-  // uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
-  const StockhamPassPlan& pass = plan.passes.at(pass_index);
-  const FftDescription& d = plan.description;
-  const bool convolve = pass.shape == PassShape::rows_convolve;
-  const bool columns_out = pass.shape == PassShape::columns_out;
-  const bool inner_columns = pass.shape == PassShape::inner_columns;
-  const bool inner_rows = pass.shape == PassShape::inner_rows;
-  const bool reads_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::columns;
-  const bool writes_sequence =
-      pass.shape == PassShape::whole || pass.shape == PassShape::rows || columns_out || inner_rows;
-  const bool user_input = reads_sequence && pass.source != SequenceSource::spectrum_product;
-  const bool user_output = writes_sequence && pass.sink != SequenceSink::spectrum;
-  const bool spectrum = (reads_sequence && pass.source == SequenceSource::spectrum_product) ||
-                        (writes_sequence && pass.sink == SequenceSink::spectrum) || convolve || columns_out ||
-                        inner_columns || inner_rows;
-  const bool stage =
-      pass.shape == PassShape::columns || pass.shape == PassShape::rows || convolve || inner_columns;
+namespace {
 
-  GeneratedPass generated;
-  TemplateValues values;
+// What a pass reads and writes, from its shape and its sequence source and sink.
+struct PassRoles {
+  bool convolve, columns_out, inner_columns, inner_rows;
+  bool reads_sequence, writes_sequence;
+  bool user_input, user_output, spectrum, stage;
+  bool real_split;  // writes the caller's bins of a packed real forward FFT, splitting them
+};
+
+PassRoles roles_of(const FftPlan& plan, const StockhamPassPlan& pass) {
+  PassRoles r;
+  r.convolve = pass.shape == PassShape::rows_convolve;
+  r.columns_out = pass.shape == PassShape::columns_out;
+  r.inner_columns = pass.shape == PassShape::inner_columns;
+  r.inner_rows = pass.shape == PassShape::inner_rows;
+  r.reads_sequence = pass.shape == PassShape::whole || pass.shape == PassShape::columns;
+  r.writes_sequence =
+      pass.shape == PassShape::whole || pass.shape == PassShape::rows || r.columns_out || r.inner_rows;
+  r.user_input = r.reads_sequence && pass.source != SequenceSource::spectrum_product;
+  r.user_output = r.writes_sequence && pass.sink != SequenceSink::spectrum;
+  r.spectrum = (r.reads_sequence && pass.source == SequenceSource::spectrum_product) ||
+               (r.writes_sequence && pass.sink == SequenceSink::spectrum) || r.convolve || r.columns_out ||
+               r.inner_columns || r.inner_rows;
+  r.stage =
+      pass.shape == PassShape::columns || pass.shape == PassShape::rows || r.convolve || r.inner_columns;
+  // The pass that writes the caller's bins of a packed real forward FFT splits them (whole or rows).
+  r.real_split = plan.real_packed && plan.description.domain == FftDomain::real_to_complex &&
+                 (pass.shape == PassShape::whole || pass.shape == PassShape::rows);
+  return r;
+}
+
+// Binding numbers in the template and the buffers the pass binds, in order.
+void bind_buffers(const PassRoles& r, bool windowed, TemplateValues& values, GeneratedPass& generated) {
   auto bind = [&](PassBinding binding, const char* name, bool used) {
     values[name] = std::to_string(generated.bindings.size());
     if (used) generated.bindings.push_back(binding);
   };
-  bind(PassBinding::user_input, "INPUT_BINDING", user_input);
-  bind(PassBinding::window, "WINDOW_BINDING", user_input && d.windowed);
-  bind(PassBinding::spectrum, "SPECTRUM_BINDING", spectrum);
-  bind(PassBinding::stage_scratch, "STAGE_BINDING", stage);
-  bind(PassBinding::user_output, "OUTPUT_BINDING", user_output);
+  bind(PassBinding::user_input, "INPUT_BINDING", r.user_input);
+  bind(PassBinding::window, "WINDOW_BINDING", r.user_input && windowed);
+  bind(PassBinding::spectrum, "SPECTRUM_BINDING", r.spectrum);
+  bind(PassBinding::stage_scratch, "STAGE_BINDING", r.stage);
+  bind(PassBinding::user_output, "OUTPUT_BINDING", r.user_output);
   bind(PassBinding::tables, "TABLES_BINDING", true);
   values["PARAMS_BINDING"] = std::to_string(generated.bindings.size());
+}
 
+// The template's switches: where the sequence comes from and goes, the pass shape, the exchange.
+void set_flags(const FftPlan& plan, const StockhamPassPlan& pass, const PassRoles& r, bool vec2_io,
+               TemplateValues& values) {
+  const FftDescription& d = plan.description;
   auto flag = [&](const char* name, bool on) { values[name] = std::string(1, on ? '1' : '0'); };
-  flag("USER_INPUT", user_input);
-  flag("WINDOWED", user_input && d.windowed);
-  flag("USER_OUTPUT", user_output);
+  flag("USER_INPUT", r.user_input);
+  flag("WINDOWED", r.user_input && d.windowed);
+  flag("USER_OUTPUT", r.user_output);
   flag("INPUT_F16", d.dtype == DType::f16);
   flag("OUTPUT_F16", d.dtype == DType::f16);
   flag("IO_VEC2", vec2_io);
-  flag("SOURCE_USER", reads_sequence && pass.source == SequenceSource::user_input);
-  flag("SOURCE_CHIRP", reads_sequence && pass.source == SequenceSource::chirp_input);
-  flag("SOURCE_PRODUCT", reads_sequence && pass.source == SequenceSource::spectrum_product);
-  flag("SINK_USER", writes_sequence && pass.sink == SequenceSink::user_output);
-  flag("SINK_SPECTRUM", writes_sequence && pass.sink == SequenceSink::spectrum);
-  flag("SINK_BLUESTEIN", writes_sequence && pass.sink == SequenceSink::bluestein_output);
-  // The pass that writes the caller's bins of a packed real forward FFT splits them (whole or rows).
-  const bool real_split = plan.real_packed && d.domain == FftDomain::real_to_complex &&
-                          (pass.shape == PassShape::whole || pass.shape == PassShape::rows);
-  flag("REAL_SPLIT", real_split);
-  values["REAL_SPLIT_WGSL"] = real_split ? "true" : "false";
+  flag("SOURCE_USER", r.reads_sequence && pass.source == SequenceSource::user_input);
+  flag("SOURCE_CHIRP", r.reads_sequence && pass.source == SequenceSource::chirp_input);
+  flag("SOURCE_PRODUCT", r.reads_sequence && pass.source == SequenceSource::spectrum_product);
+  flag("SINK_USER", r.writes_sequence && pass.sink == SequenceSink::user_output);
+  flag("SINK_SPECTRUM", r.writes_sequence && pass.sink == SequenceSink::spectrum);
+  flag("SINK_BLUESTEIN", r.writes_sequence && pass.sink == SequenceSink::bluestein_output);
+  flag("REAL_SPLIT", r.real_split);
+  values["REAL_SPLIT_WGSL"] = r.real_split ? "true" : "false";
   flag("SHAPE_WHOLE", pass.shape == PassShape::whole);
   flag("SHAPE_COLUMNS", pass.shape == PassShape::columns);
   flag("SHAPE_ROWS", pass.shape == PassShape::rows);
   flag("PAIRED_ROWS", pass.paired_rows);
-  flag("SHAPE_ROWS_CONVOLVE", convolve);
+  flag("SHAPE_ROWS_CONVOLVE", r.convolve);
   flag("WHOLE_CONVOLVE", pass.convolve_in_workgroup);
-  flag("SHAPE_COLUMNS_OUT", columns_out);
-  flag("SHAPE_INNER_COLUMNS", inner_columns);
-  flag("SHAPE_INNER_ROWS", inner_rows);
-  flag("FOUR_STEP_TWIDDLE", pass.shape == PassShape::columns || convolve || inner_columns);
+  flag("SHAPE_COLUMNS_OUT", r.columns_out);
+  flag("SHAPE_INNER_COLUMNS", r.inner_columns);
+  flag("SHAPE_INNER_ROWS", r.inner_rows);
+  flag("FOUR_STEP_TWIDDLE", pass.shape == PassShape::columns || r.convolve || r.inner_columns);
   values["SPLIT_TWIDDLE_LOW"] = std::to_string(kSplitTwiddleLow);
-
   values["EXCHANGE_LENGTH"] = std::to_string(pass.exchange_length);
   values["EXCHANGE_TYPE"] = pass.split_exchange ? "f32" : "vec2<f32>";
   values["WORKGROUP_SIZE"] = std::to_string(pass.workgroup_size);
   values["MAX_REGISTERS"] = std::to_string(pass.max_registers);
-  const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);
   flag("UNROLLED", pass.unrolled);
+}
+
+// The butterflies and, for an unrolled pass, its whole `fn main`.
+void set_code(const FftPlan& plan, const StockhamPassPlan& pass, bool real_split, TemplateValues& values) {
+  const std::string odd = odd_radix_butterfly(3) + odd_radix_butterfly(5) + odd_radix_butterfly(7);
   // Unrolled passes inline load/store at every register: constant kinds let the shader compiler drop
   // the other kinds' code before it multiplies (lavapipe compile time).
   const UserKinds kinds = user_kinds(plan);
@@ -170,6 +187,20 @@ GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, boo
   } else {
     values["BUTTERFLIES"] = odd + butterfly_dispatch(pass.max_registers);
   }
+}
+
+}  // namespace
+
+// Generic passes: only what changes the code enters the text; lengths, radices and strides are
+// uniforms. Unrolled passes (stockham_unrolled.h) also bake in the length, radices and thread shape.
+GeneratedPass generate_stockham_pass(const FftPlan& plan, size_t pass_index, bool vec2_io) {
+  const StockhamPassPlan& pass = plan.passes.at(pass_index);
+  const PassRoles roles = roles_of(plan, pass);
+  GeneratedPass generated;
+  TemplateValues values;
+  bind_buffers(roles, plan.description.windowed, values, generated);
+  set_flags(plan, pass, roles, vec2_io, values);
+  set_code(plan, pass, roles.real_split, values);
   generated.wgsl = render_shader("fft/stockham_pass.wgsl", values);
   return generated;
 }

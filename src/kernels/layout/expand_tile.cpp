@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "kernels/layout/index_map.h"
+#include "kernels/layout/layout_plan.h"
 
 namespace onda::kernels {
 
@@ -23,10 +24,7 @@ Shape expand_output_shape(const Shape& input, std::span<const int64_t> shape) {
   return out;
 }
 
-void record_expand(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                   const Tensor& output) {
-  const Shape& in = input.shape();
-  const Shape& out = output.shape();
+IndexMap expand_map(const Shape& in, const Shape& out) {
   if (in.size() > out.size()) {
     throw std::invalid_argument(
         fmt::format("Expand: output {} has lower rank than input {}", shape_string(out), shape_string(in)));
@@ -49,12 +47,10 @@ void record_expand(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
     }
     map.dims.push_back(m);
   }
-  record_index_map(kc, recorder, input, output, std::move(map), "Expand");
+  return map;
 }
 
-void record_tile(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                 std::span<const int64_t> repeats, const Tensor& output) {
-  const Shape& in = input.shape();
+IndexMap tile_map(const Shape& in, std::span<const int64_t> repeats, const Shape& output) {
   if (repeats.size() != in.size()) {
     throw std::invalid_argument(
         fmt::format("Tile: {} repeats for input {}", repeats.size(), shape_string(in)));
@@ -65,9 +61,9 @@ void record_tile(const KernelContext& kc, gpu::CommandRecorder& recorder, const 
       throw std::invalid_argument(fmt::format("Tile: negative repeat {} on dim {}", repeats[d], d));
     expected[d] = in[d] * repeats[d];
   }
-  if (output.shape() != expected) {
+  if (output != expected) {
     throw std::invalid_argument(
-        fmt::format("Tile: output must be {}, got {}", shape_string(expected), shape_string(output.shape())));
+        fmt::format("Tile: output must be {}, got {}", shape_string(expected), shape_string(output)));
   }
   const auto in_strides = contiguous_strides(in);
   const auto out_strides = contiguous_strides(expected);
@@ -76,7 +72,21 @@ void record_tile(const KernelContext& kc, gpu::CommandRecorder& recorder, const 
   map.boundary = Boundary::Wrap;
   for (size_t d = 0; d < in.size(); ++d)
     map.dims.push_back({expected[d], out_strides[d], 0, 1, in[d], in_strides[d]});
-  record_index_map(kc, recorder, input, output, std::move(map), "Tile");
+  return map;
+}
+
+void record_expand(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                   const Tensor& output) {
+  const LayoutPlan plan(kc, LayoutProblem::expand(input.shape(), input.dtype(), output.shape()));
+  require_same_dtype("Expand", input, output);
+  plan.record(recorder, std::span(&input, 1), std::span(&output, 1));
+}
+
+void record_tile(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                 std::span<const int64_t> repeats, const Tensor& output) {
+  const LayoutPlan plan(kc, LayoutProblem::tile(input.shape(), input.dtype(), repeats, output.shape()));
+  require_same_dtype("Tile", input, output);
+  plan.record(recorder, std::span(&input, 1), std::span(&output, 1));
 }
 
 }  // namespace onda::kernels

@@ -90,70 +90,6 @@ int32_t checked_i32(int64_t v, const std::string& name) {
   return static_cast<int32_t>(v);
 }
 
-}  // namespace
-
-namespace {
-
-// One dispatch over the region of `map` (simplified, at most kMaxRank dims), the input and output
-// bound as `in` and `out`: map.in_base and map.out_base are flat indices of the tensors.
-void dispatch_region(const KernelContext& kc, gpu::CommandRecorder& recorder, const ElementWindow& in,
-                     const ElementWindow& out, const IndexMap& map, bool half, const std::string& name) {
-  int64_t count = 1;
-  for (const auto& d : map.dims) count *= d.size;
-  IndexMapUniforms u{};
-  u.rank = static_cast<uint32_t>(map.dims.size());
-  const int64_t out_offset = map.out_base + out.offset;
-  u.out_offset = static_cast<uint32_t>(checked_i32(out_offset, name));
-  u.in_offset = checked_i32(map.in_base + in.offset, name);
-  u.pad_bits = map.pad_bits;
-  for (size_t d = 0; d < map.dims.size(); ++d) {
-    const IndexMapDim& m = map.dims[d];
-    u.shape[d] = static_cast<uint32_t>(m.size);
-    u.out_strides[d] = static_cast<uint32_t>(checked_i32(m.out_stride, name));
-    u.start[d] = checked_i32(m.start, name);
-    u.step[d] = checked_i32(m.step, name);
-    u.in_dim[d] = checked_i32(m.in_dim, name);
-    u.in_strides[d] = checked_i32(m.in_stride, name);
-  }
-  checked_i32(count, name);
-
-  uint64_t rows = 0;
-  if (half) {
-    // Rows: the trailing dims that are contiguous in the output; one invocation per output word.
-    int64_t run = 1;
-    size_t d = map.dims.size();
-    while (d > 0 && map.dims[d - 1].out_stride == run) run *= map.dims[--d].size;
-    bool rows_even = run % 2 == 0 && out_offset % 2 == 0;
-    for (size_t k = 0; k < d; ++k) rows_even = rows_even && map.dims[k].out_stride % 2 == 0;
-    u.row_rank = static_cast<uint32_t>(map.dims.size() - d);
-    u.row_length = static_cast<uint32_t>(run);
-    // A row starting at an odd element spans one more word.
-    u.chunks_per_row = static_cast<uint32_t>(rows_even ? run / 2 : run / 2 + 1);
-    rows = static_cast<uint64_t>(count / run);
-  } else {
-    // Rows: the innermost dim, 4 elements per invocation.
-    u.row_rank = 1;
-    u.row_length = static_cast<uint32_t>(map.dims.back().size);
-    u.chunks_per_row = (u.row_length + 3) / 4;
-    rows = static_cast<uint64_t>(count / map.dims.back().size);
-  }
-  const uint64_t threads = rows * u.chunks_per_row;
-  if (threads > 0xFFFFFFFFull) throw std::invalid_argument(name + ": more than 2^32 invocations");
-  u.threads = static_cast<uint32_t>(threads);
-
-  const TemplateValues values = {
-      {"HALF", half ? "1" : "0"},
-      {"BOUNDARY_CONSTANT", map.boundary == Boundary::Constant ? "1" : "0"},
-      {"BOUNDARY_REFLECT", map.boundary == Boundary::Reflect ? "1" : "0"},
-      {"BOUNDARY_EDGE", map.boundary == Boundary::Edge ? "1" : "0"},
-      {"BOUNDARY_WRAP", map.boundary == Boundary::Wrap ? "1" : "0"},
-  };
-  const auto& pipeline = shader_pipeline(kc.pipelines, "layout/index_map.wgsl", values, "layout " + name);
-  const auto workgroups =
-      gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
-  recorder.dispatch(pipeline, {in.binding, out.binding}, &u, sizeof(u), workgroups, name);
-}
-
 // The input coordinates [first, last] that coordinates [lo, hi] of one dim read after the boundary
 // rule; false when none (Constant: every coordinate pads). Reflect folds (continuous, so an interval
 // maps onto the interval between its extreme images: the ends and the fold points inside); Wrap
@@ -225,19 +161,90 @@ BoxSpans box_spans(const IndexMap& map) {
   return b;
 }
 
+}  // namespace
+
+// One dispatch over the region of `map` (simplified, at most kMaxRank dims), the input and output
+// bound as `in` and `out`: map.in_base and map.out_base are flat indices of the tensors.
+void IndexMapKernel::dispatch_region(gpu::CommandRecorder& recorder, const ElementWindow& in,
+                                     const ElementWindow& out, const IndexMap& map) const {
+  const std::string& name = name_;
+  const bool half = dtype_ == DType::f16;
+  int64_t count = 1;
+  for (const auto& d : map.dims) count *= d.size;
+  IndexMapUniforms u{};
+  u.rank = static_cast<uint32_t>(map.dims.size());
+  const int64_t out_offset = map.out_base + out.offset;
+  u.out_offset = static_cast<uint32_t>(checked_i32(out_offset, name));
+  u.in_offset = checked_i32(map.in_base + in.offset, name);
+  u.pad_bits = map.pad_bits;
+  for (size_t d = 0; d < map.dims.size(); ++d) {
+    const IndexMapDim& m = map.dims[d];
+    u.shape[d] = static_cast<uint32_t>(m.size);
+    u.out_strides[d] = static_cast<uint32_t>(checked_i32(m.out_stride, name));
+    u.start[d] = checked_i32(m.start, name);
+    u.step[d] = checked_i32(m.step, name);
+    u.in_dim[d] = checked_i32(m.in_dim, name);
+    u.in_strides[d] = checked_i32(m.in_stride, name);
+  }
+  checked_i32(count, name);
+
+  uint64_t rows = 0;
+  if (half) {
+    // Rows: the trailing dims that are contiguous in the output; one invocation per output word.
+    int64_t run = 1;
+    size_t d = map.dims.size();
+    while (d > 0 && map.dims[d - 1].out_stride == run) run *= map.dims[--d].size;
+    bool rows_even = run % 2 == 0 && out_offset % 2 == 0;
+    for (size_t k = 0; k < d; ++k) rows_even = rows_even && map.dims[k].out_stride % 2 == 0;
+    u.row_rank = static_cast<uint32_t>(map.dims.size() - d);
+    u.row_length = static_cast<uint32_t>(run);
+    // A row starting at an odd element spans one more word.
+    u.chunks_per_row = static_cast<uint32_t>(rows_even ? run / 2 : run / 2 + 1);
+    rows = static_cast<uint64_t>(count / run);
+  } else {
+    // Rows: the innermost dim, 4 elements per invocation.
+    u.row_rank = 1;
+    u.row_length = static_cast<uint32_t>(map.dims.back().size);
+    u.chunks_per_row = (u.row_length + 3) / 4;
+    rows = static_cast<uint64_t>(count / map.dims.back().size);
+  }
+  const uint64_t threads = rows * u.chunks_per_row;
+  if (threads > 0xFFFFFFFFull) throw std::invalid_argument(name + ": more than 2^32 invocations");
+  u.threads = static_cast<uint32_t>(threads);
+
+  const auto workgroups =
+      gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc_.gpu.limits());
+  recorder.dispatch(pipeline(), {in.binding, out.binding}, &u, sizeof(u), workgroups, name);
+}
+
+// The shader depends on the dtype's width and the boundary rule only.
+const wgpu::ComputePipeline& IndexMapKernel::pipeline() const {
+  if (pipeline_) return *pipeline_;
+  const TemplateValues values = {
+      {"HALF", dtype_ == DType::f16 ? "1" : "0"},
+      {"BOUNDARY_CONSTANT", map_.boundary == Boundary::Constant ? "1" : "0"},
+      {"BOUNDARY_REFLECT", map_.boundary == Boundary::Reflect ? "1" : "0"},
+      {"BOUNDARY_EDGE", map_.boundary == Boundary::Edge ? "1" : "0"},
+      {"BOUNDARY_WRAP", map_.boundary == Boundary::Wrap ? "1" : "0"},
+  };
+  pipeline_ = &shader_pipeline(kc_.pipelines, "layout/index_map.wgsl", values, "layout " + name_);
+  return *pipeline_;
+}
+
 // Records `box` as one dispatch over windows of the tensors when both its spans fit `capacity`
 // elements; otherwise halves the dim that contributes most to the oversized span and records both
 // halves the same way.
-void record_box(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                const Tensor& output, const IndexMap& box, int64_t capacity, const std::string& name) {
+void IndexMapKernel::record_box(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+                                const IndexMap& box, int64_t capacity) const {
+  const KernelContext& kc = kc_;
+  const std::string& name = name_;
   const BoxSpans b = box_spans(box);
   const bool out_fits = b.out_last - b.out_first < capacity;
   const bool in_fits = !b.reads || b.in_last - b.in_first < capacity;
   if (out_fits && in_fits) {
     const ElementWindow in = b.reads ? element_window(kc.gpu, input, b.in_first, b.in_last + 1)
                                      : element_window(kc.gpu, input, 0, 1);
-    dispatch_region(kc, recorder, in, element_window(kc.gpu, output, b.out_first, b.out_last + 1), box,
-                    input.dtype() == DType::f16, name);
+    dispatch_region(recorder, in, element_window(kc.gpu, output, b.out_first, b.out_last + 1), box);
     return;
   }
   size_t best = box.dims.size();
@@ -257,29 +264,41 @@ void record_box(const KernelContext& kc, gpu::CommandRecorder& recorder, const T
   second.dims[best].size = box.dims[best].size - half;
   second.dims[best].start += half * box.dims[best].step;
   second.out_base += half * box.dims[best].out_stride;
-  record_box(kc, recorder, input, output, first, capacity, name);
-  record_box(kc, recorder, input, output, second, capacity, name);
+  record_box(recorder, input, output, first, capacity);
+  record_box(recorder, input, output, second, capacity);
 }
 
-}  // namespace
+IndexMapKernel::IndexMapKernel(const KernelContext& kc, IndexMap map, DType dtype, std::string name)
+    : kc_(kc), dtype_(dtype), name_(std::move(name)) {
+  int64_t count = 1;
+  for (const auto& d : map.dims) count *= d.size;
+  empty_ = count == 0;
+  if (empty_) return;
+  map_ = simplify(std::move(map));
+  if (map_.dims.empty()) map_.dims.push_back({1, 1, 0, 1, 1, 0});  // a single element
+  if (map_.dims.size() > kMaxRank) {
+    throw std::invalid_argument(fmt::format("{}: more than {} dims after coalescing", name_, kMaxRank));
+  }
+}
+
+void IndexMapKernel::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const {
+  require_same_dtype(name_, input, output);
+  if (input.dtype() != dtype_) {
+    throw std::invalid_argument(
+        fmt::format("{}: {} tensors, planned for {}", name_, dtype_name(input.dtype()), dtype_name(dtype_)));
+  }
+  if (empty_) return;
+  if (fits_one_binding(kc_.gpu, input) && fits_one_binding(kc_.gpu, output)) {
+    dispatch_region(recorder, whole_window(kc_.gpu, input), whole_window(kc_.gpu, output), map_);
+    return;
+  }
+  record_box(recorder, input, output, map_, window_capacity(kc_.gpu, input.dtype()));
+}
 
 void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
                       const Tensor& output, IndexMap map, const std::string& name) {
   require_same_dtype(name, input, output);
-  int64_t count = 1;
-  for (const auto& d : map.dims) count *= d.size;
-  if (count == 0) return;
-  map = simplify(std::move(map));
-  if (map.dims.empty()) map.dims.push_back({1, 1, 0, 1, 1, 0});  // a single element
-  if (map.dims.size() > kMaxRank) {
-    throw std::invalid_argument(fmt::format("{}: more than {} dims after coalescing", name, kMaxRank));
-  }
-  const bool half = input.dtype() == DType::f16;
-  if (fits_one_binding(kc.gpu, input) && fits_one_binding(kc.gpu, output)) {
-    dispatch_region(kc, recorder, whole_window(kc.gpu, input), whole_window(kc.gpu, output), map, half, name);
-    return;
-  }
-  record_box(kc, recorder, input, output, map, window_capacity(kc.gpu, input.dtype()), name);
+  IndexMapKernel(kc, std::move(map), input.dtype(), name).record(recorder, input, output);
 }
 
 void record_copy(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,

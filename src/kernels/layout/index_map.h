@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/binding_window.h"
 #include "kernels/kernel_context.h"
 #include "kernels/layout/layout_common.h"
 #include "tensor/tensor.h"
@@ -34,7 +35,34 @@ struct IndexMap {
   uint32_t pad_bits = 0;  // Constant: the pad value's bits (f16: low 16 bits)
 };
 
-// `input` and `output` must share a dtype; `name` labels errors and the dispatch. Throws
+// An index map planned once: simplified (unit dims dropped, adjacent dims coalesced) and checked,
+// its pipeline kept; recorded per run on tensors of the planned dtype at any element offsets.
+class IndexMapKernel {
+ public:
+  // Throws std::invalid_argument for more than 8 dims after coalescing.
+  IndexMapKernel(const KernelContext& kc, IndexMap map, DType dtype, std::string name);
+
+  // `input` and `output` must have the planned dtype. Throws std::invalid_argument for an index past
+  // 2^31 and gpu::DeviceLimitError when no piece of the copy fits the storage binding limit.
+  void record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const;
+
+ private:
+  const wgpu::ComputePipeline& pipeline() const;
+  void dispatch_region(gpu::CommandRecorder& recorder, const ElementWindow& in, const ElementWindow& out,
+                       const IndexMap& map) const;
+  void record_box(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output,
+                  const IndexMap& box, int64_t capacity) const;
+
+  KernelContext kc_;
+  IndexMap map_;  // simplified; no dims when the region is empty
+  DType dtype_;
+  std::string name_;
+  bool empty_ = false;
+  mutable const wgpu::ComputePipeline* pipeline_ = nullptr;  // owned by the cache
+};
+
+// Plans and records in one call. `input` and `output` must share a dtype; `name` labels errors and
+// the dispatch. Throws
 // std::invalid_argument for more than 8 dims after coalescing or an index past 2^31, and
 // gpu::DeviceLimitError when a tensor exceeds the device's storage binding size.
 void record_index_map(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/layout/index_map.h"
+#include "kernels/layout/layout_plan.h"
 
 namespace onda::kernels {
 
@@ -25,13 +26,12 @@ Shape pad_output_shape(const Shape& input, std::span<const int64_t> pads) {
   return out;
 }
 
-void record_pad(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                std::span<const int64_t> pads, PadMode mode, double value, const Tensor& output) {
-  const Shape& in = input.shape();
+IndexMap pad_map(const Shape& in, DType dtype, std::span<const int64_t> pads, PadMode mode, double value,
+                 const Shape& output) {
   const Shape expected = pad_output_shape(in, pads);
-  if (output.shape() != expected) {
+  if (output != expected) {
     throw std::invalid_argument(
-        fmt::format("Pad: output must be {}, got {}", shape_string(expected), shape_string(output.shape())));
+        fmt::format("Pad: output must be {}, got {}", shape_string(expected), shape_string(output)));
   }
   const size_t rank = in.size();
   const auto in_strides = contiguous_strides(in);
@@ -41,7 +41,7 @@ void record_pad(const KernelContext& kc, gpu::CommandRecorder& recorder, const T
                  : mode == PadMode::Reflect ? Boundary::Reflect
                  : mode == PadMode::Edge    ? Boundary::Edge
                                             : Boundary::Wrap;
-  map.pad_bits = value_bits(input.dtype(), value);
+  map.pad_bits = value_bits(dtype, value);
   const char* mode_name = mode == PadMode::Constant  ? "constant"
                           : mode == PadMode::Reflect ? "reflect"
                           : mode == PadMode::Edge    ? "edge"
@@ -68,7 +68,15 @@ void record_pad(const KernelContext& kc, gpu::CommandRecorder& recorder, const T
     map.in_base += crop_begin * in_strides[d];
     map.dims.push_back({expected[d], out_strides[d], -pad_begin, 1, left, in_strides[d]});
   }
-  record_index_map(kc, recorder, input, output, std::move(map), "Pad");
+  return map;
+}
+
+void record_pad(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                std::span<const int64_t> pads, PadMode mode, double value, const Tensor& output) {
+  const LayoutPlan plan(kc,
+                        LayoutProblem::pad(input.shape(), input.dtype(), pads, mode, value, output.shape()));
+  require_same_dtype("Pad", input, output);
+  plan.record(recorder, std::span(&input, 1), std::span(&output, 1));
 }
 
 }  // namespace onda::kernels

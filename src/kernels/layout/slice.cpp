@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/layout/index_map.h"
+#include "kernels/layout/layout_plan.h"
 
 namespace onda::kernels {
 
@@ -59,34 +60,31 @@ Shape slice_output_shape(std::span<const SliceDim> dims) {
   return s;
 }
 
-void record_slice(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                  std::span<const SliceDim> dims, const Tensor& output) {
-  if (dims.size() != input.shape().size()) {
+IndexMap slice_map(const Shape& input, std::span<const SliceDim> dims, const Shape& output) {
+  if (dims.size() != input.size()) {
     throw std::invalid_argument(
-        fmt::format("Slice: {} dims given for input {}", dims.size(), shape_string(input.shape())));
+        fmt::format("Slice: {} dims given for input {}", dims.size(), shape_string(input)));
   }
   const Shape expected = slice_output_shape(dims);
-  if (output.shape() != expected) {
-    throw std::invalid_argument(fmt::format("Slice: output must be {}, got {}", shape_string(expected),
-                                            shape_string(output.shape())));
+  if (output != expected) {
+    throw std::invalid_argument(
+        fmt::format("Slice: output must be {}, got {}", shape_string(expected), shape_string(output)));
   }
-  const auto in_strides = contiguous_strides(input.shape());
+  const auto in_strides = contiguous_strides(input);
   const auto out_strides = contiguous_strides(expected);
   IndexMap map;
   for (size_t d = 0; d < dims.size(); ++d) {
     const SliceDim& s = dims[d];
     const int64_t last = s.start + (s.size - 1) * s.step;
-    if (s.size > 0 && (s.start < 0 || s.start >= input.shape()[d] || last < 0 || last >= input.shape()[d])) {
-      throw std::invalid_argument(fmt::format("Slice: dim {} reads outside [0, {})", d, input.shape()[d]));
+    if (s.size > 0 && (s.start < 0 || s.start >= input[d] || last < 0 || last >= input[d])) {
+      throw std::invalid_argument(fmt::format("Slice: dim {} reads outside [0, {})", d, input[d]));
     }
-    map.dims.push_back({s.size, out_strides[d], s.start, s.step, input.shape()[d], in_strides[d]});
+    map.dims.push_back({s.size, out_strides[d], s.start, s.step, input[d], in_strides[d]});
   }
-  record_index_map(kc, recorder, input, output, std::move(map), "Slice");
+  return map;
 }
 
-void record_concat(const KernelContext& kc, gpu::CommandRecorder& recorder, std::span<const Tensor> inputs,
-                   int64_t axis, const Tensor& output) {
-  const Shape& out = output.shape();
+std::vector<IndexMap> concat_maps(std::span<const Shape> inputs, int64_t axis, const Shape& out) {
   if (axis < 0 || axis >= static_cast<int64_t>(out.size())) {
     throw std::invalid_argument(
         fmt::format("Concat: axis {} out of range for output {}", axis, shape_string(out)));
@@ -94,13 +92,12 @@ void record_concat(const KernelContext& kc, gpu::CommandRecorder& recorder, std:
   int64_t total = 0;
   for (size_t k = 0; k < inputs.size(); ++k) {
     Shape expect = out;
-    expect[axis] = inputs[k].shape().size() == out.size() ? inputs[k].shape()[axis] : -1;
-    if (inputs[k].shape() != expect) {
+    expect[axis] = inputs[k].size() == out.size() ? inputs[k][axis] : -1;
+    if (inputs[k] != expect) {
       throw std::invalid_argument(
           fmt::format("Concat: input {} is {}, incompatible with output {} along axis {}", k,
-                      shape_string(inputs[k].shape()), shape_string(out), axis));
+                      shape_string(inputs[k]), shape_string(out), axis));
     }
-    require_same_dtype("Concat", inputs[k], output);
     total += expect[axis];
   }
   if (total != out[axis]) {
@@ -108,21 +105,21 @@ void record_concat(const KernelContext& kc, gpu::CommandRecorder& recorder, std:
         fmt::format("Concat: inputs sum to {} along axis {}, output has {}", total, axis, out[axis]));
   }
   const auto out_strides = contiguous_strides(out);
+  std::vector<IndexMap> maps;
   int64_t offset = 0;
-  for (const Tensor& in : inputs) {
-    const auto in_strides = contiguous_strides(in.shape());
+  for (const Shape& in : inputs) {
+    const auto in_strides = contiguous_strides(in);
     IndexMap map;
     map.out_base = offset * out_strides[axis];
     for (size_t d = 0; d < out.size(); ++d)
-      map.dims.push_back({in.shape()[d], out_strides[d], 0, 1, in.shape()[d], in_strides[d]});
-    record_index_map(kc, recorder, in, output, std::move(map), "Concat");
-    offset += in.shape()[axis];
+      map.dims.push_back({in[d], out_strides[d], 0, 1, in[d], in_strides[d]});
+    maps.push_back(std::move(map));
+    offset += in[axis];
   }
+  return maps;
 }
 
-void record_split(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input, int64_t axis,
-                  std::span<const Tensor> outputs) {
-  const Shape& in = input.shape();
+std::vector<IndexMap> split_maps(const Shape& in, int64_t axis, std::span<const Shape> outputs) {
   if (axis < 0 || axis >= static_cast<int64_t>(in.size())) {
     throw std::invalid_argument(
         fmt::format("Split: axis {} out of range for input {}", axis, shape_string(in)));
@@ -130,13 +127,12 @@ void record_split(const KernelContext& kc, gpu::CommandRecorder& recorder, const
   int64_t total = 0;
   for (size_t k = 0; k < outputs.size(); ++k) {
     Shape expect = in;
-    expect[axis] = outputs[k].shape().size() == in.size() ? outputs[k].shape()[axis] : -1;
-    if (outputs[k].shape() != expect) {
+    expect[axis] = outputs[k].size() == in.size() ? outputs[k][axis] : -1;
+    if (outputs[k] != expect) {
       throw std::invalid_argument(
           fmt::format("Split: output {} is {}, incompatible with input {} along axis {}", k,
-                      shape_string(outputs[k].shape()), shape_string(in), axis));
+                      shape_string(outputs[k]), shape_string(in), axis));
     }
-    require_same_dtype("Split", input, outputs[k]);
     total += expect[axis];
   }
   if (total != in[axis]) {
@@ -144,16 +140,49 @@ void record_split(const KernelContext& kc, gpu::CommandRecorder& recorder, const
         fmt::format("Split: outputs sum to {} along axis {}, input has {}", total, axis, in[axis]));
   }
   const auto in_strides = contiguous_strides(in);
+  std::vector<IndexMap> maps;
   int64_t offset = 0;
-  for (const Tensor& out : outputs) {
-    const auto out_strides = contiguous_strides(out.shape());
+  for (const Shape& out : outputs) {
+    const auto out_strides = contiguous_strides(out);
     IndexMap map;
     map.in_base = offset * in_strides[axis];
     for (size_t d = 0; d < in.size(); ++d)
-      map.dims.push_back({out.shape()[d], out_strides[d], 0, 1, out.shape()[d], in_strides[d]});
-    record_index_map(kc, recorder, input, out, std::move(map), "Split");
-    offset += out.shape()[axis];
+      map.dims.push_back({out[d], out_strides[d], 0, 1, out[d], in_strides[d]});
+    maps.push_back(std::move(map));
+    offset += out[axis];
   }
+  return maps;
+}
+
+namespace {
+
+std::vector<Shape> shapes_of(std::span<const Tensor> tensors) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : tensors) shapes.push_back(t.shape());
+  return shapes;
+}
+
+}  // namespace
+
+void record_slice(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                  std::span<const SliceDim> dims, const Tensor& output) {
+  const LayoutPlan plan(kc, LayoutProblem::slice(input.shape(), input.dtype(), dims, output.shape()));
+  require_same_dtype("Slice", input, output);
+  plan.record(recorder, std::span(&input, 1), std::span(&output, 1));
+}
+
+void record_concat(const KernelContext& kc, gpu::CommandRecorder& recorder, std::span<const Tensor> inputs,
+                   int64_t axis, const Tensor& output) {
+  const LayoutPlan plan(kc, LayoutProblem::concat(shapes_of(inputs), output.dtype(), axis, output.shape()));
+  for (const Tensor& in : inputs) require_same_dtype("Concat", in, output);
+  plan.record(recorder, inputs, std::span(&output, 1));
+}
+
+void record_split(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input, int64_t axis,
+                  std::span<const Tensor> outputs) {
+  const LayoutPlan plan(kc, LayoutProblem::split(input.shape(), input.dtype(), axis, shapes_of(outputs)));
+  for (const Tensor& out : outputs) require_same_dtype("Split", input, out);
+  plan.record(recorder, std::span(&input, 1), outputs);
 }
 
 }  // namespace onda::kernels

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/kernel_context.h"
+#include "kernels/layout/index_map.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels {
@@ -24,6 +25,12 @@ std::vector<SliceDim> plan_slice(const Shape& input, std::span<const int64_t> st
                                  std::span<const int64_t> ends, std::span<const int64_t> axes = {},
                                  std::span<const int64_t> steps = {});
 Shape slice_output_shape(std::span<const SliceDim> dims);
+
+// The index maps of Slice (one), Concat (one per input) and Split (one per output), checking the
+// shapes as the record functions below say (std::invalid_argument); LayoutPlan builds on them.
+IndexMap slice_map(const Shape& input, std::span<const SliceDim> dims, const Shape& output);
+std::vector<IndexMap> concat_maps(std::span<const Shape> inputs, int64_t axis, const Shape& output);
+std::vector<IndexMap> split_maps(const Shape& input, int64_t axis, std::span<const Shape> outputs);
 
 // `dims` has one entry per input dim (from plan_slice, or any in-range start/step/size); `output`
 // has shape slice_output_shape(dims) and the input's dtype.

@@ -8,6 +8,7 @@
 
 #include "kernels/common/binding_window.h"
 #include "kernels/layout/index_map.h"
+#include "kernels/layout/layout_plan.h"
 #include "kernels/shader_template.h"
 
 namespace onda::kernels {
@@ -17,8 +18,10 @@ constexpr int kMaxRank = 8;
 constexpr uint32_t kTile = 32;
 constexpr int64_t kMinTiledDim = 8;
 
+}  // namespace
+
 // Mirrors `Params` in transpose_tiled.wgsl.
-struct TiledTransposeUniforms {
+struct TiledTranspose::Geometry {
   uint32_t m, n, in_stride_m, out_stride_n;
   uint32_t tiles_m, tiles_n, batch_rank, groups;
   uint32_t in_offset, out_offset, pad0, pad1;
@@ -26,6 +29,8 @@ struct TiledTransposeUniforms {
   uint32_t batch_in_strides[kMaxRank];
   uint32_t batch_out_strides[kMaxRank];
 };
+
+namespace {
 
 // The transpose with unit dims dropped and input dims that stay adjacent in the output merged:
 // input shape `shape` (contiguous), output dim k = input dim perm[k].
@@ -98,16 +103,70 @@ Shape transpose_output_shape(const Shape& input, std::span<const int64_t> perm) 
   return out;
 }
 
-void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
-                      std::span<const int64_t> perm_in, const Tensor& output) {
-  const Shape& in = input.shape();
-  const Shape expected = transpose_output_shape(in, perm_in);
-  if (output.shape() != expected) {
-    throw std::invalid_argument(fmt::format("Transpose: output must be {}, got {}", shape_string(expected),
-                                            shape_string(output.shape())));
+TiledTranspose::TiledTranspose(const KernelContext& kc, const Geometry& geometry, DType dtype)
+    : kc_(kc),
+      geometry_(std::make_unique<Geometry>(geometry)),
+      groups_(geometry.groups),
+      pipeline_(&shader_pipeline(kc.pipelines, "layout/transpose_tiled.wgsl",
+                                 {{"HALF", dtype == DType::f16 ? "1" : "0"}}, "layout Transpose tiled")) {}
+
+TiledTranspose::~TiledTranspose() = default;
+TiledTranspose::TiledTranspose(TiledTranspose&&) noexcept = default;
+
+void TiledTranspose::record(gpu::CommandRecorder& recorder, const Tensor& input, const Tensor& output) const {
+  Geometry u = *geometry_;
+  u.in_offset = input.element_offset(kc_.gpu);
+  u.out_offset = output.element_offset(kc_.gpu);
+  recorder.dispatch(*pipeline_, {input.binding(kc_.gpu), output.binding(kc_.gpu)}, &u, sizeof(u),
+                    gpu::split_workgroups(groups_, kc_.gpu.limits()), "Transpose");
+}
+
+namespace {
+
+// The tiled kernel's uniforms (offsets aside) for a coalesced transpose whose innermost dim moves.
+TiledTranspose::Geometry tiled_geometry(const CoalescedTranspose& c, const Shape& out_shape, int64_t m,
+                                        int64_t n, int64_t out_count) {
+  const size_t q = c.shape.size();
+  const auto in_strides = contiguous_strides(c.shape);
+  const auto out_strides = contiguous_strides(out_shape);
+  TiledTranspose::Geometry u{};
+  size_t n_position = 0;
+  for (size_t k = 0; k < q; ++k) {
+    if (c.perm[k] == static_cast<int64_t>(q - 1)) n_position = k;
   }
-  require_same_dtype("Transpose", input, output);
-  if (output.numel() == 0) return;
+  u.m = static_cast<uint32_t>(m);
+  u.n = static_cast<uint32_t>(n);
+  u.in_stride_m = static_cast<uint32_t>(in_strides[c.perm[q - 1]]);
+  u.out_stride_n = static_cast<uint32_t>(out_strides[n_position]);
+  u.tiles_m = static_cast<uint32_t>((m + kTile - 1) / kTile);
+  u.tiles_n = static_cast<uint32_t>((n + kTile - 1) / kTile);
+  uint64_t batches = 1;
+  for (size_t k = 0; k + 1 < q; ++k) {
+    if (k == n_position) continue;
+    u.batch_shape[u.batch_rank] = static_cast<uint32_t>(out_shape[k]);
+    u.batch_in_strides[u.batch_rank] = static_cast<uint32_t>(in_strides[c.perm[k]]);
+    u.batch_out_strides[u.batch_rank] = static_cast<uint32_t>(out_strides[k]);
+    ++u.batch_rank;
+    batches *= out_shape[k];
+  }
+  const uint64_t groups = batches * u.tiles_m * u.tiles_n;
+  if (groups > 0xFFFFFFFFull || out_count > INT32_MAX)
+    throw std::invalid_argument("Transpose: more than 2^31 elements");
+  u.groups = static_cast<uint32_t>(groups);
+  return u;
+}
+
+}  // namespace
+
+TransposePlan plan_transpose(const KernelContext& kc, const Shape& in, DType dtype,
+                             std::span<const int64_t> perm_in, const Shape& output) {
+  const Shape expected = transpose_output_shape(in, perm_in);
+  if (output != expected) {
+    throw std::invalid_argument(
+        fmt::format("Transpose: output must be {}, got {}", shape_string(expected), shape_string(output)));
+  }
+  TransposePlan plan;
+  if (element_count(output) == 0) return plan;
   std::vector<int64_t> perm(perm_in.begin(), perm_in.end());
   if (perm.empty()) {
     for (size_t d = in.size(); d-- > 0;) perm.push_back(static_cast<int64_t>(d));
@@ -118,54 +177,28 @@ void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   for (int64_t d : c.perm) out_shape.push_back(c.shape[d]);
   const auto in_strides = contiguous_strides(c.shape);
   const auto out_strides = contiguous_strides(out_shape);
-
-  const bool half = input.dtype() == DType::f16;
-  const bool inner_moves = q >= 2 && c.perm[q - 1] != static_cast<int64_t>(q - 1);
-  const int64_t m = inner_moves ? c.shape[c.perm[q - 1]] : 0;
-  const int64_t n = inner_moves ? c.shape[q - 1] : 0;
-  // Tiles pay off when both swapped dims fill a good part of a 32x32 tile; thinner ones (complex
-  // pairs [.., M, 2]) stay coalesced enough through the gather. Tensors larger than one binding go
-  // through the gather too, which splits its region into pieces that each bind a window.
-  const bool bindable = fits_one_binding(kc.gpu, input) && fits_one_binding(kc.gpu, output);
-  if (inner_moves && q <= kMaxRank && m >= kMinTiledDim && n >= kMinTiledDim && bindable) {
-    TiledTransposeUniforms u{};
-    size_t n_position = 0;
-    for (size_t k = 0; k < q; ++k) {
-      if (c.perm[k] == static_cast<int64_t>(q - 1)) n_position = k;
-    }
-    u.m = static_cast<uint32_t>(m);
-    u.n = static_cast<uint32_t>(n);
-    u.in_stride_m = static_cast<uint32_t>(in_strides[c.perm[q - 1]]);
-    u.out_stride_n = static_cast<uint32_t>(out_strides[n_position]);
-    u.tiles_m = static_cast<uint32_t>((m + kTile - 1) / kTile);
-    u.tiles_n = static_cast<uint32_t>((n + kTile - 1) / kTile);
-    uint64_t batches = 1;
-    for (size_t k = 0; k + 1 < q; ++k) {
-      if (k == n_position) continue;
-      u.batch_shape[u.batch_rank] = static_cast<uint32_t>(out_shape[k]);
-      u.batch_in_strides[u.batch_rank] = static_cast<uint32_t>(in_strides[c.perm[k]]);
-      u.batch_out_strides[u.batch_rank] = static_cast<uint32_t>(out_strides[k]);
-      ++u.batch_rank;
-      batches *= out_shape[k];
-    }
-    const uint64_t groups = batches * u.tiles_m * u.tiles_n;
-    if (groups > 0xFFFFFFFFull || output.numel() > INT32_MAX)
-      throw std::invalid_argument("Transpose: more than 2^31 elements");
-    u.groups = static_cast<uint32_t>(groups);
-    u.in_offset = input.element_offset(kc.gpu);
-    u.out_offset = output.element_offset(kc.gpu);
-    const auto& pipeline = shader_pipeline(kc.pipelines, "layout/transpose_tiled.wgsl",
-                                           {{"HALF", half ? "1" : "0"}}, "layout Transpose tiled");
-    recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u),
-                      gpu::split_workgroups(groups, kc.gpu.limits()), "Transpose");
-    return;
-  }
-
   IndexMap map;
   for (size_t k = 0; k < q; ++k) {
     map.dims.push_back({out_shape[k], out_strides[k], 0, 1, c.shape[c.perm[k]], in_strides[c.perm[k]]});
   }
-  record_index_map(kc, recorder, input, output, std::move(map), "Transpose");
+  plan.map.emplace(kc, std::move(map), dtype, "Transpose");
+  // Tiles pay off when both swapped dims fill a good part of a 32x32 tile; thinner ones (complex
+  // pairs [.., M, 2]) stay coalesced enough through the gather. Tensors larger than one binding go
+  // through the gather too, which splits its region into pieces that each bind a window.
+  const bool inner_moves = q >= 2 && c.perm[q - 1] != static_cast<int64_t>(q - 1);
+  const int64_t m = inner_moves ? c.shape[c.perm[q - 1]] : 0;
+  const int64_t n = inner_moves ? c.shape[q - 1] : 0;
+  if (inner_moves && q <= kMaxRank && m >= kMinTiledDim && n >= kMinTiledDim) {
+    plan.tiled.emplace(kc, tiled_geometry(c, out_shape, m, n, element_count(output)), dtype);
+  }
+  return plan;
+}
+
+void record_transpose(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& input,
+                      std::span<const int64_t> perm, const Tensor& output) {
+  const LayoutPlan plan(kc, LayoutProblem::transpose(input.shape(), input.dtype(), perm, output.shape()));
+  require_same_dtype("Transpose", input, output);
+  plan.record(recorder, std::span(&input, 1), std::span(&output, 1));
 }
 
 }  // namespace onda::kernels

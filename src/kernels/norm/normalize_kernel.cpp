@@ -90,17 +90,124 @@ NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_c
 
 namespace {
 
+// Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params; the template values
+// from `first_binding` on.
+void affine_values(const NormalizeProblem& p, int first_binding, TemplateValues& v) {
+  int b = first_binding;
+  v["HAS_SCALE"] = flag(p.scale.defined);
+  v["HAS_BIAS"] = flag(p.bias.defined);
+  v["SCALE_ACCESS"] = p.scale.defined ? tensor_access("scale", b++, p.scale.dtype, false) : std::string();
+  v["BIAS_ACCESS"] = p.bias.defined ? tensor_access("bias", b++, p.bias.dtype, false) : std::string();
+  v["Y_ACCESS"] = tensor_access("y", b, p.dtype, true);
+  v["PARAMS_BINDING"] = std::to_string(b + 1);
+}
+
+void bind_affine_and_output(const KernelContext& kc, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                            std::vector<gpu::BufferBinding>& bindings) {
+  if (scale.defined()) bindings.push_back(scale.binding(kc.gpu));
+  if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  bindings.push_back(y.binding(kc.gpu));
+}
+
+}  // namespace
+
+// The path and its pipelines: rows of up to kThreads * kPerThread values in one fused dispatch (one
+// read, about 4 values per invocation: rows of up to 1024 share a workgroup), longer rows as partial
+// statistics per chunk, their combination per row, then the output (two reads).
+struct Normalize::Pipelines {
+  NormUniforms uniforms{};  // but the offsets
+  bool fused = false;
+  int64_t fused_groups = 0;
+  const wgpu::ComputePipeline* fused_rows = nullptr;
+  const wgpu::ComputePipeline *stats = nullptr, *finalize = nullptr, *apply = nullptr;
+};
+
+Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
+    : kc_(kc), problem_(std::move(problem)) {
+  const NormalizeSpec& spec = problem_.spec;
+  const int64_t count = element_count(problem_.shape);
+  if (count != spec.rows * spec.row_size) {
+    throw std::invalid_argument(fmt::format("normalize: input {} does not match {} rows of {}",
+                                            shape_string(problem_.shape), spec.rows, spec.row_size));
+  }
+  const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
+  for (const NormalizeAffine* p : {&problem_.scale, &problem_.bias}) {
+    if (p->defined && p->numel != affine_size) {
+      throw std::invalid_argument(
+          fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel, affine_size));
+    }
+  }
+  if (count == 0) return;
+  auto pipelines = std::make_unique<Pipelines>();
+  NormUniforms& u = pipelines->uniforms;
+  u.rows = u32(spec.rows, "rows");
+  u.row_size = u32(spec.row_size, "row_size");
+  u.chunk_size = static_cast<uint32_t>(kChunk);
+  u.chunks = u32((spec.row_size + kChunk - 1) / kChunk, "chunks");
+  u.row_mod = u32(spec.row_mod, "row_mod");
+  u.row_mul = u32(spec.row_mul, "row_mul");
+  u.k_div = u32(spec.k_div, "k_div");
+  u.k_mod = u32(spec.k_mod, "k_mod");
+  u.epsilon = spec.epsilon;
+  const std::string x_access = tensor_access("x", 0, problem_.dtype, false);
+  pipelines->fused = spec.row_size <= kThreads * kPerThread;
+  if (pipelines->fused) {
+    int64_t row_threads = 8;
+    while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
+    const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
+    const int64_t rows_per_group = kThreads / row_threads;
+    TemplateValues v = {{"X_ACCESS", x_access},
+                        {"PER_THREAD", std::to_string(per_thread)},
+                        {"ROW_THREADS", std::to_string(row_threads)}};
+    affine_values(problem_, 1, v);
+    pipelines->fused_rows = &shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
+    pipelines->fused_groups = (spec.rows + rows_per_group - 1) / rows_per_group;
+  } else {
+    pipelines->stats = &shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
+                                        {{"X_ACCESS", x_access}}, "normalize stats");
+    pipelines->finalize = &shader_pipeline(kc.pipelines, "norm/norm_finalize.wgsl", {}, "normalize finalize");
+    TemplateValues v = {{"X_ACCESS", x_access}};
+    affine_values(problem_, 2, v);
+    pipelines->apply = &shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
+  }
+  pipelines_ = std::move(pipelines);
+}
+
+Normalize::~Normalize() = default;
+Normalize::Normalize(Normalize&&) noexcept = default;
+
+void Normalize::check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias,
+                              const Tensor& y) const {
+  if (x.shape() != problem_.shape || x.dtype() != problem_.dtype || y.shape() != x.shape() ||
+      y.dtype() != x.dtype()) {
+    throw std::invalid_argument(fmt::format("normalize: input {} / output {} do not match {} rows of {}",
+                                            shape_string(x.shape()), shape_string(y.shape()),
+                                            problem_.spec.rows, problem_.spec.row_size));
+  }
+  if (NormalizeAffine::of(scale) != problem_.scale || NormalizeAffine::of(bias) != problem_.bias) {
+    throw std::invalid_argument("normalize: scale/bias differ from the plan");
+  }
+}
+
+const Normalize& Normalize::slice_plan(const NormalizeProblem& slice) const {
+  for (const auto& plan : slice_plans_) {
+    if (plan->problem() == slice) return *plan;
+  }
+  slice_plans_.push_back(std::make_unique<Normalize>(kc_, slice));
+  return *slice_plans_.back();
+}
+
 // Rows are normalized independently, so an input larger than one storage binding runs as slices of
 // whole rows, each a view of x and y. A slice stays within one period of the affine index
 // (r % row_mod), so that its scale and bias are a view too, starting at the slice's first index.
-void record_in_row_slices(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                          const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
-                          const NormalizeSpec& spec) {
-  const int64_t per_slice = window_capacity(kc.gpu, x.dtype()) / spec.row_size;
+void Normalize::record_in_row_slices(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
+                                     const Tensor& scale, const Tensor& bias, const Tensor& y) const {
+  const NormalizeSpec& spec = problem_.spec;
+  const int64_t per_slice = window_capacity(kc_.gpu, x.dtype()) / spec.row_size;
   if (per_slice < 1) {
     throw gpu::DeviceLimitError(
         fmt::format("normalize: one row of {} elements exceeds the storage binding limit of {} bytes",
-                    spec.row_size, kc.gpu.limits().maxStorageBufferBindingSize));
+                    spec.row_size, kc_.gpu.limits().maxStorageBufferBindingSize));
   }
   const bool per_row_affine = spec.row_mul > 0 && spec.row_mod > 1;
   const Tensor x_rows = x.reshape({spec.rows, spec.row_size}), y_rows = y.reshape({spec.rows, spec.row_size});
@@ -121,13 +228,51 @@ void record_in_row_slices(const KernelContext& kc, gpu::CommandRecorder& recorde
     auto affine = [&](const Tensor& t) {
       return t.defined() ? t.reshape({t.numel()}).slice_outer(first, first + count) : t;
     };
-    record_normalize(kc, recorder, pool, x_rows.slice_outer(r0, r1), affine(scale), affine(bias),
-                     y_rows.slice_outer(r0, r1), part);
+    const Tensor x_slice = x_rows.slice_outer(r0, r1), scale_slice = affine(scale), bias_slice = affine(bias);
+    const NormalizeProblem slice{x_slice.shape(), problem_.dtype, part, NormalizeAffine::of(scale_slice),
+                                 NormalizeAffine::of(bias_slice)};
+    slice_plan(slice).record(recorder, pool, x_slice, scale_slice, bias_slice, y_rows.slice_outer(r0, r1));
     r0 = r1;
   }
 }
 
-}  // namespace
+void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
+                       const Tensor& scale, const Tensor& bias, const Tensor& y) const {
+  check_tensors(x, scale, bias, y);
+  if (!pipelines_) return;  // empty
+  if (!fits_one_binding(kc_.gpu, x) || !fits_one_binding(kc_.gpu, y)) {
+    record_in_row_slices(recorder, pool, x, scale, bias, y);
+    return;
+  }
+  const Pipelines& p = *pipelines_;
+  NormUniforms u = p.uniforms;
+  u.x_offset = x.element_offset(kc_.gpu);
+  u.y_offset = y.element_offset(kc_.gpu);
+  u.scale_offset = scale.defined() ? scale.element_offset(kc_.gpu) : 0;
+  u.bias_offset = bias.defined() ? bias.element_offset(kc_.gpu) : 0;
+  const NormalizeSpec& spec = problem_.spec;
+  if (p.fused) {
+    std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu)};
+    bind_affine_and_output(kc_, scale, bias, y, bindings);
+    recorder.dispatch(*p.fused_rows, bindings, &u, sizeof(u),
+                      gpu::split_workgroups(p.fused_groups, kc_.gpu.limits()), "normalize");
+    return;
+  }
+  const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
+  const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
+  recorder.retain(partials.storage());
+  recorder.retain(stats.storage());
+  recorder.dispatch(*p.stats, {x.binding(kc_.gpu), partials.binding(kc_.gpu)}, &u, sizeof(u),
+                    gpu::split_workgroups(spec.rows * u.chunks, kc_.gpu.limits()), "normalize stats");
+  recorder.dispatch(*p.finalize, {partials.binding(kc_.gpu), stats.binding(kc_.gpu)}, &u, sizeof(u),
+                    gpu::split_workgroups((spec.rows + 63) / 64, kc_.gpu.limits()), "normalize finalize");
+  std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu), stats.binding(kc_.gpu)};
+  bind_affine_and_output(kc_, scale, bias, y, bindings);
+  const int64_t threads = (x.numel() + 3) / 4;
+  recorder.dispatch(*p.apply, bindings, &u, sizeof(u),
+                    gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc_.gpu.limits()),
+                    "normalize apply");
+}
 
 void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
@@ -137,93 +282,9 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                                             shape_string(x.shape()), shape_string(y.shape()), spec.rows,
                                             spec.row_size));
   }
-  const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
-  for (const Tensor* p : {&scale, &bias}) {
-    if (p->defined() && p->numel() != affine_size) {
-      throw std::invalid_argument(
-          fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel(), affine_size));
-    }
-  }
-  if (x.numel() == 0) return;
-  if (!fits_one_binding(kc.gpu, x) || !fits_one_binding(kc.gpu, y)) {
-    record_in_row_slices(kc, recorder, pool, x, scale, bias, y, spec);
-    return;
-  }
-
-  NormUniforms u{};
-  u.rows = u32(spec.rows, "rows");
-  u.row_size = u32(spec.row_size, "row_size");
-  u.chunk_size = static_cast<uint32_t>(kChunk);
-  u.chunks = u32((spec.row_size + kChunk - 1) / kChunk, "chunks");
-  u.x_offset = x.element_offset(kc.gpu);
-  u.y_offset = y.element_offset(kc.gpu);
-  u.scale_offset = scale.defined() ? scale.element_offset(kc.gpu) : 0;
-  u.bias_offset = bias.defined() ? bias.element_offset(kc.gpu) : 0;
-  u.row_mod = u32(spec.row_mod, "row_mod");
-  u.row_mul = u32(spec.row_mul, "row_mul");
-  u.k_div = u32(spec.k_div, "k_div");
-  u.k_mod = u32(spec.k_mod, "k_mod");
-  u.epsilon = spec.epsilon;
-
-  // Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params.
-  auto affine_values = [&](int first_binding, TemplateValues& v, std::vector<gpu::BufferBinding>& bindings) {
-    int b = first_binding;
-    v["HAS_SCALE"] = flag(scale.defined());
-    v["HAS_BIAS"] = flag(bias.defined());
-    v["SCALE_ACCESS"] = scale.defined() ? tensor_access("scale", b, scale.dtype(), false) : std::string();
-    if (scale.defined()) bindings.push_back(scale.binding(kc.gpu)), ++b;
-    v["BIAS_ACCESS"] = bias.defined() ? tensor_access("bias", b, bias.dtype(), false) : std::string();
-    if (bias.defined()) bindings.push_back(bias.binding(kc.gpu)), ++b;
-    v["Y_ACCESS"] = tensor_access("y", b, y.dtype(), true);
-    bindings.push_back(y.binding(kc.gpu));
-    v["PARAMS_BINDING"] = std::to_string(b + 1);
-  };
-  const std::string x_access = tensor_access("x", 0, x.dtype(), false);
-
-  if (spec.row_size <= kThreads * kPerThread) {
-    // About 4 values per invocation: rows of up to 1024 share a workgroup (ROW_THREADS < 256).
-    int64_t row_threads = 8;
-    while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
-    const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
-    const int64_t rows_per_group = kThreads / row_threads;
-    TemplateValues v = {{"X_ACCESS", x_access},
-                        {"PER_THREAD", std::to_string(per_thread)},
-                        {"ROW_THREADS", std::to_string(row_threads)}};
-    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu)};
-    affine_values(1, v, bindings);
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
-    recorder.dispatch(
-        pipeline, bindings, &u, sizeof(u),
-        gpu::split_workgroups((spec.rows + rows_per_group - 1) / rows_per_group, kc.gpu.limits()),
-        "normalize");
-    return;
-  }
-
-  const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
-  const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
-  recorder.retain(partials.storage());
-  recorder.retain(stats.storage());
-  {
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
-                                           {{"X_ACCESS", x_access}}, "normalize stats");
-    recorder.dispatch(pipeline, {x.binding(kc.gpu), partials.binding(kc.gpu)}, &u, sizeof(u),
-                      gpu::split_workgroups(spec.rows * u.chunks, kc.gpu.limits()), "normalize stats");
-  }
-  {
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_finalize.wgsl", {}, "normalize finalize");
-    recorder.dispatch(pipeline, {partials.binding(kc.gpu), stats.binding(kc.gpu)}, &u, sizeof(u),
-                      gpu::split_workgroups((spec.rows + 63) / 64, kc.gpu.limits()), "normalize finalize");
-  }
-  {
-    TemplateValues v = {{"X_ACCESS", x_access}};
-    std::vector<gpu::BufferBinding> bindings = {x.binding(kc.gpu), stats.binding(kc.gpu)};
-    affine_values(2, v, bindings);
-    const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
-    const int64_t threads = (x.numel() + 3) / 4;
-    recorder.dispatch(pipeline, bindings, &u, sizeof(u),
-                      gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc.gpu.limits()),
-                      "normalize apply");
-  }
+  const Normalize plan(kc,
+                       {x.shape(), x.dtype(), spec, NormalizeAffine::of(scale), NormalizeAffine::of(bias)});
+  plan.record(recorder, pool, x, scale, bias, y);
 }
 
 }  // namespace onda::kernels

@@ -9,7 +9,9 @@
 // (Chan's parallel merge), a per-row finalize, and an apply pass (two reads), so that a few long
 // rows (InstanceNorm over a whole spectrogram) still fill the GPU.
 #pragma once
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "gpu/buffer_pool.h"
 #include "kernels/kernel_context.h"
@@ -23,6 +25,58 @@ struct NormalizeSpec {
   // Affine parameter index of element (r, k): (r % row_mod) * row_mul + (k / k_div) % k_mod.
   int64_t row_mod = 1, row_mul = 0, k_div = 1, k_mod = 1;
   float epsilon = 1e-5f;
+  bool operator==(const NormalizeSpec&) const = default;
+};
+
+// An optional scale or bias tensor as a problem sees it.
+struct NormalizeAffine {
+  bool defined = false;
+  DType dtype = DType::f32;
+  int64_t numel = 0;
+  static NormalizeAffine of(const Tensor& t) {
+    return t.defined() ? NormalizeAffine{true, t.dtype(), t.numel()} : NormalizeAffine{};
+  }
+  bool operator==(const NormalizeAffine&) const = default;
+};
+
+// What one normalisation computes: shapes, dtypes and the spec, no buffers.
+struct NormalizeProblem {
+  Shape shape;  // of x and y
+  DType dtype = DType::f32;
+  NormalizeSpec spec;
+  NormalizeAffine scale, bias;
+  bool operator==(const NormalizeProblem&) const = default;
+};
+
+// A normalisation planned once per problem (checks, path, uniforms but the offsets, pipelines;
+// inputs larger than one binding run as row slices, each slice problem planned once) and recorded
+// per run.
+class Normalize {
+ public:
+  // Throws std::invalid_argument when the shape does not hold spec.rows rows of spec.row_size or a
+  // scale / bias has another size than the affine index needs.
+  Normalize(const KernelContext& kc, NormalizeProblem problem);
+  ~Normalize();
+  Normalize(Normalize&&) noexcept;
+
+  const NormalizeProblem& problem() const { return problem_; }
+
+  // The tensors must match the problem (undefined scale / bias where it has none). Scratch comes
+  // from `pool` and is kept alive by the recorder until its submit completes.
+  void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x, const Tensor& scale,
+              const Tensor& bias, const Tensor& y) const;
+
+ private:
+  struct Pipelines;
+  void check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y) const;
+  void record_in_row_slices(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
+                            const Tensor& scale, const Tensor& bias, const Tensor& y) const;
+  const Normalize& slice_plan(const NormalizeProblem& slice) const;
+
+  KernelContext kc_;
+  NormalizeProblem problem_;
+  std::unique_ptr<Pipelines> pipelines_;  // none for an empty x
+  mutable std::vector<std::unique_ptr<Normalize>> slice_plans_;
 };
 
 NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon);
@@ -30,8 +84,9 @@ NormalizeSpec instance_norm_spec(const Shape& shape, float epsilon);
 // `per_channel_affine`: opset 21 (scale/bias of C); false: opset 18 (scale/bias of num_groups).
 NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_channel_affine, float epsilon);
 
-// `scale` and `bias` may be undefined Tensors (no scale / no bias). Scratch comes from `pool` and is
-// kept alive by the recorder until its submit completes. Throws std::invalid_argument on mismatch.
+// Plans and records in one call. `scale` and `bias` may be undefined Tensors (no scale / no bias). Scratch
+// comes from `pool` and is kept alive by the recorder until its submit completes. Throws
+// std::invalid_argument on mismatch.
 void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
                       const NormalizeSpec& spec);

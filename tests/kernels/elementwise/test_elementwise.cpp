@@ -17,7 +17,15 @@ namespace onda::test {
 namespace {
 
 using kernels::ElementwiseAttributes;
-using kernels::find_elementwise_op;
+
+// The kernel op of a catalog name (the tests name ops as their references do).
+kernels::ElementwiseOp op_named(const std::string& name) {
+  for (kernels::ElementwiseOp op : kernels::all_elementwise_ops()) {
+    if (kernels::elementwise_op_name(op) == name) return op;
+  }
+  ADD_FAILURE() << "no elementwise op " << name;
+  return kernels::ElementwiseOp::Identity;
+}
 
 kernels::KernelContext kc() { return {gpu().context, gpu().pipelines}; }
 
@@ -167,8 +175,7 @@ std::vector<double> reference_broadcast(const std::vector<std::vector<float>>& i
 // the relative error of one value, e.g. a tiny Gelu tail).
 double run_float_op(const std::string& name, DType dtype, const std::vector<Shape>& shapes, Random& rng,
                     std::vector<float>* all_out = nullptr, std::vector<double>* all_ref = nullptr) {
-  const auto* op = find_elementwise_op(name);
-  EXPECT_NE(op, nullptr) << name;
+  const kernels::ElementwiseOp op = op_named(name);
   const ElementwiseAttributes attributes = attributes_for(name);
   std::vector<std::vector<float>> host;
   std::vector<Tensor> tensors;
@@ -180,7 +187,7 @@ double run_float_op(const std::string& name, DType dtype, const std::vector<Shap
   const Shape out_shape = kernels::broadcast_shape(shapes);
   Tensor out = poisoned(dtype, out_shape);
   gpu::CommandRecorder recorder(gpu().context);
-  kernels::record_elementwise(kc(), recorder, *op, tensors, out, attributes);
+  kernels::record_elementwise(kc(), recorder, op, tensors, out, attributes);
   recorder.submit_and_wait();
   auto ref = reference_broadcast(host, shapes, out_shape, float_references(attributes).at(name));
   auto got = out.download_floats(gpu().context);
@@ -255,7 +262,7 @@ std::vector<uint8_t> run_raw(const std::string& name, const std::vector<std::pai
   }
   Tensor out = poisoned(out_dtype, kernels::broadcast_shape(shapes));
   gpu::CommandRecorder recorder(gpu().context);
-  kernels::record_elementwise(kc(), recorder, *find_elementwise_op(name), tensors, out, attributes);
+  kernels::record_elementwise(kc(), recorder, op_named(name), tensors, out, attributes);
   recorder.submit_and_wait();
   return out.download_bytes(gpu().context);
 }
@@ -485,7 +492,7 @@ TEST(Elementwise, ViewsWithElementOffsets) {
     Tensor out = out_full.slice_outer(2, 9);
     const Tensor inputs[] = {a, b};
     gpu::CommandRecorder recorder(gpu().context);
-    kernels::record_elementwise(kc(), recorder, *find_elementwise_op("Sub"), inputs, out);
+    kernels::record_elementwise(kc(), recorder, kernels::ElementwiseOp::Sub, inputs, out);
     recorder.submit_and_wait();
     std::vector<double> ref(42);
     for (int i = 0; i < 42; ++i) ref[i] = double(big[18 + i]) - other[i];
@@ -493,18 +500,48 @@ TEST(Elementwise, ViewsWithElementOffsets) {
   }
 }
 
+// One plan recorded for several runs with fresh inputs, on views of both alignments (a vec4 path
+// and a scalar one: the plan keeps a pipeline per alignment), and refusing tensors of another problem.
+TEST(Elementwise, PlanRecordsEveryRun) {
+  Random rng(test_seed());
+  const Shape shape{7, 6};
+  const kernels::Elementwise plan(kc(),
+                                  {kernels::ElementwiseOp::Mul, {shape, {6}}, {DType::f32, DType::f32}, {}});
+  EXPECT_EQ(plan.output_shape(), shape);
+  for (int run = 0; run < 4; ++run) {
+    // Odd runs read rows 1..7 of an [8, 6] tensor: element offset 6, not a multiple of 4.
+    const int64_t first_row = run % 2;
+    const std::vector<float> a = rng.normal(48), b = rng.normal(6);
+    const Tensor inputs[] = {upload_floats(a, DType::f32, {8, 6}).slice_outer(first_row, first_row + 7),
+                             upload_floats(b, DType::f32, {6})};
+    Tensor out = poisoned(DType::f32, shape);
+    gpu::CommandRecorder recorder(gpu().context);
+    plan.record(recorder, inputs, out);
+    recorder.submit_and_wait();
+    std::vector<double> ref(42);
+    for (int i = 0; i < 42; ++i) ref[i] = double(a[6 * first_row + i]) * b[i % 6];
+    EXPECT_LE(rel_l2(out.download_floats(gpu().context), ref), 1e-7) << "run " << run;
+  }
+  gpu::CommandRecorder recorder(gpu().context);
+  const Tensor other[] = {poisoned(DType::f32, {7, 5}), poisoned(DType::f32, {5})};
+  EXPECT_THROW(plan.record(recorder, other, poisoned(DType::f32, {7, 5})), std::invalid_argument);
+}
+
 TEST(Elementwise, RejectsBadInput) {
   Tensor a = poisoned(DType::f32, {3, 4}), b = poisoned(DType::f32, {5}), c = poisoned(DType::i32, {3, 4});
   gpu::CommandRecorder recorder(gpu().context);
   const Tensor mismatched[] = {a, b};
-  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, *find_elementwise_op("Add"), mismatched, a), std::invalid_argument);
+  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, kernels::ElementwiseOp::Add, mismatched, a),
+               std::invalid_argument);
   const Tensor mixed[] = {a, c};
-  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, *find_elementwise_op("Add"), mixed, a), std::invalid_argument);
+  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, kernels::ElementwiseOp::Add, mixed, a),
+               std::invalid_argument);
   const Tensor integer[] = {c};
-  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, *find_elementwise_op("Sigmoid"), integer, c),
+  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, kernels::ElementwiseOp::Sigmoid, integer, c),
                std::invalid_argument);
   const Tensor one[] = {a};
-  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, *find_elementwise_op("Relu"), one, c), std::invalid_argument);
+  EXPECT_THROW(kernels::record_elementwise(kc(), recorder, kernels::ElementwiseOp::Relu, one, c),
+               std::invalid_argument);
 }
 
 TEST(Broadcast, CoalescesToFewestDims) {

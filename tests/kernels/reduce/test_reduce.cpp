@@ -78,6 +78,27 @@ TEST(Reduce, EveryOpOverAxisSets) {
   }
 }
 
+// One plan, recorded for fresh inputs run after run: a row split into chunks (two steps) then a
+// second pass over another axis run (three dispatches with float32 partials between them).
+TEST(Reduce, PlanRecordsEveryRun) {
+  Random rng(test_seed());
+  const Shape shape{3, 2, 20000};
+  const std::vector<int64_t> axes{0, 2};
+  const kernels::Reduce plan({gpu().context, gpu().pipelines}, {ReduceOp::Sum, shape, DType::f32, axes});
+  for (int run = 0; run < 3; ++run) {
+    const auto x = rng.normal(element_count(shape), 0.5, 1.0);
+    Tensor y = poisoned(DType::f32, {2});
+    gpu::CommandRecorder recorder(gpu().context);
+    plan.record(recorder, gpu().pool, upload_floats(x, DType::f32, shape), y);
+    recorder.submit_and_wait();
+    EXPECT_LE(rel_l2(y.download_floats(gpu().context), reference_reduce(x, shape, axes, ReduceOp::Sum)), 1e-6)
+        << "run " << run;
+  }
+  gpu::CommandRecorder recorder(gpu().context);
+  EXPECT_THROW(plan.record(recorder, gpu().pool, poisoned(DType::f32, {3, 2, 5}), poisoned(DType::f32, {2})),
+               std::invalid_argument);
+}
+
 TEST(Reduce, RejectsBadAxes) {
   Tensor x = poisoned(DType::f32, {2, 3}), y = poisoned(DType::f32, {2});
   gpu::CommandRecorder recorder(gpu().context);
