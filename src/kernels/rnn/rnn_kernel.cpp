@@ -102,6 +102,11 @@ gemm::GemmOptions gemm_options(const KernelContext& k) {
   return options;
 }
 
+// Tiles of `tile` covering `n`, as a grid extent.
+uint32_t tiles(int64_t n, uint32_t tile, const char* what) {
+  return u32((n + tile - 1) / tile, what);
+}
+
 // The grid of the cooperative kernel with tiling `t`.
 gpu::WorkgroupCount cooperative_groups(const RnnDims& d, const CooperativeTiling& t) {
   return {u32((d.hidden + t.units - 1) / t.units, "unit tiles"), u32(t.row_blocks(d.batch), "row blocks"),
@@ -222,45 +227,48 @@ void RnnKernel::plan_kernel() {
   plan_ = plan_rnn(spec_, d_, chunked_, options_, k_.tuning.rnn, device, probe);
 }
 
+// A step kernel's pipeline and grid (vec4, tiled or dot step; the whole-sequence dot kernel) for one
+// phase of the cell.
+RnnKernel::Stage RnnKernel::step_stage(const RnnStepPhase& phase, const char* label) const {
+  const TemplateValues layer = layer_values(spec_, flags_, d_.dirs);
+  const bool on_gpu = device_facts(k_, *weights_).gpu;
+  const DType out = problem_.x_dtype;
+  const RnnDims& d = d_;
+  switch (plan_.kind) {
+    case RnnKernelKind::vec4_step: {
+      const Vec4StepTiling& t = plan_.vec4;
+      return {&rnn_pipeline(k_.pipelines, vec4_step_shader(spec_, layer, t, d.hidden, on_gpu, out),
+                            t.persistent ? "rnn_vec4_sequence" : label),
+              {tiles(d.hidden, t.units(), "hidden tiles"), tiles(d.batch, t.rows(), "batch tiles"),
+               u32(d.dirs, "dirs")}};
+    }
+    case RnnKernelKind::tiled_step: {
+      const TiledStepTiling& t = phase.tiled;
+      return {&rnn_pipeline(
+                  k_.pipelines,
+                  tiled_step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t, out), label),
+              {tiles(d.hidden, t.units, "hidden tiles"), tiles(d.batch, t.rows, "batch tiles"),
+               u32(d.dirs, "dirs")}};
+    }
+    default: {  // dot_step, whole_sequence
+      const bool whole_sequence = plan_.kind == RnnKernelKind::whole_sequence;
+      const StepTiling& t = phase.dot;
+      return {&rnn_pipeline(k_.pipelines,
+                            step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t,
+                                        whole_sequence, out),
+                            label),
+              {whole_sequence ? 1u : tiles(d.hidden, t.units, "hidden tiles"),
+               tiles(d.batch, t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")}};
+    }
+  }
+}
+
 // The pipelines and grids of the chosen kernel (both phases of a two-phase step).
 void RnnKernel::plan_stages() {
   const TemplateValues layer = layer_values(spec_, flags_, d_.dirs);
   const bool on_gpu = device_facts(k_, *weights_).gpu;
   const DType out = problem_.x_dtype;
   const RnnDims& d = d_;
-  const auto tiles = [](int64_t n, uint32_t tile, const char* what) {
-    return u32((n + tile - 1) / tile, what);
-  };
-  const auto step_stage = [&](const RnnStepPhase& phase, const char* label) -> Stage {
-    switch (plan_.kind) {
-      case RnnKernelKind::vec4_step: {
-        const Vec4StepTiling& t = plan_.vec4;
-        return {&rnn_pipeline(k_.pipelines, vec4_step_shader(spec_, layer, t, d.hidden, on_gpu, out),
-                              t.persistent ? "rnn_vec4_sequence" : label),
-                {tiles(d.hidden, t.units(), "hidden tiles"), tiles(d.batch, t.rows(), "batch tiles"),
-                 u32(d.dirs, "dirs")}};
-      }
-      case RnnKernelKind::tiled_step: {
-        const TiledStepTiling& t = phase.tiled;
-        return {
-            &rnn_pipeline(k_.pipelines,
-                          tiled_step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t, out),
-                          label),
-            {tiles(d.hidden, t.units, "hidden tiles"), tiles(d.batch, t.rows, "batch tiles"),
-             u32(d.dirs, "dirs")}};
-      }
-      default: {  // dot_step, whole_sequence
-        const bool whole_sequence = plan_.kind == RnnKernelKind::whole_sequence;
-        const StepTiling& t = phase.dot;
-        return {&rnn_pipeline(k_.pipelines,
-                              step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t,
-                                          whole_sequence, out),
-                              label),
-                {whole_sequence ? 1u : tiles(d.hidden, t.units, "hidden tiles"),
-                 tiles(d.batch, t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")}};
-      }
-    }
-  };
   switch (plan_.kind) {
     case RnnKernelKind::resident:
       first_ = {
@@ -275,6 +283,8 @@ void RnnKernel::plan_stages() {
                                                  plan_.subgroup_reduce, on_gpu, out),
                               "rnn_cooperative"),
                 cooperative_groups(d, plan_.cooperative)};
+      exchange_guard_ =
+          exchange_guard("rnn_cooperative", "the tuning rnn.cooperative=0 avoids the cooperative kernel");
       return;
     case RnnKernelKind::row_sequence:
       first_ = {&rnn_pipeline(k_.pipelines, row_sequence_shader(spec_, layer, plan_.rows, d.hidden, out),
@@ -302,6 +312,21 @@ void RnnKernel::plan_stages() {
         "this device",
         uint64_t{first_.groups.x} * first_.groups.y * first_.groups.z, plan_.vec4.workgroup_size()));
   }
+  if (plan_.kind == RnnKernelKind::vec4_step && plan_.vec4.persistent) {
+    exchange_guard_ = exchange_guard("rnn_vec4_sequence", "a vec4 tiling without PERSISTENT avoids it");
+  }
+}
+
+// The error a guarded exchange kernel (`name`, grid first_.groups) reports when its waits gave up;
+// `avoid`: how to stay clear of it.
+std::string RnnKernel::exchange_guard(const char* name, const char* avoid) const {
+  const gpu::WorkgroupCount& g = first_.groups;
+  return fmt::format(
+      "{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} workgroups was not "
+      "resident at "
+      "once (another workload on the GPU?), its waits gave up and the outputs are invalid; {}",
+      options_.label.empty() ? "" : options_.label + ": ", d_.hidden, d_.seq, d_.batch, name,
+      uint64_t{g.x} * g.y * g.z, avoid);
 }
 
 // The projection GEMM (one, or one per chunk length) and the GEMM step's recurrent product.
@@ -410,8 +435,7 @@ void RnnKernel::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
     case RnnKernelKind::resident:
       return record_resident(recorder, run);
     case RnnKernelKind::cooperative:
-      return record_exchange(recorder, pool, run, "rnn_cooperative",
-                             "the tuning rnn.cooperative=0 avoids the cooperative kernel");
+      return record_exchange(recorder, pool, run, "rnn_cooperative");
     case RnnKernelKind::row_sequence:
       return record_row_sequence(recorder, run);
     case RnnKernelKind::whole_sequence:
@@ -420,8 +444,7 @@ void RnnKernel::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
       return record_gemm_steps(recorder, pool, run);
     case RnnKernelKind::vec4_step:
       if (plan_.vec4.persistent) {
-        return record_exchange(recorder, pool, run, "rnn_vec4_sequence",
-                               "a vec4 tiling without PERSISTENT avoids it");
+        return record_exchange(recorder, pool, run, "rnn_vec4_sequence");
       }
       return record_steps(recorder, run);
     case RnnKernelKind::tiled_step:

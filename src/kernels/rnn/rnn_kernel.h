@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "gpu/buffer_pool.h"
 #include "gpu/command_recorder.h"
@@ -56,8 +57,8 @@ struct RnnOutputs {
 // [D][2*G*H] (zero when absent), then the peepholes [D][3*H] (LSTM with P). Prepare once per weight
 // set and record many times.
 struct RnnWeights {
-  // The tiled GEMM reads a row-major B faster than a K-contiguous (prepacked) one: on an H200 SCNet's
-  // band-LSTM projections ran 20-25% faster so, the biLSTMs 5-8% (bench_rnn; docs/benchmark-log.md).
+  // Row-major, not prepacked: the tiled GEMM reads a row-major B faster than a K-contiguous one
+  // (measured on SCNet's band-LSTM projections and the biLSTMs: docs/benchmark-log.md).
   Tensor w_t;
   Tensor w;        // the caller's W, kept for chunked projections
   Tensor r, b, p;  // the caller's R, B, P (b, p may be undefined), kept for rnn_time_chunks
@@ -136,7 +137,9 @@ class RnnKernel {
   void plan_uniforms();
   void plan_kernel();
   void plan_stages();
+  Stage step_stage(const RnnStepPhase& phase, const char* label) const;
   void plan_gemms();
+  std::string exchange_guard(const char* name, const char* avoid) const;
   bool grid_resident(const wgpu::ComputePipeline& pipeline, gpu::WorkgroupCount groups) const;
 
   // Recording: the run's buffers, then one of the strategies below.
@@ -145,8 +148,8 @@ class RnnKernel {
   void record_projection(gpu::CommandRecorder& recorder, Run& run, int64_t chunk_index) const;
   void start_sequence(gpu::CommandRecorder& recorder, Run& run) const;
   void record_resident(gpu::CommandRecorder& recorder, Run& run) const;
-  void record_exchange(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, Run& run, const char* name,
-                       const char* avoid) const;
+  void record_exchange(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, Run& run,
+                       const char* name) const;
   void record_row_sequence(gpu::CommandRecorder& recorder, Run& run) const;
   void record_whole_sequence(gpu::CommandRecorder& recorder, Run& run) const;
   void record_gemm_steps(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, Run& run) const;
@@ -163,8 +166,9 @@ class RnnKernel {
   int64_t chunk_ = 0;                           // steps per projection chunk (all of them unless chunked_)
   uint32_t flags_ = 0;                          // StepFlags
   RnnPlan plan_;
-  StepUniforms uniforms_{};                    // everything but the buffers' offsets and the step
-  Stage first_, second_;                       // the strategy's dispatch; second_: GRU's h phase
+  StepUniforms uniforms_{};     // everything but the buffers' offsets and the step
+  Stage first_, second_;        // the strategy's dispatch; second_: GRU's h phase
+  std::string exchange_guard_;  // cooperative, persistent vec4: the error when the grid was not resident
   std::optional<gemm::Gemm> projection_;       // all steps, or a whole chunk of steps of one direction
   std::optional<gemm::Gemm> projection_tail_;  // the last, shorter chunk
   std::optional<gemm::Gemm> gates_product_;    // gemm_step: H_prev R^T

@@ -22,8 +22,8 @@ namespace onda::kernels::rnn {
 // streaming R^T from cache each step; one fused kernel only, projection not chunked, h of the rows
 // within workgroup memory (else per_step). automatic, on GPUs: row_sequence when R of a direction is
 // above kWholeSequenceMaxWeightBytes and at most kRowSequenceMaxWeightBytes and batch * directions is
-// at most kRowSequenceMaxRows (H200: MP-SENet's GRUs 1.8x, SCNet's B = 85 H256 LSTM 1.3x faster than
-// per step; at B = 433-864 or R = 4 MiB the per-step tiled kernel stays faster).
+// at most kRowSequenceMaxRows (where it measured faster than per step: MP-SENet's GRUs, SCNet's B = 85
+// H256 LSTM; at B = 433-864 or R = 4 MiB the per-step tiled kernel stays faster).
 // resident: one dispatch for all timesteps, R^T of a direction held in the registers of each
 // workgroup for the whole sequence (rnn_sequence_resident.wgsl; ResidentTiling); one fused kernel
 // only, projection not chunked, the workgroup within the device's invocation limit (else per_step).

@@ -1,8 +1,6 @@
 // RnnKernel's strategies: how each kernel plan_rnn can choose is recorded, from the run's bindings
 // (RnnKernel::bind). One dispatch for every step (resident, cooperative / persistent vec4, row
 // sequence, whole sequence), or per step (the GEMM step; the vec4, tiled and dot step kernels).
-#include <fmt/format.h>
-
 #include "gpu/run_guards.h"
 #include "kernels/rnn/rnn_run.h"
 
@@ -55,9 +53,9 @@ void RnnKernel::record_resident(gpu::CommandRecorder& recorder, Run& run) const 
 
 // The kernels whose workgroups trade h through an exchange (rnn_exchange.wgsl): every step in one
 // dispatch, whose grid must be resident all at once (probed when planned). A guard turns a grid that
-// was not resident after all into an error naming the layer and `avoid`, how to stay clear of it.
+// was not resident after all into an error (exchange_guard_).
 void RnnKernel::record_exchange(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, Run& run,
-                                const char* name, const char* avoid) const {
+                                const char* name) const {
   start_sequence(recorder, run);
   const uint64_t exchange_words = d_.exchange_words();
   // The exchange, cleared: 0 marks an h not yet published.
@@ -70,14 +68,7 @@ void RnnKernel::record_exchange(gpu::CommandRecorder& recorder, gpu::BufferPool&
   recorder.dispatch(*first_.pipeline, bindings, &run.u, sizeof run.u, first_.groups, name);
   // The flag word a wait sets when it gives up: a GpuError when the run's owner checks its guards,
   // not just NaN outputs.
-  const gpu::WorkgroupCount& g = first_.groups;
-  k_.gpu.guards().guard(
-      recorder, exchange.buffer(), exchange.byte_offset(),
-      fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} "
-                  "workgroups was not resident at once (another workload on the GPU?), its waits gave up "
-                  "and the outputs are invalid; {}",
-                  options_.label.empty() ? "" : options_.label + ": ", d_.hidden, d_.seq, d_.batch, name,
-                  uint64_t{g.x} * g.y * g.z, avoid));
+  k_.gpu.guards().guard(recorder, exchange.buffer(), exchange.byte_offset(), exchange_guard_);
 }
 
 void RnnKernel::record_row_sequence(gpu::CommandRecorder& recorder, Run& run) const {
