@@ -157,6 +157,19 @@ void RnnKernel::plan_projection() {
   const uint64_t step_bytes = static_cast<uint64_t>(d_.batch * d_.dirs * d_.gates * d_.hidden) * 4;
   chunked_ = step_bytes * static_cast<uint64_t>(d_.seq) > limit;
   chunk_ = chunked_ ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d_.seq;
+  // A chunk's rows of X are a view of X where it is time-major (layout 0); but a float16 view must
+  // start on an even element (packed halves), so X is widened first where a chunk of either
+  // direction would start on an odd one.
+  bool odd_start = false;
+  for (int64_t s0 = 0; chunked_ && problem_.x_dtype == DType::f16 && s0 < d_.seq; s0 += chunk_) {
+    const int64_t s1 = std::min(d_.seq, s0 + chunk_);
+    for (int64_t dir = 0; dir < d_.dirs; ++dir) {
+      const bool reverse = spec_.direction == Direction::reverse || dir == 1;  // as record_projection
+      const int64_t t0 = reverse ? d_.seq - s1 : s0;
+      odd_start = odd_start || (t0 * d_.batch * d_.input) % 2 != 0;
+    }
+  }
+  widen_x_ = chunked_ && (spec_.layout == 1 || odd_start);
 }
 
 // The cell's flags and every uniform that does not depend on a run's buffers.
@@ -344,7 +357,7 @@ void RnnKernel::plan_gemms() {
     const auto chunk_projection = [&](int64_t steps) {
       gemm::GemmProblem problem;
       problem.a_shape = {steps * d_.batch, d_.input};
-      problem.a_dtype = spec_.layout == 1 ? DType::f32 : problem_.x_dtype;
+      problem.a_dtype = widen_x_ ? DType::f32 : problem_.x_dtype;
       problem.b_shape = {gh, d_.input};
       problem.b_dtype = weights_->w.dtype();
       problem.transpose_b = true;
@@ -390,11 +403,14 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   run.xw = Tensor::empty(pool, DType::f32, {chunk_ * d.batch * d.dirs * d.gates * d.hidden});
   recorder.retain(run.xw.storage());
   run.x_time_major = in.x;
-  if (chunked_ && spec_.layout == 1) {
+  if (widen_x_) {
     run.x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
     recorder.retain(run.x_time_major.storage());
-    record_gather(k_, recorder, in.x, run.x_time_major, 0, {d.seq, d.batch, d.input},
-                  {d.input, d.seq * d.input, 1}, "rnn_x_time_major");
+    const std::array<int64_t, 3> strides = spec_.layout == 1
+                                               ? std::array<int64_t, 3>{d.input, d.seq * d.input, 1}
+                                               : std::array<int64_t, 3>{d.batch * d.input, d.input, 1};
+    record_gather(k_, recorder, in.x, run.x_time_major, 0, {d.seq, d.batch, d.input}, strides,
+                  "rnn_x_time_major");
   }
   // Outputs: the real tensors, or small stand-ins so every binding exists.
   const auto bind_out = [&](const Tensor& t) {

@@ -164,7 +164,8 @@ class RnnKernel {
   std::unique_ptr<RnnTimeChunks> time_chunks_;  // set: the layer is a chain of shorter ones
   bool chunked_ = false;                        // the projection computed per chunk of steps
   int64_t chunk_ = 0;                           // steps per projection chunk (all of them unless chunked_)
-  uint32_t flags_ = 0;                          // StepFlags
+  bool widen_x_ = false;  // chunked projections read X made time-major and float32 (Run::x_time_major)
+  uint32_t flags_ = 0;    // StepFlags
   RnnPlan plan_;
   StepUniforms uniforms_{};     // everything but the buffers' offsets and the step
   Stage first_, second_;        // the strategy's dispatch; second_: GRU's h phase

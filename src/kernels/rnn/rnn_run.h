@@ -12,7 +12,7 @@ struct RnnKernel::Run {
   Tensor state;         // float32: h ping, h pong, c, then the GRU scratch r (.) H_prev and z
   uint32_t st0 = 0;     // the state's first element in its binding
   Tensor xw;            // the projection (all steps, or one chunk of steps per direction)
-  Tensor x_time_major;  // X, made time-major for chunked projections of layout 1
+  Tensor x_time_major;  // X, or X widened to float32 time-major for chunked projections (widen_x_)
   // Bindings 0-6 of every cell kernel: projection, weights, state, sequence_lens, Y, Y_h, Y_c.
   std::vector<gpu::BufferBinding> bindings;
   StepUniforms u{};  // the plan's, with this run's offsets
