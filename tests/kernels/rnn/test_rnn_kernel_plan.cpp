@@ -40,9 +40,9 @@ Layer random_layer(Random& rng, CellType cell, Direction direction, int64_t inpu
 }
 
 // The worst rel L2 of Y and Y_h against the float64 reference for X [seq, batch, I] and h0 drawn from
-// `rng`, recorded by `kernel` (or, without one, checked to be rejected as another problem).
+// `rng`, recorded by `kernel`; `dispatches`, when given, receives the dispatches recorded.
 double run_once(const kernels::rnn::RnnKernel& kernel, const Layer& l, int64_t seq, int64_t batch,
-                Random& rng) {
+                Random& rng, size_t* dispatches = nullptr) {
   auto& g = gpu();
   RnnReferenceInputs ref;
   ref.seq = seq;
@@ -63,6 +63,7 @@ double run_once(const kernels::rnn::RnnKernel& kernel, const Layer& l, int64_t s
   out.y_h = poisoned(DType::f32, kernels::rnn::rnn_state_shape(l.spec, in.x.shape()));
   gpu::CommandRecorder recorder(g.context);
   kernel.record(recorder, g.pool, in, out);
+  if (dispatches) *dispatches = recorder.dispatch_count();
   recorder.submit_and_wait();
   return std::max(rel_l2(out.y.download_floats(g.context), want.y),
                   rel_l2(out.y_h.download_floats(g.context), want.y_h));
@@ -120,7 +121,13 @@ TEST(RnnKernelPlan, OnePlanRecordsEveryRun) {
     const Planned p = plan(l, s.seq, s.batch, options);
     EXPECT_EQ(kernels::rnn::rnn_kernels_planned(), planned + 1);
     for (int run = 0; run < 3; ++run) {
-      const double e = run_once(*p.kernel, l, s.seq, s.batch, rng);
+      size_t dispatches = 0;
+      const double e = run_once(*p.kernel, l, s.seq, s.batch, rng, &dispatches);
+      // A streaming frame (one step, batch 1, GRU): h0 widened into the state, the projection GEMM,
+      // the step (two phases for linear_before_reset=0), whichever kernel this adapter runs.
+      if (s.seq == 1) {
+        EXPECT_EQ(dispatches, 2u + kernels::rnn::rnn_dispatches_per_step(l.spec));
+      }
       std::printf("  %s S=%lld B=%lld H=%lld (%s) run %d: rel L2 %.2e\n",
                   s.cell == CellType::gru ? "GRU" : "LSTM", static_cast<long long>(s.seq),
                   static_cast<long long>(s.batch), static_cast<long long>(s.hidden),
