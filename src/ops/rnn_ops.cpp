@@ -19,9 +19,12 @@ Tensor optional_device(OpContext& context, const std::vector<Value>& inputs, siz
   return i < inputs.size() && inputs[i].defined() ? context.to_device(inputs[i]) : Tensor();
 }
 
-bool wants_output(const Node& node, size_t i) { return i < node.outputs.size() && !node.outputs[i].empty(); }
+bool wants_output(const Node& node, size_t i) {
+  return i < node.outputs.size() && !node.outputs[i].empty();
+}
 
-kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType cell, const std::vector<Value>& inputs) {
+kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType cell,
+                                const std::vector<Value>& inputs) {
   kernels::rnn::RnnSpec spec;
   spec.cell = cell;
   const std::string direction = node.attribute_string("direction", "forward");
@@ -42,9 +45,11 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
     throw ModelError(node.describe() + ": needs inputs X, W and R");
   }
   const Shape& r_shape = inputs[2].shape();
-  if (r_shape.size() != 3) throw ModelError(fmt::format("{}: R must be 3-D, got {}", node.describe(), shape_string(r_shape)));
+  if (r_shape.size() != 3)
+    throw ModelError(fmt::format("{}: R must be 3-D, got {}", node.describe(), shape_string(r_shape)));
   spec.hidden_size = node.attribute_int("hidden_size", r_shape[2]);
-  if (spec.hidden_size <= 0) throw ModelError(fmt::format("{}: hidden_size must be positive", node.describe()));
+  if (spec.hidden_size <= 0)
+    throw ModelError(fmt::format("{}: hidden_size must be positive", node.describe()));
   if (node.has_attribute("clip")) spec.clip = node.attribute_float("clip");
   if (cell == CellType::lstm) spec.input_forget = node.attribute_int("input_forget", 0) != 0;
   if (cell == CellType::gru) spec.linear_before_reset = node.attribute_int("linear_before_reset", 0) != 0;
@@ -52,11 +57,12 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
   if (node.has_attribute("activations")) {
     const auto names = node.attribute_strings("activations");
     if (static_cast<int>(names.size()) != expected) {
-      throw ModelError(fmt::format("{}: {} activations given, expected {}", node.describe(), names.size(), expected));
+      throw ModelError(
+          fmt::format("{}: {} activations given, expected {}", node.describe(), names.size(), expected));
     }
     try {
       spec.activations = rnn_activations_from_onnx(names, node.attribute_floats("activation_alpha", {}),
-                                                  node.attribute_floats("activation_beta", {}));
+                                                   node.attribute_floats("activation_beta", {}));
     } catch (const std::invalid_argument& e) {
       throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
     }
@@ -64,17 +70,38 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
   return spec;
 }
 
+// What a node with constant weights keeps across runs: its packed weights and the layer planned for
+// the last input shape.
+struct RecurrentState {
+  std::shared_ptr<const kernels::rnn::RnnWeights> weights;
+  std::unique_ptr<kernels::rnn::RnnKernel> kernel;
+};
+
+// The node's kept state when W, R, B and P (those given) are constants and the session keeps node
+// state; nullptr otherwise.
+RecurrentState* constant_weights_state(OpContext& context, const std::vector<Value>& inputs) {
+  if (!context.node_state || !inputs[1].constant || !inputs[2].constant) return nullptr;
+  for (size_t i : {size_t{3}, size_t{7}}) {  // B, P
+    if (i < inputs.size() && inputs[i].defined() && !inputs[i].constant) return nullptr;
+  }
+  auto& state = *context.node_state;
+  if (!state) state = std::make_shared<RecurrentState>();
+  return static_cast<RecurrentState*>(state.get());
+}
+
 // Host-known sequence_lens must lie in [0, seq_length].
 void check_sequence_lens(const Node& node, const Value& lens, int64_t seq_length) {
   if (!lens.on_host()) return;
   for (int64_t v : lens.host.to_int64()) {
     if (v < 0 || v > seq_length) {
-      throw ModelError(fmt::format("{}: sequence_lens value {} outside [0, {}]", node.describe(), v, seq_length));
+      throw ModelError(
+          fmt::format("{}: sequence_lens value {} outside [0, {}]", node.describe(), v, seq_length));
     }
   }
 }
 
-std::vector<Value> recurrent(const Node& node, OpContext& context, const std::vector<Value>& inputs, CellType cell) {
+std::vector<Value> recurrent(const Node& node, OpContext& context, const std::vector<Value>& inputs,
+                             CellType cell) {
   const kernels::rnn::RnnSpec spec = read_spec(node, context, cell, inputs);
   const Value& x = inputs[0];
   if (x.shape().size() != 3) {
@@ -101,24 +128,28 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
   options.label = node.describe();
   try {
     const Shape state = kernels::rnn::rnn_state_shape(spec, x.shape());
-    if (wants_output(node, 0)) out.y = outputs[0].device = context.allocate(x.dtype(), kernels::rnn::rnn_y_shape(spec, x.shape()));
+    if (wants_output(node, 0))
+      out.y = outputs[0].device = context.allocate(x.dtype(), kernels::rnn::rnn_y_shape(spec, x.shape()));
     if (wants_output(node, 1)) out.y_h = outputs[1].device = context.allocate(x.dtype(), state);
-    if (cell == CellType::lstm && wants_output(node, 2)) out.y_c = outputs[2].device = context.allocate(x.dtype(), state);
-    // Constant W, R, B, P (initializers, the usual case): prepared (packed) once per node and kept
-    // across runs in the node's state; otherwise every run.
-    bool constant_weights = inputs[1].constant && inputs[2].constant && context.node_state;
-    for (size_t i : {size_t{3}, p_input}) {
-      if (i < inputs.size() && inputs[i].defined() && !inputs[i].constant) constant_weights = false;
-    }
-    if (constant_weights) {
-      auto& state = *context.node_state;
-      if (!state) {
-        state = std::make_shared<kernels::rnn::RnnWeights>(kernels::rnn::prepare_rnn_weights(
+    if (cell == CellType::lstm && wants_output(node, 2))
+      out.y_c = outputs[2].device = context.allocate(x.dtype(), state);
+    const auto problem = kernels::rnn::RnnProblem::of(context.kernels, in, out);
+    if (RecurrentState* state = constant_weights_state(context, inputs)) {
+      // Constant W, R, B, P (initializers, the usual case): packed once per node, and the layer
+      // planned once per input shape; both kept across runs in the node's state.
+      if (!state->weights) {
+        state->weights = std::make_shared<const kernels::rnn::RnnWeights>(kernels::rnn::prepare_rnn_weights(
             context.kernels, context.recorder, context.persistent_pool, spec, in.w, in.r, in.b, in.p));
       }
-      kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec,
-                               *std::static_pointer_cast<kernels::rnn::RnnWeights>(state), in, out, options);
+      if (!state->kernel || !(state->kernel->problem() == problem)) {
+        state->kernel.reset();
+        state->kernel = std::make_unique<kernels::rnn::RnnKernel>(context.kernels, context.recorder,
+                                                                  context.persistent_pool, spec,
+                                                                  state->weights, problem, options);
+      }
+      state->kernel->record(context.recorder, context.pool, in, out);
     } else {
+      // Weights computed in the graph: packed and planned every run.
       kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out, options);
     }
   } catch (const std::invalid_argument& e) {
@@ -142,7 +173,8 @@ std::vector<Value> rnn(const Node& node, OpContext& context, const std::vector<V
 void register_rnn_ops(std::vector<OpEntry>& ops) {
   const char* notes = "projection GEMM for all steps, then one fused dispatch per step";
   ops.push_back({"", "LSTM", 7, lstm, notes});
-  ops.push_back({"", "GRU", 7, gru, "projection GEMM, then 1 fused dispatch per step (2 if linear_before_reset=0)"});
+  ops.push_back(
+      {"", "GRU", 7, gru, "projection GEMM, then 1 fused dispatch per step (2 if linear_before_reset=0)"});
   ops.push_back({"", "RNN", 7, rnn, notes});
 }
 

@@ -119,8 +119,8 @@ fn peepholes(d: u32, j: u32) -> vec3<f32> {
 #if CELL_PRELOADED
 // What a kernel that keeps one row's state on chip (the resident and cooperative kernels, BT = 1)
 // passes instead of finish_units reading it from memory every step: h_prev and c (updated to c_new),
-// and the unit's bias terms and peepholes, loaded once before the steps (on the H200 a load per step,
-// even an L1 hit, sits on the step's critical path).
+// and the unit's bias terms and peepholes, loaded once before the steps (a load per step, even an L1
+// hit, sits on the step's critical path).
 struct CellPreload {
   h_prev: f32,
   c: f32,

@@ -1,112 +1,66 @@
+// RnnKernel's planning (the constructor's steps) and the run's bindings; the strategies that record
+// the recurrence are in rnn_strategies.cpp.
 #include "kernels/rnn/rnn_kernel.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <stdexcept>
 
-#include "gpu/run_guards.h"
-#include "kernels/common/tensor_access.h"
-#include "kernels/gemm/gemm.h"
+#include "gpu/buffer_pool.h"
 #include "kernels/rnn/cooperative_probe.h"
-#include "kernels/rnn/rnn_plan.h"
+#include "kernels/rnn/rnn_gather.h"
+#include "kernels/rnn/rnn_run.h"
 #include "kernels/rnn/rnn_shaders.h"
-#include "kernels/rnn/rnn_step_tiling.h"
 #include "kernels/rnn/rnn_time_chunks.h"
-#include "kernels/shader_template.h"
 
 namespace onda::kernels::rnn {
 namespace {
 
-// Mirrors StepParams in rnn_step.wgsl.
-struct StepUniforms {
-  uint32_t dims[4];
-  uint32_t misc[4];
-  uint32_t xw_base[4];
-  uint32_t st[4];
-  uint32_t wts[4];
-  uint32_t outs[4];
-  float clip[4];
-  float act[6][4];
-};
+std::atomic<uint64_t> kernels_planned{0};
 
-enum StepFlags : uint32_t {
-  kSeqLens = 1, kY = 2, kYh = 4, kYc = 8, kReverse0 = 16, kInputForget = 64, kPeephole = 128, kClip = 256,
-  kLayout1 = 512, kTimeMajorXw = 1024,
-};
-
-// Mirrors GatherParams in rnn_gather.wgsl.
-struct GatherUniforms {
-  uint32_t dims[4];
-  uint32_t strides[4];
-  uint32_t dst_offset[4];
-};
-
-uint32_t u32(int64_t v, const char* what) {
-  if (v < 0 || v > 0xFFFFFFFFll) throw std::invalid_argument(fmt::format("RNN: {} = {} out of range", what, v));
-  return static_cast<uint32_t>(v);
-}
-
-
-void require_shape(const Tensor& t, const Shape& want, const char* name) {
-  if (t.shape() != want) {
-    throw std::invalid_argument(fmt::format("{} has shape {}, expected {}", name, shape_string(t.shape()), shape_string(want)));
-  }
-}
-
-void require_float(const Tensor& t, const char* name) {
-  if (t.dtype() != DType::f32 && t.dtype() != DType::f16) throw std::invalid_argument(fmt::format("{} must be float32 or float16", name));
-}
-
-// dst[dst_offset + i] (float32) = src at a strided 3-D box; see rnn_gather.wgsl.
-void record_gather(const KernelContext& k, gpu::CommandRecorder& recorder, const Tensor& src, const Tensor& dst,
-                   uint32_t dst_offset, std::array<int64_t, 3> dims, std::array<int64_t, 3> strides, const char* name) {
-  const int64_t total = dims[0] * dims[1] * dims[2];
-  if (total == 0) return;
-  const auto& pipeline = rnn_pipeline(
-      k.pipelines, {"rnn/rnn_gather.wgsl", {}, {tensor_access("src", 0, src.dtype(), false)}}, "rnn_gather");
-  GatherUniforms u{};
-  for (int i = 0; i < 3; ++i) {
-    u.dims[i] = u32(dims[i], "gather extent");
-    u.strides[i] = u32(strides[i], "gather stride");
-  }
-  u.dims[3] = u32(total, "gather size");
-  u.strides[3] = src.element_offset(k.gpu);
-  u.dst_offset[0] = dst.element_offset(k.gpu) + dst_offset;
-  recorder.dispatch(pipeline, {src.binding(k.gpu), dst.binding(k.gpu)}, &u, sizeof u,
-                    gpu::split_workgroups((total + 255) / 256, k.gpu.limits()), name);
-}
-
-void record_zero(gpu::CommandRecorder& recorder, const Tensor& t, uint64_t first, uint64_t count) {
-  recorder.clear(t.buffer(), t.byte_offset() + first * 4, count * 4);
-}
-
-RnnDims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out) {
-  if (!in.x.defined()) throw std::invalid_argument("X is required");
-  require_float(in.x, "X");
-  if (in.x.rank() != 3) throw std::invalid_argument(fmt::format("X must be 3-D, got {}", shape_string(in.x.shape())));
+// The layer's extents from X's shape, checked against the spec and the weights.
+RnnDims check_problem(const RnnSpec& spec, const RnnWeights& weights, const RnnProblem& p) {
+  if (p.x_dtype != DType::f32 && p.x_dtype != DType::f16)
+    throw std::invalid_argument("X must be float32 or float16");
+  if (p.x_shape.size() != 3)
+    throw std::invalid_argument(fmt::format("X must be 3-D, got {}", shape_string(p.x_shape)));
   RnnDims d;
-  d.seq = spec.layout == 0 ? in.x.shape()[0] : in.x.shape()[1];
-  d.batch = spec.layout == 0 ? in.x.shape()[1] : in.x.shape()[0];
-  d.input = in.x.shape()[2];
+  d.seq = spec.layout == 0 ? p.x_shape[0] : p.x_shape[1];
+  d.batch = spec.layout == 0 ? p.x_shape[1] : p.x_shape[0];
+  d.input = p.x_shape[2];
   d.hidden = spec.hidden_size;
   d.dirs = spec.num_directions();
   d.gates = gate_count(spec.cell);
   if (weights.input_size != d.input || weights.hidden_size != d.hidden || weights.directions != d.dirs) {
     throw std::invalid_argument(fmt::format("X {} does not match the weights (input size {}, {} directions)",
-                                            shape_string(in.x.shape()), weights.input_size, weights.directions));
+                                            shape_string(p.x_shape), weights.input_size, weights.directions));
   }
-  if (!spec.activations.empty() && spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * d.dirs)) {
-    throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
-                                            activations_per_direction(spec.cell) * d.dirs));
+  const size_t acts = static_cast<size_t>(activations_per_direction(spec.cell) * d.dirs);
+  if (!spec.activations.empty() && spec.activations.size() != acts) {
+    throw std::invalid_argument(
+        fmt::format("{} activations given, expected {}", spec.activations.size(), acts));
   }
+  if (p.y_c && spec.cell != CellType::lstm) throw std::invalid_argument("Y_c is for LSTM only");
+  if (d.seq == 0 || d.batch == 0 || d.hidden == 0)
+    throw std::invalid_argument("empty sequence, batch or hidden size");
+  return d;
+}
+
+// A run's tensors against the spec: std::invalid_argument naming the first that does not fit.
+void check_tensors(const RnnSpec& spec, const RnnInputs& in, const RnnOutputs& out) {
+  if (!in.x.defined()) throw std::invalid_argument("X is required");
+  require_float(in.x, "X");
+  if (in.x.rank() != 3)
+    throw std::invalid_argument(fmt::format("X must be 3-D, got {}", shape_string(in.x.shape())));
   const Shape state = rnn_state_shape(spec, in.x.shape());
   if (in.sequence_lens.defined()) {
     if (in.sequence_lens.dtype() != DType::i32 && in.sequence_lens.dtype() != DType::i64) {
       throw std::invalid_argument("sequence_lens must be int32");  // (i64 is stored as i32 on the GPU)
     }
-    require_shape(in.sequence_lens, {d.batch}, "sequence_lens");
+    require_shape(in.sequence_lens, {spec.layout == 0 ? in.x.shape()[1] : in.x.shape()[0]}, "sequence_lens");
   }
   if (in.initial_h.defined()) {
     require_float(in.initial_h, "initial_h");
@@ -125,19 +79,9 @@ RnnDims check_inputs(const RnnSpec& spec, const RnnWeights& weights, const RnnIn
   check_out(out.y, rnn_y_shape(spec, in.x.shape()), "Y");
   check_out(out.y_h, state, "Y_h");
   check_out(out.y_c, state, "Y_c");
-  if (out.y_c.defined() && spec.cell != CellType::lstm) throw std::invalid_argument("Y_c is for LSTM only");
-  if (d.seq == 0 || d.batch == 0 || d.hidden == 0) throw std::invalid_argument("empty sequence, batch or hidden size");
-  return d;
 }
 
 // What plan_rnn needs to know of the device (and where the weights' parameters start).
-// The GEMM core's options for the projection and the GEMM step: the session's GEMM tuning.
-gemm::GemmOptions gemm_options(const KernelContext& k) {
-  gemm::GemmOptions options;
-  options.tuning = k.tuning.gemm;
-  return options;
-}
-
 RnnDeviceFacts device_facts(const KernelContext& k, const RnnWeights& weights) {
   const wgpu::Limits& limits = k.gpu.limits();
   RnnDeviceFacts f;
@@ -151,119 +95,323 @@ RnnDeviceFacts device_facts(const KernelContext& k, const RnnWeights& weights) {
   return f;
 }
 
+// The GEMM core's options for the projection and the GEMM step: the session's GEMM tuning.
+gemm::GemmOptions gemm_options(const KernelContext& k) {
+  gemm::GemmOptions options;
+  options.tuning = k.tuning.gemm;
+  return options;
+}
+
+// Tiles of `tile` covering `n`, as a grid extent.
+uint32_t tiles(int64_t n, uint32_t tile, const char* what) {
+  return u32((n + tile - 1) / tile, what);
+}
+
+// The grid of the cooperative kernel with tiling `t`.
+gpu::WorkgroupCount cooperative_groups(const RnnDims& d, const CooperativeTiling& t) {
+  return {u32((d.hidden + t.units - 1) / t.units, "unit tiles"), u32(t.row_blocks(d.batch), "row blocks"),
+          u32(d.dirs, "dirs")};
+}
+
 }  // namespace
 
-int rnn_dispatches_per_step(const RnnSpec& spec) {
-  return spec.cell == CellType::gru && !spec.linear_before_reset ? 2 : 1;
+RnnProblem RnnProblem::of(const KernelContext& k, const RnnInputs& in, const RnnOutputs& out) {
+  if (!in.x.defined()) throw std::invalid_argument("X is required");
+  RnnProblem p;
+  p.x_shape = in.x.shape();
+  p.x_dtype = in.x.dtype();
+  p.sequence_lens = in.sequence_lens.defined();
+  p.y = out.y.defined();
+  p.y_h = out.y_h.defined();
+  p.y_c = out.y_c.defined();
+  p.time_chunks = rnn_needs_time_chunks(k, in, out);
+  return p;
 }
 
-RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                               const RnnSpec& spec, const Tensor& w, const Tensor& r, const Tensor& b, const Tensor& p) {
-  const int64_t dirs = spec.num_directions(), hidden = spec.hidden_size, gates = gate_count(spec.cell);
-  if (hidden <= 0) throw std::invalid_argument(fmt::format("hidden_size must be positive, got {}", hidden));
-  if (spec.layout != 0 && spec.layout != 1) throw std::invalid_argument(fmt::format("layout must be 0 or 1, got {}", spec.layout));
-  if (!spec.activations.empty() &&
-      spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * dirs)) {
-    throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
-                                            activations_per_direction(spec.cell) * dirs));
+RnnKernel::RnnKernel(const KernelContext& kernels, gpu::CommandRecorder& recorder,
+                     gpu::BufferPool& weights_pool, const RnnSpec& spec,
+                     std::shared_ptr<const RnnWeights> weights, const RnnProblem& problem,
+                     const RnnOptions& options)
+    : k_(kernels), spec_(spec), weights_(std::move(weights)), problem_(problem), options_(options) {
+  ++kernels_planned;
+  d_ = check_problem(spec_, *weights_, problem_);
+  if (problem_.time_chunks) {
+    time_chunks_ =
+        std::make_unique<RnnTimeChunks>(k_, recorder, weights_pool, spec_, weights_, problem_, options_);
+    return;
   }
-  if (spec.input_forget && spec.cell != CellType::lstm) throw std::invalid_argument("input_forget is for LSTM only");
-  if (spec.clip && !(*spec.clip >= 0.0f)) throw std::invalid_argument("clip must be non-negative");
-  if (!w.defined() || !r.defined()) throw std::invalid_argument("W and R are required");
-  require_float(w, "W");
-  require_float(r, "R");
-  if (w.rank() != 3) throw std::invalid_argument(fmt::format("W must be 3-D, got {}", shape_string(w.shape())));
-  const int64_t input = w.shape()[2];
-  require_shape(w, {dirs, gates * hidden, input}, "W");
-  require_shape(r, {dirs, gates * hidden, hidden}, "R");
-  if (b.defined()) {
-    require_float(b, "B");
-    require_shape(b, {dirs, 2 * gates * hidden}, "B");
-  }
-  if (p.defined()) {
-    if (spec.cell != CellType::lstm) throw std::invalid_argument("P (peepholes) is for LSTM only");
-    require_float(p, "P");
-    require_shape(p, {dirs, 3 * hidden}, "P");
-  }
+  plan_projection();
+  plan_uniforms();
+  plan_kernel();
+  plan_stages();
+  plan_gemms();
+}
 
-  RnnWeights out;
-  out.input_size = input;
-  out.hidden_size = hidden;
-  out.directions = dirs;
-  out.has_peepholes = p.defined();
-  const int64_t gh = gates * hidden;
-  // W^T of all directions side by side, W^T[i][d G H + n] = W[d][n][i], so one GEMM projects every
-  // direction.
-  out.w = w;
-  out.r = r;
-  out.b = b;
-  out.p = p;
-  out.w_t = Tensor::empty(pool, DType::f32, {input, dirs * gh});
-  record_gather(k, recorder, w, out.w_t, 0, {input, dirs, gh}, {1, gh * input, input}, "rnn_transpose_w");
-  const int64_t rt_size = dirs * hidden * gh;
-  out.bias_offset = u32(rt_size, "R size");
-  out.peephole_offset = u32(rt_size + dirs * 2 * gh, "parameter size");
-  out.params = Tensor::empty(pool, DType::f32, {rt_size + dirs * 2 * gh + (p.defined() ? dirs * 3 * hidden : 0)});
-  // R^T[d][k][n] = R[d][n][k].
-  record_gather(k, recorder, r, out.params, 0, {dirs, hidden, gh}, {gh * hidden, 1, hidden}, "rnn_transpose_r");
-  if (b.defined()) {
-    record_gather(k, recorder, b, out.params, out.bias_offset, {1, dirs, 2 * gh}, {0, 2 * gh, 1}, "rnn_bias");
+RnnKernel::~RnnKernel() = default;
+
+// Projection X W^T into xw: one GEMM over all rows when it fits one binding, else per chunk of
+// timesteps (X made time-major first), one GEMM per direction and chunk.
+void RnnKernel::plan_projection() {
+  const uint64_t limit = options_.max_projection_bytes ? options_.max_projection_bytes
+                                                       : k_.gpu.limits().maxStorageBufferBindingSize;
+  const uint64_t step_bytes = static_cast<uint64_t>(d_.batch * d_.dirs * d_.gates * d_.hidden) * 4;
+  chunked_ = step_bytes * static_cast<uint64_t>(d_.seq) > limit;
+  chunk_ = chunked_ ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d_.seq;
+  // A chunk's rows of X are a view of X where it is time-major (layout 0); but a float16 view must
+  // start on an even element (packed halves), so X is widened first where a chunk of either
+  // direction would start on an odd one.
+  bool odd_start = false;
+  for (int64_t s0 = 0; chunked_ && problem_.x_dtype == DType::f16 && s0 < d_.seq; s0 += chunk_) {
+    const int64_t s1 = std::min(d_.seq, s0 + chunk_);
+    for (int64_t dir = 0; dir < d_.dirs; ++dir) {
+      const bool reverse = spec_.direction == Direction::reverse || dir == 1;  // as record_projection
+      const int64_t t0 = reverse ? d_.seq - s1 : s0;
+      odd_start = odd_start || (t0 * d_.batch * d_.input) % 2 != 0;
+    }
+  }
+  widen_x_ = chunked_ && (spec_.layout == 1 || odd_start);
+}
+
+// The cell's flags and every uniform that does not depend on a run's buffers.
+void RnnKernel::plan_uniforms() {
+  const int64_t gh = d_.gates * d_.hidden;
+  uint32_t flags = 0;
+  if (problem_.sequence_lens) flags |= kSeqLens;
+  if (problem_.y) flags |= kY;
+  if (problem_.y_h) flags |= kYh;
+  if (problem_.y_c) flags |= kYc;
+  if (spec_.direction == Direction::reverse) flags |= kReverse0;
+  if (spec_.direction == Direction::bidirectional) flags |= kReverse0 << 1;
+  if (spec_.input_forget) flags |= kInputForget;
+  if (weights_->has_peepholes) flags |= kPeephole;
+  if (spec_.clip) flags |= kClip;
+  if (spec_.layout == 1) flags |= kLayout1;
+  if (chunked_ || spec_.layout == 0) flags |= kTimeMajorXw;  // xw rows t*B + b (else b*S + t)
+  flags_ = flags;
+  StepUniforms& u = uniforms_;
+  u.dims[1] = u32(d_.seq, "sequence length");
+  u.dims[2] = u32(d_.batch, "batch");
+  u.dims[3] = u32(d_.hidden, "hidden_size");
+  u.misc[0] = u32(d_.dirs, "directions");
+  u.misc[1] = flags;
+  u.misc[2] = u32(chunked_ ? gh : d_.dirs * gh, "projection row");
+  u.xw_base[1] = chunked_ ? u32(chunk_ * d_.batch * gh, "projection chunk") : u32(gh, "gates");
+  u.wts[0] = weights_->bias_offset;
+  u.wts[1] = weights_->peephole_offset;
+  u.clip[0] = spec_.clip.value_or(0.0f);
+  const auto acts = spec_.activations.empty() ? default_activations(spec_.cell, static_cast<int>(d_.dirs))
+                                              : spec_.activations;
+  for (size_t i = 0; i < acts.size(); ++i) {
+    u.act[i][0] = static_cast<float>(static_cast<uint32_t>(acts[i].kind));
+    u.act[i][1] = acts[i].alpha;
+    u.act[i][2] = acts[i].beta;
+  }
+}
+
+// Whether `pipeline` (a kernel that trades h through an exchange) runs its grid `groups` all at once:
+// its probe dispatch, with stand-in buffers in the bindings it does not touch in that mode.
+bool RnnKernel::grid_resident(const wgpu::ComputePipeline& pipeline, gpu::WorkgroupCount groups) const {
+  // Probe mode, the spin bound (CPU adapters' threads may start late), the exchange at element 0.
+  StepUniforms probe = uniforms_;
+  probe.dims[0] = 0xfffffffeu;
+  probe.dims[1] = device_facts(k_, *weights_).gpu ? (1u << 16) : (1u << 24);
+  probe.st[3] = 0;
+  std::vector<wgpu::Buffer> stand_ins;
+  std::vector<gpu::BufferBinding> bindings;
+  for (int i = 0; i < 8; ++i) {  // 0-6 as in Run::bindings; 7, the exchange, is the probe's own
+    stand_ins.push_back(
+        gpu::create_buffer(k_.gpu, 256, wgpu::BufferUsage::Storage, "onda rnn probe stand-in"));
+    bindings.push_back(gpu::BufferBinding{stand_ins.back(), 0, 256});
+  }
+  return probe_grid_resident(k_, pipeline, bindings, 7, &probe, sizeof probe, groups);
+}
+
+// The kernel and its tiling (plan_rnn), the cooperative candidates probed with their own pipelines.
+void RnnKernel::plan_kernel() {
+  const RnnDeviceFacts device = device_facts(k_, *weights_);
+  const TemplateValues layer = layer_values(spec_, flags_, d_.dirs);
+  const GridResidentProbe probe = [&](const CooperativeTiling& t, bool subgroup_reduce) {
+    const auto& pipeline = rnn_pipeline(
+        k_.pipelines,
+        cooperative_shader(spec_, layer, t, d_.hidden, subgroup_reduce, device.gpu, problem_.x_dtype),
+        "rnn_cooperative");
+    return grid_resident(pipeline, cooperative_groups(d_, t));
+  };
+  plan_ = plan_rnn(spec_, d_, chunked_, options_, k_.tuning.rnn, device, probe);
+}
+
+// A step kernel's pipeline and grid (vec4, tiled or dot step; the whole-sequence dot kernel) for one
+// phase of the cell.
+RnnKernel::Stage RnnKernel::step_stage(const RnnStepPhase& phase, const char* label) const {
+  const TemplateValues layer = layer_values(spec_, flags_, d_.dirs);
+  const bool on_gpu = device_facts(k_, *weights_).gpu;
+  const DType out = problem_.x_dtype;
+  const RnnDims& d = d_;
+  switch (plan_.kind) {
+    case RnnKernelKind::vec4_step: {
+      const Vec4StepTiling& t = plan_.vec4;
+      return {&rnn_pipeline(k_.pipelines, vec4_step_shader(spec_, layer, t, d.hidden, on_gpu, out),
+                            t.persistent ? "rnn_vec4_sequence" : label),
+              {tiles(d.hidden, t.units(), "hidden tiles"), tiles(d.batch, t.rows(), "batch tiles"),
+               u32(d.dirs, "dirs")}};
+    }
+    case RnnKernelKind::tiled_step: {
+      const TiledStepTiling& t = phase.tiled;
+      return {&rnn_pipeline(
+                  k_.pipelines,
+                  tiled_step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t, out), label),
+              {tiles(d.hidden, t.units, "hidden tiles"), tiles(d.batch, t.rows, "batch tiles"),
+               u32(d.dirs, "dirs")}};
+    }
+    default: {  // dot_step, whole_sequence
+      const bool whole_sequence = plan_.kind == RnnKernelKind::whole_sequence;
+      const StepTiling& t = phase.dot;
+      return {&rnn_pipeline(k_.pipelines,
+                            step_shader(spec_, layer, phase.name.c_str(), phase.gates_in_product, t,
+                                        whole_sequence, out),
+                            label),
+              {whole_sequence ? 1u : tiles(d.hidden, t.units, "hidden tiles"),
+               tiles(d.batch, t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")}};
+    }
+  }
+}
+
+// The pipelines and grids of the chosen kernel (both phases of a two-phase step).
+void RnnKernel::plan_stages() {
+  const TemplateValues layer = layer_values(spec_, flags_, d_.dirs);
+  const bool on_gpu = device_facts(k_, *weights_).gpu;
+  const DType out = problem_.x_dtype;
+  const RnnDims& d = d_;
+  switch (plan_.kind) {
+    case RnnKernelKind::resident:
+      first_ = {
+          &rnn_pipeline(k_.pipelines,
+                        resident_shader(spec_, layer, plan_.resident, d.hidden, plan_.subgroup_reduce, out),
+                        "rnn_resident"),
+          {1, tiles(d.batch, plan_.resident.rows, "row blocks"), u32(d.dirs, "dirs")}};
+      return;
+    case RnnKernelKind::cooperative:
+      first_ = {&rnn_pipeline(k_.pipelines,
+                              cooperative_shader(spec_, layer, plan_.cooperative, d.hidden,
+                                                 plan_.subgroup_reduce, on_gpu, out),
+                              "rnn_cooperative"),
+                cooperative_groups(d, plan_.cooperative)};
+      exchange_guard_ =
+          exchange_guard("rnn_cooperative", "the tuning rnn.cooperative=0 avoids the cooperative kernel");
+      return;
+    case RnnKernelKind::row_sequence:
+      first_ = {&rnn_pipeline(k_.pipelines, row_sequence_shader(spec_, layer, plan_.rows, d.hidden, out),
+                              "rnn_rows"),
+                {1, tiles(d.batch, plan_.rows.rows, "row blocks"), u32(d.dirs, "dirs")}};
+      return;
+    case RnnKernelKind::gemm_step:
+      first_ = {&rnn_pipeline(k_.pipelines, gates_step_shader(spec_, layer, out), "rnn_step_gates"),
+                gpu::split_workgroups((d.dirs * d.batch * d.hidden + 255) / 256, k_.gpu.limits())};
+      return;
+    default:
+      break;
+  }
+  if (plan_.two_phase) {
+    first_ = step_stage(plan_.phases.at(0), "rnn_step_zr");
+    second_ = step_stage(plan_.phases.at(1), "rnn_step_h");
   } else {
-    record_zero(recorder, out.params, out.bias_offset, dirs * 2 * gh);
+    first_ = step_stage(plan_.phases.at(0),
+                        plan_.kind == RnnKernelKind::whole_sequence ? "rnn_sequence" : "rnn_step");
   }
-  if (p.defined()) {
-    record_gather(k, recorder, p, out.params, out.peephole_offset, {1, dirs, 3 * hidden}, {0, 3 * hidden, 1}, "rnn_peepholes");
+  if (plan_.kind == RnnKernelKind::vec4_step && plan_.vec4.persistent && options_.probe_cooperative_grid &&
+      !grid_resident(*first_.pipeline, first_.groups)) {
+    throw std::invalid_argument(fmt::format(
+        "RNN persistent vec4 step: its grid of {} workgroups of {} invocations does not run all at once on "
+        "this device",
+        uint64_t{first_.groups.x} * first_.groups.y * first_.groups.z, plan_.vec4.workgroup_size()));
   }
-  return out;
+  if (plan_.kind == RnnKernelKind::vec4_step && plan_.vec4.persistent) {
+    exchange_guard_ = exchange_guard("rnn_vec4_sequence", "a vec4 tiling without PERSISTENT avoids it");
+  }
 }
 
-void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
-                const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
-  const RnnDims d = check_inputs(spec, weights, in, out);
-  // X or Y over one storage binding: chunks of time, each a smaller layer (rnn_time_chunks.h).
-  if (rnn_needs_time_chunks(k, in, out)) return record_rnn_time_chunks(k, recorder, pool, spec, weights, in, out, options);
-  const int64_t gh = d.gates * d.hidden;
+// The error a guarded exchange kernel (`name`, grid first_.groups) reports when its waits gave up;
+// `avoid`: how to stay clear of it.
+std::string RnnKernel::exchange_guard(const char* name, const char* avoid) const {
+  const gpu::WorkgroupCount& g = first_.groups;
+  return fmt::format(
+      "{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} workgroups was not "
+      "resident at "
+      "once (another workload on the GPU?), its waits gave up and the outputs are invalid; {}",
+      options_.label.empty() ? "" : options_.label + ": ", d_.hidden, d_.seq, d_.batch, name,
+      uint64_t{g.x} * g.y * g.z, avoid);
+}
+
+// The projection GEMM (one, or one per chunk length) and the GEMM step's recurrent product.
+void RnnKernel::plan_gemms() {
+  const int64_t gh = d_.gates * d_.hidden;
+  if (!chunked_) {
+    gemm::GemmProblem problem;
+    problem.a_shape = {d_.seq * d_.batch, d_.input};
+    problem.a_dtype = problem_.x_dtype;
+    problem.b_shape = weights_->w_t.shape();
+    projection_.emplace(k_, problem, gemm_options(k_));
+  } else {
+    // Per direction, W [G H, I] as a transposed B (W^T's columns of one direction are not one
+    // contiguous tensor); X of layout 1 is widened to float32 while made time-major.
+    const auto chunk_projection = [&](int64_t steps) {
+      gemm::GemmProblem problem;
+      problem.a_shape = {steps * d_.batch, d_.input};
+      problem.a_dtype = widen_x_ ? DType::f32 : problem_.x_dtype;
+      problem.b_shape = {gh, d_.input};
+      problem.b_dtype = weights_->w.dtype();
+      problem.transpose_b = true;
+      return gemm::Gemm(k_, problem, gemm_options(k_));
+    };
+    projection_.emplace(chunk_projection(chunk_));
+    if (d_.seq % chunk_ != 0) projection_tail_.emplace(chunk_projection(d_.seq % chunk_));
+  }
+  if (plan_.kind == RnnKernelKind::gemm_step) {
+    // gates[D, B, G H] = H_prev[D, B, H] R^T[D, H, G H] (R^T at the start of the parameters).
+    gemm::GemmProblem problem;
+    problem.a_shape = {d_.dirs, d_.batch, d_.hidden};
+    problem.b_shape = {d_.dirs, d_.hidden, gh};
+    gates_product_.emplace(k_, problem, gemm_options(k_));
+  }
+}
+
+// The run's scratch (state, projection, stand-ins for omitted outputs), the initial states copied in,
+// and the uniforms completed with the buffers' offsets.
+RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnInputs& in,
+                               const RnnOutputs& out) const {
+  const RnnDims& d = d_;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
+  const RnnWeights& weights = *weights_;
   recorder.retain(weights.params.storage());
   recorder.retain(weights.w_t.storage());
   recorder.retain(weights.w.storage());
-
-  // State: h ping, h pong, c, then the GRU scratch r (.) H_prev and z; all float32.
-  const Tensor state = Tensor::empty(pool, DType::f32, {5 * dbh});
-  recorder.retain(state.storage());
-  const uint32_t st0 = state.element_offset(k.gpu);
+  Run run{in, {}, 0, {}, {}, {}, {}};
+  run.state = Tensor::empty(pool, DType::f32, {5 * dbh});
+  recorder.retain(run.state.storage());
+  run.st0 = run.state.element_offset(k_.gpu);
   // Initial states [D, B, H] (layout 1 gives [B, D, H]: permuted while widening).
   const auto init_state = [&](const Tensor& initial, int64_t offset, const char* name) {
-    if (!initial.defined()) {
-      record_zero(recorder, state, offset, dbh);
-      return;
-    }
+    if (!initial.defined()) return record_zero(recorder, run.state, offset, dbh);
     const int64_t h = d.hidden;
-    const std::array<int64_t, 3> strides =
-        spec.layout == 0 ? std::array<int64_t, 3>{d.batch * h, h, 1} : std::array<int64_t, 3>{h, d.dirs * h, 1};
-    record_gather(k, recorder, initial, state, static_cast<uint32_t>(offset), {d.dirs, d.batch, h}, strides, name);
+    const std::array<int64_t, 3> strides = spec_.layout == 0 ? std::array<int64_t, 3>{d.batch * h, h, 1}
+                                                             : std::array<int64_t, 3>{h, d.dirs * h, 1};
+    record_gather(k_, recorder, initial, run.state, static_cast<uint32_t>(offset), {d.dirs, d.batch, h},
+                  strides, name);
   };
   init_state(in.initial_h, 0, "rnn_initial_h");
-  if (spec.cell == CellType::lstm) init_state(in.initial_c, 2 * dbh, "rnn_initial_c");
-
-  // Projection X W^T into xw: one GEMM over all rows when it fits one binding, else per chunk of
-  // timesteps (X made time-major first), one GEMM per direction and chunk.
-  const uint64_t limit = options.max_projection_bytes ? options.max_projection_bytes
-                                                      : k.gpu.limits().maxStorageBufferBindingSize;
-  const uint64_t step_bytes = static_cast<uint64_t>(d.batch * d.dirs * gh) * 4;
-  const bool chunked = step_bytes * static_cast<uint64_t>(d.seq) > limit;
-  const int64_t chunk = chunked ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d.seq;
-  const Tensor xw = Tensor::empty(pool, DType::f32, {chunk * d.batch * d.dirs * gh});
-  recorder.retain(xw.storage());
-
-  Tensor x_time_major = in.x;
-  if (chunked && spec.layout == 1) {
-    x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
-    recorder.retain(x_time_major.storage());
-    record_gather(k, recorder, in.x, x_time_major, 0, {d.seq, d.batch, d.input},
-                  {d.input, d.seq * d.input, 1}, "rnn_x_time_major");
+  if (spec_.cell == CellType::lstm) init_state(in.initial_c, 2 * dbh, "rnn_initial_c");
+  run.xw = Tensor::empty(pool, DType::f32, {chunk_ * d.batch * d.dirs * d.gates * d.hidden});
+  recorder.retain(run.xw.storage());
+  run.x_time_major = in.x;
+  if (widen_x_) {
+    run.x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
+    recorder.retain(run.x_time_major.storage());
+    const std::array<int64_t, 3> strides = spec_.layout == 1
+                                               ? std::array<int64_t, 3>{d.input, d.seq * d.input, 1}
+                                               : std::array<int64_t, 3>{d.batch * d.input, d.input, 1};
+    record_gather(k_, recorder, in.x, run.x_time_major, 0, {d.seq, d.batch, d.input}, strides,
+                  "rnn_x_time_major");
   }
-
   // Outputs: the real tensors, or small stand-ins so every binding exists.
   const auto bind_out = [&](const Tensor& t) {
     if (t.defined()) return t;
@@ -273,297 +421,71 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   };
   const Tensor y = bind_out(out.y), yh = bind_out(out.y_h), yc = bind_out(out.y_c);
   const Tensor& lens = in.sequence_lens.defined() ? in.sequence_lens : weights.params;
+  run.u = uniforms_;
+  run.u.misc[3] = run.xw.element_offset(k_.gpu);
+  run.u.wts[2] = lens.element_offset(k_.gpu);
+  run.u.outs[0] = y.element_offset(k_.gpu);
+  run.u.outs[1] = yh.element_offset(k_.gpu);
+  run.u.outs[2] = yc.element_offset(k_.gpu);
+  run.u.outs[3] = u32(run.st0 + 3 * dbh, "state");
+  run.bindings = {run.xw.binding(k_.gpu),    weights.params.binding(k_.gpu),
+                  run.state.binding(k_.gpu), lens.binding(k_.gpu),
+                  y.binding(k_.gpu),         yh.binding(k_.gpu),
+                  yc.binding(k_.gpu)};
+  return run;
+}
 
-  StepUniforms u{};
-  u.dims[1] = u32(d.seq, "sequence length");
-  u.dims[2] = u32(d.batch, "batch");
-  u.dims[3] = u32(d.hidden, "hidden_size");
-  uint32_t flags = 0;
-  if (in.sequence_lens.defined()) flags |= kSeqLens;
-  if (out.y.defined()) flags |= kY;
-  if (out.y_h.defined()) flags |= kYh;
-  if (out.y_c.defined()) flags |= kYc;
-  if (spec.direction == Direction::reverse) flags |= kReverse0;
-  if (spec.direction == Direction::bidirectional) flags |= kReverse0 << 1;
-  if (spec.input_forget) flags |= kInputForget;
-  if (weights.has_peepholes) flags |= kPeephole;
-  if (spec.clip) flags |= kClip;
-  if (spec.layout == 1) flags |= kLayout1;
-  if (chunked || spec.layout == 0) flags |= kTimeMajorXw;  // xw rows t*B + b (else b*S + t)
-  u.misc[0] = u32(d.dirs, "directions");
-  u.misc[1] = flags;
-  u.misc[2] = u32(chunked ? gh : d.dirs * gh, "projection row");
-  u.misc[3] = xw.element_offset(k.gpu);
-  if (chunked) {
-    u.xw_base[1] = u32(chunk * d.batch * gh, "projection chunk");
-  } else {
-    u.xw_base[1] = u32(gh, "gates");
+void RnnKernel::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnInputs& in,
+                       const RnnOutputs& out) const {
+  check_tensors(spec_, in, out);
+  const RnnProblem given = RnnProblem::of(k_, in, out);
+  if (!(given == problem_)) {
+    throw std::invalid_argument(fmt::format(
+        "RNN: the run's tensors (X {}) are not those the layer was planned for (X {}, or another set of "
+        "optional tensors)",
+        shape_string(given.x_shape), shape_string(problem_.x_shape)));
   }
-  u.wts[0] = weights.bias_offset;
-  u.wts[1] = weights.peephole_offset;
-  u.wts[2] = lens.element_offset(k.gpu);
-  u.outs[0] = y.element_offset(k.gpu);
-  u.outs[1] = yh.element_offset(k.gpu);
-  u.outs[2] = yc.element_offset(k.gpu);
-  u.outs[3] = u32(st0 + 3 * dbh, "state");
-  u.clip[0] = spec.clip.value_or(0.0f);
-  const auto acts = spec.activations.empty() ? default_activations(spec.cell, static_cast<int>(d.dirs)) : spec.activations;
-  for (size_t i = 0; i < acts.size(); ++i) {
-    u.act[i][0] = static_cast<float>(static_cast<uint32_t>(acts[i].kind));
-    u.act[i][1] = acts[i].alpha;
-    u.act[i][2] = acts[i].beta;
-  }
-  const TemplateValues layer = layer_values(spec, flags, d.dirs);
-
-  const DType out_dtype = in.x.dtype();
-  const RnnDeviceFacts device = device_facts(k, weights);
-  const bool on_gpu = device.gpu;
-  const std::vector<gpu::BufferBinding> binding_list = {xw.binding(k.gpu), weights.params.binding(k.gpu),
-                                                         state.binding(k.gpu), lens.binding(k.gpu),
-                                                         y.binding(k.gpu), yh.binding(k.gpu), yc.binding(k.gpu)};
-  // The probe's uniforms: probe mode, the spin bound (CPU adapters' threads may start late), the
-  // exchange at element 0; binding 7, the exchange, is replaced by the probe's own buffer.
-  StepUniforms probe = u;
-  probe.dims[0] = 0xfffffffeu;
-  probe.dims[1] = on_gpu ? (1u << 16) : (1u << 24);
-  probe.st[3] = 0;
-  std::vector<gpu::BufferBinding> probe_bindings = binding_list;
-  probe_bindings.push_back(state.binding(k.gpu));
-  const auto cooperative_pipeline = [&](const CooperativeTiling& t,
-                                        bool subgroup_reduce) -> const wgpu::ComputePipeline& {
-    return rnn_pipeline(k.pipelines,
-                        cooperative_shader(spec, layer, t, d.hidden, subgroup_reduce, on_gpu, out_dtype),
-                        "rnn_cooperative");
-  };
-  const auto cooperative_groups = [&](const CooperativeTiling& t) {
-    return gpu::WorkgroupCount{u32((d.hidden + t.units - 1) / t.units, "unit tiles"), u32(t.row_blocks(d.batch), "row blocks"),
-                               u32(d.dirs, "dirs")};
-  };
-  const GridResidentProbe grid_resident = [&](const CooperativeTiling& t, bool subgroup_reduce) {
-    return probe_grid_resident(k, cooperative_pipeline(t, subgroup_reduce), probe_bindings, 7, &probe, sizeof probe,
-                               cooperative_groups(t));
-  };
-  const RnnPlan plan = plan_rnn(spec, d, chunked, options, k.tuning.rnn, device, grid_resident);
-  const bool two_phase = plan.two_phase;
-
-  // One pipeline (and grid) per phase of the per-step kernels: the tiling depends on the gates in the
-  // product.
-  struct StepPipeline {
-    const wgpu::ComputePipeline* pipeline = nullptr;
-    gpu::WorkgroupCount groups;
-  };
-  const auto step_pipeline = [&](const RnnStepPhase& phase, const char* label) {
-    StepPipeline sp;
-    if (plan.kind == RnnKernelKind::vec4_step) {
-      const Vec4StepTiling& t = plan.vec4;
-      sp.pipeline = &rnn_pipeline(k.pipelines, vec4_step_shader(spec, layer, t, d.hidden, on_gpu, out_dtype),
-                                  t.persistent ? "rnn_vec4_sequence" : label);
-      sp.groups = {u32((d.hidden + t.units() - 1) / t.units(), "hidden tiles"),
-                   u32((d.batch + t.rows() - 1) / t.rows(), "batch tiles"), u32(d.dirs, "dirs")};
-    } else if (plan.kind == RnnKernelKind::tiled_step) {
-      const TiledStepTiling& t = phase.tiled;
-      sp.pipeline = &rnn_pipeline(
-          k.pipelines,
-          tiled_step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, out_dtype), label);
-      sp.groups = {u32((d.hidden + t.units - 1) / t.units, "hidden tiles"), u32((d.batch + t.rows - 1) / t.rows, "batch tiles"),
-                   u32(d.dirs, "dirs")};
-    } else {
-      const bool whole_sequence = plan.kind == RnnKernelKind::whole_sequence;
-      const StepTiling& t = phase.dot;
-      sp.pipeline = &rnn_pipeline(
-          k.pipelines,
-          step_shader(spec, layer, phase.name.c_str(), phase.gates_in_product, t, whole_sequence, out_dtype),
-          label);
-      sp.groups = {whole_sequence ? 1u : u32((d.hidden + t.units - 1) / t.units, "hidden tiles"),
-                   u32((d.batch + t.batch_tile - 1) / t.batch_tile, "batch tiles"), u32(d.dirs, "dirs")};
-    }
-    return sp;
-  };
-  StepPipeline fused, zr, hp;
-  if (two_phase && !plan.phases.empty()) {
-    zr = step_pipeline(plan.phases.at(0), "rnn_step_zr");
-    hp = step_pipeline(plan.phases.at(1), "rnn_step_h");
-  } else if (!plan.phases.empty()) {
-    fused = step_pipeline(plan.phases.at(0), plan.kind == RnnKernelKind::whole_sequence ? "rnn_sequence" : "rnn_step");
-  }
-
-  // The projection GEMM(s).
-  const auto project = [&](int64_t chunk_index) {
-    if (!chunked) {
-      const Tensor a = in.x.reshape({d.seq * d.batch, d.input});
-      gemm::GemmProblem problem;
-      problem.a_shape = a.shape();
-      problem.a_dtype = a.dtype();
-      problem.b_shape = weights.w_t.shape();
-      gemm::GemmTensors t;
-      t.a = a;
-      t.b = weights.w_t;
-      t.out = xw.reshape({d.seq * d.batch, d.dirs * gh});
-      gemm::record_gemm(k, recorder, problem, t, gemm_options(k));
-      return;
-    }
-    const int64_t s0 = chunk_index * chunk, s1 = std::min(d.seq, s0 + chunk);
-    for (int64_t dir = 0; dir < d.dirs; ++dir) {
-      const bool reverse = spec.direction == Direction::reverse || dir == 1;
-      const int64_t t0 = reverse ? d.seq - s1 : s0;
-      u.xw_base[2 + dir] = static_cast<uint32_t>(t0);
-      const Tensor a = x_time_major.reshape({d.seq * d.batch, d.input}).slice_outer(t0 * d.batch, (t0 + s1 - s0) * d.batch);
-      // This direction's W [G H, I] as a transposed B (W^T's columns of one direction are not one
-      // contiguous tensor).
-      gemm::GemmProblem problem;
-      problem.a_shape = a.shape();
-      problem.a_dtype = a.dtype();
-      problem.b_shape = {gh, d.input};
-      problem.b_dtype = weights.w.dtype();
-      problem.transpose_b = true;
-      gemm::GemmTensors t;
-      t.a = a;
-      t.b = weights.w.slice_outer(dir, dir + 1).reshape({gh, d.input});
-      t.out = xw.slice_outer(dir * chunk * d.batch * gh, dir * chunk * d.batch * gh + (s1 - s0) * d.batch * gh)
-                  .reshape({(s1 - s0) * d.batch, gh});
-      gemm::record_gemm(k, recorder, problem, t, gemm_options(k));
-    }
-  };
-
-  // The kernels that run every step in one dispatch: the projection of all steps first, then h
-  // ping-pongs between the first two state vectors inside the kernel.
-  const auto one_dispatch_sequence = [&] {
-    project(0);
-    u.dims[0] = 0;
-    u.st[0] = st0;
-    u.st[1] = st0 + static_cast<uint32_t>(dbh);
-    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-    u.st[3] = st0;
-    u.wts[3] = 0;
-  };
-  if (plan.kind == RnnKernelKind::resident) {
-    one_dispatch_sequence();
-    const auto& pipeline = rnn_pipeline(
-        k.pipelines, resident_shader(spec, layer, plan.resident, d.hidden, plan.subgroup_reduce, out_dtype),
-        "rnn_resident");
-    const gpu::WorkgroupCount groups{1, u32((d.batch + plan.resident.rows - 1) / plan.resident.rows, "row blocks"),
-                                     u32(d.dirs, "dirs")};
-    recorder.dispatch(pipeline, binding_list, &u, sizeof u, groups, "rnn_resident");
-    return;
-  }
-  // The kernels whose workgroups trade h through an exchange (rnn_exchange.wgsl): every step in one
-  // dispatch of `pipeline` over `groups`, which must all be resident at once.
-  const auto exchange_sequence = [&](const wgpu::ComputePipeline& pipeline, gpu::WorkgroupCount groups,
-                                     const char* name, const char* avoid) {
-    one_dispatch_sequence();
-    const uint64_t exchange_words = d.exchange_words();
-    // The exchange, cleared: 0 marks an h not yet published.
-    const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
-    recorder.retain(exchange.storage());
-    recorder.clear(exchange.buffer(), exchange.byte_offset(), exchange_words * 4);
-    u.st[3] = exchange.element_offset(k.gpu);
-    std::vector<gpu::BufferBinding> bindings = binding_list;
-    bindings.push_back(exchange.binding(k.gpu));
-    recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, name);
-    // The flag word a wait sets when it gives up (the grid was not resident after all): a GpuError
-    // when the run's owner checks its guards, not just NaN outputs.
-    k.gpu.guards().guard(
-        recorder, exchange.buffer(), exchange.byte_offset(),
-        fmt::format("{}recurrent layer (hidden {}, {} steps, batch {}): the {} kernel's grid of {} "
-                    "workgroups was not resident at once (another workload on the GPU?), its waits gave up "
-                    "and the outputs are invalid; {}",
-                    options.label.empty() ? "" : options.label + ": ", d.hidden, d.seq, d.batch, name,
-                    uint64_t{groups.x} * groups.y * groups.z, avoid));
-  };
-  if (plan.kind == RnnKernelKind::cooperative) {
-    exchange_sequence(cooperative_pipeline(plan.cooperative, plan.subgroup_reduce),
-                      cooperative_groups(plan.cooperative), "rnn_cooperative",
-                      "the tuning rnn.cooperative=0 avoids the cooperative kernel");
-    return;
-  }
-  if (plan.kind == RnnKernelKind::vec4_step && plan.vec4.persistent) {
-    if (options.probe_cooperative_grid &&
-        !probe_grid_resident(k, *fused.pipeline, probe_bindings, 7, &probe, sizeof probe, fused.groups)) {
-      throw std::invalid_argument(fmt::format(
-          "RNN persistent vec4 step: its grid of {} workgroups of {} invocations does not run all at once on "
-          "this device",
-          uint64_t{fused.groups.x} * fused.groups.y * fused.groups.z, plan.vec4.workgroup_size()));
-    }
-    exchange_sequence(*fused.pipeline, fused.groups, "rnn_vec4_sequence",
-                      "a vec4 tiling without PERSISTENT avoids it");
-    return;
-  }
-  if (plan.kind == RnnKernelKind::row_sequence) {
-    one_dispatch_sequence();
-    const RowSequenceTiling& row_tiling = plan.rows;
-    const auto& pipeline = rnn_pipeline(
-        k.pipelines, row_sequence_shader(spec, layer, row_tiling, d.hidden, out_dtype), "rnn_rows");
-    const gpu::WorkgroupCount groups{1, u32((d.batch + row_tiling.rows - 1) / row_tiling.rows, "row blocks"),
-                                     u32(d.dirs, "dirs")};
-    std::vector<gpu::BufferBinding> bindings = binding_list;
-    if (row_tiling.unit_vector == 4) bindings.push_back(weights.params.binding(k.gpu));  // weights4
-    recorder.dispatch(pipeline, bindings, &u, sizeof u, groups, "rnn_rows");
-    return;
-  }
-  if (plan.kind == RnnKernelKind::whole_sequence) {
-    one_dispatch_sequence();
-    recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_sequence");
-    return;
-  }
-  if (plan.kind == RnnKernelKind::gemm_step) {
-    // gates[D, B, GT H] = H_prev[D, B, H] R^T[D, H, GT H] (R^T at the start of params, float32),
-    // planned once; then the cell per (direction, row, unit).
-    const int64_t gt = gate_count(spec.cell);
-    const Tensor gates = Tensor::empty(pool, DType::f32, {d.dirs * d.batch * gt * d.hidden});
-    recorder.retain(gates.storage());
-    const Tensor r_t = weights.params.slice_outer(0, d.dirs * d.hidden * gt * d.hidden).reshape({d.dirs, d.hidden, gt * d.hidden});
-    gemm::GemmProblem problem;
-    problem.a_shape = {d.dirs, d.batch, d.hidden};
-    problem.b_shape = r_t.shape();
-    const gemm::Gemm product(k, problem, gemm_options(k));
-    const auto& cell = rnn_pipeline(k.pipelines, gates_step_shader(spec, layer, out_dtype), "rnn_step_gates");
-    std::vector<gpu::BufferBinding> bindings = binding_list;
-    bindings.push_back(gates.binding(k.gpu));
-    const gpu::WorkgroupCount groups = gpu::split_workgroups((dbh + 255) / 256, k.gpu.limits());
-    u.wts[3] = gates.element_offset(k.gpu);
-    for (int64_t step = 0; step < d.seq; ++step) {
-      if (step % chunk == 0) project(step / chunk);
-      const int64_t h_in = (step % 2) * dbh;
-      gemm::GemmTensors t;
-      t.a = state.slice_outer(h_in, h_in + dbh).reshape({d.dirs, d.batch, d.hidden});
-      t.b = r_t;
-      t.out = gates.reshape({d.dirs, d.batch, gt * d.hidden});
-      product.record(recorder, t);
-      u.dims[0] = static_cast<uint32_t>(step);
-      u.st[0] = st0 + static_cast<uint32_t>(h_in);
-      u.st[1] = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);
-      u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-      recorder.dispatch(cell, bindings, &u, sizeof u, groups, "rnn_step_gates");
-    }
-    return;
-  }
-  for (int64_t step = 0; step < d.seq; ++step) {
-    if (step % chunk == 0) project(step / chunk);
-    const uint32_t h_in = st0 + static_cast<uint32_t>((step % 2) * dbh);
-    const uint32_t h_out = st0 + static_cast<uint32_t>(((step + 1) % 2) * dbh);
-    u.dims[0] = static_cast<uint32_t>(step);
-    u.st[0] = h_in;
-    u.st[1] = h_out;
-    u.st[2] = st0 + static_cast<uint32_t>(2 * dbh);
-    if (two_phase) {
-      u.st[3] = h_in;
-      u.wts[3] = 0;
-      recorder.dispatch(*zr.pipeline, binding_list, &u, sizeof u, zr.groups, "rnn_step_zr");
-      u.st[3] = u.outs[3];
-      u.wts[3] = u32(2 * d.hidden, "column");
-      recorder.dispatch(*hp.pipeline, binding_list, &u, sizeof u, hp.groups, "rnn_step_h");
-    } else {
-      u.st[3] = h_in;
-      u.wts[3] = 0;
-      recorder.dispatch(*fused.pipeline, binding_list, &u, sizeof u, fused.groups, "rnn_step");
-    }
+  if (time_chunks_) return time_chunks_->record(recorder, pool, in, out);
+  Run run = bind(recorder, pool, in, out);
+  switch (plan_.kind) {
+    case RnnKernelKind::resident:
+      return record_resident(recorder, run);
+    case RnnKernelKind::cooperative:
+      return record_exchange(recorder, pool, run, "rnn_cooperative");
+    case RnnKernelKind::row_sequence:
+      return record_row_sequence(recorder, run);
+    case RnnKernelKind::whole_sequence:
+      return record_whole_sequence(recorder, run);
+    case RnnKernelKind::gemm_step:
+      return record_gemm_steps(recorder, pool, run);
+    case RnnKernelKind::vec4_step:
+      if (plan_.vec4.persistent) {
+        return record_exchange(recorder, pool, run, "rnn_vec4_sequence");
+      }
+      return record_steps(recorder, run);
+    case RnnKernelKind::tiled_step:
+    case RnnKernelKind::dot_step:
+      return record_steps(recorder, run);
   }
 }
 
-void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnSpec& spec,
-                const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
+void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in, const RnnOutputs& out,
+                const RnnOptions& options) {
+  check_tensors(spec, in, out);
+  const RnnKernel kernel(k, recorder, pool, spec, std::make_shared<const RnnWeights>(weights),
+                         RnnProblem::of(k, in, out), options);
+  kernel.record(recorder, pool, in, out);
+}
+
+void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                const RnnSpec& spec, const RnnInputs& in, const RnnOutputs& out, const RnnOptions& options) {
   const RnnWeights weights = prepare_rnn_weights(k, recorder, pool, spec, in.w, in.r, in.b, in.p);
   record_rnn(k, recorder, pool, spec, weights, in, out, options);
+}
+
+uint64_t rnn_kernels_planned() {
+  return kernels_planned.load();
 }
 
 }  // namespace onda::kernels::rnn

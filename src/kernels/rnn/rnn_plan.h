@@ -1,6 +1,6 @@
 // Which kernel runs a recurrent layer, and with which tiling: a pure function of the layer's shape,
-// the caller's options, the tuning (rnn_tuning.h) and a few facts about the device. record_rnn
-// (rnn_kernel.cpp) asks it once per layer and then only records; tests ask it with the facts of
+// the caller's options, the tuning (rnn_tuning.h) and a few facts about the device. RnnKernel
+// (rnn_kernel.h) asks it once when it plans a layer and then only records; tests ask it with the facts of
 // adapters they do not have (an H200's, a CPU's), so the automatic choices for GPUs are checked on
 // any machine.
 #pragma once
@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "kernels/rnn/rnn_kernel.h"
+#include "kernels/rnn/rnn_options.h"
+#include "kernels/rnn/rnn_spec.h"
 #include "kernels/rnn/rnn_step_tiling.h"
+#include "kernels/rnn/rnn_tuning.h"
 
 namespace onda::kernels::rnn {
 
@@ -71,7 +73,7 @@ struct RnnPlan {
 };
 
 // Whether the cooperative kernel's grid with tiling `t` (and that subgroup choice) runs all at once:
-// record_rnn compiles the pipeline and probes it (cooperative_probe.h).
+// RnnKernel compiles the pipeline and probes it (cooperative_probe.h).
 using GridResidentProbe = std::function<bool(const CooperativeTiling& t, bool subgroup_reduce)>;
 
 // The plan for a layer of `spec` with extents `d`, its projection chunked or not. Options first, then

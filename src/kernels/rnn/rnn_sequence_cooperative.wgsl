@@ -4,13 +4,13 @@
 //
 // The resident kernel (rnn_sequence_resident.wgsl) holds a direction's whole R^T in one workgroup,
 // which caps it at what one multiprocessor's registers hold (192 KiB). Past that, every other kernel
-// either streams R^T from L2 each step or pays a dependent dispatch per step (~4-5 us on the H200:
-// the LSTM H512 B1 step took 13 us). Here a workgroup owns JT hidden units (all G gates of them) of
+// either streams R^T from L2 each step or pays a dependent dispatch per step (a floor of several
+// microseconds on a GPU, more than the step's work at small batches). Here a workgroup owns JT hidden units (all G gates of them) of
 // one direction and RC chunks of BM rows: invocation (jl, s) keeps unit jl's gate columns of R^T for K
 // slice s in registers for the whole sequence, as the resident kernel does (rnn_register_*.wgsl;
-// RC > 1 lets fewer workgroups serve more rows, but the chunks serialise: slower on every H200 shape,
+// RC > 1 lets fewer workgroups serve more rows, but the chunks serialise: slower on every shape measured,
 // so only forced tilings use it). The grid (ceil(H / JT) unit tiles, row
-// blocks of BM * RC, directions) must be resident on the GPU at once (record_rnn checks it
+// blocks of BM * RC, directions) must be resident on the GPU at once (RnnKernel checks it
 // with a probe dispatch of this very pipeline: cooperative_probe.h), since each workgroup waits for
 // the h of the others' units.
 //
@@ -111,7 +111,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       // h of the chunk's rows: the initial state, then what the previous step published (rows past
       // B and entries past H stay zero).
       // (Loading all of an invocation's entries first and reloading the missing ones together, for
-      // one L2 round trip per wait in principle, was slower on every H200 shape measured, by 1-40%.)
+      // one L2 round trip per wait in principle, was slower on every shape measured.)
       for (var i = lidx; i < BM * HQ * 4u; i += WG) {
         let row = i / (HQ * 4u);
         let k = i % (HQ * 4u);

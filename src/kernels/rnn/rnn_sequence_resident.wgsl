@@ -4,7 +4,7 @@
 //
 // The row-sequence kernel (rnn_sequence_rows.wgsl) streams the whole R^T of its direction from L2
 // into every workgroup at every step; at MP-SENet's GRU (R^T 192 KiB) that stream is the step's
-// time (H200: ~7.7 us per step). Here R^T is read once: invocation (j, s) keeps the entries of unit
+// time. Here R^T is read once: invocation (j, s) keeps the entries of unit
 // j's G gate columns for K slice s (SL = 4 * KQ consecutive k) in G * KQ vec4 registers, so a
 // workgroup holds all of R^T (one direction's R^T must fit a multiprocessor's register file:
 // rnn_step_tiling.h's kResidentMaxWeightBytes). A step is then, per row, KQ vec4 reads of h from
@@ -13,8 +13,8 @@
 // (finish_units) applied by slice s for row s of the block (BM <= NS), all in parallel.
 //
 // The registers (named variables unrolled with the template's #for: arrays indexed in loops the GPU
-// compiler may not unroll live in local memory, where the row-sequence kernel's TM > 1 ran 2-10x
-// slower), the layout of h in workgroup memory ([row][q][s], double-buffered here) and a step's
+// compiler may not unroll live in local memory, where the row-sequence kernel's TM > 1 ran several
+// times slower), the layout of h in workgroup memory ([row][q][s], double-buffered here) and a step's
 // products are rnn_register_slices / _weights / _product.wgsl's, shared with the cooperative kernel.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,

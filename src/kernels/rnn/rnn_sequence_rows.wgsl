@@ -3,11 +3,10 @@
 //
 // Batch rows are independent in a recurrence, so a workgroup that owns ALL hidden units of its rows
 // needs nothing from other workgroups between steps: workgroup barriers replace the dependent
-// dispatch of the per-step kernels (~5 us of floor each on the H200, more than the step's work at
-// MP-SENet's shapes). The cost moves elsewhere: every workgroup streams the whole R^T of its
+// dispatch of the per-step kernels (a floor of several microseconds each on a GPU, more than the
+// step's work at MP-SENet's shapes). The cost moves elsewhere: every workgroup streams the whole R^T of its
 // direction from L2 once per step, and a stream is only as fast as the bytes it keeps in flight
-// (H200, first version: one load per k in flight per invocation gave 10-20 us per step, latency-
-// bound). So each invocation issues the loads of KB entries of K at once (vec4 along 4 consecutive
+// (the first version, one load per k in flight per invocation, was latency-bound). So each invocation issues the loads of KB entries of K at once (vec4 along 4 consecutive
 // units), and KS invocations split K (shorter chains, more loads in flight; partial sums meet in
 // workgroup memory).
 //
@@ -68,7 +67,7 @@ fn h_entry(buffer: u32, row: u32, k: u32) -> f32 {
 }
 
 // acc[(u * G + g) * TM + m] += sum over k in [k0, k1) of h[row m][k] * R^T[k][g * H + j0 + u]
-// (R^T starts at element 0 of its binding: rnn_kernel.cpp's params).
+// (R^T starts at element 0 of its binding: RnnWeights::params).
 fn product(k0: u32, k1: u32, cur: u32, ty: u32, w_base: u32, j0: u32, acc: ptr<function, array<f32, NACC>>) {
   let row_stride = GT * H;
   var k = k0;

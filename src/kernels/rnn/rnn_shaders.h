@@ -1,6 +1,6 @@
 // Each recurrent kernel for one layer: its shader file, the template values of its cell (rnn_cell.wgsl:
 // flags, activations, gates) and of its tiling (rnn_step_tiling.h), and the accessors of Y, Y_h and
-// Y_c in the output dtype. record_rnn (rnn_kernel.cpp) compiles what plan_rnn chose (rnn_pipeline).
+// Y_c in the output dtype. RnnKernel (rnn_kernel.h) compiles what plan_rnn chose (rnn_pipeline).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -13,7 +13,7 @@
 
 namespace onda::kernels::rnn {
 
-// What every cell kernel of one layer compiles in: its flags (StepFlags, rnn_kernel.cpp) and whether its
+// What every cell kernel of one layer compiles in: its flags (StepFlags, rnn_uniforms.h) and whether its
 // activations are the spec's defaults.
 TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions);
 

@@ -16,7 +16,17 @@ enum class Direction { forward, reverse, bidirectional };
 
 // Codes shared with rnn_activation.wgsl.
 enum class Activation : uint32_t {
-  sigmoid = 0, tanh, relu, hard_sigmoid, affine, leaky_relu, thresholded_relu, scaled_tanh, elu, softsign, softplus
+  sigmoid = 0,
+  tanh,
+  relu,
+  hard_sigmoid,
+  affine,
+  leaky_relu,
+  thresholded_relu,
+  scaled_tanh,
+  elu,
+  softsign,
+  softplus
 };
 
 struct ActivationSpec {
@@ -41,6 +51,9 @@ struct RnnSpec {
 
   int num_directions() const { return direction == Direction::bidirectional ? 2 : 1; }
 };
+
+// Dispatches per timestep of the per-step kernels (1, or 2 for GRU with linear_before_reset = 0).
+int rnn_dispatches_per_step(const RnnSpec& spec);
 
 // Output shapes for X of shape `x_shape` (layout-dependent).
 Shape rnn_y_shape(const RnnSpec& spec, const Shape& x_shape);      // [S, D, B, H] or [B, S, D, H]

@@ -131,7 +131,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #if WHOLE_SEQUENCE
   // Every step of the sequence in this one dispatch: the workgroup owns all hidden units of its
   // rows and direction, so a step needs only a workgroup barrier (not a new dispatch) before the
-  // next one reads the new state. Chosen when R is small (rnn_kernel.cpp: it stays in cache).
+  // next one reads the new state. Chosen when R is small (rnn_options.h, StepMode: it stays in cache).
   for (var step = 0u; step < p.dims.y; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);

@@ -17,14 +17,14 @@ uint32_t next_pow2(int64_t v) {
 }  // namespace
 
 StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
-                              uint64_t max_workgroup_bytes, uint32_t max_invocations, int64_t target_workgroups) {
+                              uint64_t max_workgroup_bytes, uint32_t max_invocations,
+                              int64_t target_workgroups) {
   StepTiling t;
-  // Measured on the H200 (bench_rnn --sweep, two runs): a step is a chain of memory latencies.
-  // Where 64-unit tiles of 4 batch rows already give ~128 workgroups (MP-SENet's GRUs, SCNet's
-  // LSTMs) they are as fast as anything narrower; below that (batch <= 64, or 1-2 rows with a large
-  // hidden size) one row per workgroup and unit tiles narrowed until the grid has
-  // target_workgroups (LSTM H512 B1: 128 workgroups of 4 units x 64 K slices, 2x faster than the
-  // 8 workgroups of 64 units).
+  // From bench_rnn --sweep (docs/benchmark-log.md): a step is a chain of memory latencies. Where
+  // 64-unit tiles of 4 batch rows already give ~128 workgroups (MP-SENet's GRUs, SCNet's LSTMs) they
+  // are as fast as anything narrower; below that (batch <= 64, or 1-2 rows with a large hidden size)
+  // one row per workgroup and unit tiles narrowed until the grid has target_workgroups (LSTM H512 B1:
+  // 128 workgroups of 4 units x 64 K slices rather than 8 workgroups of 64 units).
   const auto grid = [&](uint32_t units, uint32_t rows) {
     return (hidden + units - 1) / units * ((batch + rows - 1) / rows) * directions;
   };
@@ -43,8 +43,10 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
   // Chunks of 64, or 256 for narrow tiles with H > 128 (the sweep's better choices).
   t.k_chunk = !wide && hidden > 128 ? 256 : 64;
   while (t.workgroup_bytes(gates) > max_workgroup_bytes && (t.k_split > 1 || t.k_chunk > 64)) {
-    if (t.k_chunk > 64) t.k_chunk /= 2;
-    else t.k_split /= 2;
+    if (t.k_chunk > 64)
+      t.k_chunk /= 2;
+    else
+      t.k_split /= 2;
   }
   return t;
 }
@@ -52,15 +54,15 @@ StepTiling choose_step_tiling(int64_t batch, int64_t hidden, int64_t directions,
 TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                          uint64_t max_workgroup_bytes, uint32_t max_invocations,
                                          int64_t target_workgroups) {
-  // Measured on an H200 (bench_rnn's variants; docs/benchmark-log.md): with a few hundred batch rows,
-  // 8 rows per invocation and 128-row tiles cut the per-step R^T traffic most (SCNet's B = 433 / 864
-  // band LSTMs: 15-20% faster than the dot kernel);
-  // below that, 32-row tiles of 2 rows per invocation with K split in two were the best or within
-  // 7% of the best of 17 tilings for every other shape (SCNet B = 85, MP-SENet B = 201 / 321).
-  // Tiles of 2 units per invocation ran 3-10x slower everywhere (register spills), so TU stays 1.
+  // From bench_rnn's variants (docs/benchmark-log.md): with a few hundred batch rows, 8 rows per
+  // invocation and 128-row tiles cut the per-step R^T traffic most (SCNet's B = 433 / 864 band LSTMs,
+  // ahead of the dot kernel); below that, 32-row tiles of 2 rows per invocation with K split in two
+  // were the best or near it for every other shape (SCNet B = 85, MP-SENet B = 201 / 321). Tiles of 2
+  // units per invocation were slower everywhere (register spills), so TU stays 1.
   (void)target_workgroups;
   (void)directions;
-  TiledStepTiling t = batch >= 400 ? TiledStepTiling{128, 8, 16, 1, 32, 1} : TiledStepTiling{32, 2, 16, 1, 32, 2};
+  TiledStepTiling t =
+      batch >= 400 ? TiledStepTiling{128, 8, 16, 1, 32, 1} : TiledStepTiling{32, 2, 16, 1, 32, 2};
   // Small hidden sizes: no unit tile wider than the hidden size needs.
   while (t.units > 8 && t.units / 2 >= hidden) {
     t.units /= 2;
@@ -69,15 +71,18 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
   while (t.workgroup_size() > max_invocations && t.rows > t.thread_rows) t.rows /= 2;
   while (t.workgroup_bytes(gates) > max_workgroup_bytes && (t.k_split > 1 || t.k_tile > 8)) {
-    if (t.k_split > 1) t.k_split /= 2;
-    else t.k_tile /= 2;
+    if (t.k_split > 1)
+      t.k_split /= 2;
+    else
+      t.k_tile /= 2;
   }
   return t;
 }
 
-Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_bytes, uint32_t max_invocations) {
-  // Measured on an H200 (bench_rnn --sweep, with the cell's flags compiled in; docs/benchmark-log.md),
-  // the best of 16 tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K slices, K tiles of 16
+Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_bytes,
+                                       uint32_t max_invocations) {
+  // From bench_rnn --sweep (with the cell's flags compiled in; docs/benchmark-log.md), the best
+  // tilings: 32 rows x 16 units at 4 x 1 per invocation with 2 K slices, K tiles of 16
   // for a few hundred rows (SCNet's B = 864 band LSTM: ahead of the GEMM step and of the GEMM core's
   // tile), and 32 rows x 32 units with K tiles of 32 for fewer (SCNet's B = 85 time LSTM: ahead of 32 x
   // 16 and of the tiled step).
@@ -86,19 +91,22 @@ Vec4StepTiling choose_vec4_step_tiling(int64_t batch, uint64_t max_workgroup_byt
   while (t.workgroup_size() > max_invocations && t.k_split > 1) t.k_split /= 2;
   while (t.workgroup_size() > max_invocations && t.wg_y > 1) t.wg_y /= 2;
   while (t.workgroup_bytes() > max_workgroup_bytes && (t.k_split > 1 || t.k_tile > 4)) {
-    if (t.k_split > 1) t.k_split /= 2;
-    else t.k_tile /= 2;
+    if (t.k_split > 1)
+      t.k_split /= 2;
+    else
+      t.k_tile /= 2;
   }
   return t;
 }
 
-RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
-                                             uint64_t max_workgroup_bytes, uint32_t max_invocations) {
-  // Measured on an H200 (bench_rnn's rows variants; docs/benchmark-log.md): the stream of
-  // R^T is latency-bound, so what pays is loads in flight (vec4 units, K slices, blocks of 8 entries
-  // for GRU), not fewer workgroups: one row per invocation was the best of 17 tilings on every shape
-  // where the kernel wins (2+ rows per invocation ran 2-10x slower), one row per workgroup too except
-  // H >= 256 with 128+ rows (two row groups: SCNet's B = 85 time LSTM 25% faster).
+RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions,
+                                             uint32_t gates, uint64_t max_workgroup_bytes,
+                                             uint32_t max_invocations) {
+  // From bench_rnn's rows variants (docs/benchmark-log.md): the stream of R^T is latency-bound, so
+  // what pays is loads in flight (vec4 units, K slices, blocks of 8 entries for GRU), not fewer
+  // workgroups: one row per invocation was the best tiling on every shape where the kernel wins (2+
+  // rows per invocation were several times slower), one row per workgroup too except H >= 256 with
+  // 128+ rows (two row groups: faster for SCNet's B = 85 time LSTM).
   RowSequenceTiling t;
   t.unit_vector = hidden % 4 == 0 ? 4 : 1;
   t.thread_rows = 1;
@@ -106,7 +114,8 @@ RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int6
   t.k_split = 1;
   const int64_t workgroups = (batch + t.rows - 1) / t.rows * directions;
   const uint32_t invocations = std::min<uint32_t>(kRowSequenceMaxInvocations, max_invocations);
-  while (t.rows > 1 && (t.workgroup_size(hidden) > invocations || t.workgroup_bytes(hidden, gates) > max_workgroup_bytes)) {
+  while (t.rows > 1 &&
+         (t.workgroup_size(hidden) > invocations || t.workgroup_bytes(hidden, gates) > max_workgroup_bytes)) {
     t.rows /= 2;
   }
   // K slices double while a slice keeps 16+ entries, the workgroup fits, and the grid stays under
@@ -127,19 +136,20 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
                                       uint32_t max_invocations) {
   ResidentTiling t;
   // KQ = 8 for LSTMs too where the grid is a few workgroups (occupancy does not matter) and H is small:
-  // on an H200 UVR's batch-1 biLSTMs ran 3-8% faster with KQ 8 than with KQ 4.
+  // UVR's batch-1 biLSTMs measured faster with KQ 8 than with KQ 4.
   const bool few_small_rows = hidden <= 64 && batch * directions <= 16;
   t.slice_vectors = gates <= 3 || few_small_rows ? 8 : 4;
   while (t.workgroup_size(hidden) > max_invocations && t.slice_vectors < 16) t.slice_vectors *= 2;
   t.rows = 1;
-  while ((batch + t.rows - 1) / t.rows * directions > kResidentTargetWorkgroups && t.rows * 2 <= t.slices(hidden)) {
+  while ((batch + t.rows - 1) / t.rows * directions > kResidentTargetWorkgroups &&
+         t.rows * 2 <= t.slices(hidden)) {
     t.rows *= 2;
   }
   return t;
 }
 
-std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t max_invocations,
-                                                             uint32_t max_slices) {
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden,
+                                                             uint32_t max_invocations, uint32_t max_slices) {
   // (The gate count does not enter: R^T takes G * KQ * 4 registers per invocation, 128 at most.)
   std::vector<CooperativeTiling> out;
   for (uint32_t kq : {8u, 4u}) {

@@ -2,11 +2,11 @@
 // gates of the product) for BT batch rows of one direction, with KS invocations per unit splitting
 // the K = hidden_size dot products; grid (ceil(H / JT), ceil(B / BT), D).
 //
-// Each step is one short dependent dispatch whose time is a chain of memory latencies (H200: 12-25
-// us per step kernel against ~5 us of dispatch floor), so the tiling wants many workgroups in
-// flight: 64-unit tiles of 4 rows where they give ~128 workgroups, else one row per workgroup and
-// unit tiles narrowed (64 down to 4, with more K slices) until the grid has ~512 workgroups:
-// LSTM H512 B1 gets 128 workgroups of 4 units x 64 K slices instead of 8 of 64 units.
+// Each step is one short dependent dispatch whose time is a chain of memory latencies (a few times
+// the dispatch floor on a large GPU), so the tiling wants many workgroups in flight: 64-unit tiles of 4 rows
+// where they give ~128 workgroups, else one row per workgroup and unit tiles narrowed (64 down to 4, with
+// more K slices) until the grid has ~512 workgroups: LSTM H512 B1 gets 128 workgroups of 4 units x 64 K
+// slices instead of 8 of 64 units.
 #pragma once
 #include <algorithm>
 #include <cstdint>
@@ -30,7 +30,7 @@ struct StepTiling {
 
 // Workgroups a step should have on a GPU (the H200 has 132 multiprocessors). A CPU adapter runs
 // workgroups on a few cores, where narrow tiles only add reduction work: target 1 there.
-// 512: the best of the H200 sweep for MP-SENet's GRU, the H128 B64 and the small-batch LSTMs.
+// 512: the best of a bench_rnn --sweep for MP-SENet's GRU, the H128 B64 and the small-batch LSTMs.
 constexpr int64_t kGpuTargetWorkgroups = 512;
 
 // `gates`: gates multiplied in the dispatch (LSTM 4, GRU 3 / 2 / 1, RNN 1). Unit tiles narrow
@@ -92,13 +92,13 @@ TiledStepTiling choose_tiled_step_tiling(int64_t batch, int64_t hidden, int64_t 
 // rows() = thread_rows * wg_y rows x units() = thread_units * wg_x units, staging K tiles of `k_tile`
 // entries. Grid (ceil(H / units()), ceil(B / rows()), D).
 struct Vec4StepTiling {
-  uint32_t wg_x = 16;         // invocations along units
-  uint32_t wg_y = 16;         // invocations along rows
-  uint32_t thread_rows = 8;   // TM: a multiple of 4 (the staged rows are read as vec4s)
-  uint32_t thread_units = 1;  // NV
-  uint32_t k_tile = 16;       // BK
-  uint32_t k_split = 1;       // KS (divides BK)
-  bool prefetch = true;       // the next K tile loaded into registers during the product
+  uint32_t wg_x = 16;          // invocations along units
+  uint32_t wg_y = 16;          // invocations along rows
+  uint32_t thread_rows = 8;    // TM: a multiple of 4 (the staged rows are read as vec4s)
+  uint32_t thread_units = 1;   // NV
+  uint32_t k_tile = 16;        // BK
+  uint32_t k_split = 1;        // KS (divides BK)
+  bool prefetch = true;        // the next K tile loaded into registers during the product
   bool double_buffer = false;  // with prefetch: two copies of the staged tiles, one barrier per K tile
   // Every step in one dispatch, h traded through an exchange buffer (rnn_exchange.wgsl); the grid must
   // be resident at once and the projection not chunked. Opt-in (not measured on a GPU yet).
@@ -112,18 +112,19 @@ struct Vec4StepTiling {
   uint32_t copies() const { return double_buffer ? 2 : 1; }
   uint64_t workgroup_bytes() const {
     const uint64_t partials = uint64_t{k_split - 1} * thread_rows * wg_x * wg_y;
-    return copies() * (4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * uint64_t{k_tile} * units()) + 16ull * partials;
+    return copies() * (4ull * uint64_t{k_tile} * (rows() + 4) + 16ull * uint64_t{k_tile} * units()) +
+           16ull * partials;
   }
   bool well_formed() const {
-    return wg_x > 0 && wg_y > 0 && thread_rows > 0 && thread_rows % 4 == 0 && thread_units > 0 && k_tile > 0 &&
-           k_split > 0 && k_tile % k_split == 0 && (prefetch || !double_buffer);
+    return wg_x > 0 && wg_y > 0 && thread_rows > 0 && thread_rows % 4 == 0 && thread_units > 0 &&
+           k_tile > 0 && k_split > 0 && k_tile % k_split == 0 && (prefetch || !double_buffer);
   }
 };
 
 // Batches from this size up run the vec4 step on GPUs (StepKernel::automatic, fused phase, G <= 4)
 // where no whole-sequence kernel applies, except batches of kGemmStepMinBatch or more with a hidden size
-// of kGemmStepMinHidden or more, which run the GEMM step (on an H200 it beat the vec4 step by 3% on
-// SCNet's B = 433 H512 band LSTM; at H256, B = 864 the vec4 step is 8% faster).
+// of kGemmStepMinHidden or more, which run the GEMM step (it measured ahead of the vec4 step on
+// SCNet's B = 433 H512 band LSTM; at H256, B = 864 the vec4 step is ahead).
 constexpr int64_t kVec4StepMinBatch = 32;
 constexpr int64_t kGemmStepMinHidden = 512;
 
@@ -150,7 +151,9 @@ struct RowSequenceTiling {
   uint32_t workgroup_size(int64_t hidden) const { return slice_invocations(hidden) * k_split; }
   uint32_t accumulators(uint32_t gates) const { return thread_rows * unit_vector * gates; }
   // K entries per slice.
-  uint32_t slice_length(int64_t hidden) const { return static_cast<uint32_t>((hidden + k_split - 1) / k_split); }
+  uint32_t slice_length(int64_t hidden) const {
+    return static_cast<uint32_t>((hidden + k_split - 1) / k_split);
+  }
   // The double-buffered h of the rows (rows padded to a multiple of 4 entries) and the slices' partial sums.
   uint64_t workgroup_bytes(int64_t hidden, uint32_t gates) const {
     const uint64_t partials = uint64_t{k_split - 1} * accumulators(gates) * slice_invocations(hidden);
@@ -169,8 +172,9 @@ constexpr int64_t kRowSequenceMaxGridInvocations = 96 * 1024;
 // One row per invocation, vec4 units where the hidden size allows, one row per workgroup (two for
 // H >= 256 with 128+ rows), K slices while each keeps 16+ entries and the grid ~96K invocations.
 // Fits `max_workgroup_bytes` and `max_invocations`.
-RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
-                                             uint64_t max_workgroup_bytes, uint32_t max_invocations);
+RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int64_t directions,
+                                             uint32_t gates, uint64_t max_workgroup_bytes,
+                                             uint32_t max_invocations);
 
 // The resident kernel (rnn_sequence_resident.wgsl, StepMode::resident): every step in one dispatch, a
 // workgroup per `rows` batch rows of one direction holding all of that direction's R^T in registers
@@ -243,8 +247,8 @@ struct CooperativeTiling {
     return (hidden + units - 1) / units * row_blocks(batch) * directions;
   }
   bool well_formed(int64_t hidden) const {
-    return hidden > 0 && units > 0 && rows > 0 && row_chunks > 0 && slice_vectors > 0 && slice_vectors <= 16 &&
-           rows <= slices(hidden);
+    return hidden > 0 && units > 0 && rows > 0 && row_chunks > 0 && slice_vectors > 0 &&
+           slice_vectors <= 16 && rows <= slices(hidden);
   }
 };
 
@@ -260,10 +264,10 @@ constexpr uint64_t kCooperativeMaxExchangeBytes = 256ull << 20;
 // KQ = 8 then 4 (NS = the slices it gives, at most `max_slices`, the subgroup size, so that a unit's
 // slices sum by shuffles; 0: no limit), 256 then 128 invocations' worth of units (JT = invocations /
 // NS, at most H); rows: the batch in balanced blocks of at most NS rows and 16 KiB of h; one chunk of
-// rows per workgroup. On an H200 KQ 8 won or tied KQ 4 on every shape measured, and the larger JT
-// where its grid was resident. Chunks of rows (RC > 1) were slower on every shape (per step they
-// serialise: about 2x with 2 chunks). The figures: docs/benchmark-log.md.
-std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden, uint32_t max_invocations,
-                                                             uint32_t max_slices);
+// rows per workgroup. KQ 8 won or tied KQ 4 on every shape measured, and the larger JT where its grid
+// was resident. Chunks of rows (RC > 1) were slower on every shape (per step they serialise). The
+// figures: docs/benchmark-log.md.
+std::vector<CooperativeTiling> cooperative_tiling_candidates(int64_t batch, int64_t hidden,
+                                                             uint32_t max_invocations, uint32_t max_slices);
 
 }  // namespace onda::kernels::rnn

@@ -18,19 +18,9 @@ Tensor scratch(gpu::BufferPool& pool, gpu::CommandRecorder& recorder, DType dtyp
   return t;
 }
 
-void permute(const KernelContext& k, gpu::CommandRecorder& recorder, const Tensor& in,
-             std::vector<int64_t> perm, const Tensor& out) {
-  record_transpose(k, recorder, in, perm, out);
-}
-
-// The layer's extents and what one of its chunk layers binds per timestep.
-struct Extents {
-  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 0, gates = 0;
-};
-
 // Timesteps per chunk: as many as keep X, Y and the projection of a chunk within one binding each.
 // Throws DeviceLimitError when one step (or the state, the weights) alone does not fit.
-int64_t steps_per_chunk(const KernelContext& k, const Extents& e, DType dtype) {
+int64_t steps_per_chunk(const KernelContext& k, const RnnDims& e, DType dtype) {
   const int64_t in_dtype = window_capacity(k.gpu, dtype), in_f32 = window_capacity(k.gpu, DType::f32);
   const int64_t gh = e.gates * e.hidden;
   const struct {
@@ -61,43 +51,85 @@ int64_t steps_per_chunk(const KernelContext& k, const Extents& e, DType dtype) {
   return std::max<int64_t>(steps, 1);
 }
 
+// Direction `dir` of `spec` as a one-direction, time-major layer.
+RnnSpec direction_spec(const RnnSpec& spec, int64_t dir) {
+  RnnSpec one = spec;
+  one.layout = 0;
+  if (spec.direction == Direction::bidirectional)
+    one.direction = dir == 0 ? Direction::forward : Direction::reverse;
+  if (!spec.activations.empty()) {
+    const int per_direction = activations_per_direction(spec.cell);
+    one.activations.assign(spec.activations.begin() + dir * per_direction,
+                           spec.activations.begin() + (dir + 1) * per_direction);
+  }
+  return one;
+}
+
 }  // namespace
 
 bool rnn_needs_time_chunks(const KernelContext& k, const RnnInputs& in, const RnnOutputs& out) {
   return !fits_one_binding(k.gpu, in.x) || (out.y.defined() && !fits_one_binding(k.gpu, out.y));
 }
 
-void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
-                            const RnnSpec& spec, const RnnWeights& weights, const RnnInputs& in,
-                            const RnnOutputs& out, const RnnOptions& options) {
-  if (in.sequence_lens.defined()) {
+RnnTimeChunks::RnnTimeChunks(const KernelContext& k, gpu::CommandRecorder& recorder,
+                             gpu::BufferPool& weights_pool, const RnnSpec& spec,
+                             const std::shared_ptr<const RnnWeights>& weights, const RnnProblem& problem,
+                             const RnnOptions& options)
+    : k_(k), spec_(spec) {
+  if (problem.sequence_lens) {
     throw gpu::DeviceLimitError(
         fmt::format("RNN: X {} or Y exceeds the storage binding limit of {} bytes, and a layer with "
-                    "sequence_lens is not split "
-                    "in time",
-                    shape_string(in.x.shape()), k.gpu.limits().maxStorageBufferBindingSize));
+                    "sequence_lens is not split in time",
+                    shape_string(problem.x_shape), k.gpu.limits().maxStorageBufferBindingSize));
   }
-  if (!weights.r.defined()) throw std::invalid_argument("RNN in chunks of time: the weights lack R");
+  if (!weights->r.defined()) throw std::invalid_argument("RNN in chunks of time: the weights lack R");
   const bool time_major = spec.layout == 0;
+  d_.seq = problem.x_shape[time_major ? 0 : 1];
+  d_.batch = problem.x_shape[time_major ? 1 : 0];
+  d_.input = problem.x_shape[2];
+  d_.hidden = spec.hidden_size;
+  d_.dirs = spec.num_directions();
+  d_.gates = gate_count(spec.cell);
+  steps_ = steps_per_chunk(k, d_, problem.x_dtype);
+  chunks_ = (d_.seq + steps_ - 1) / steps_;
+  for (int64_t dir = 0; dir < d_.dirs; ++dir) {
+    const RnnSpec one = direction_spec(spec, dir);
+    const auto slice = [&](const Tensor& t) { return t.defined() ? t.slice_outer(dir, dir + 1) : Tensor(); };
+    const std::shared_ptr<const RnnWeights> one_weights =
+        d_.dirs == 1 ? weights
+                     : std::make_shared<const RnnWeights>(
+                           prepare_rnn_weights(k, recorder, weights_pool, one, slice(weights->w),
+                                               slice(weights->r), slice(weights->b), slice(weights->p)));
+    const auto layer = [&](int64_t steps) {
+      RnnProblem chunk;
+      chunk.x_shape = {steps, d_.batch, d_.input};
+      chunk.x_dtype = problem.x_dtype;
+      chunk.y = problem.y;
+      chunk.y_h = true;
+      chunk.y_c = spec.cell == CellType::lstm;
+      return std::make_unique<RnnKernel>(k, recorder, weights_pool, one, one_weights, chunk, options);
+    };
+    DirectionLayer& direction = directions_.emplace_back();
+    direction.whole = layer(steps_);
+    if (d_.seq % steps_ != 0) direction.tail = layer(d_.seq % steps_);
+  }
+}
+
+void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnInputs& in,
+                           const RnnOutputs& out) const {
+  const KernelContext& k = k_;
+  const RnnDims& e = d_;
+  const bool time_major = spec_.layout == 0;
   const DType dtype = in.x.dtype();
-  Extents e;
-  e.seq = in.x.shape()[time_major ? 0 : 1];
-  e.batch = in.x.shape()[time_major ? 1 : 0];
-  e.input = in.x.shape()[2];
-  e.hidden = spec.hidden_size;
-  e.dirs = spec.num_directions();
-  e.gates = gate_count(spec.cell);
-  const int64_t steps = steps_per_chunk(k, e, dtype);
-  const int64_t chunks = (e.seq + steps - 1) / steps;
   const int64_t rows = e.batch * e.hidden;  // one direction's h
-  const bool lstm = spec.cell == CellType::lstm;
+  const bool lstm = spec_.cell == CellType::lstm;
 
   // Everything time-major ([S, B, I], [S, D, B, H], [D, B, H]); layout 1 permuted in and out.
   const Shape state_shape = {e.dirs, e.batch, e.hidden};
   const auto to_time_major = [&](const Tensor& t, const Shape& shape, std::vector<int64_t> perm) {
     if (time_major || !t.defined()) return t;
     Tensor tm = scratch(pool, recorder, t.dtype(), shape);
-    permute(k, recorder, t, std::move(perm), tm);
+    record_transpose(k, recorder, t, std::move(perm), tm);
     return tm;
   };
   const Tensor x = to_time_major(in.x, {e.seq, e.batch, e.input}, {1, 0, 2});
@@ -110,23 +142,11 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
   const Tensor y_h = output_time_major(out.y_h, state_shape);
   const Tensor y_c = output_time_major(out.y_c, state_shape);
 
-  const int per_direction = activations_per_direction(spec.cell);
   for (int64_t dir = 0; dir < e.dirs; ++dir) {
-    // This direction as a one-direction, time-major layer.
-    RnnSpec one = spec;
-    one.layout = 0;
-    if (spec.direction == Direction::bidirectional)
-      one.direction = dir == 0 ? Direction::forward : Direction::reverse;
-    if (!spec.activations.empty()) {
-      one.activations.assign(spec.activations.begin() + dir * per_direction,
-                             spec.activations.begin() + (dir + 1) * per_direction);
-    }
+    const DirectionLayer& layer = directions_[static_cast<size_t>(dir)];
+    const bool reverse =
+        spec_.direction == Direction::reverse || (spec_.direction == Direction::bidirectional && dir == 1);
     const auto slice = [&](const Tensor& t) { return t.defined() ? t.slice_outer(dir, dir + 1) : Tensor(); };
-    const RnnWeights one_weights =
-        e.dirs == 1 ? weights
-                    : prepare_rnn_weights(k, recorder, pool, one, slice(weights.w), slice(weights.r),
-                                          slice(weights.b), slice(weights.p));
-    const bool reverse = one.direction == Direction::reverse;
     // The state a chunk ends with is the next one's initial state (two scratch states in turn).
     const Tensor h_states[2] = {scratch(pool, recorder, dtype, {1, e.batch, e.hidden}),
                                 scratch(pool, recorder, dtype, {1, e.batch, e.hidden})};
@@ -135,16 +155,12 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
       for (Tensor& c : c_states) c = scratch(pool, recorder, dtype, {1, e.batch, e.hidden});
     }
     Tensor h = slice(initial_h), c = slice(initial_c);
-    for (int64_t n = 0; n < chunks; ++n) {
-      const int64_t i = reverse ? chunks - 1 - n : n;
-      const int64_t s0 = i * steps, s1 = std::min(e.seq, s0 + steps);
-      const bool last = n == chunks - 1;
+    for (int64_t n = 0; n < chunks_; ++n) {
+      const int64_t i = reverse ? chunks_ - 1 - n : n;
+      const int64_t s0 = i * steps_, s1 = std::min(e.seq, s0 + steps_);
+      const bool last = n == chunks_ - 1;
       RnnInputs chunk_in;
       chunk_in.x = x.slice_outer(s0, s1);
-      chunk_in.w = one_weights.w;
-      chunk_in.r = one_weights.r;
-      chunk_in.b = one_weights.b;
-      chunk_in.p = one_weights.p;
       chunk_in.initial_h = h;
       chunk_in.initial_c = c;
       RnnOutputs chunk_out;
@@ -154,7 +170,7 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
       }
       chunk_out.y_h = last && y_h.defined() ? slice(y_h) : h_states[n % 2];
       if (lstm) chunk_out.y_c = last && y_c.defined() ? slice(y_c) : c_states[n % 2];
-      record_rnn(k, recorder, pool, one, one_weights, chunk_in, chunk_out, options);
+      (s1 - s0 == steps_ ? *layer.whole : *layer.tail).record(recorder, pool, chunk_in, chunk_out);
       if (y.defined() && e.dirs > 1) {
         // Y[s0 + t, dir] = chunk Y[t, 0].
         IndexMap map;
@@ -167,9 +183,9 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
     }
   }
   if (!time_major) {
-    if (out.y.defined()) permute(k, recorder, y, {2, 0, 1, 3}, out.y);
-    if (out.y_h.defined()) permute(k, recorder, y_h, {1, 0, 2}, out.y_h);
-    if (out.y_c.defined()) permute(k, recorder, y_c, {1, 0, 2}, out.y_c);
+    if (out.y.defined()) record_transpose(k, recorder, y, std::vector<int64_t>{2, 0, 1, 3}, out.y);
+    if (out.y_h.defined()) record_transpose(k, recorder, y_h, std::vector<int64_t>{1, 0, 2}, out.y_h);
+    if (out.y_c.defined()) record_transpose(k, recorder, y_c, std::vector<int64_t>{1, 0, 2}, out.y_c);
   }
 }
 

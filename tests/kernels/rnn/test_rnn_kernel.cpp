@@ -365,6 +365,16 @@ TEST(RnnKernel, ChunkedProjection) {
   lstm16.h0 = lstm16.c0 = lstm16.lens = true;
   lstm16.max_projection_bytes = 2 * lstm16.batch * 2 * 4 * lstm16.hidden * 4;
   cases.push_back(lstm16);
+  // Layout 0 + f16 with an odd batch x input: chunks of 3 steps of the reverse direction start at an
+  // odd element of X, where no float16 view can start, so X is widened first.
+  Case odd16;
+  odd16.dtype = DType::f16;
+  odd16.seq = 7;
+  odd16.batch = 3;
+  odd16.direction = Direction::bidirectional;
+  odd16.h0 = odd16.c0 = true;
+  odd16.max_projection_bytes = 3 * odd16.batch * 2 * 4 * odd16.hidden * 4;
+  cases.push_back(odd16);
   run_all(cases);
 }
 

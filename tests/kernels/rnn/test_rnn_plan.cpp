@@ -113,6 +113,22 @@ TEST(RnnPlan, H200RunsTheMeasuredKernels) {
   EXPECT_TRUE(plan(kMpsenetFreq, h200()).subgroup_reduce);
 }
 
+// The streaming bench model's GRU (bench/make_streaming_model.py: one frame, batch 1, hidden 256,
+// input 256, linear_before_reset=1): R^T is 768 KiB, past the resident kernel's registers, so on a
+// GPU the cooperative kernel runs the frame's step, R^T spread over 8 workgroups of 32 units x 8 K
+// slices (summed by subgroup shuffles); on a CPU adapter the dot step kernel. Either is one dispatch
+// after the projection GEMM.
+TEST(RnnPlan, StreamingGruFrame) {
+  const Layer frame{"streaming GRU frame", CellType::gru, false, 1, 1, 256, 256};
+  const RnnPlan gpu = plan(frame, h200());
+  ASSERT_EQ(gpu.kind, RnnKernelKind::cooperative);
+  EXPECT_EQ(gpu.cooperative.units, 32u);
+  EXPECT_EQ(gpu.cooperative.slice_vectors, 8u);
+  EXPECT_EQ(gpu.cooperative.workgroups(1, 256, 1), 8);
+  EXPECT_TRUE(gpu.subgroup_reduce);
+  EXPECT_EQ(plan(frame, cpu()).kind, RnnKernelKind::dot_step);
+}
+
 TEST(RnnPlan, CpuAdapterKeepsThePortableKernels) {
   const Layer small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // R^T 16 KiB a direction
   EXPECT_EQ(plan(small_r, cpu()).kind, RnnKernelKind::whole_sequence);
