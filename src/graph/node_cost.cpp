@@ -255,6 +255,10 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op == "TopK") {
     // onda's top_k kernel ranks each element against its whole row (src/kernels/reduce/top_k.h).
     cost.flops = x_numel * static_cast<double>(std::max<int64_t>(1, dim(x, node.attribute_int("axis", -1))));
+  } else if (op == "NonZero" || op == "Compress") {
+    // Stream compaction: the input (condition) read twice (count, then scatter), one compare each.
+    cost.flops = x_numel;
+    cost.bytes += bytes_of(op == "Compress" ? at(in, 1) : x);
   } else if (op == "Det") {
     // Gaussian elimination: about 2/3 n^3 per matrix.
     const double n = static_cast<double>(dim(x, -1));

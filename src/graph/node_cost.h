@@ -19,6 +19,7 @@
 //   softmax               5 per element (max, subtract, exp, sum, divide)
 //   pools                 |Y| * kernel volume (global pools: |X|)
 //   layout ops            0 FLOPs: pure data movement; Slice and Gather read only what they write
+//   NonZero, Compress     1 per element scanned (the count pass and the scatter pass each read it)
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -19,6 +19,7 @@ const std::vector<OpEntry>& all_ops() {
     register_einsum_ops(list);
     register_index_ops(list);
     register_trilu_ops(list);
+    register_select_ops(list);
     register_cumsum_ops(list);
     register_det_ops(list);
     register_dropout_ops(list);
