@@ -259,6 +259,9 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     // Stream compaction: the input (condition) read twice (count, then scatter), one compare each.
     cost.flops = x_numel;
     cost.bytes += bytes_of(op == "Compress" ? at(in, 1) : x);
+  } else if (op.starts_with("Random") || op == "Bernoulli") {
+    // Philox4x32-10: ten rounds of two 32x32 products and a few xors per element, ~40 operations.
+    cost.flops = 40.0 * y_numel;
   } else if (op == "Det") {
     // Gaussian elimination: about 2/3 n^3 per matrix.
     const double n = static_cast<double>(dim(x, -1));

@@ -20,6 +20,7 @@
 //   pools                 |Y| * kernel volume (global pools: |X|)
 //   layout ops            0 FLOPs: pure data movement; Slice and Gather read only what they write
 //   NonZero, Compress     1 per element scanned (the count pass and the scatter pass each read it)
+//   random ops            40 per element drawn (Philox4x32-10: ten rounds of two products and xors)
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -31,6 +31,9 @@ struct OpContext {
   // shape depends on values (NonZero, Compress): they read back a count mid-run. Unset outside a
   // Session's walk (such an op is then a ModelError).
   std::function<HostTensor(const Value&)> read_back{};
+  // Set by an op whose recorded work differs between runs given the same inputs (a random draw
+  // without a seed takes a new key each run): the runtime then never replays the run from a capture.
+  bool differs_per_run = false;
 
   // Where an op puts what it derives once from constant weights and keeps in node_state (prepacked
   // B): the session's weights pool, so peak memory reports weights apart from activations. nullptr:

@@ -20,6 +20,7 @@ const std::vector<OpEntry>& all_ops() {
     register_index_ops(list);
     register_trilu_ops(list);
     register_select_ops(list);
+    register_random_ops(list);
     register_cumsum_ops(list);
     register_det_ops(list);
     register_dropout_ops(list);
