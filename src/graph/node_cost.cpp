@@ -262,6 +262,13 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op.starts_with("Random") || op == "Bernoulli") {
     // Philox4x32-10: ten rounds of two 32x32 products and a few xors per element, ~40 operations.
     cost.flops = 40.0 * y_numel;
+  } else if (op == "GridSample") {
+    // Per output element: a few per spatial dim to place the point, then one multiply-add per tap.
+    const std::string mode = node.attribute_string("mode", "linear");
+    const double spatial = static_cast<double>(std::max<size_t>(x ? x->shape.size() : 4, 3) - 2);
+    const double taps =
+        mode == "nearest" ? 1.0 : std::pow(mode == "cubic" || mode == "bicubic" ? 4.0 : 2.0, spatial);
+    cost.flops = y_numel * (2.0 * taps + 10.0 * spatial);
   } else if (op == "Det") {
     // Gaussian elimination: about 2/3 n^3 per matrix.
     const double n = static_cast<double>(dim(x, -1));
