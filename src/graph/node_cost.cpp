@@ -255,6 +255,9 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op == "TopK") {
     // onda's top_k kernel ranks each element against its whole row (src/kernels/reduce/top_k.h).
     cost.flops = x_numel * static_cast<double>(std::max<int64_t>(1, dim(x, node.attribute_int("axis", -1))));
+  } else if (op == "Unique") {
+    // Read back and sorted on the host: n log2 n comparisons (no GPU arithmetic, but counted).
+    cost.flops = x_numel * std::log2(std::max(2.0, x_numel));
   } else if (op == "NonZero" || op == "Compress") {
     // Stream compaction: the input (condition) read twice (count, then scatter), one compare each.
     cost.flops = x_numel;

@@ -20,6 +20,7 @@
 //   pools                 |Y| * kernel volume (global pools: |X|)
 //   layout ops            0 FLOPs: pure data movement; Slice and Gather read only what they write
 //   NonZero, Compress     1 per element scanned (the count pass and the scatter pass each read it)
+//   Unique                n log2 n (a sort of the read-back input, on the host)
 //   random ops            40 per element drawn (Philox4x32-10: ten rounds of two products and xors)
 //   GridSample            per output element 2 per tap (1, 2^r or 4^r taps) + 10 per spatial dim
 #pragma once

@@ -22,6 +22,7 @@ const std::vector<OpEntry>& all_ops() {
     register_select_ops(list);
     register_random_ops(list);
     register_grid_sample_ops(list);
+    register_unique_ops(list);
     register_cumsum_ops(list);
     register_det_ops(list);
     register_dropout_ops(list);

@@ -44,6 +44,7 @@ void register_trilu_ops(std::vector<OpEntry>& ops);
 void register_select_ops(std::vector<OpEntry>& ops);
 void register_random_ops(std::vector<OpEntry>& ops);
 void register_grid_sample_ops(std::vector<OpEntry>& ops);
+void register_unique_ops(std::vector<OpEntry>& ops);
 void register_cumsum_ops(std::vector<OpEntry>& ops);
 void register_det_ops(std::vector<OpEntry>& ops);
 void register_dropout_ops(std::vector<OpEntry>& ops);
