@@ -255,6 +255,10 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op == "TopK") {
     // onda's top_k kernel ranks each element against its whole row (src/kernels/reduce/top_k.h).
     cost.flops = x_numel * static_cast<double>(std::max<int64_t>(1, dim(x, node.attribute_int("axis", -1))));
+  } else if (op == "NonMaxSuppression") {
+    // Read back and selected on the host: at worst every box against every other, per class.
+    const double boxes = static_cast<double>(dim(x, 1));
+    cost.flops = numel(at(in, 1)) * boxes * 10.0;
   } else if (op == "Unique") {
     // Read back and sorted on the host: n log2 n comparisons (no GPU arithmetic, but counted).
     cost.flops = x_numel * std::log2(std::max(2.0, x_numel));
