@@ -287,6 +287,8 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     const std::string mode = node.attribute_string("mode", "nearest");
     cost.flops = mode == "nearest" ? 0.0 : y_numel * (mode == "cubic" ? 16.0 : 4.0);
     cost.bytes = bytes_of(x) + bytes_of(y);  // the scales / sizes inputs are a few numbers
+  } else if (op == "MaxUnpool") {
+    cost.flops = 0.0;  // zeros, then each input element written once
   } else if (op == "Slice" || op == "Gather" || op == "GatherElements" || op == "GatherND" ||
              op == "ReverseSequence") {
     // Only the selected elements are read: the output's bytes once in and once out, plus the indices.

@@ -46,6 +46,7 @@ void register_random_ops(std::vector<OpEntry>& ops);
 void register_grid_sample_ops(std::vector<OpEntry>& ops);
 void register_unique_ops(std::vector<OpEntry>& ops);
 void register_non_max_suppression_ops(std::vector<OpEntry>& ops);
+void register_max_unpool_ops(std::vector<OpEntry>& ops);
 void register_cumsum_ops(std::vector<OpEntry>& ops);
 void register_det_ops(std::vector<OpEntry>& ops);
 void register_dropout_ops(std::vector<OpEntry>& ops);
