@@ -256,6 +256,27 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op == "TopK") {
     // onda's top_k kernel ranks each element against its whole row (src/kernels/reduce/top_k.h).
     cost.flops = x_numel * static_cast<double>(std::max<int64_t>(1, dim(x, node.attribute_int("axis", -1))));
+  } else if (op == "NonMaxSuppression") {
+    // Read back and selected on the host: at worst every box against every other, per class.
+    const double boxes = static_cast<double>(dim(x, 1));
+    cost.flops = numel(at(in, 1)) * boxes * 10.0;
+  } else if (op == "Unique") {
+    // Read back and sorted on the host: n log2 n comparisons (no GPU arithmetic, but counted).
+    cost.flops = x_numel * std::log2(std::max(2.0, x_numel));
+  } else if (op == "NonZero" || op == "Compress") {
+    // Stream compaction: the input (condition) read twice (count, then scatter), one compare each.
+    cost.flops = x_numel;
+    cost.bytes += bytes_of(op == "Compress" ? at(in, 1) : x);
+  } else if (op.starts_with("Random") || op == "Bernoulli") {
+    // Philox4x32-10: ten rounds of two 32x32 products and a few xors per element, ~40 operations.
+    cost.flops = 40.0 * y_numel;
+  } else if (op == "GridSample") {
+    // Per output element: a few per spatial dim to place the point, then one multiply-add per tap.
+    const std::string mode = node.attribute_string("mode", "linear");
+    const double spatial = static_cast<double>(std::max<size_t>(x ? x->shape.size() : 4, 3) - 2);
+    const double taps =
+        mode == "nearest" ? 1.0 : std::pow(mode == "cubic" || mode == "bicubic" ? 4.0 : 2.0, spatial);
+    cost.flops = y_numel * (2.0 * taps + 10.0 * spatial);
   } else if (op == "Det") {
     // Gaussian elimination: about 2/3 n^3 per matrix.
     const double n = static_cast<double>(dim(x, -1));
@@ -267,6 +288,8 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     const std::string mode = node.attribute_string("mode", "nearest");
     cost.flops = mode == "nearest" ? 0.0 : y_numel * (mode == "cubic" ? 16.0 : 4.0);
     cost.bytes = bytes_of(x) + bytes_of(y);  // the scales / sizes inputs are a few numbers
+  } else if (op == "MaxUnpool") {
+    cost.flops = 0.0;  // zeros, then each input element written once
   } else if (op == "Slice" || op == "Gather" || op == "GatherElements" || op == "GatherND" ||
              op == "ReverseSequence") {
     // Only the selected elements are read: the output's bytes once in and once out, plus the indices.

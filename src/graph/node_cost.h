@@ -19,6 +19,11 @@
 //   softmax               5 per element (max, subtract, exp, sum, divide)
 //   pools                 |Y| * kernel volume (global pools: |X|)
 //   layout ops            0 FLOPs: pure data movement; Slice and Gather read only what they write
+//   NonZero, Compress     1 per element scanned (the count pass and the scatter pass each read it)
+//   Unique                n log2 n (a sort of the read-back input, on the host)
+//   NonMaxSuppression     10 per pair of boxes of a class (IoU on the host, after a read-back)
+//   random ops            40 per element drawn (Philox4x32-10: ten rounds of two products and xors)
+//   GridSample            per output element 2 per tap (1, 2^r or 4^r taps) + 10 per spatial dim
 #pragma once
 #include <cstdint>
 #include <optional>

@@ -498,6 +498,29 @@ Types eye_like(const Context& c) {
   return Types{TensorType{*dtype, c.shape(0)}};
 }
 
+// RandomNormal / RandomUniform: the `shape` attribute, `dtype` (default FLOAT).
+Types random_of_shape(const Context& c) {
+  const std::optional<DType> dtype = dtype_from_onnx(c.node.attribute_int("dtype", 1));
+  if (!dtype || !c.node.has_attribute("shape")) throw Unknown{};
+  const Shape shape = c.node.attribute_ints("shape");
+  for (int64_t d : shape)
+    if (d < 0) c.fail("shape has a negative dimension");
+  return Types{TensorType{*dtype, shape}};
+}
+
+// GridSample: [N, C] of the input, then the grid's output dims (all but its first and last).
+Types grid_sample(const Context& c) {
+  const Shape& x = c.shape(0);
+  const Shape& grid = c.shape(1);
+  if (x.size() < 3 || grid.size() != x.size() || grid[0] != x[0] ||
+      grid.back() != static_cast<int64_t>(x.size()) - 2)
+    c.fail("grid " + shape_to_string(grid) + " does not fit input " + shape_to_string(x) +
+           " (it must be [N, output dims..., spatial rank])");
+  Shape out = {x[0], x[1]};
+  out.insert(out.end(), grid.begin() + 1, grid.end() - 1);
+  return Types{TensorType{c.dtype(0), out}};
+}
+
 using RuleTable = std::map<std::string_view, Rule>;
 
 void set_rule(RuleTable& t, std::initializer_list<std::string_view> ops, const Rule& rule) {
@@ -596,6 +619,10 @@ void add_generator_and_spectral_rules(RuleTable& t) {
   t["DFT"] = dft;
   t["Einsum"] = einsum;
   t["EyeLike"] = eye_like;
+  // The random ops (ops/random_ops.cpp): the input's shape, `dtype` or the input's type.
+  set_rule(t, {"RandomNormalLike", "RandomUniformLike", "Bernoulli"}, eye_like);
+  set_rule(t, {"RandomNormal", "RandomUniform"}, random_of_shape);
+  t["GridSample"] = grid_sample;
 }
 
 RuleTable make_rules() {

@@ -26,6 +26,14 @@ struct OpContext {
   std::function<Tensor(const Value&)> to_device;
   // State the op keeps for this node across runs (e.g. prepacked constant weights); starts empty.
   std::shared_ptr<void>* node_state = nullptr;
+  // The host copy of a value that only the GPU holds: submits the work recorded so far and waits
+  // (runtime/graph_walk.h: the mechanism that reads an If's condition back). For ops whose output
+  // shape depends on values (NonZero, Compress): they read back a count mid-run. Unset outside a
+  // Session's walk (such an op is then a ModelError).
+  std::function<HostTensor(const Value&)> read_back{};
+  // Set by an op whose recorded work differs between runs given the same inputs (a random draw
+  // without a seed takes a new key each run): the runtime then never replays the run from a capture.
+  bool differs_per_run = false;
 
   // Where an op puts what it derives once from constant weights and keeps in node_state (prepacked
   // B): the session's weights pool, so peak memory reports weights apart from activations. nullptr:

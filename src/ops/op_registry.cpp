@@ -19,6 +19,12 @@ const std::vector<OpEntry>& all_ops() {
     register_einsum_ops(list);
     register_index_ops(list);
     register_trilu_ops(list);
+    register_select_ops(list);
+    register_random_ops(list);
+    register_grid_sample_ops(list);
+    register_unique_ops(list);
+    register_non_max_suppression_ops(list);
+    register_max_unpool_ops(list);
     register_cumsum_ops(list);
     register_det_ops(list);
     register_dropout_ops(list);

@@ -53,6 +53,10 @@ std::string type_key(const ops::Value& value) {
 
 }  // namespace
 
+GraphWalk::GraphWalk(WalkResources resources) : r_(resources) {
+  r_.op_context.read_back = [this](const ops::Value& value) { return host_value(value); };
+}
+
 WalkPlan make_walk_plan(Graph simplified) {
   WalkPlan plan;
   plan.graph = std::move(simplified);

@@ -70,7 +70,10 @@ struct WalkResources {
 
 class GraphWalk {
  public:
-  explicit GraphWalk(WalkResources resources) : r_(resources) {}
+  // Lends the op context its read-back (ops::OpContext::read_back): host_value below.
+  explicit GraphWalk(WalkResources resources);
+  GraphWalk(const GraphWalk&) = delete;  // the op context holds a pointer to this walk
+  GraphWalk& operator=(const GraphWalk&) = delete;
 
   // Walks every node of `plan` with its values in `scope` (inputs bound by the caller).
   void walk(WalkPlan& plan, Scope& scope);

@@ -504,8 +504,10 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   std::map<std::string, NodeCost> profile_costs;  // by profile name (runtime/roofline.h)
   const Recorded recorded = record_walk(std::move(values), recorder, active_profiler, profile_costs);
   recorder.set_tape(nullptr);  // the output readbacks are each run's own
-  // A run that read a condition back or planned a subgraph is no replay of later runs.
-  if (recorded.walk->read_back() || recorded.walk->plans_made() > 0) capture.reset();
+  // A run that read a condition back, planned a subgraph or drew unseeded random numbers is no
+  // replay of later runs.
+  if (recorded.walk->read_back() || recorded.walk->plans_made() > 0 || recorded.op_context->differs_per_run)
+    capture.reset();
   RunStats& stats = run.stats;
   stats.record_ms = ms_since(start);
   stats.record_ms_by_op = std::move(*recorded.record_by_op);

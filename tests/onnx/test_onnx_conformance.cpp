@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <set>
 
 #include "graph/model_error.h"
 #include "graph/op_coverage.h"
@@ -49,6 +50,14 @@ const std::map<std::string, std::string> kExcluded = {
     {"test_training_dropout_mask", "training-mode Dropout draws a random mask: onda is an inference engine"},
 };
 
+// Folders whose expected outputs are another generator's random draws (numpy's), which onda's
+// Philox generator cannot reproduce: the random ops are checked by statistics instead
+// (tests/ops/test_random_ops.cpp, tests/kernels/random/test_random.cpp).
+const std::set<std::string> kRandomValues = {
+    "test_bernoulli",          "test_bernoulli_double", "test_bernoulli_double_expanded",
+    "test_bernoulli_expanded", "test_bernoulli_seed",   "test_bernoulli_seed_expanded",
+};
+
 // Cases whose expected data is itself inexact: ONNX 1.12's window tests were generated with a
 // float32 angle and are off the exact window by ~6e-5 rel L2 (onda matches the float64 formula,
 // e.g. hann(10)[1] = 0.0954915 vs the file's 0.0954861); bounded loosely instead of skipped.
@@ -59,6 +68,8 @@ const std::map<std::string, double> kLooseBounds = {
     {"test_blackmanwindow", 2e-4},           {"test_blackmanwindow_symmetric", 2e-4},
     {"test_hammingwindow", 2e-4},            {"test_hammingwindow_symmetric", 2e-4},
     {"test_hannwindow", 2e-4},               {"test_hannwindow_symmetric", 2e-4},
+    // The expected values are written to 4 decimals (-0.1406 for the exact -0.140625 = -9/64).
+    {"test_gridsample_bicubic", 1e-4},
 };
 
 double compare(const HostTensor& got, const HostTensor& want, std::string* why) {
@@ -95,7 +106,8 @@ TEST(OnnxConformance, NodeTestsOfClaimedOps) {
   std::vector<std::string> failures;
   for (const auto& dir : dirs) {
     const std::string name = dir.filename().string();
-    if (kExcluded.count(name) || !std::filesystem::exists(dir / "model.onnx")) continue;
+    if (kExcluded.count(name) || kRandomValues.count(name) || !std::filesystem::exists(dir / "model.onnx"))
+      continue;
     Graph graph;
     try {
       graph = load_onnx_model(dir / "model.onnx");
