@@ -70,6 +70,10 @@ struct GemmVariant {
   bool for_unroll = false;     // tiled: the register block's loops and the epilogue written out by
                                // the template's #for (GemmTuning::for_unroll)
   uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
+  bool double_buffer = false;  // tiled: two copies of the staged tiles, the next K step prefetched
+                               // into registers, one barrier per K step (GemmTuning::double_buffer)
+  bool vec_store = false;      // tiled: vec4 stores of a float32 output where N and its offset are
+                               // multiples of 4 (GemmTuning::vec_store)
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
 };
@@ -121,7 +125,7 @@ class Gemm {
  private:
   // Shader choices that depend on the tensors' alignment, known only at record time.
   struct ShaderFlags {
-    bool a_vec = false, b_vec = false, out_pairs = false;
+    bool a_vec = false, b_vec = false, out_pairs = false, out_vec4 = false;
     bool operator==(const ShaderFlags&) const = default;
   };
   struct CachedPipeline {
