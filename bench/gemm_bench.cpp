@@ -369,7 +369,8 @@ struct SweepShape {
 
 // What each configuration changes (gemm_tiled.wgsl): tile = WGX,WGY,TM,BK,NV,GROUP_M (128 x 128 with
 // 8 x 8 outputs per thread = 16,16,8,BK,2,G; 128 x 64 with 8 x 8 = 8,16,8,BK,2,G; 128 x 64 with 16 x 4 =
-// 16,8,16,BK,1,G), double_buffer = two
+// 16,8,16,BK,1,G; 128 outputs per thread as cuBLAS's FFMA kernels: 128 x 128 with 16 x 8 = 16,8,16,BK,2,G
+// or 8 x 16 = 8,16,8,BK,4,G, 256 x 128 with 16 x 8 = 16,16,16,BK,2,G), double_buffer = two
 // staged copies with the next K step prefetched into registers (one barrier per K step), for_unroll =
 // the register block written out by #for, vec_store = 16-byte output stores.
 const char* const kDefaultSweep[] = {
@@ -391,6 +392,10 @@ const char* const kDefaultSweep[] = {
     "gemm.tile=16,16,8,32,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
     "gemm.tile=32,16,8,16,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
     "gemm.tile=16,8,16,16,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,16,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,16,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=8,16,8,8,4,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,16,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
 };
 
 std::vector<SweepShape> sweep_shapes() {

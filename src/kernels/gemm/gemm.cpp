@@ -215,8 +215,8 @@ void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) cons
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
   if (v.path == GemmPath::tiled) {
     const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk, v.nv};
-    if (v.nv != 1 && v.nv != 2)
-      throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1 or 2");
+    if (v.nv != 1 && v.nv != 2 && v.nv != 4)
+      throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1, 2 or 4");
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) {
       throw std::invalid_argument("gemm: the tile " + v.describe() +
                                   " does not fit this problem's operand layout");
@@ -273,15 +273,15 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   }
   // The 128-row tiles stay 4 columns wide per thread (NV = 1): widened to TM x 8 (NV = 2, four
   // workgroup-memory loads per 64 FMAs instead of three per 32) they ran slower on an H200, at large
-  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 through
-  // GemmOptions::variant and GemmTuning::tile.
+  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 and 4
+  // (TM x 16 outputs, as cuBLAS's 128-output FFMA tiles) through GemmOptions::variant and GemmTuning::tile.
   const GemmTuning& tuning = options.tuning;
   std::optional<uint32_t> tuned_group_m;  // set when the tuning's tile replaces the automatic one
   if (tuning.tile) {
     const GemmTile& g = *tuning.tile;
     const TileShape t{g.wg_x, g.wg_y, g.tm, g.bk, g.nv};
     // A tile the problem fills at least once, the shader can run on this layout and the device admits.
-    if ((g.nv == 1 || g.nv == 2) && layout_.m >= t.bm() && layout_.n >= t.bn() &&
+    if ((g.nv == 1 || g.nv == 2 || g.nv == 4) && layout_.m >= t.bm() && layout_.n >= t.bn() &&
         tile_fits(t, !problem_.transpose_a, b_k_contiguous) && tile_within_limits(t, limits, 1)) {
       candidates.assign(1, t);
       tuned_group_m = g.group_m;

@@ -63,7 +63,7 @@ struct GemmVariant {
   // tiled: WG_X x WG_Y threads, each TM x 4 NV outputs, K step BK. skinny: KS threads per column
   // group, NC column groups of NT columns and 4 * MV rows per workgroup.
   uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
-  uint32_t nv = 1;  // tiled: vec4s of B columns per thread (BN = 4 NV WG_X): 1, or 2 (TM x 8 outputs)
+  uint32_t nv = 1;  // tiled: vec4s of B columns per thread (BN = 4 NV WG_X): 1, 2 or 4 (TM x 8 / 16 outputs)
   uint32_t ks = 0, nc = 0, nt = 1, mv = 0;
   bool subgroup_reduce = false;
   bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)

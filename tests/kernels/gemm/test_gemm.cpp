@@ -545,8 +545,9 @@ TEST(GemmVariants, ForUnrolledRegisterBlock) {
 
 TEST(GemmVariants, DoubleBufferedStagingAndVec4Stores) {
   // GemmVariant::double_buffer (two staged copies, the next K step prefetched into registers) and
-  // vec_store (vec4 output stores): tiles of 128 x 128 (8 x 8 per thread, BK 8), 128 x 64 (8 x 8 per
-  // thread, 128 threads), 128 x 64 (8 x 4; 16 x 4), 64 x 64 (BK 32) and 32 x 32; row-major, transposed and
+  // vec_store (vec4 output stores): tiles of 128 x 128 (8 x 8 per thread, BK 8; 8 x 16 and 16 x 8 per
+  // thread, 128 threads), 128 x 64 (8 x 8 per thread, 128 threads; 8 x 4; 16 x 4), 64 x 64 (BK 32) and
+  // 32 x 32; row-major, transposed and
   // prepacked B, a transposed A; ragged M, N and K (K below one K step, K not a multiple of 4: scalar
   // loads, K a multiple of 4: vec4 loads); the #for register block and the unrolled k loop; f16 output,
   // an addend with an activation, N not a multiple of 4 (vec4 stores fall back to scalar ones).
@@ -569,6 +570,8 @@ TEST(GemmVariants, DoubleBufferedStagingAndVec4Stores) {
       {8, 8, 4, 8, 0, 1, false, true, true, 70, 44, 50, false, false, false, 0},
       {8, 8, 4, 8, 0, 1, true, true, false, 33, 20, 17, false, false, true, 0},
       {16, 8, 16, 16, 8, 1, true, false, true, 200, 68, 40, false, true, false, 0},
+      {8, 16, 8, 8, 0, 4, true, false, true, 140, 200, 21, false, true, false, 0},
+      {16, 8, 16, 8, 4, 2, false, false, true, 260, 136, 30, false, false, true, 0},
   };
   for (const Case& t : cases) {
     GemmVariant v = tiled_variant(t.wg_x, t.wg_y, t.tm, t.bk, t.group_m, t.nv, t.unroll_k);
