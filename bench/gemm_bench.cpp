@@ -372,7 +372,8 @@ struct SweepShape {
 // 16,8,16,BK,1,G; 128 outputs per thread as cuBLAS's FFMA kernels: 128 x 128 with 16 x 8 = 16,8,16,BK,2,G
 // or 8 x 16 = 8,16,8,BK,4,G, 256 x 128 with 16 x 8 = 16,16,16,BK,2,G), double_buffer = two
 // staged copies with the next K step prefetched into registers (one barrier per K step), for_unroll =
-// the register block written out by #for, vec_store = 16-byte output stores.
+// the register block written out by #for, vec_store = 16-byte output stores, unroll_k=0 = the k loop of
+// a K step kept a loop (instruction cache).
 const char* const kDefaultSweep[] = {
     "gemm.for_unroll=1",
     "gemm.double_buffer=1",
@@ -396,6 +397,8 @@ const char* const kDefaultSweep[] = {
     "gemm.tile=16,8,16,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
     "gemm.tile=8,16,8,8,4,8 gemm.double_buffer=1 gemm.for_unroll=1",
     "gemm.tile=16,16,16,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1 gemm.unroll_k=0",
+    "gemm.tile=16,8,16,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1 gemm.unroll_k=0",
 };
 
 std::vector<SweepShape> sweep_shapes() {

@@ -160,6 +160,8 @@ void set_gemm(gemm::GemmTuning& g, std::string_view field, std::string_view name
     g.double_buffer = flag(field, value);
   } else if (name == "vec_store") {
     g.vec_store = flag(field, value);
+  } else if (name == "unroll_k") {
+    g.unroll_k = flag(field, value);
   } else if (name == "tile") {
     using T = gemm::GemmTile;
     bool off = false;

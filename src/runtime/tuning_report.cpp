@@ -99,6 +99,9 @@ std::vector<std::string> describe_tuning(const Device& device, const std::vector
   lines.push_back(line("gemm.double_buffer", g.double_buffer ? "1" : "0",
                        "the tiled GEMM's two staged copies, next K step prefetched"));
   lines.push_back(line("gemm.vec_store", g.vec_store ? "1" : "0", "the tiled GEMM's vec4 output stores"));
+  lines.push_back(
+      line("gemm.unroll_k", g.unroll_k ? (*g.unroll_k ? "1" : "0") : "automatic",
+           g.unroll_k ? "the tiled GEMM's k loop" : "the k loop unrolled on GPUs, rolled on CPU adapters"));
   lines.push_back(line("conv.implicit_gemm", tuning.conv.implicit_gemm ? "1" : "0",
                        "automatic Convs may take the implicit GEMM"));
   for (std::string& l : rnn_lines(tuning.rnn)) lines.push_back(std::move(l));

@@ -297,7 +297,8 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.tm = t.tm;
     v.bk = t.bk;
     v.nv = t.nv;
-    v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
+    v.unroll_k =
+        options.unroll_k.value_or(tuning.unroll_k.value_or(context.adapter_description().type != "CPU"));
     v.for_unroll = tuning.for_unroll;
     v.double_buffer = tuning.double_buffer && tile_within_limits(t, limits, 2);
     v.vec_store = tuning.vec_store;

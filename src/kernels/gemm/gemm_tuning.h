@@ -31,6 +31,11 @@ struct GemmTuning {
   // Tiled path, float32 output with N and the output offset multiples of 4: one 16-byte store per 4
   // columns instead of 4 scalar stores (GemmVariant::vec_store). Off until a GPU A/B decides.
   bool vec_store = false;
+  // Tiled path: unroll the k loop of a K step (true) or bound it by a uniform so the compiler keeps
+  // it a loop (false); unset: unrolled on GPUs, rolled on CPU adapters (GemmVariant::unroll_k). A
+  // fully unrolled K step of a 16 x 8 register block is ~2000 FMA instructions per BK 16, which may
+  // overflow a GPU's instruction cache.
+  std::optional<bool> unroll_k;
 };
 
 }  // namespace onda::kernels::gemm

@@ -609,7 +609,8 @@ TEST(GemmVariants, DoubleBufferedStagingAndVec4Stores) {
 
 TEST(GemmVariants, TuningSetsTileBufferingAndStores) {
   // GemmTuning::tile replaces the automatic tile where the problem fills it and the layout and device
-  // admit it; double_buffer applies where twice the workgroup memory fits; the others keep the rule.
+  // admit it; double_buffer applies where twice the workgroup memory fits; the others keep the rule;
+  // unroll_k sets the k loop's form.
   const uint64_t seed = test_seed();
   Random random(seed);
   const auto& limits = gpu().context.limits();
@@ -659,6 +660,16 @@ TEST(GemmVariants, TuningSetsTileBufferingAndStores) {
     }
     EXPECT_EQ(variant.find("2-buf") != std::string::npos, t.two_copies) << variant;
     EXPECT_NE(variant.find("vec4-store"), std::string::npos) << variant;
+  }
+  // GemmTuning::unroll_k decides the k loop where GemmOptions::unroll_k does not (planning only).
+  GemmProblem p;
+  p.a_shape = {300, 70};
+  p.b_shape = {70, 260};
+  for (bool unroll : {false, true}) {
+    GemmOptions options;
+    options.tuning.unroll_k = unroll;
+    const std::string d = Gemm(gpu().context, p, options).variant().describe();
+    EXPECT_EQ(d.find("k-loop") == std::string::npos, unroll) << d;
   }
 }
 
