@@ -358,7 +358,8 @@ TEST(GemmBench, TileSweep) {
 // tuning assignments (kernels::set_tuning; GemmTuning in src/kernels/gemm/gemm_tuning.h), planned as a
 // session plans with that tuning (a tile the shape or device cannot take leaves the automatic one: the
 // line's variant says what ran). `--sweep "..."` (repeatable) replaces the built-in list and
-// `--shapes MxNxK:FORM,...` the shapes. Lines "sweep" per run, then "sweep-table" (TFLOP/s, configs x
+// `--shapes MxNxK:FORM,...` the shapes; it runs only when asked for (the filter names it, or either flag
+// is given). Lines "sweep" per run, then "sweep-table" (TFLOP/s, configs x
 // shapes) and "sweep-best" per shape; bench/torch_matmul.py times the same shapes on cuBLAS.
 
 struct SweepShape {
@@ -433,9 +434,15 @@ std::vector<SweepShape> sweep_shapes() {
 }
 
 TEST(GemmBench, TuningSweep) {
+  // Opt-in (a few minutes on a GPU; `measure.sh gemm` runs every other case within its time limit): only
+  // when the filter names it or --sweep / --shapes are given.
+  const auto& flags = bench::gtest_bench_flags();
+  if (GTEST_FLAG_GET(filter).find("TuningSweep") == std::string::npos && flags.sweep.empty() &&
+      flags.shapes.empty()) {
+    GTEST_SKIP() << "opt-in: --gtest_filter=GemmBench.TuningSweep";
+  }
   auto& g = gpu();
   std::vector<std::string> configs{"auto"};
-  const auto& flags = bench::gtest_bench_flags();
   if (flags.sweep.empty()) {
     configs.insert(configs.end(), std::begin(kDefaultSweep), std::end(kDefaultSweep));
   } else {
