@@ -1,7 +1,7 @@
 // GEMM throughput on the current adapter (GPU time from timestamp queries): build/bench_gemm
-// [--smoke] [--gtest_filter=GemmBench.TileSweep]. A measurement, not a check (correctness lives in
-// tests/kernels/gemm/test_gemm.cpp), though each shape is also compared with a float64 reference on a few sampled
-// outputs.
+// [--smoke] [--gtest_filter=GemmBench.TileSweep] [--sweep "gemm.FIELD=V ..."]... [--shapes MxNxK:FORM,...].
+// A measurement, not a check (correctness lives in tests/kernels/gemm/test_gemm.cpp), though each shape is
+// also compared with a float64 reference on a few sampled outputs.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,8 +9,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <optional>
+#include <sstream>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "gemm_variants.h"
 #include "gpu/clock_warmup.h"
@@ -20,6 +24,7 @@
 #include "harness.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/gemm/packed_b.h"
+#include "kernels/kernel_tuning.h"
 
 namespace onda::test {
 namespace {
@@ -350,6 +355,181 @@ TEST(GemmBench, TileSweep) {
       sweep(label, p, t, a, nk ? b_nk : b, std::nullopt, tiled_sweep(m, n));
     }
   }
+}
+
+// ---- tuning sweep (issue 33: the float32 GEMM rate) --------------------------------------------
+// Every shape runs under the default tuning ("auto") and under each configuration: a set of gemm.*
+// tuning assignments (kernels::set_tuning; GemmTuning in src/kernels/gemm/gemm_tuning.h), planned as a
+// session plans with that tuning (a tile the shape or device cannot take leaves the automatic one: the
+// line's variant says what ran). `--sweep "..."` (repeatable) replaces the built-in list and
+// `--shapes MxNxK:FORM,...` the shapes; it runs only when asked for (the filter names it, or either flag
+// is given). Lines "sweep" per run, then "sweep-table" (TFLOP/s, configs x
+// shapes) and "sweep-best" per shape; bench/torch_matmul.py times the same shapes on cuBLAS.
+
+struct SweepShape {
+  int64_t m, n, k;
+  std::string form;  // B, B^T or packed (b_operand)
+  std::string what;
+};
+
+// What each configuration changes (gemm_tiled.wgsl): tile = WGX,WGY,TM,BK,NV,GROUP_M (128 x 128 with
+// 8 x 8 outputs per thread = 16,16,8,BK,2,G; 128 x 64 with 8 x 8 = 8,16,8,BK,2,G; 128 x 64 with 16 x 4 =
+// 16,8,16,BK,1,G; 128 outputs per thread as cuBLAS's FFMA kernels: 128 x 128 with 16 x 8 = 16,8,16,BK,2,G
+// or 8 x 16 = 8,16,8,BK,4,G, 256 x 128 with 16 x 8 = 16,16,16,BK,2,G), double_buffer = two
+// staged copies with the next K step prefetched into registers (one barrier per K step), for_unroll =
+// the register block written out by #for, vec_store = 16-byte output stores, unroll_k=0 = the k loop of
+// a K step kept a loop (instruction cache).
+const char* const kDefaultSweep[] = {
+    "gemm.for_unroll=1",
+    "gemm.double_buffer=1",
+    "gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,2,8",
+    "gemm.tile=16,16,8,16,2,8 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,2,8 gemm.double_buffer=1",
+    "gemm.tile=16,16,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1 gemm.vec_store=1",
+    "gemm.tile=16,16,8,16,2,0 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,32,2,8 gemm.for_unroll=1",
+    "gemm.tile=8,16,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=8,16,8,32,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,32,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=32,16,8,16,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,16,16,1,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,16,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,8,16,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=8,16,8,8,4,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,16,8,2,8 gemm.double_buffer=1 gemm.for_unroll=1",
+    "gemm.tile=16,16,8,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1 gemm.unroll_k=0",
+    "gemm.tile=16,8,16,16,2,8 gemm.double_buffer=1 gemm.for_unroll=1 gemm.unroll_k=0",
+};
+
+std::vector<SweepShape> sweep_shapes() {
+  const std::string& list = bench::gtest_bench_flags().shapes;
+  if (list.empty()) {
+    return {{4096, 4096, 4096, "B", "square"},
+            {4096, 4096, 4096, "B^T", "square"},
+            {49662, 2048, 512, "packed", "BS-RoFormer FFN up (as MatMul runs it)"},
+            {49662, 2048, 512, "B", "BS-RoFormer FFN up"},
+            {49662, 512, 2048, "packed", "BS-RoFormer FFN down"},
+            {16384, 512, 512, "B", "SCNet-like projection"},
+            {16384, 512, 512, "packed", "SCNet-like projection"},
+            {16384, 256, 2304, "packed", "conv-like 3x3 256->256, 128x128 positions"},
+            {65536, 128, 576, "packed", "conv-like 3x3 64->128, 256x256 positions"}};
+  }
+  std::vector<SweepShape> out;
+  std::istringstream items(list);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    SweepShape s{0, 0, 0, "", "--shapes"};
+    char x1 = 0, x2 = 0, colon = 0;
+    std::istringstream one(item);
+    if (!(one >> s.m >> x1 >> s.n >> x2 >> s.k >> colon >> s.form) || x1 != 'x' || x2 != 'x' ||
+        colon != ':' || s.m <= 0 || s.n <= 0 || s.k <= 0 ||
+        (s.form != "B" && s.form != "B^T" && s.form != "packed")) {
+      std::fprintf(stderr, "--shapes: '%s' is not MxNxK:FORM (FORM B, B^T or packed)\n", item.c_str());
+      std::exit(1);
+    }
+    out.push_back(s);
+  }
+  return out;
+}
+
+TEST(GemmBench, TuningSweep) {
+  // Opt-in (a few minutes on a GPU; `measure.sh gemm` runs every other case within its time limit): only
+  // when the filter names it or --sweep / --shapes are given.
+  const auto& flags = bench::gtest_bench_flags();
+  if (GTEST_FLAG_GET(filter).find("TuningSweep") == std::string::npos && flags.sweep.empty() &&
+      flags.shapes.empty()) {
+    GTEST_SKIP() << "opt-in: --gtest_filter=GemmBench.TuningSweep";
+  }
+  auto& g = gpu();
+  std::vector<std::string> configs{"auto"};
+  if (flags.sweep.empty()) {
+    configs.insert(configs.end(), std::begin(kDefaultSweep), std::end(kDefaultSweep));
+  } else {
+    configs.insert(configs.end(), flags.sweep.begin(), flags.sweep.end());
+  }
+  std::vector<kernels::gemm::GemmTuning> tunings;
+  for (const std::string& config : configs) {
+    kernels::KernelTuning tuning;
+    std::istringstream words(config == "auto" ? "" : config);
+    for (std::string w; words >> w;) {
+      try {
+        kernels::set_tuning(tuning, w);
+      } catch (const std::invalid_argument& e) {
+        std::fprintf(stderr, "--sweep \"%s\": %s\n", config.c_str(), e.what());
+        std::exit(1);
+      }
+    }
+    tunings.push_back(tuning.gemm);
+  }
+  const std::vector<SweepShape> shapes = sweep_shapes();
+  std::vector<std::vector<double>> tflops(configs.size(), std::vector<double>(shapes.size(), 0));
+  Random random(test_seed());
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    const SweepShape& shape = shapes[si];
+    const int64_t m = shrink(shape.m, 320), n = shrink(shape.n), k = shrink(shape.k);
+    const auto a = random.normal(m * k), b = random.normal(k * n);
+    std::vector<float> b_nk(b.size());
+    for (int64_t q = 0; q < k; ++q) {
+      for (int64_t j = 0; j < n; ++j) b_nk[j * k + q] = b[q * n + j];
+    }
+    GemmTensors t;
+    t.a = upload_floats(a, DType::f32, {m, k});
+    PackedB packed;
+    const GemmProblem p = b_operand(shape.form, b, b_nk, m, n, k, t, packed);
+    const double flop = 2.0 * m * n * k;
+    const int reps = static_cast<int>(std::clamp(4e10 / flop, 5.0, 50.0));
+    const std::string label = fmt::format("S{} {}x{}x{} {}", si + 1, m, n, k, shape.form);
+    for (size_t ci = 0; ci < configs.size(); ++ci) {
+      GemmOptions options;
+      options.tuning = tunings[ci];
+      std::optional<Gemm> plan;
+      try {
+        plan.emplace(g.context, p, options);
+      } catch (const std::exception& e) {
+        std::printf("  sweep %-28s %-86s refused: %s\n", label.c_str(), configs[ci].c_str(), e.what());
+        continue;
+      }
+      t.out = Tensor::empty(g.pool, DType::f32, plan->output_shape());
+      const double ms = time_gemm(*plan, t, reps);
+      const double err = sampled_rel_error(a, b, false, t.out, m, n, k);
+      t.out = Tensor();
+      tflops[ci][si] = flop / ms * 1e-9;
+      std::printf("  sweep %-28s %-86s %-64s %8.4f ms %6.2f TFLOP/s err %.1e%s\n", label.c_str(),
+                  configs[ci].c_str(), plan->variant().describe().c_str(), ms, tflops[ci][si], err,
+                  err > 1e-4 ? "  WRONG" : "");
+      std::fflush(stdout);
+    }
+  }
+  // The table: one row per configuration, one column per shape (TFLOP/s; 0 = refused).
+  std::printf("\n");
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    std::printf("  sweep-shape S%zu = %lldx%lldx%lld %s (%s)\n", si + 1, (long long)shapes[si].m,
+                (long long)shapes[si].n, (long long)shapes[si].k, shapes[si].form.c_str(),
+                shapes[si].what.c_str());
+  }
+  std::string header = fmt::format("  sweep-table {:<86}", "TFLOP/s");
+  for (size_t si = 0; si < shapes.size(); ++si) header += fmt::format(" {:>6}", fmt::format("S{}", si + 1));
+  std::printf("%s\n", header.c_str());
+  for (size_t ci = 0; ci < configs.size(); ++ci) {
+    std::string row = fmt::format("  sweep-table {:<86}", configs[ci]);
+    for (double v : tflops[ci]) row += fmt::format(" {:>6.2f}", v);
+    std::printf("%s\n", row.c_str());
+  }
+  for (size_t si = 0; si < shapes.size(); ++si) {
+    size_t best = 0;
+    for (size_t ci = 1; ci < configs.size(); ++ci) {
+      if (tflops[ci][si] > tflops[best][si]) best = ci;
+    }
+    std::printf("  sweep-best S%zu %6.2f TFLOP/s (auto %6.2f, x%.2f): %s\n", si + 1, tflops[best][si],
+                tflops[0][si], tflops[0][si] > 0 ? tflops[best][si] / tflops[0][si] : 0.0,
+                configs[best].c_str());
+  }
+  std::fflush(stdout);
 }
 
 TEST(GemmBench, SkinnySweep) {

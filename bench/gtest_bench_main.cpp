@@ -31,6 +31,10 @@ int main(int argc, char** argv) {
         fmt::print(stderr, "--mib takes a positive number of MiB, not '{}'\n", argv[i]);
         return 1;
       }
+    } else if (a == "--sweep" && i + 1 < argc) {
+      onda::bench::g_flags.sweep.push_back(argv[++i]);
+    } else if (a == "--shapes" && i + 1 < argc) {
+      onda::bench::g_flags.shapes = argv[++i];
     } else {
       rest.push_back(argv[i]);
     }

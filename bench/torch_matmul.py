@@ -4,7 +4,7 @@ TF32 off (fp32) and fp16, CUDA events, median of repeats.
     python3 bench/torch_matmul.py
 
 Shapes: GemmBench.TileSweep / SkinnySweep (row-major B, and B^T for the big square and M = 16384),
-and GemmBench.AttentionShapes (batched [batch, M, K] x [batch, K, N], row-major B as the models'
+GemmBench.TuningSweep's shapes (B row-major and B^T, i.e. x @ W^T as nn.Linear runs it), and GemmBench.AttentionShapes (batched [batch, M, K] x [batch, K, N], row-major B as the models'
 softmax(QK^T) V and Q K^T after their transposes are materialized).
 """
 import torch
@@ -31,6 +31,20 @@ for m, n, k in [(4096, 4096, 4096), (16384, 512, 512)]:
     bt = torch.randn(n, k, device="cuda")
     ms = median_ms(lambda: torch.matmul(a, bt.t()))
     print(f"{str((m, n, k)) + ' B^T':<24} {'float32':<8} {ms:>9.4f} {2 * m * n * k / (ms * 1e-3) / 1e12:>9.2f}")
+
+print()
+print("GemmBench.TuningSweep shapes, float32 (cuBLAS, TF32 off)")
+print(f"{'shape (M, N, K)':<24} {'B':>9} {'TFLOP/s':>9} {'B^T':>9} {'TFLOP/s':>9}")
+for m, n, k in [(4096, 4096, 4096), (49662, 2048, 512), (49662, 512, 2048), (16384, 512, 512), (16384, 256, 2304),
+                (65536, 128, 576)]:
+    a = torch.randn(m, k, device="cuda")
+    b = torch.randn(k, n, device="cuda")
+    bt = torch.randn(n, k, device="cuda")
+    ms_b = median_ms(lambda: torch.matmul(a, b))
+    ms_bt = median_ms(lambda: torch.matmul(a, bt.t()))
+    tf = lambda ms: 2 * m * n * k / (ms * 1e-3) / 1e12
+    print(f"{str((m, n, k)):<24} {ms_b:>9.4f} {tf(ms_b):>9.2f} {ms_bt:>9.4f} {tf(ms_bt):>9.2f}")
+    del a, b, bt
 
 print()
 print(f"{'attention (batch, M, N, K)':<44} {'ms':>9} {'TFLOP/s':>9}")

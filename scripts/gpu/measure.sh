@@ -70,8 +70,8 @@ for s in "$@"; do
       torch bench/torch_fft.py > $logs/torch_fft.txt 2>&1; tail -18 $logs/torch_fft.txt | cut -c1-110 ;;
     gemm)
       timeout 300 run build/bench_gemm ${arg:+--gtest_filter="$arg"} > $logs/gemm.txt 2>&1
-      grep -E "^  tiled|  M=|auto|BEST|prepacked|rror" $logs/gemm.txt | cut -c1-170 | tail -40
-      torch bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -20 $logs/torch_matmul.txt ;;
+      grep -E "^  tiled|  M=|auto|BEST|prepacked|rror|WRONG|^  sweep-" $logs/gemm.txt | cut -c1-170 | tail -60
+      torch bench/torch_matmul.py > $logs/torch_matmul.txt 2>&1; head -30 $logs/torch_matmul.txt ;;
     conv)
       OUT=$logs timeout 300 bash bench/conv.sh --repeats $repeats ${arg:+--only "$arg"} > $logs/conv.txt 2>&1
       grep -vE "^ " $logs/bench_conv.txt | cut -c1-150 | tail -40; tail -16 $logs/torch_conv.txt | cut -c1-150 ;;

@@ -153,6 +153,25 @@ void set_fft(fft::FftTuning& f, std::string_view field, std::string_view name, s
   }
 }
 
+void set_gemm(gemm::GemmTuning& g, std::string_view field, std::string_view name, std::string_view value) {
+  if (name == "for_unroll") {
+    g.for_unroll = flag(field, value);
+  } else if (name == "double_buffer") {
+    g.double_buffer = flag(field, value);
+  } else if (name == "vec_store") {
+    g.vec_store = flag(field, value);
+  } else if (name == "unroll_k") {
+    g.unroll_k = flag(field, value);
+  } else if (name == "tile") {
+    using T = gemm::GemmTile;
+    bool off = false;
+    tiling<T>(field, value, "WGX,WGY,TM,BK,NV,GROUP_M or 0",
+              {&T::wg_x, &T::wg_y, &T::tm, &T::bk, &T::nv, &T::group_m}, g.tile, &off);
+  } else {
+    throw std::invalid_argument(fmt::format("unknown tuning field '{}'", field));
+  }
+}
+
 }  // namespace
 
 const KernelTuning& default_kernel_tuning() {
@@ -175,8 +194,8 @@ void set_tuning(KernelTuning& tuning, std::string_view assignment) {
     set_rnn(tuning.rnn, field, name, value);
   } else if (family == "fft") {
     set_fft(tuning.fft, field, name, value);
-  } else if (field == "gemm.for_unroll") {
-    tuning.gemm.for_unroll = flag(field, value);
+  } else if (family == "gemm") {
+    set_gemm(tuning.gemm, field, name, value);
   } else if (field == "conv.implicit_gemm") {
     tuning.conv.implicit_gemm = flag(field, value);
   } else {

@@ -24,7 +24,9 @@ const KernelTuning& default_kernel_tuning();
 // Sets one field from "family.field=value" (benchmarks' --tuning, tests):
 //   fft.code_path=automatic|generic|unrolled     fft.real_split_pairs=by_length|every_pass
 //   fft.radices=R1,R2,...   fft.threads=N   fft.per_group=N   fft.group_iterations=N
-//   gemm.for_unroll=0|1     conv.implicit_gemm=0|1
+//   gemm.for_unroll=0|1     gemm.double_buffer=0|1     gemm.vec_store=0|1     conv.implicit_gemm=0|1
+//   gemm.tile=WGX,WGY,TM,BK,NV,GROUP_M|0   (the tiled GEMM's tile where it fits; gemm_tuning.h)
+//   gemm.unroll_k=0|1      (the tiled GEMM's k loop; unset: unrolled on GPUs)
 //   rnn.step_kernel=automatic|dot|tiled|gemm|vec4
 //   rnn.resident=BM,KQ|0    rnn.cooperative=JT,BM,KQ,RC|0    rnn.rows=BM,TM,UV,KS,KB|0   ("0": off)
 //   rnn.tiled=BM,TM,BU,TU,KT,KS    rnn.vec4=WGX,WGY,TM,NV,BK,KS[,PREFETCH 0|1|2[,PERSISTENT 0|1]]

@@ -89,8 +89,19 @@ std::vector<std::string> describe_tuning(const Device& device, const std::vector
   kernels::KernelTuning tuning = kernels::default_kernel_tuning();
   for (const std::string& assignment : overrides) kernels::set_tuning(tuning, assignment);
   std::vector<std::string> lines = fft_lines(tuning.fft, device.impl().context);
+  const kernels::gemm::GemmTuning& g = tuning.gemm;
+  lines.push_back(line("gemm.for_unroll", g.for_unroll ? "1" : "0", "the tiled GEMM's #for unrolling"));
+  lines.push_back(line("gemm.tile",
+                       g.tile ? fmt::format("{},{},{},{},{},{}", g.tile->wg_x, g.tile->wg_y, g.tile->tm,
+                                            g.tile->bk, g.tile->nv, g.tile->group_m)
+                              : "automatic",
+                       g.tile ? "WGX,WGY,TM,BK,NV,GROUP_M where it fits" : "by shape and device limits"));
+  lines.push_back(line("gemm.double_buffer", g.double_buffer ? "1" : "0",
+                       "the tiled GEMM's two staged copies, next K step prefetched"));
+  lines.push_back(line("gemm.vec_store", g.vec_store ? "1" : "0", "the tiled GEMM's vec4 output stores"));
   lines.push_back(
-      line("gemm.for_unroll", tuning.gemm.for_unroll ? "1" : "0", "the tiled GEMM's #for unrolling"));
+      line("gemm.unroll_k", g.unroll_k ? (*g.unroll_k ? "1" : "0") : "automatic",
+           g.unroll_k ? "the tiled GEMM's k loop" : "the k loop unrolled on GPUs, rolled on CPU adapters"));
   lines.push_back(line("conv.implicit_gemm", tuning.conv.implicit_gemm ? "1" : "0",
                        "automatic Convs may take the implicit GEMM"));
   for (std::string& l : rnn_lines(tuning.rnn)) lines.push_back(std::move(l));

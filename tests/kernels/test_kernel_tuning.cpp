@@ -28,13 +28,18 @@ TEST(KernelTuning, DefaultsLeaveTheAutomaticRules) {
   EXPECT_TRUE(t.fft.radices.empty());
   EXPECT_EQ(t.rnn.step_kernel, kernels::rnn::StepKernel::automatic);
   EXPECT_FALSE(t.gemm.for_unroll);
+  EXPECT_FALSE(t.gemm.tile);
+  EXPECT_FALSE(t.gemm.double_buffer);
+  EXPECT_FALSE(t.gemm.vec_store);
+  EXPECT_FALSE(t.gemm.unroll_k);
   EXPECT_TRUE(t.conv.implicit_gemm);
 }
 
 TEST(KernelTuning, FieldsParse) {
-  const KernelTuning t = tuned({"fft.code_path=generic", "fft.real_split_pairs=every_pass",
-                                "fft.radices=8,8,16", "fft.threads=64", "fft.per_group=2",
-                                "fft.group_iterations=4", "gemm.for_unroll=1", "conv.implicit_gemm=0"});
+  const KernelTuning t = tuned(
+      {"fft.code_path=generic", "fft.real_split_pairs=every_pass", "fft.radices=8,8,16", "fft.threads=64",
+       "fft.per_group=2", "fft.group_iterations=4", "gemm.for_unroll=1", "conv.implicit_gemm=0",
+       "gemm.tile=16,16,8,16,2,8", "gemm.double_buffer=1", "gemm.vec_store=1", "gemm.unroll_k=0"});
   EXPECT_EQ(t.fft.code_path, kernels::fft::FftCodePath::generic);
   EXPECT_EQ(t.fft.real_split_pairs, kernels::fft::RealSplitPairs::every_pass);
   EXPECT_EQ(t.fft.radices, (std::vector<int>{8, 8, 16}));
@@ -43,6 +48,11 @@ TEST(KernelTuning, FieldsParse) {
   EXPECT_EQ(t.fft.group_iterations, 4);
   EXPECT_TRUE(t.gemm.for_unroll);
   EXPECT_FALSE(t.conv.implicit_gemm);
+  EXPECT_EQ(t.gemm.tile, (kernels::gemm::GemmTile{16, 16, 8, 16, 2, 8}));
+  EXPECT_TRUE(t.gemm.double_buffer);
+  EXPECT_TRUE(t.gemm.vec_store);
+  EXPECT_EQ(t.gemm.unroll_k, false);
+  EXPECT_FALSE(tuned({"gemm.tile=16,16,8,16,2,8", "gemm.tile=0"}).gemm.tile);
 }
 
 TEST(KernelTuning, MalformedAssignmentsNameTheField) {
@@ -53,6 +63,8 @@ TEST(KernelTuning, MalformedAssignmentsNameTheField) {
       {"gemm.for_unroll=yes", "gemm.for_unroll"},
       {"conv.implicit_gemm=2", "conv.implicit_gemm"},
       {"gemm.nv=2", "gemm.nv"},
+      {"gemm.tile=16,16,8", "gemm.tile"},
+      {"gemm.double_buffer=2", "gemm.double_buffer"},
       {"fft.code_path", "fft.code_path"},
       {"code_path=generic", "code_path=generic"}};
   for (const auto& [assignment, named] : cases) {

@@ -57,8 +57,16 @@ struct TileShape {
   constexpr uint32_t bm() const { return wg_y * tm; }
   constexpr uint32_t bn() const { return wg_x * 4 * nv; }
   constexpr uint32_t threads() const { return wg_x * wg_y; }
-  uint64_t workgroup_bytes() const { return uint64_t{bk} * (bm() + bn()) * 4; }
+  // copies: 2 for a double-buffered variant
+  uint64_t workgroup_bytes(uint32_t copies = 1) const { return uint64_t{copies} * bk * (bm() + bn()) * 4; }
 };
+
+// Whether the device's workgroup limits admit the tile (with `copies` staged copies).
+bool tile_within_limits(const TileShape& t, const wgpu::Limits& limits, uint32_t copies) {
+  return t.workgroup_bytes(copies) <= limits.maxComputeWorkgroupStorageSize &&
+         t.threads() <= limits.maxComputeInvocationsPerWorkgroup &&
+         t.wg_x <= limits.maxComputeWorkgroupSizeX && t.wg_y <= limits.maxComputeWorkgroupSizeY;
+}
 // The small tile steps K by 8: it serves small problems, where a deep K step is mostly padding.
 constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4, 8}};
 // The large tile for a K-contiguous B (transposed or prepacked): a K step of 32 makes each staged
@@ -117,9 +125,10 @@ std::string GemmVariant::describe() const {
     return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
                        nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}", wg_y * tm, wg_x * 4 * nv, wg_x,
-                     wg_y, tm, 4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "",
-                     unroll_k ? "" : " k-loop", for_unroll ? " #for" : "");
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}{}{}", wg_y * tm, wg_x * 4 * nv,
+                     wg_x, wg_y, tm, 4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "",
+                     unroll_k ? "" : " k-loop", for_unroll ? " #for" : "", double_buffer ? " 2-buf" : "",
+                     vec_store ? " vec4-store" : "");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -207,15 +216,13 @@ void Gemm::check_variant(const gpu::Context& context, const GemmVariant& v) cons
   const bool b_k_contiguous = problem_.b_prepacked || problem_.transpose_b;
   if (v.path == GemmPath::tiled) {
     const TileShape t{v.wg_x, v.wg_y, v.tm, v.bk, v.nv};
-    if (v.nv != 1 && v.nv != 2)
-      throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1 or 2");
+    if (v.nv != 1 && v.nv != 2 && v.nv != 4)
+      throw std::invalid_argument("gemm: NV (vec4s of B per thread) must be 1, 2 or 4");
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) {
       throw std::invalid_argument("gemm: the tile " + v.describe() +
                                   " does not fit this problem's operand layout");
     }
-    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
-        t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
-        t.wg_y > limits.maxComputeWorkgroupSizeY) {
+    if (!tile_within_limits(t, limits, v.double_buffer ? 2 : 1)) {
       throw gpu::DeviceLimitError("gemm: the tile " + v.describe() +
                                   " exceeds this device's workgroup limits");
     }
@@ -266,15 +273,23 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   }
   // The 128-row tiles stay 4 columns wide per thread (NV = 1): widened to TM x 8 (NV = 2, four
   // workgroup-memory loads per 64 FMAs instead of three per 32) they ran slower on an H200, at large
-  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 through
-  // GemmOptions::variant.
+  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 and 4
+  // (TM x 16 outputs, as cuBLAS's 128-output FFMA tiles) through GemmOptions::variant and GemmTuning::tile.
+  const GemmTuning& tuning = options.tuning;
+  std::optional<uint32_t> tuned_group_m;  // set when the tuning's tile replaces the automatic one
+  if (tuning.tile) {
+    const GemmTile& g = *tuning.tile;
+    const TileShape t{g.wg_x, g.wg_y, g.tm, g.bk, g.nv};
+    // A tile the problem fills at least once, the shader can run on this layout and the device admits.
+    if ((g.nv == 1 || g.nv == 2 || g.nv == 4) && layout_.m >= t.bm() && layout_.n >= t.bn() &&
+        tile_fits(t, !problem_.transpose_a, b_k_contiguous) && tile_within_limits(t, limits, 1)) {
+      candidates.assign(1, t);
+      tuned_group_m = g.group_m;
+    }
+  }
   for (const TileShape& t : candidates) {
     if (!tile_fits(t, !problem_.transpose_a, b_k_contiguous)) continue;
-    if (t.workgroup_bytes() > limits.maxComputeWorkgroupStorageSize ||
-        t.threads() > limits.maxComputeInvocationsPerWorkgroup || t.wg_x > limits.maxComputeWorkgroupSizeX ||
-        t.wg_y > limits.maxComputeWorkgroupSizeY) {
-      continue;
-    }
+    if (!tile_within_limits(t, limits, 1)) continue;
     GemmVariant v;
     v.path = GemmPath::tiled;
     v.wg_x = t.wg_x;
@@ -282,11 +297,16 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.tm = t.tm;
     v.bk = t.bk;
     v.nv = t.nv;
-    v.unroll_k = options.unroll_k.value_or(context.adapter_description().type != "CPU");
-    v.for_unroll = options.tuning.for_unroll;
-    // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
-    if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
-        t.wg_x == kTileLargeKContiguous.wg_x) {
+    v.unroll_k =
+        options.unroll_k.value_or(tuning.unroll_k.value_or(context.adapter_description().type != "CPU"));
+    v.for_unroll = tuning.for_unroll;
+    v.double_buffer = tuning.double_buffer && tile_within_limits(t, limits, 2);
+    v.vec_store = tuning.vec_store;
+    if (tuned_group_m) {
+      v.group_m = *tuned_group_m;
+    } else if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
+               t.wg_x == kTileLargeKContiguous.wg_x) {
+      // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
       v.group_m = 8;
     }
     return v;
@@ -477,8 +497,10 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
   const bool b_vec = b_extent % 4 == 0 && b_off % 4 == 0;
   const bool out_f16 = p.out_dtype == DType::f16;
   const bool out_pairs = out_f16 && !skinny && layout_.n % 2 == 0 && c_off % 2 == 0;
+  // (Batch entries of the output start at multiples of M N, hence of 4 too.)
+  const bool out_vec4 = !out_f16 && !skinny && v.vec_store && layout_.n % 4 == 0 && c_off % 4 == 0;
 
-  const ShaderFlags flags{a_vec, b_vec, out_pairs};
+  const ShaderFlags flags{a_vec, b_vec, out_pairs, out_vec4};
   uint64_t groups_x = 0, groups_y = 0;
   const int64_t shader_m = swap ? layout_.n : layout_.m, shader_n = swap ? layout_.m : layout_.n;
   if (skinny) {
@@ -600,6 +622,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
       {"OUT_F32", flag(!out_f16)},
       {"OUT_F16_PAIRS", flag(f.out_pairs)},
       {"OUT_F16_ATOMIC", flag(out_f16 && !f.out_pairs)},
+      {"OUT_VEC4", flag(f.out_vec4)},
       {"HAS_ADDEND", flag(layout_.has_addend)},
       {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
   };
@@ -628,6 +651,8 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["KEEP_K_LOOP"] = flag(!v.unroll_k);
     values["TQ"] = std::to_string(v.tm / 4);
     values["FOR_UNROLL"] = flag(v.for_unroll);
+    values["DOUBLE_BUFFER"] = flag(v.double_buffer);
+    values["COPIES"] = v.double_buffer ? "2" : "1";
     values["GROUP_M"] = std::to_string(v.group_m);
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());

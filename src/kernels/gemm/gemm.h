@@ -64,13 +64,17 @@ struct GemmVariant {
   // tiled: WG_X x WG_Y threads, each TM x 4 NV outputs, K step BK. skinny: KS threads per column
   // group, NC column groups of NT columns and 4 * MV rows per workgroup.
   uint32_t wg_x = 0, wg_y = 0, tm = 0, bk = 0;
-  uint32_t nv = 1;  // tiled: vec4s of B columns per thread (BN = 4 NV WG_X): 1, or 2 (TM x 8 outputs)
+  uint32_t nv = 1;  // tiled: vec4s of B columns per thread (BN = 4 NV WG_X): 1, 2 or 4 (TM x 8 / 16 outputs)
   uint32_t ks = 0, nc = 0, nt = 1, mv = 0;
   bool subgroup_reduce = false;
   bool unroll_k = true;        // tiled: false keeps the k loop rolled (CPU adapters: compile time)
   bool for_unroll = false;     // tiled: the register block's loops and the epilogue written out by
                                // the template's #for (GemmTuning::for_unroll)
   uint32_t group_m = 0;        // tiled: 0, or tile rows per group of the grouped tile order
+  bool double_buffer = false;  // tiled: two copies of the staged tiles, the next K step prefetched
+                               // into registers, one barrier per K step (GemmTuning::double_buffer)
+  bool vec_store = false;      // tiled: vec4 stores of a float32 output where N and its offset are
+                               // multiples of 4 (GemmTuning::vec_store)
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
 };
@@ -122,7 +126,7 @@ class Gemm {
  private:
   // Shader choices that depend on the tensors' alignment, known only at record time.
   struct ShaderFlags {
-    bool a_vec = false, b_vec = false, out_pairs = false;
+    bool a_vec = false, b_vec = false, out_pairs = false, out_vec4 = false;
     bool operator==(const ShaderFlags&) const = default;
   };
   struct CachedPipeline {

@@ -3,7 +3,8 @@
 //
 // Template values: A_F16 B_F16 OUT_F16 ADDEND_F16 (packed halves, 2 per u32), A_VEC B_VEC (the
 // operand's contiguous dimension, row stride and offset are multiples of 4: one 16-byte (f32) or
-// 8-byte (f16) load per 4 elements), OUT_MODE (f32 | f16_pairs | f16_atomic), HAS_ADDEND,
+// 8-byte (f16) load per 4 elements), OUT_MODE (f32 | f16_pairs | f16_atomic; OUT_VEC4 with f32: vec4
+// stores, tiled only), HAS_ADDEND,
 // ACTIVATION (none | relu | leaky_relu | sigmoid | tanh | gelu_erf), PARAMS_BINDING.
 
 struct Params {
@@ -133,8 +134,14 @@ fn epilogue(acc: f32, d_base: u32, m: u32, n: u32) -> f32 {
 
 // ---- output --------------------------------------------------------------------------------------
 #if OUT_F32
+#if OUT_VEC4
+// The tiled shader's 16-byte stores (N and the output offset are multiples of 4; e is one too).
+@group(0) @binding(2) var<storage, read_write> c_data: array<vec4<f32>>;
+fn store_four(e: u32, v: vec4<f32>) { c_data[e >> 2u] = v; }
+#else
 @group(0) @binding(2) var<storage, read_write> c_data: array<f32>;
 fn store_one(e: u32, v: f32) { c_data[e] = v; }
+#endif
 #endif
 #if OUT_F16_PAIRS
 // N and the output offset are even: a thread owns whole words (two neighbouring columns).

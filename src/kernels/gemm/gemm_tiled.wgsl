@@ -27,7 +27,14 @@
 // short piece of every resident row of A and B, and the whole of a large B otherwise),
 // KEEP_K_LOOP: bound the inner k loop by a uniform equal to BK instead of the constant, so the
 // compiler keeps it a loop. Chosen on CPU adapters (lavapipe, SwiftShader), where compiling the
-// fully unrolled loop with LLVM costs more than every small GEMM it would then run.
+// fully unrolled loop with LLVM costs more than every small GEMM it would then run,
+// DOUBLE_BUFFER: two copies of the staged tiles (COPIES = 2). The loads of K step t + 1 go into
+// registers (staged_a / staged_b) before step t's multiply-adds and into the other copy after them,
+// so a K step costs one workgroup barrier instead of two and its memory latency overlaps the
+// arithmetic of the same workgroup instead of needing other resident workgroups to hide it (the
+// classic SGEMM prefetch; GemmVariant::double_buffer, an experiment). Twice the workgroup memory.
+// OUT_VEC4 (gemm_common): the output bound as vec4s, one 16-byte store per 4 columns (N and the output
+// offset multiples of 4; GemmVariant::vec_store, an experiment).
 
 #include "gemm/gemm_common.wgsl"
 
@@ -41,9 +48,11 @@ const BN: u32 = WG_X * 4u * NV;
 const THREADS: u32 = WG_X * WG_Y;
 const TQ: u32 = TM / 4u;
 
-// [k][m / 4]: a thread reads its TM rows of one k as TM / 4 vec4s (TM is a multiple of 4).
-var<workgroup> tile_a: array<vec4<f32>, BK * BM / 4u>;
-var<workgroup> tile_b: array<vec4<f32>, BK * BN / 4u>;  // [k][n / 4]
+const A_COPY: u32 = BK * BM / 4u;  // vec4s of one staged A tile
+const B_COPY: u32 = BK * BN / 4u;
+// [copy][k][m / 4]: a thread reads its TM rows of one k as TM / 4 vec4s (TM is a multiple of 4).
+var<workgroup> tile_a: array<vec4<f32>, {{COPIES}}u * A_COPY>;
+var<workgroup> tile_b: array<vec4<f32>, {{COPIES}}u * B_COPY>;  // [copy][k][n / 4]
 
 // XOR applied to the vec4 slot of tile row k for an operand staged from K-contiguous storage.
 // BK / 4 threads share one row of the operand (a unit is 4 k), so a 32-thread warp covers
@@ -62,6 +71,70 @@ fn b_swz(k: u32) -> u32 { return swz_k(k); }
 fn b_swz(k: u32) -> u32 { return 0u; }
 #endif
 
+#if DOUBLE_BUFFER
+// This thread's units of one K step, between their loads and their stores into workgroup memory
+// (the loops over them are written out by #for, so that these arrays are indexed by constants only).
+var<private> staged_a: array<vec4<f32>, {{A_LOADS}}u>;
+var<private> staged_b: array<vec4<f32>, {{B_LOADS}}u>;
+
+// Loads this thread's units of the K step at k0 into staged_a / staged_b (no workgroup memory).
+fn fetch_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
+#for l A_LOADS
+  {
+    let l = {{l}}u;
+    let u = l * THREADS + tid;
+#if A_TRANS
+    staged_a[l] = load_a_unit(a_base, k0 + u / (BM / 4u), m0 + (u % (BM / 4u)) * 4u, params.K, params.M);
+#else
+    staged_a[l] = load_a_unit(a_base, m0 + u / (BK / 4u), k0 + (u % (BK / 4u)) * 4u, params.M, params.K);
+#endif
+  }
+#endfor
+#for l B_LOADS
+  {
+    let l = {{l}}u;
+    let u = l * THREADS + tid;
+#if B_TRANS
+    staged_b[l] = load_b_unit(b_base, n0 + u / (BK / 4u), k0 + (u % (BK / 4u)) * 4u, params.N, params.b_k_limit);
+#else
+    staged_b[l] = load_b_unit(b_base, k0 + u / (BN / 4u), n0 + (u % (BN / 4u)) * 4u, params.K, params.N);
+#endif
+  }
+#endfor
+}
+
+// Stores staged_a / staged_b into copy `copy` of the tiles, laid out as load_tiles below lays them.
+fn stage_tiles(tid: u32, copy: u32) {
+  let ao = copy * A_COPY;
+  let bo = copy * B_COPY;
+#for l A_LOADS
+  {
+    let l = {{l}}u;
+    let u = l * THREADS + tid;
+#if A_TRANS
+    tile_a[ao + u] = staged_a[l];  // unit u is vec4 (u / (BM / 4)) * BM / 4 + u % (BM / 4) = u
+#else
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
+    for (var i = 0u; i < 4u; i++) { tile_a[ao + (c + i) * (BM / 4u) + ((r / 4u) ^ a_swz(c + i))][r % 4u] = staged_a[l][i]; }
+#endif
+  }
+#endfor
+#for l B_LOADS
+  {
+    let l = {{l}}u;
+    let u = l * THREADS + tid;
+#if B_TRANS
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
+    for (var i = 0u; i < 4u; i++) { tile_b[bo + (c + i) * (BN / 4u) + ((r / 4u) ^ b_swz(c + i))][r % 4u] = staged_b[l][i]; }
+#else
+    tile_b[bo + u] = staged_b[l];  // unit u is vec4 (u / (BN / 4)) * BN / 4 + u % (BN / 4) = u
+#endif
+  }
+#endfor
+}
+#else
 fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
   for (var l = 0u; l < {{A_LOADS}}u; l++) {
     let u = l * THREADS + tid;
@@ -97,9 +170,17 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
 #endif
   }
 }
+#endif
 
 // Columns n .. n + 3 of output row m (element offset `row`): the epilogue, then the store.
 fn store_vec(row: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
+#if OUT_VEC4
+  // N % 4 == 0: the four columns are all inside or all outside, and row + n is a multiple of 4.
+  if (n < params.N) {
+    store_four(row + n, vec4<f32>(epilogue(c[0], d_base, m, n), epilogue(c[1], d_base, m, n + 1u),
+                                  epilogue(c[2], d_base, m, n + 2u), epilogue(c[3], d_base, m, n + 3u)));
+  }
+#else
 #if OUT_F16_PAIRS
   for (var j = 0u; j < 4u; j += 2u) {
     if (n + j < params.N) {
@@ -110,6 +191,7 @@ fn store_vec(row: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
   for (var j = 0u; j < 4u; j++) {
     if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], d_base, m, n + j)); }
   }
+#endif
 #endif
 }
 
@@ -136,9 +218,26 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 
   var acc: array<vec4<f32>, TM * NV>;
   let k_tiles = (params.K + BK - 1u) / BK;
+#if DOUBLE_BUFFER
+  if (k_tiles > 0u) {  // (K = 0: nothing to load, and the loads' clamps need K >= 1)
+    fetch_tiles(tid, base.a, base.b, m0, n0, 0u);
+    stage_tiles(tid, 0u);
+  }
+  workgroupBarrier();
+#endif
   for (var t = 0u; t < k_tiles; t++) {
+#if DOUBLE_BUFFER
+    // Copy t % 2 holds step t; step t + 1's loads are in flight during its multiply-adds.
+    let ao = (t % 2u) * A_COPY;
+    let bo = (t % 2u) * B_COPY;
+    let more = t + 1u < k_tiles;
+    if (more) { fetch_tiles(tid, base.a, base.b, m0, n0, (t + 1u) * BK); }
+#else
+    let ao = 0u;
+    let bo = 0u;
     load_tiles(tid, base.a, base.b, m0, n0, t * BK);
     workgroupBarrier();
+#endif
 #if KEEP_K_LOOP
     let k_end = params.k_step_runtime;
 #else
@@ -149,11 +248,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
       // Indexed by constants only (the template's #for): a GPU compiler that leaves one of these
       // loops rolled would move `acc` to local memory.
 #for v NV
-      let b{{v}} = tile_b[k * (BN / 4u) + ((lid.x + {{v}}u * WG_X) ^ b_swz(k))];
+      let b{{v}} = tile_b[bo + k * (BN / 4u) + ((lid.x + {{v}}u * WG_X) ^ b_swz(k))];
 #endfor
 #for q TQ
       {
-        let a = tile_a[k * (BM / 4u) + ((lid.y * TQ + {{q}}u) ^ a_swz(k))];
+        let a = tile_a[ao + k * (BM / 4u) + ((lid.y * TQ + {{q}}u) ^ a_swz(k))];
 #for i 4
 #for v NV
         acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u] = fma(vec4<f32>(a[{{i}}]), b{{v}}, acc[(4u * {{q}}u + {{i}}u) * NV + {{v}}u]);
@@ -163,9 +262,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endfor
 #else
       var b: array<vec4<f32>, NV>;
-      for (var v = 0u; v < NV; v++) { b[v] = tile_b[k * (BN / 4u) + ((lid.x + v * WG_X) ^ b_swz(k))]; }
+      for (var v = 0u; v < NV; v++) { b[v] = tile_b[bo + k * (BN / 4u) + ((lid.x + v * WG_X) ^ b_swz(k))]; }
       for (var q = 0u; q < TM / 4u; q++) {
-        let a = tile_a[k * (BM / 4u) + ((lid.y * TM / 4u + q) ^ a_swz(k))];
+        let a = tile_a[ao + k * (BM / 4u) + ((lid.y * TM / 4u + q) ^ a_swz(k))];
         for (var i = 0u; i < 4u; i++) {
           for (var v = 0u; v < NV; v++) {
             acc[(4u * q + i) * NV + v] = fma(vec4<f32>(a[i]), b[v], acc[(4u * q + i) * NV + v]);
@@ -174,6 +273,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
       }
 #endif
     }
+#if DOUBLE_BUFFER
+    // Copy (t + 1) % 2 was last read in step t - 1, before the previous barrier.
+    if (more) { stage_tiles(tid, 1u - t % 2u); }
+#endif
     workgroupBarrier();
   }
 

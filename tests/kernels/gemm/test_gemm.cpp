@@ -1,6 +1,7 @@
 // The GEMM core against a float64 reference: tiled and skinny paths, transposes, odd/prime/1 sizes,
 // alpha/beta/addend broadcasts, activations, broadcast batches and 1-D operands, float16 storage,
 // prepacked B, and the errors for bad input. Every output is poisoned before the run.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -541,6 +542,136 @@ TEST(GemmVariants, ForUnrolledRegisterBlock) {
       EXPECT_NE(variant.find("#for"), std::string::npos) << variant;
       ++i;
     }
+  }
+}
+
+TEST(GemmVariants, DoubleBufferedStagingAndVec4Stores) {
+  // GemmVariant::double_buffer (two staged copies, the next K step prefetched into registers) and
+  // vec_store (vec4 output stores): tiles of 128 x 128 (8 x 8 per thread, BK 8; 8 x 16 and 16 x 8 per
+  // thread, 128 threads), 128 x 64 (8 x 8 per thread, 128 threads; 8 x 4; 16 x 4), 64 x 64 (BK 32) and
+  // 32 x 32; row-major, transposed and
+  // prepacked B, a transposed A; ragged M, N and K (K below one K step, K not a multiple of 4: scalar
+  // loads, K a multiple of 4: vec4 loads); the #for register block and the unrolled k loop; f16 output,
+  // an addend with an activation, N not a multiple of 4 (vec4 stores fall back to scalar ones).
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Case {
+    uint32_t wg_x, wg_y, tm, bk, group_m, nv;
+    bool for_unroll, unroll_k, vec_store;
+    int64_t m, n, k;
+    bool transpose_a, transpose_b, prepack;
+    int extra;  // 0 none, 1 float16 output, 2 addend [N] + tanh
+  };
+  const Case cases[] = {
+      {16, 16, 8, 8, 8, 2, false, false, true, 300, 170, 70, false, false, false, 0},
+      {16, 16, 8, 8, 0, 2, true, false, true, 150, 172, 64, false, true, false, 2},
+      {8, 16, 8, 16, 0, 2, false, false, true, 150, 100, 37, true, false, false, 0},
+      {8, 16, 8, 16, 4, 2, true, false, false, 260, 106, 3, false, true, false, 1},
+      {16, 16, 8, 16, 0, 1, false, false, true, 150, 106, 45, false, false, true, 0},
+      {16, 16, 4, 32, 2, 1, false, false, true, 140, 96, 100, false, true, false, 2},
+      {8, 8, 4, 8, 0, 1, false, true, true, 70, 44, 50, false, false, false, 0},
+      {8, 8, 4, 8, 0, 1, true, true, false, 33, 20, 17, false, false, true, 0},
+      {16, 8, 16, 16, 8, 1, true, false, true, 200, 68, 40, false, true, false, 0},
+      {8, 16, 8, 8, 0, 4, true, false, true, 140, 200, 21, false, true, false, 0},
+      {16, 8, 16, 8, 4, 2, false, false, true, 260, 136, 30, false, false, true, 0},
+  };
+  for (const Case& t : cases) {
+    GemmVariant v = tiled_variant(t.wg_x, t.wg_y, t.tm, t.bk, t.group_m, t.nv, t.unroll_k);
+    v.for_unroll = t.for_unroll;
+    v.double_buffer = true;
+    v.vec_store = t.vec_store;
+    GemmCase c;
+    c.transpose_a = t.transpose_a;
+    c.a_shape = stored(t.m, t.k, t.transpose_a);
+    c.b_shape = t.prepack ? Shape{t.k, t.n} : stored(t.k, t.n, t.transpose_b);
+    c.transpose_b = t.transpose_b;
+    c.prepack = t.prepack;
+    c.options.variant = v;
+    if (t.extra == 1) c.out_dtype = DType::f16;
+    if (t.extra == 2) {
+      c.addend_shape = Shape{t.n};
+      c.epilogue.activation = Activation::tanh;
+    }
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), bound_for(c)) << case_name(c) << " seed " << seed;
+    EXPECT_EQ(variant, v.describe());
+  }
+  // K = 0: the double-buffered prologue loads nothing; the output is the epilogue of zero.
+  GemmCase c;
+  c.a_shape = {6, 0};
+  c.b_shape = {0, 8};
+  c.addend_shape = Shape{6, 8};
+  c.epilogue.beta = 0.5f;
+  GemmVariant v = tiled_variant(8, 8, 4, 8, 0, 1, false);
+  v.double_buffer = true;
+  v.vec_store = true;
+  c.options.variant = v;
+  EXPECT_CASE(c, random);
+}
+
+TEST(GemmVariants, TuningSetsTileBufferingAndStores) {
+  // GemmTuning::tile replaces the automatic tile where the problem fills it and the layout and device
+  // admit it; double_buffer applies where twice the workgroup memory fits; the others keep the rule;
+  // unroll_k sets the k loop's form.
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  const auto& limits = gpu().context.limits();
+  struct Case {
+    GemmTile tile;
+    int64_t m, n;
+    bool transpose_b;
+    const char* expect;  // in the variant's description, or nullptr: the automatic tile
+    bool two_copies;     // whether the double-buffered copies fit this device
+  };
+  const uint64_t wide_bk32 = 32 * (128 + 128) * 4;  // 128 x 128, BK 32: bytes of one copy
+  const Case cases[] = {
+      {{16, 16, 8, 16, 2, 8},
+       300,
+       260,
+       false,
+       "tiled 128x128 (threads 16x16, 8x8 each) BK=16 group-M 8",
+       true},
+      {{16, 16, 8, 32, 2, 0},
+       260,
+       256,
+       true,
+       "tiled 128x128 (threads 16x16, 8x8 each) BK=32",
+       2 * wide_bk32 <= limits.maxComputeWorkgroupStorageSize},
+      {{16, 16, 8, 16, 2, 8}, 100, 260, false, nullptr, true},  // fewer rows than one tile
+      {{4, 16, 4, 16, 1, 0}, 150, 90, true, nullptr, true},     // 16 columns: no swizzle of a K-contiguous B
+  };
+  for (const Case& t : cases) {
+    GemmCase c;
+    c.a_shape = {t.m, 70};
+    c.b_shape = stored(70, t.n, t.transpose_b);
+    c.transpose_b = t.transpose_b;
+    c.options.path = GemmPath::tiled;
+    c.options.unroll_k = false;
+    c.options.tuning.tile = t.tile;
+    c.options.tuning.double_buffer = true;
+    c.options.tuning.vec_store = true;
+    std::string variant;
+    EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+    if (t.expect) {
+      EXPECT_EQ(variant.rfind(t.expect, 0), 0u) << variant;
+    } else {
+      EXPECT_EQ(variant.find(fmt::format("{}x{} each", t.tile.tm, 4 * t.tile.nv)) == std::string::npos ||
+                    variant.find(fmt::format("threads {}x{}", t.tile.wg_x, t.tile.wg_y)) == std::string::npos,
+                true)
+          << variant;
+    }
+    EXPECT_EQ(variant.find("2-buf") != std::string::npos, t.two_copies) << variant;
+    EXPECT_NE(variant.find("vec4-store"), std::string::npos) << variant;
+  }
+  // GemmTuning::unroll_k decides the k loop where GemmOptions::unroll_k does not (planning only).
+  GemmProblem p;
+  p.a_shape = {300, 70};
+  p.b_shape = {70, 260};
+  for (bool unroll : {false, true}) {
+    GemmOptions options;
+    options.tuning.unroll_k = unroll;
+    const std::string d = Gemm(gpu().context, p, options).variant().describe();
+    EXPECT_EQ(d.find("k-loop") == std::string::npos, unroll) << d;
   }
 }
 
