@@ -307,13 +307,16 @@ void print_first_run(const RunStats& first, bool detailed) {
     return it == first.record_ms_by_op.end() ? 0.0 : it->second;
   };
   fmt::print(
-      "first run recording: {} pipelines created in {:.2f} ms (WGSL rendered {:.2f} ms, shader modules "
-      "{:.2f} "
-      "ms, pipelines {:.2f} ms), {} bind groups in {:.2f} ms, graph plan {:.2f} ms, weights upload {:.2f} "
-      "ms\n",
+      "first run recording: {} pipelines created in {:.2f} ms (WGSL rendered {:.2f} ms, "
+      "shader modules "
+      "{:.2f} ms, "
+      "pipelines {:.2f} ms; pipeline cache entries read {}, written {}), {} bind groups in {:.2f} ms, graph "
+      "plan "
+      "{:.2f} ms, weights upload {:.2f} ms\n",
       first.pipelines_created, first.wgsl_render_ms + first.shader_module_ms + first.pipeline_create_ms,
-      first.wgsl_render_ms, first.shader_module_ms, first.pipeline_create_ms, first.bind_groups_created,
-      first.bind_group_create_ms, by_op("(graph plan)"), by_op("(weights)"));
+      first.wgsl_render_ms, first.shader_module_ms, first.pipeline_create_ms, first.pipeline_cache_loads,
+      first.pipeline_cache_stores, first.bind_groups_created, first.bind_group_create_ms,
+      by_op("(graph plan)"), by_op("(weights)"));
   if (!detailed) return;
   std::vector<std::pair<std::string, double>> ops(first.record_ms_by_op.begin(), first.record_ms_by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
@@ -379,8 +382,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("--bench", a->bench,
                       "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
-  command->add_flag("--timings", a->timings,
-                    "Where the first run's recording went: by op type and the slowest nodes (also with --profile)");
+  command->add_flag(
+      "--timings", a->timings,
+      "Where the first run's recording went: by op type and the slowest nodes (also with --profile)");
   command->add_option(
       "--test-data", a->test_data,
       "An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs");

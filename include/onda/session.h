@@ -150,6 +150,10 @@ struct RunStats {
                                   // blob cache's copies of them
   uint64_t bind_groups_created = 0;
   double bind_group_create_ms = 0;
+  // Entries of the persistent pipeline cache (DeviceOptions::pipeline_cache_folder) Dawn read
+  // (a warm cache's hits) and wrote (what it compiled) during the run.
+  uint64_t pipeline_cache_loads = 0;
+  uint64_t pipeline_cache_stores = 0;
   // Nodes whose recording took over 0.5 ms (a warm run has next to none): "OpType name" -> ms.
   std::map<std::string, double> slow_node_record_ms;
 };

@@ -12,7 +12,9 @@
 #   elementwise       bench_elementwise next to torch_elementwise.py
 #   models[=NAMES]    onda run --bench 20 on each model (default: the four reference models)
 #   firstrun[=NAMES]  each model's first run in a fresh process, cold (an empty cache folder: Dawn's
-#                     blob cache and the driver's) then warm (that folder again), with --timings
+#                     blob cache and the driver's) then warm (that folder again), with --timings; then
+#                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
+#                     at once on Dawn's worker threads, cold and warm
 #   ortweb            bench/ort-webgpu.sh: ONNX Runtime WebGPU per model (carry .ortweb: bundle-ort.sh)
 #   compare           bench/models.py: every model, onda against ONNX Runtime CPU (time, rel L2), and
 #                     ONNX Runtime WebGPU where an ortweb step ran before it; results.json to $OUT
@@ -34,7 +36,8 @@ cd "$(dirname "$0")/../.."
 # The build targets and the carried paths of a step.
 targets() {
   case ${1%%=*} in
-    info | models | separate | firstrun) echo onda ;;
+    info | models | separate) echo onda ;;
+    firstrun) echo onda bench_pipeline_creation ;;
     tests) echo onda_tests ;;
     fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
     stream) echo bench_stream_latency ;;
@@ -92,9 +95,15 @@ for s in "$@"; do
         cache=$(mktemp -d)
         for state in cold warm; do
           step "first run $m $state"
-          XDG_CACHE_HOME=$cache timeout 150 run build/onda run $models/$m.onnx --random-inputs --bench 5 --timings \
+          dump=(); [ $state = cold ] && mkdir -p $logs/wgsl_$m && dump=(ONDA_DUMP_WGSL=$logs/wgsl_$m)
+          env "${dump[@]}" XDG_CACHE_HOME=$cache timeout 150 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 5 --timings \
             > $logs/firstrun_${m}_$state.txt 2>&1
           grep -E "^first run: [0-9.]+ ms|^first run recording:|^runs:|rror" $logs/firstrun_${m}_$state.txt | head -4 | cut -c1-300
+        done
+        rm -rf "$cache"; cache=$(mktemp -d)
+        for state in cold warm; do
+          XDG_CACHE_HOME=$cache timeout 100 bash scripts/gpu/run.sh build/bench_pipeline_creation $logs/wgsl_$m 1 $cache/onda > $logs/pipelines_${m}_$state.txt 2>&1
+          echo "pipelines $m $state:"; grep -E "^round|rror" $logs/pipelines_${m}_$state.txt | cut -c1-200
         done
         rm -rf "$cache"
       done ;;

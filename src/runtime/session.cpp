@@ -486,6 +486,9 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   const gpu::PipelineCreationStats pipelines_before = pipelines.stats();
   const uint64_t bind_groups_before = context.bind_groups().misses();
   const double bind_group_ms_before = context.bind_groups().create_ms();
+  const gpu::DiskBlobCache* const blob_cache = context.pipeline_blob_cache();
+  const uint64_t blob_loads_before = blob_cache ? blob_cache->loads() : 0;
+  const uint64_t blob_stores_before = blob_cache ? blob_cache->stores() : 0;
   begin_memory_run();
   std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
   std::unordered_map<std::string, ops::Value> values =
@@ -525,6 +528,8 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   stats.pipeline_create_ms = pipelines_after.pipeline_ms - pipelines_before.pipeline_ms;
   stats.bind_groups_created = context.bind_groups().misses() - bind_groups_before;
   stats.bind_group_create_ms = context.bind_groups().create_ms() - bind_group_ms_before;
+  stats.pipeline_cache_loads = blob_cache ? blob_cache->loads() - blob_loads_before : 0;
+  stats.pipeline_cache_stores = blob_cache ? blob_cache->stores() - blob_stores_before : 0;
   stats.dispatches = recorder.dispatch_count();
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
   stats.host_upload_bytes = host_upload_bytes;
