@@ -28,11 +28,12 @@ struct RunArguments {
   std::string output_dir;
   int bench = 0;
   bool profile = false;
+  bool timings = false;  // where the first run's recording went, in detail
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
   uint64_t max_binding_bytes = 0;
-  uint64_t memory_limit = 0;  // SessionOptions::memory_limit
-  bool plan_memory = false;   // print the memory plan of the input shapes, run nothing
+  uint64_t memory_limit = 0;        // SessionOptions::memory_limit
+  bool plan_memory = false;         // print the memory plan of the input shapes, run nothing
   std::vector<std::string> tuning;  // "family.field=value" (SessionOptions::tuning)
   std::string test_data;            // an ONNX test data set folder
   double rtol = 1e-3, atol = 1e-7;  // ONNX's backend test defaults
@@ -290,10 +291,48 @@ void write_outputs(const std::string& output_dir, const std::map<std::string, Ho
 void print_memory_plan(Session& session, const std::map<std::string, Shape>& shapes) {
   std::map<std::string, std::vector<int64_t>> plan_shapes(shapes.begin(), shapes.end());
   const MemoryPlanReport plan = session.plan_memory(plan_shapes);
-  fmt::print("memory plan (not run): activations {} in {} arenas for {} values, most bytes live at once {} at "
-             "{}; weights {}; total {}\n",
-             bytes_text(plan.activation_bytes), plan.arenas, plan.values, bytes_text(plan.live_peak_bytes),
-             plan.peak_node, bytes_text(plan.weight_bytes), bytes_text(plan.activation_bytes + plan.weight_bytes));
+  fmt::print(
+      "memory plan (not run): activations {} in {} arenas for {} values, most bytes live at once {} at "
+      "{}; weights {}; total {}\n",
+      bytes_text(plan.activation_bytes), plan.arenas, plan.values, bytes_text(plan.live_peak_bytes),
+      plan.peak_node, bytes_text(plan.weight_bytes), bytes_text(plan.activation_bytes + plan.weight_bytes));
+}
+
+// Where the first run's recording went: creating pipelines (most of a first run, also with a warm
+// pipeline cache) and bind groups, the plan, the weights' uploads; with --profile, by op type and the
+// slowest nodes too.
+void print_first_run(const RunStats& first, bool detailed) {
+  const auto by_op = [&](const char* name) {
+    const auto it = first.record_ms_by_op.find(name);
+    return it == first.record_ms_by_op.end() ? 0.0 : it->second;
+  };
+  fmt::print(
+      "first run recording: {} pipelines created in {:.2f} ms (WGSL rendered {:.2f} ms, "
+      "shader modules "
+      "{:.2f} ms, "
+      "pipelines {:.2f} ms; pipeline cache entries read {}, written {}), {} bind groups in {:.2f} ms, graph "
+      "plan "
+      "{:.2f} ms, weights upload {:.2f} ms\n",
+      first.pipelines_created, first.wgsl_render_ms + first.shader_module_ms + first.pipeline_create_ms,
+      first.wgsl_render_ms, first.shader_module_ms, first.pipeline_create_ms, first.pipeline_cache_loads,
+      first.pipeline_cache_stores, first.bind_groups_created, first.bind_group_create_ms,
+      by_op("(graph plan)"), by_op("(weights)"));
+  if (!detailed) return;
+  std::vector<std::pair<std::string, double>> ops(first.record_ms_by_op.begin(), first.record_ms_by_op.end());
+  std::sort(ops.begin(), ops.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  fmt::print("first run recording per op type:");
+  for (size_t i = 0; i < std::min<size_t>(12, ops.size()); ++i)
+    fmt::print(" {} {:.1f} ms;", ops[i].first, ops[i].second);
+  fmt::print("\n");
+  std::vector<std::pair<std::string, double>> nodes(first.slow_node_record_ms.begin(),
+                                                    first.slow_node_record_ms.end());
+  std::sort(nodes.begin(), nodes.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+  double slow_total = 0;
+  for (const auto& node : nodes) slow_total += node.second;
+  fmt::print("first run: {} nodes recorded in over 0.5 ms each, {:.1f} ms together; slowest:\n", nodes.size(),
+             slow_total);
+  for (size_t i = 0; i < std::min<size_t>(10, nodes.size()); ++i)
+    fmt::print("  {:>10.2f} ms  {}\n", nodes[i].second, nodes[i].first);
 }
 
 void run(const RunArguments& a) {
@@ -308,6 +347,7 @@ void run(const RunArguments& a) {
   const RunStats first = session->last_run();
   fmt::print("first run: {:.2f} ms ({} dispatches, recording {:.2f} ms)\n", first.wall_ms, first.dispatches,
              first.record_ms);
+  print_first_run(first, a.profile || a.timings);
   print_memory(first);
   if (!a.test_data.empty()) check_against_test_data(a, test_data, outputs);
   if (a.bench > 0) bench_runs(a, *session, inputs, outputs);
@@ -342,6 +382,9 @@ void add_run_command(CLI::App& app) {
   command->add_option("--bench", a->bench,
                       "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
+  command->add_flag(
+      "--timings", a->timings,
+      "Where the first run's recording went: by op type and the slowest nodes (also with --profile)");
   command->add_option(
       "--test-data", a->test_data,
       "An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs");
@@ -356,12 +399,14 @@ void add_run_command(CLI::App& app) {
       ->capture_default_str();
   command->add_option("--tuning", a->tuning,
                       "A kernel tuning override, family.field=value (e.g. rnn.step_kernel=vec4); repeatable");
-  command->add_option("--max-binding-bytes", a->max_binding_bytes,
-                      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
-                      "bindings: the kernels split their work, the outputs stay the same");
-  command->add_option("--memory-limit", a->memory_limit,
-                      "GPU memory a run may use, weights included, in bytes (0: no limit); a memory plan that "
-                      "needs more fails naming the node at its peak");
+  command->add_option(
+      "--max-binding-bytes", a->max_binding_bytes,
+      "Largest storage binding to use (>= 65536; 0: the adapter's), as on an adapter with smaller "
+      "bindings: the kernels split their work, the outputs stay the same");
+  command->add_option(
+      "--memory-limit", a->memory_limit,
+      "GPU memory a run may use, weights included, in bytes (0: no limit); a memory plan that "
+      "needs more fails naming the node at its peak");
   command->add_flag("--plan-memory", a->plan_memory,
                     "Print the static memory plan for the input shapes (--shape) without running the model");
   command->callback([a] { run(*a); });

@@ -59,9 +59,10 @@ struct SessionOptions {
   // comparisons override fields as "family.field=value" assignments, e.g. "rnn.step_kernel=vec4"
   // (the forms: src/kernels/kernel_tuning.h); a malformed one is an onda::InputError at open.
   std::vector<std::string> tuning;
-  // Sessions opened without a Device: largest storage binding the kernels may use, in bytes (at least 64 KiB); 0 = the adapter's
-  // maxStorageBufferBindingSize (DeviceOptions::max_storage_binding_bytes; ignored when a Device is given). Lower it to run a model as an adapter with smaller bindings would
-  // (the kernels split their work over several bindings); the outputs do not change.
+  // Sessions opened without a Device: largest storage binding the kernels may use, in bytes (at least 64
+  // KiB); 0 = the adapter's maxStorageBufferBindingSize (DeviceOptions::max_storage_binding_bytes; ignored
+  // when a Device is given). Lower it to run a model as an adapter with smaller bindings would (the kernels
+  // split their work over several bindings); the outputs do not change.
   uint64_t max_storage_binding_bytes = 0;
   // GPU memory the session may use for one run, weights included, in bytes; 0 = no limit. The
   // activations follow a static memory plan (offsets in a few arenas, computed once per input
@@ -79,7 +80,7 @@ struct MemoryPlanReport {
   uint64_t weight_bytes = 0;      // initializers (GPU layout)
   size_t arenas = 0;
   size_t values = 0;
-  std::string peak_node;          // the node at which live_peak_bytes is reached
+  std::string peak_node;  // the node at which live_peak_bytes is reached
 };
 
 struct TensorSpec {
@@ -137,8 +138,24 @@ struct RunStats {
   double peak_bytes_per_second = 0;  // a large buffer copy, bytes read + written
   double dependent_dispatch_ms = 0;  // one dispatch of a chain of dependent tiny dispatches
   double profile_floor_ms = 0;
-  // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)").
+  // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)";
+  // building the plan of a new input shape: "(graph plan)"; weights uploaded on first use: "(weights)").
   std::map<std::string, double> record_ms_by_op;
+  // What the run created for later runs to reuse, and its CPU time (within record_ms): a first run's
+  // cost, zero once everything is warm.
+  uint64_t pipelines_created = 0;
+  double wgsl_render_ms = 0;      // rendering the new pipelines' WGSL
+  double shader_module_ms = 0;    // createShaderModule: WGSL parsed and validated (Tint), blob cache or not
+  double pipeline_create_ms = 0;  // createComputePipeline: code generation and the driver's compile, or the
+                                  // blob cache's copies of them
+  uint64_t bind_groups_created = 0;
+  double bind_group_create_ms = 0;
+  // Entries of the persistent pipeline cache (DeviceOptions::pipeline_cache_folder) Dawn read
+  // (a warm cache's hits) and wrote (what it compiled) during the run.
+  uint64_t pipeline_cache_loads = 0;
+  uint64_t pipeline_cache_stores = 0;
+  // Nodes whose recording took over 0.5 ms (a warm run has next to none): "OpType name" -> ms.
+  std::map<std::string, double> slow_node_record_ms;
 };
 
 // The outputs of Session::run_split: those asked for on the GPU, the rest read back to the host.

@@ -11,6 +11,10 @@
 #   layout            bench_layout --mib 512 (bandwidth against a buffer copy)
 #   elementwise       bench_elementwise next to torch_elementwise.py
 #   models[=NAMES]    onda run --bench 20 on each model (default: the four reference models)
+#   firstrun[=NAMES]  each model's first run in a fresh process, cold (an empty cache folder: Dawn's
+#                     blob cache and the driver's) then warm (that folder again), with --timings; then
+#                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
+#                     at once on Dawn's worker threads, cold and warm
 #   ortweb            bench/ort-webgpu.sh: ONNX Runtime WebGPU per model (carry .ortweb: bundle-ort.sh)
 #   compare           bench/models.py: every model, onda against ONNX Runtime CPU (time, rel L2), and
 #                     ONNX Runtime WebGPU where an ortweb step ran before it; results.json to $OUT
@@ -33,6 +37,7 @@ cd "$(dirname "$0")/../.."
 targets() {
   case ${1%%=*} in
     info | models | separate) echo onda ;;
+    firstrun) echo onda bench_pipeline_creation ;;
     tests) echo onda_tests ;;
     fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
     stream) echo bench_stream_latency ;;
@@ -41,7 +46,7 @@ targets() {
 }
 carry() {
   for t in $(targets "$1"); do echo "build/$t"; done
-  case ${1%%=*} in models | compare | separate | accurate | trace | ortweb) echo .models-small ;; esac
+  case ${1%%=*} in models | firstrun | compare | separate | accurate | trace | ortweb) echo .models-small ;; esac
   [ "${1%%=*}" = ortweb ] && echo .ortweb
 }
 if [ "${1:-}" = --targets ] || [ "${1:-}" = --carry ]; then
@@ -84,6 +89,24 @@ for s in "$@"; do
       timeout 200 run build/bench_elementwise --mib 1024 --repeats $repeats > $logs/elementwise.txt 2>&1; tail -20 $logs/elementwise.txt
       torch bench/torch_elementwise.py --mib 1024 --repeats $repeats > $logs/torch_elementwise.txt 2>&1; tail -20 $logs/torch_elementwise.txt ;;
     models) MODELS=${arg:-} time_models $logs 150 "runs:|median run|recording|peak|rror" ;;
+    firstrun)
+      materialize_models
+      for m in ${arg:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
+        cache=$(mktemp -d)
+        for state in cold warm; do
+          step "first run $m $state"
+          dump=(); [ $state = cold ] && mkdir -p $logs/wgsl_$m && dump=(ONDA_DUMP_WGSL=$logs/wgsl_$m)
+          env "${dump[@]}" XDG_CACHE_HOME=$cache timeout 150 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 5 --timings \
+            > $logs/firstrun_${m}_$state.txt 2>&1
+          grep -E "^first run: [0-9.]+ ms|^first run recording:|^runs:|rror" $logs/firstrun_${m}_$state.txt | head -4 | cut -c1-300
+        done
+        rm -rf "$cache"; cache=$(mktemp -d)
+        for state in cold warm; do
+          XDG_CACHE_HOME=$cache timeout 100 bash scripts/gpu/run.sh build/bench_pipeline_creation $logs/wgsl_$m 1 $cache/onda > $logs/pipelines_${m}_$state.txt 2>&1
+          echo "pipelines $m $state:"; grep -E "^round|rror" $logs/pipelines_${m}_$state.txt | cut -c1-200
+        done
+        rm -rf "$cache"
+      done ;;
     ortweb)
       materialize_models
       OUT=$logs timeout 240 bash bench/ort-webgpu.sh 5 > $logs/ortweb.log 2>&1

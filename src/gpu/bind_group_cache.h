@@ -36,6 +36,8 @@ class BindGroupCache {
 
   size_t size() const { return groups_.size(); }
   uint64_t misses() const { return misses_; }
+  // Host time spent creating bind groups (the misses), summed since the cache was made.
+  double create_ms() const { return create_ms_; }
 
  private:
   Context& context_;
@@ -43,6 +45,7 @@ class BindGroupCache {
   std::unordered_map<std::string, wgpu::BindGroup> groups_;
   std::vector<wgpu::Buffer> uniform_chunks_;
   uint64_t misses_ = 0;
+  double create_ms_ = 0;
 };
 
 }  // namespace onda::gpu

@@ -11,6 +11,10 @@
 namespace onda::gpu {
 namespace {
 
+double ms_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
 // ONDA_DUMP_WGSL=DIR: every shader compiled is also written to DIR/NNN.wgsl, its label on the first
 // line (to read what the generators emit for one shape, or to feed a driver's offline compiler).
 void dump_wgsl(const std::string& wgsl, const std::string& label) {
@@ -62,17 +66,23 @@ const wgpu::ComputePipeline& PipelineCache::create(const PipelineKey& key, const
     module_descriptor.label = label.c_str();
     wgpu::ComputePipelineDescriptor descriptor;
     descriptor.label = label.c_str();
+    auto start = std::chrono::steady_clock::now();
     descriptor.compute.module = context_.device().CreateShaderModule(&module_descriptor);
+    stats_.module_ms += ms_since(start);
     descriptor.compute.entryPoint = key.entry_point.c_str();
     descriptor.compute.constantCount = entries.size();
     descriptor.compute.constants = entries.data();
+    start = std::chrono::steady_clock::now();
     pipeline = context_.device().CreateComputePipeline(&descriptor);
+    stats_.pipeline_ms += ms_since(start);
   });
+  ++stats_.pipelines;
   if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
   return pipelines_.emplace(key, std::move(pipeline)).first->second;
 }
 
-std::optional<bool> PipelineCache::recall(const wgpu::ComputePipeline& pipeline, const std::string& fact) const {
+std::optional<bool> PipelineCache::recall(const wgpu::ComputePipeline& pipeline,
+                                          const std::string& fact) const {
   const auto it = facts_.find({pipeline.Get(), fact});
   if (it == facts_.end()) return std::nullopt;
   return it->second;

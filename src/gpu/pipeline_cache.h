@@ -3,6 +3,8 @@
 // only when a key is new. Shape never enters the key: kernels read shapes from uniforms, so one
 // pipeline serves all shapes.
 #pragma once
+#include <chrono>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +16,16 @@
 
 namespace onda::gpu {
 
+// What creating this cache's pipelines cost on the host, summed since the cache was made: a run's
+// share is the difference of two readings (a first run's cost; none once every key is warm).
+struct PipelineCreationStats {
+  uint64_t pipelines = 0;  // pipelines created (keys seen for the first time)
+  double render_ms = 0;    // rendering their WGSL text
+  double module_ms = 0;    // CreateShaderModule: the WGSL parsed and validated by Tint
+  double pipeline_ms = 0;  // CreateComputePipeline: code generation and the driver's compile,
+                           // or their results from the blob cache
+};
+
 class PipelineCache {
  public:
   explicit PipelineCache(Context& context) : context_(context) {}
@@ -23,7 +35,11 @@ class PipelineCache {
   template <class MakeWgsl>
   const wgpu::ComputePipeline& get(const PipelineKey& key, MakeWgsl&& make_wgsl, const std::string& label) {
     if (auto it = pipelines_.find(key); it != pipelines_.end()) return it->second;
-    return create(key, make_wgsl(), label);
+    const auto start = std::chrono::steady_clock::now();
+    const std::string wgsl = make_wgsl();
+    stats_.render_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return create(key, wgsl, label);
   }
 
   // A shader with no id (a test's, a one-off's): its text is its id.
@@ -32,6 +48,7 @@ class PipelineCache {
                                    const std::string& entry_point = "main");
 
   size_t size() const { return pipelines_.size(); }
+  const PipelineCreationStats& stats() const { return stats_; }
 
   // Facts learned by running one of this cache's pipelines (whether a grid of it is resident at once,
   // say), named by `fact`. They live as long as the cache, and so as its pipelines: a pipeline
@@ -47,6 +64,7 @@ class PipelineCache {
 
   std::unordered_map<PipelineKey, wgpu::ComputePipeline, PipelineKeyHash> pipelines_;  // nodes are stable
   std::map<std::pair<WGPUComputePipeline, std::string>, bool> facts_;
+  PipelineCreationStats stats_;
 };
 
 }  // namespace onda::gpu

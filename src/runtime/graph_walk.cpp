@@ -86,9 +86,11 @@ ops::Value GraphWalk::lookup(const Scope& scope, const Node& reader, const std::
           s->parent ? fmt::format("{}@{}", name, static_cast<const void*>(init->data())) : name;
       auto cached = r_.uploaded_initializers.find(key);
       if (cached == r_.uploaded_initializers.end()) {
+        const auto start = std::chrono::steady_clock::now();
         Tensor weight =
             Tensor::upload(r_.recorder, r_.weights_pool, init->dtype(), init->shape(), init->data());
         cached = r_.uploaded_initializers.emplace(key, std::move(weight)).first;
+        r_.record_ms_by_op["(weights)"] += ms_since(start);
       }
       v.device = cached->second;
       v.host = HostTensor();
@@ -169,7 +171,9 @@ std::vector<ops::Value> GraphWalk::run_node(WalkPlan& plan, size_t index, const 
   std::vector<ops::Value> results =
       run_on_host_or_gpu(node, plan.ops[index], plan.graph.opset_version(node.domain), &r_.node_states[&node],
                          args, true, on_host);
-  r_.record_ms_by_op[on_host ? std::string("host") : node.op_type] += ms_since(start);
+  const double ms = ms_since(start);
+  r_.record_ms_by_op[on_host ? std::string("host") : node.op_type] += ms;
+  if (r_.slow_nodes && ms > kSlowNodeRecordMs) (*r_.slow_nodes)[node.describe()] += ms;
   return results;
 }
 

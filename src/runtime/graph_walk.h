@@ -66,7 +66,13 @@ struct WalkResources {
   // of its loans the node used together, and where each node's allocation events start.
   gpu::BufferPool* traced_pool = nullptr;
   std::vector<StepMark>* step_marks = nullptr;
+  // Nodes whose recording took over kSlowNodeRecordMs: their time by "OpType name" (RunStats).
+  std::map<std::string, double>* slow_nodes = nullptr;
 };
+
+// A node recorded slower than this is named in RunStats::slow_node_record_ms (first runs: the nodes
+// that created pipelines).
+inline constexpr double kSlowNodeRecordMs = 0.5;
 
 class GraphWalk {
  public:

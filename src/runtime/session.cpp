@@ -234,7 +234,8 @@ struct Session::Impl {
                                             const std::map<std::string, DeviceTensor>& device_inputs,
                                             uint64_t& host_upload_bytes) const;
   Graph simplified_for(const std::map<std::string, Shape>& shapes) const;
-  void ensure_plan(const std::map<std::string, Shape>& shapes);
+  // True when it made a new plan (the input shapes changed).
+  bool ensure_plan(const std::map<std::string, Shape>& shapes);
   void begin_memory_run();
   // False when this run's buffers are not the memory plan's (traced, or it missed the plan).
   bool finish_memory_run();
@@ -249,6 +250,7 @@ struct Session::Impl {
   struct Recorded {
     std::unique_ptr<ops::OpContext> op_context;
     std::unique_ptr<std::map<std::string, double>> record_by_op;
+    std::unique_ptr<std::map<std::string, double>> slow_nodes;
     std::unique_ptr<runtime::GraphWalk> walk;
     std::unique_ptr<runtime::Scope> scope;
   };
@@ -478,7 +480,15 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     replay(*capture, inputs, device_inputs, on_device, start);
     return;
   }
-  ensure_plan(shapes);
+  const auto plan_start = std::chrono::steady_clock::now();
+  const bool new_plan = ensure_plan(shapes);
+  const double plan_ms = ms_since(plan_start);
+  const gpu::PipelineCreationStats pipelines_before = pipelines.stats();
+  const uint64_t bind_groups_before = context.bind_groups().misses();
+  const double bind_group_ms_before = context.bind_groups().create_ms();
+  const gpu::DiskBlobCache* const blob_cache = context.pipeline_blob_cache();
+  const uint64_t blob_loads_before = blob_cache ? blob_cache->loads() : 0;
+  const uint64_t blob_stores_before = blob_cache ? blob_cache->stores() : 0;
   begin_memory_run();
   std::vector<std::pair<const Tensor*, Tensor>> device_input_copies;
   std::unordered_map<std::string, ops::Value> values =
@@ -511,6 +521,17 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   RunStats& stats = run.stats;
   stats.record_ms = ms_since(start);
   stats.record_ms_by_op = std::move(*recorded.record_by_op);
+  if (new_plan) stats.record_ms_by_op["(graph plan)"] += plan_ms;
+  stats.slow_node_record_ms = std::move(*recorded.slow_nodes);
+  const gpu::PipelineCreationStats& pipelines_after = pipelines.stats();
+  stats.pipelines_created = pipelines_after.pipelines - pipelines_before.pipelines;
+  stats.wgsl_render_ms = pipelines_after.render_ms - pipelines_before.render_ms;
+  stats.shader_module_ms = pipelines_after.module_ms - pipelines_before.module_ms;
+  stats.pipeline_create_ms = pipelines_after.pipeline_ms - pipelines_before.pipeline_ms;
+  stats.bind_groups_created = context.bind_groups().misses() - bind_groups_before;
+  stats.bind_group_create_ms = context.bind_groups().create_ms() - bind_group_ms_before;
+  stats.pipeline_cache_loads = blob_cache ? blob_cache->loads() - blob_loads_before : 0;
+  stats.pipeline_cache_stores = blob_cache ? blob_cache->stores() - blob_stores_before : 0;
   stats.dispatches = recorder.dispatch_count();
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
   stats.host_upload_bytes = host_upload_bytes;
@@ -556,8 +577,8 @@ Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) 
   return simplified;
 }
 
-void Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
-  if (plan && shapes == plan_shapes) return;
+bool Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
+  if (plan && shapes == plan_shapes) return false;
   // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
   if (!pending.empty()) context.finish();
   captured.clear();
@@ -578,6 +599,7 @@ void Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
   memory = {};
   for (const Node& node : plan->graph.nodes)
     memory.enabled = memory.enabled && !runtime::is_control_flow_op(node);
+  return true;
 }
 
 // Inputs from the host are uploaded into this run's pool; device inputs get a buffer there too and
@@ -667,6 +689,7 @@ Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::strin
   // Chunked submits overlap recording with GPU work; queue order keeps pooled buffers reused across
   // chunks correct. Profiled runs submit once (their timestamps are resolved per command buffer).
   recorded.record_by_op = std::make_unique<std::map<std::string, double>>();
+  recorded.slow_nodes = std::make_unique<std::map<std::string, double>>();
   runtime::WalkResources resources{context,
                                    recorder,
                                    op_context,
@@ -679,6 +702,7 @@ Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::strin
                                    active_profiler ? 0 : first_submit_dispatches,
                                    first_submit_dispatches,
                                    active_profiler ? &profile_costs : nullptr};
+  resources.slow_nodes = recorded.slow_nodes.get();
   if (pool.tracing()) {
     resources.traced_pool = &pool;
     resources.step_marks = &memory.marks;
