@@ -489,7 +489,7 @@ TEST(GemmBench, TuningSweep) {
       options.tuning = tunings[ci];
       std::optional<Gemm> plan;
       try {
-        plan.emplace(g.context, p, options);
+        plan.emplace(kc(), p, options);
       } catch (const std::exception& e) {
         std::printf("  sweep %-28s %-86s refused: %s\n", label.c_str(), configs[ci].c_str(), e.what());
         continue;

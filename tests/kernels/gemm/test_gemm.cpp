@@ -670,7 +670,7 @@ TEST(GemmVariants, TuningSetsTileBufferingAndStores) {
   for (bool unroll : {false, true}) {
     GemmOptions options;
     options.tuning.unroll_k = unroll;
-    const std::string d = Gemm(gpu().context, p, options).variant().describe();
+    const std::string d = Gemm(kc(), p, options).variant().describe();
     EXPECT_EQ(d.find("k-loop") == std::string::npos, unroll) << d;
   }
 }
