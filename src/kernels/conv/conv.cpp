@@ -58,8 +58,6 @@ WindowedIdentityCheck record_check(const KernelContext& kc, gpu::CommandRecorder
   check.diagonal = Tensor::empty(pool, DType::f32, {channels});
   const uint32_t zero = 0;
   check.flag = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
-  recorder.retain(check.diagonal.storage());
-  recorder.retain(check.flag.storage());
   if (!fits_one_binding(kc.gpu, w)) {
     detail::record_identity_check_windows(kc, recorder, w, check.diagonal, check.flag);
     return check;
@@ -92,7 +90,6 @@ void record_overlap_add(const KernelContext& kc, gpu::CommandRecorder& recorder,
     flag_tensor = weights.identity_flag;
   } else if (weights.diagonal) {
     diag = Tensor::upload(recorder, pool, DType::f32, {g.in_channels}, weights.diagonal->data());
-    recorder.retain(diag.storage());
   } else {
     const WindowedIdentityCheck check = record_check(kc, recorder, pool, w);
     diag = check.diagonal;
@@ -166,8 +163,8 @@ void record_direct(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
   ConvUniforms u = make_uniforms(g);
   u.activation_alpha = options.activation_alpha;
   const bool empty_input = x.numel() == 0 || w.numel() == 0;
-  const Tensor xb = empty_input ? placeholder(pool, recorder) : x;
-  const Tensor wb = empty_input ? placeholder(pool, recorder) : w;
+  const Tensor xb = empty_input ? placeholder(pool) : x;
+  const Tensor wb = empty_input ? placeholder(pool) : w;
   if (empty_input) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
   TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, xb.dtype(), false)},
                       {"W_ACCESS", tensor_access("w", 1, wb.dtype(), false)},

@@ -163,11 +163,9 @@ void record_conv_gemm(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   // One column buffer (and temporary) for all chunks: the dispatches run in order.
   const int64_t col_elems = nb > 0 ? nb * s.k * s.positions : s.k * pc;
   const Tensor col = Tensor::empty(pool, DType::f32, {col_elems});
-  recorder.retain(col.storage());
   Tensor tmp;
   if (nb <= 0) {
     tmp = Tensor::empty(pool, DType::f32, {g.out_channels * pc});
-    recorder.retain(tmp.storage());
   }
   const auto& im2col =
       shader_pipeline(kc.pipelines, "conv/im2col.wgsl",

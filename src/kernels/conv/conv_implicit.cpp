@@ -184,7 +184,6 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   if (!wp.defined()) {
     const bool keep = cache && cache->pool;
     wp = Tensor::empty(keep ? *cache->pool : pool, DType::f32, {packed_numel});
-    recorder.retain(wp.storage());
     if (wp.element_offset(kc.gpu) % 4 != 0) throw std::logic_error("conv: the packed weight is not 16-byte aligned");
     ConvUniforms pu = make_uniforms(g);  // the ONNX kernel size
     pu.region[2] = u.region[2];
@@ -205,7 +204,6 @@ void record_conv_implicit(const KernelContext& kc, gpu::CommandRecorder& recorde
   Tensor part;  // split K: the slices' partial sums, f32 [splits, N, C_out, P]
   if (split) {
     part = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(t.splits) * y.numel()});
-    recorder.retain(part.storage());
   }
   const Tensor& out = split ? part : y;
   TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},

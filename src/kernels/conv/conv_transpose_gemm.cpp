@@ -94,11 +94,9 @@ void record_conv_transpose_gemm(const KernelContext& kc, gpu::CommandRecorder& r
   const int64_t x_elements = limits.window_elements(x.dtype()),
                 y_elements = limits.window_elements(y.dtype());
   const Tensor col = Tensor::empty(pool, DType::f32, {nb > 0 ? nb * p_in * ck : rc * ck});
-  recorder.retain(col.storage());
   Tensor slab;
   if (nb <= 0) {
     slab = Tensor::empty(pool, DType::f32, {g.in_channels * rc});
-    recorder.retain(slab.storage());
   }
 
   gemm::GemmOptions gemm_options;

@@ -71,7 +71,7 @@ Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t e
               const ChunkLimits& limits);
 
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
-Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
+Tensor placeholder(gpu::BufferPool& pool);
 
 // The direct kernels (conv.cpp) on tensors that fit the binding limit, and in slices of batches or
 // groups when they do not (conv_direct_slices.cpp; DeviceLimitError when one group of one batch does

@@ -58,7 +58,6 @@ void record_conv_weight_parts(const KernelContext& kc, gpu::CommandRecorder& rec
       Shape shape = w.shape();
       shape[1] = c1 - c0;
       w_part = Tensor::empty(pool, w.dtype(), shape);
-      recorder.retain(w_part.storage());
       IndexMap map;
       map.dims = {{g.in_channels, (c1 - c0) * taps, 0, 1, g.in_channels, g.out_channels * taps},
                   {(c1 - c0) * taps, 1, 0, 1, (c1 - c0) * taps, 1}};

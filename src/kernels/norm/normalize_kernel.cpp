@@ -201,8 +201,6 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
 
   const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
   const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
-  recorder.retain(partials.storage());
-  recorder.retain(stats.storage());
   {
     const auto& pipeline = shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
                                            {{"X_ACCESS", x_access}}, "normalize stats");

@@ -186,7 +186,6 @@ void record_reduce(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu:
       u.final_count = static_cast<float>(total_reduced);
       const int64_t outputs = step == 0 && chunks > 1 ? pass.outer * chunks : pass.outer * pass.inner;
       Tensor target = is_final ? y : Tensor::empty(pool, DType::f32, {outputs});
-      if (!is_final) recorder.retain(target.storage());
       u.x_offset = source.element_offset(kc.gpu);
       u.y_offset = target.element_offset(kc.gpu);
       const bool row_mode = step == 1 || inner_one;

@@ -224,13 +224,9 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   if (rnn_needs_time_chunks(k, in, out)) return record_rnn_time_chunks(k, recorder, pool, spec, weights, in, out, options);
   const int64_t gh = d.gates * d.hidden;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
-  recorder.retain(weights.params.storage());
-  recorder.retain(weights.w_t.storage());
-  recorder.retain(weights.w.storage());
 
   // State: h ping, h pong, c, then the GRU scratch r (.) H_prev and z; all float32.
   const Tensor state = Tensor::empty(pool, DType::f32, {5 * dbh});
-  recorder.retain(state.storage());
   const uint32_t st0 = state.element_offset(k.gpu);
   // Initial states [D, B, H] (layout 1 gives [B, D, H]: permuted while widening).
   const auto init_state = [&](const Tensor& initial, int64_t offset, const char* name) {
@@ -254,12 +250,10 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const bool chunked = step_bytes * static_cast<uint64_t>(d.seq) > limit;
   const int64_t chunk = chunked ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d.seq;
   const Tensor xw = Tensor::empty(pool, DType::f32, {chunk * d.batch * d.dirs * gh});
-  recorder.retain(xw.storage());
 
   Tensor x_time_major = in.x;
   if (chunked && spec.layout == 1) {
     x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
-    recorder.retain(x_time_major.storage());
     record_gather(k, recorder, in.x, x_time_major, 0, {d.seq, d.batch, d.input},
                   {d.input, d.seq * d.input, 1}, "rnn_x_time_major");
   }
@@ -268,7 +262,6 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
   const auto bind_out = [&](const Tensor& t) {
     if (t.defined()) return t;
     Tensor stand_in = Tensor::empty(pool, in.x.dtype(), {2});
-    recorder.retain(stand_in.storage());
     return stand_in;
   };
   const Tensor y = bind_out(out.y), yh = bind_out(out.y_h), yc = bind_out(out.y_c);
@@ -454,7 +447,6 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     const uint64_t exchange_words = d.exchange_words();
     // The exchange, cleared: 0 marks an h not yet published.
     const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
-    recorder.retain(exchange.storage());
     recorder.clear(exchange.buffer(), exchange.byte_offset(), exchange_words * 4);
     u.st[3] = exchange.element_offset(k.gpu);
     std::vector<gpu::BufferBinding> bindings = binding_list;
@@ -510,7 +502,6 @@ void record_rnn(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::Buf
     // planned once; then the cell per (direction, row, unit).
     const int64_t gt = gate_count(spec.cell);
     const Tensor gates = Tensor::empty(pool, DType::f32, {d.dirs * d.batch * gt * d.hidden});
-    recorder.retain(gates.storage());
     const Tensor r_t = weights.params.slice_outer(0, d.dirs * d.hidden * gt * d.hidden).reshape({d.dirs, d.hidden, gt * d.hidden});
     gemm::GemmProblem problem;
     problem.a_shape = {d.dirs, d.batch, d.hidden};

@@ -12,12 +12,6 @@
 namespace onda::kernels::rnn {
 namespace {
 
-Tensor scratch(gpu::BufferPool& pool, gpu::CommandRecorder& recorder, DType dtype, Shape shape) {
-  Tensor t = Tensor::empty(pool, dtype, std::move(shape));
-  recorder.retain(t.storage());
-  return t;
-}
-
 void permute(const KernelContext& k, gpu::CommandRecorder& recorder, const Tensor& in,
              std::vector<int64_t> perm, const Tensor& out) {
   record_transpose(k, recorder, in, perm, out);
@@ -96,7 +90,7 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
   const Shape state_shape = {e.dirs, e.batch, e.hidden};
   const auto to_time_major = [&](const Tensor& t, const Shape& shape, std::vector<int64_t> perm) {
     if (time_major || !t.defined()) return t;
-    Tensor tm = scratch(pool, recorder, t.dtype(), shape);
+    Tensor tm = Tensor::empty(pool, t.dtype(), shape);
     permute(k, recorder, t, std::move(perm), tm);
     return tm;
   };
@@ -104,7 +98,7 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
   const Tensor initial_h = to_time_major(in.initial_h, state_shape, {1, 0, 2});
   const Tensor initial_c = to_time_major(in.initial_c, state_shape, {1, 0, 2});
   const auto output_time_major = [&](const Tensor& t, const Shape& shape) {
-    return time_major || !t.defined() ? t : scratch(pool, recorder, t.dtype(), shape);
+    return time_major || !t.defined() ? t : Tensor::empty(pool, t.dtype(), shape);
   };
   const Tensor y = output_time_major(out.y, {e.seq, e.dirs, e.batch, e.hidden});
   const Tensor y_h = output_time_major(out.y_h, state_shape);
@@ -128,11 +122,11 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
                                           slice(weights.b), slice(weights.p));
     const bool reverse = one.direction == Direction::reverse;
     // The state a chunk ends with is the next one's initial state (two scratch states in turn).
-    const Tensor h_states[2] = {scratch(pool, recorder, dtype, {1, e.batch, e.hidden}),
-                                scratch(pool, recorder, dtype, {1, e.batch, e.hidden})};
+    const Tensor h_states[2] = {Tensor::empty(pool, dtype, {1, e.batch, e.hidden}),
+                                Tensor::empty(pool, dtype, {1, e.batch, e.hidden})};
     Tensor c_states[2];
     if (lstm) {
-      for (Tensor& c : c_states) c = scratch(pool, recorder, dtype, {1, e.batch, e.hidden});
+      for (Tensor& c : c_states) c = Tensor::empty(pool, dtype, {1, e.batch, e.hidden});
     }
     Tensor h = slice(initial_h), c = slice(initial_c);
     for (int64_t n = 0; n < chunks; ++n) {
@@ -149,8 +143,8 @@ void record_rnn_time_chunks(const KernelContext& k, gpu::CommandRecorder& record
       chunk_in.initial_c = c;
       RnnOutputs chunk_out;
       if (y.defined()) {
-        chunk_out.y = e.dirs == 1 ? y.slice_outer(s0, s1)
-                                  : scratch(pool, recorder, dtype, {s1 - s0, 1, e.batch, e.hidden});
+        chunk_out.y =
+            e.dirs == 1 ? y.slice_outer(s0, s1) : Tensor::empty(pool, dtype, {s1 - s0, 1, e.batch, e.hidden});
       }
       chunk_out.y_h = last && y_h.defined() ? slice(y_h) : h_states[n % 2];
       if (lstm) chunk_out.y_c = last && y_c.defined() ? slice(y_c) : c_states[n % 2];
