@@ -65,10 +65,10 @@ void check_inputs(const Node& node, const std::vector<Value>& inputs) {
 
 // The activation fused into this node at plan time (graph/fuse_activations.h), if any.
 conv::ConvOptions fused_activation(const Node& node) {
+  const kernels::gemm::GemmEpilogue epilogue = fused_epilogue(node);
   conv::ConvOptions options;
-  const FusedActivation fused = fused_activation_of(node);
-  options.activation = fused.activation;
-  options.activation_alpha = fused.alpha;
+  options.activation = epilogue.activation;
+  options.activation_alpha = epilogue.activation_alpha;
   return options;
 }
 
@@ -149,12 +149,8 @@ Value record_whole_input_conv(const Node& node, OpContext& context, const conv::
   w.constant = inputs[1].constant;  // so the GEMM prepacks it once
   OpContext gemm_context = context;
   gemm_context.node_state = state ? &state->as_gemm : nullptr;
-  const FusedActivation fused = fused_activation_of(node);
-  kernels::gemm::GemmEpilogue epilogue;
-  epilogue.activation = fused.activation;
-  epilogue.activation_alpha = fused.alpha;
   const Value y = record_gemm_node(node, gemm_context, x, false, w, true,
-                                   has_bias(inputs) ? &inputs[2] : nullptr, epilogue);
+                                   has_bias(inputs) ? &inputs[2] : nullptr, fused_epilogue(node));
   return reshaped_view(y, g.output_shape());
 }
 

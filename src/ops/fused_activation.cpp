@@ -21,4 +21,12 @@ FusedActivation fused_activation_of(const Node& node) {
   return fused;
 }
 
+kernels::gemm::GemmEpilogue fused_epilogue(const Node& node) {
+  const FusedActivation fused = fused_activation_of(node);
+  kernels::gemm::GemmEpilogue epilogue;
+  epilogue.activation = fused.activation;
+  epilogue.activation_alpha = fused.alpha;
+  return epilogue;
+}
+
 }  // namespace onda::ops

@@ -14,4 +14,7 @@ struct FusedActivation {
 // None when the node carries no fused activation; a ModelError naming the node for an unknown one.
 FusedActivation fused_activation_of(const Node& node);
 
+// The GEMM epilogue that applies it (alpha and beta left at 1).
+kernels::gemm::GemmEpilogue fused_epilogue(const Node& node);
+
 }  // namespace onda::ops

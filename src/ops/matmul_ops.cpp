@@ -147,15 +147,6 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   return out;
 }
 
-// The GEMM epilogue's activation from the one fused into the node (graph/fuse_activations.h).
-gemm::GemmEpilogue fused_epilogue(const Node& node) {
-  gemm::GemmEpilogue epilogue;
-  const FusedActivation fused = fused_activation_of(node);
-  epilogue.activation = fused.activation;
-  epilogue.activation_alpha = fused.alpha;
-  return epilogue;
-}
-
 std::vector<Value> matmul(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const gemm::GemmEpilogue epilogue = fused_epilogue(node);
   if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), epilogue))

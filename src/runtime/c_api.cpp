@@ -146,6 +146,17 @@ onda_status split_inputs(size_t input_count, const char* const* input_names, con
   return ONDA_OK;
 }
 
+// A run's or a step's arguments checked (NULL arrays) and its inputs split into host and device ones.
+onda_status run_arguments(size_t input_count, const char* const* input_names,
+                          const onda_tensor* const* inputs, onda_tensor** outputs,
+                          std::map<std::string, onda::HostTensor>& host_inputs,
+                          std::map<std::string, onda::DeviceTensor>& device_inputs) {
+  if (input_count > 0 && (!input_names || !inputs))
+    return fail(ONDA_ERROR_INVALID_ARGUMENT, "inputs are NULL");
+  if (!outputs) return fail(ONDA_ERROR_INVALID_ARGUMENT, "outputs array is NULL");
+  return split_inputs(input_count, input_names, inputs, host_inputs, device_inputs);
+}
+
 }  // namespace
 
 extern "C" {
@@ -246,12 +257,10 @@ onda_status onda_session_output(const onda_session* session, size_t index, const
 onda_status onda_session_run(onda_session* session, size_t input_count, const char* const* input_names,
                              const onda_tensor* const* inputs, int outputs_on_device, onda_tensor** outputs) {
   if (!session) return fail(ONDA_ERROR_INVALID_ARGUMENT, "session is NULL");
-  if (input_count > 0 && (!input_names || !inputs))
-    return fail(ONDA_ERROR_INVALID_ARGUMENT, "inputs are NULL");
-  if (!outputs) return fail(ONDA_ERROR_INVALID_ARGUMENT, "outputs array is NULL");
   std::map<std::string, onda::HostTensor> host_inputs;
   std::map<std::string, onda::DeviceTensor> device_inputs;
-  if (onda_status status = split_inputs(input_count, input_names, inputs, host_inputs, device_inputs))
+  if (onda_status status =
+          run_arguments(input_count, input_names, inputs, outputs, host_inputs, device_inputs))
     return status;
   return guarded([&] {
     onda::Session& s = *session->session;
@@ -347,12 +356,10 @@ onda_status onda_stream_frame_output(const onda_stream* stream, size_t index, co
 onda_status onda_stream_step(onda_stream* stream, size_t input_count, const char* const* input_names,
                              const onda_tensor* const* inputs, onda_tensor** outputs) {
   if (!stream) return fail(ONDA_ERROR_INVALID_ARGUMENT, "stream is NULL");
-  if (input_count > 0 && (!input_names || !inputs))
-    return fail(ONDA_ERROR_INVALID_ARGUMENT, "inputs are NULL");
-  if (!outputs) return fail(ONDA_ERROR_INVALID_ARGUMENT, "outputs array is NULL");
   std::map<std::string, onda::HostTensor> host_inputs;
   std::map<std::string, onda::DeviceTensor> device_inputs;
-  if (onda_status status = split_inputs(input_count, input_names, inputs, host_inputs, device_inputs))
+  if (onda_status status =
+          run_arguments(input_count, input_names, inputs, outputs, host_inputs, device_inputs))
     return status;
   return guarded([&] {
     auto out = stream->stream->step(host_inputs, device_inputs, {}).host;
