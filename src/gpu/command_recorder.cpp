@@ -141,6 +141,11 @@ void CommandRecorder::encode_dispatch(const wgpu::ComputePipeline& pipeline, con
   ++dispatch_count_;
 }
 
+// Kernels do not retain their scratch tensors: a pooled buffer may go back to the pool as soon as
+// the dispatches that bind it are recorded (its lifetime ends there, so the memory plan can give its
+// bytes to later tensors). Whatever the pool hands it to next is recorded later, one queue runs the
+// commands in the order they were recorded, submit after submit, and the recorded commands hold the
+// buffer's handle.
 void CommandRecorder::retain(std::shared_ptr<const void> resource) {
   if (tape_) tape_->add_retained(resource);
   retained_.push_back(std::move(resource));

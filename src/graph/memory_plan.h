@@ -3,11 +3,13 @@
 // a run needs about as much memory as the most bytes it ever holds at once (no size classes, no
 // fragmentation between classes). Greedy by size as TFLite's and ONNX Runtime's planners: the
 // largest buffers are placed first, each in the smallest gap left free by the buffers it overlaps
-// in time (best fit), else at the arena's end.
+// in time (best fit), else at the arena's end, else in a new arena; planned again with the lowest
+// gap that fits instead (first fit), and the smaller of the two plans kept.
 //
 // WebGPU forbids one buffer bound read-only and writable in the same dispatch, and kernels tell
 // tensors apart by their buffer: buffers a dispatch binds together ("conflicts") therefore go to
-// different arenas. Pure planning, no GPU: the runtime feeds it buffers traced from one run
+// different arenas (only while both are live: buffers never live at once are never bound
+// together). Pure planning, no GPU: the runtime feeds it buffers traced from one run
 // (gpu/buffer_pool.h) or the values of a graph (plan_graph_memory, for a planning-only dry run).
 #pragma once
 #include <cstdint>
@@ -55,8 +57,8 @@ uint64_t peak_live_bytes(const std::vector<PlannedBuffer>& buffers, uint64_t ali
 uint64_t peak_live_step(const std::vector<PlannedBuffer>& buffers, uint64_t alignment);
 
 // Empty when `plan` is sound for `buffers`; else one line naming what is wrong: two buffers live at
-// once whose byte ranges in one arena overlap, a conflicting pair sharing an arena, a misaligned
-// offset, or a buffer past its arena's end.
+// once whose byte ranges in one arena overlap, a conflicting pair live at once sharing an arena, a
+// misaligned offset, or a buffer past its arena's end.
 std::string check_memory_plan(const std::vector<PlannedBuffer>& buffers,
                               const std::vector<std::pair<size_t, size_t>>& conflicts,
                               const MemoryPlanOptions& options, const MemoryPlan& plan);

@@ -810,8 +810,9 @@ bool Session::Impl::finish_memory_run() {
     memory.planned_bytes = planned.planned_bytes;
     memory.live_peak_bytes = planned.live_peak_bytes;
     // The plan replaces the pool only where its arenas hold less GPU memory than the pool holds after
-    // the traced run (buffers on loan and cached): kernels' scratch buffers count as live until the
-    // run completes (the recorder retains them), which can make the arenas the larger of the two.
+    // the traced run (buffers on loan and cached; it keeps a buffer of every size class it needed
+    // at once): the arenas may be the larger where buffers bound together, which go to different
+    // arenas, cost more than the pool's size classes.
     if (planned.planned_bytes >= pool.stats().bytes_allocated) {
       memory.enabled = false;
       return true;  // this run's buffers are the pool's, as every later run's

@@ -64,6 +64,49 @@ TEST(MemoryPlan, BuffersBoundTogetherGoToDifferentArenas) {
   EXPECT_EQ(plan.total_bytes(), 2048u);
 }
 
+TEST(MemoryPlan, BuffersUsedInOneStepButNeverLiveAtOnceShareBytes) {
+  // One node's two scratch buffers, the second made after the first was released (a kernel's
+  // temporaries): the node binds both, but never in one dispatch, so one range holds both.
+  const std::vector<PlannedBuffer> buffers{{4096, 0, 1}, {4096, 2, 3}};
+  const std::vector<std::pair<size_t, size_t>> conflicts{{0, 1}};
+  const MemoryPlanOptions options;
+  const MemoryPlan plan = plan_memory(buffers, conflicts, options);
+  EXPECT_EQ(check_memory_plan(buffers, conflicts, options, plan), "");
+  EXPECT_EQ(plan.total_bytes(), 4096u);
+  // Live at once and bound together: two arenas.
+  const std::vector<PlannedBuffer> overlapping{{4096, 0, 2}, {4096, 2, 3}};
+  const MemoryPlan apart = plan_memory(overlapping, conflicts, options);
+  EXPECT_EQ(check_memory_plan(overlapping, conflicts, options, apart), "");
+  EXPECT_NE(apart.placements[0].arena, apart.placements[1].arena);
+}
+
+TEST(MemoryPlan, ConflictsKeepArenasNearTheLiveBytes) {
+  // Chains of steps, each binding its input, its output and a scratch buffer made and released in
+  // the step: every step's three buffers are pairwise in different arenas, yet the arenas' total
+  // stays near the live bound (sizes vary so one arena cannot take every large buffer). About 1.5x
+  // here; 1.9x before conflicts of buffers never live at once were dropped and first fit tried.
+  std::mt19937_64 random(7);
+  std::uniform_int_distribution<uint64_t> size_of(1 << 12, 1 << 22);
+  std::vector<PlannedBuffer> buffers;
+  std::vector<std::pair<size_t, size_t>> conflicts;
+  size_t value = 0;
+  buffers.push_back({size_of(random), 0, 2});
+  for (uint64_t step = 1; step < 200; ++step) {
+    const uint64_t first = 3 * step;  // the output lives from its step to the next one's end
+    buffers.push_back({size_of(random), first - 1, first + 2});
+    buffers.push_back({size_of(random), first, first + 1});  // scratch
+    const size_t out = buffers.size() - 2, scratch = buffers.size() - 1;
+    conflicts.insert(conflicts.end(), {{value, out}, {value, scratch}, {out, scratch}});
+    value = out;
+  }
+  const MemoryPlanOptions options;
+  const MemoryPlan plan = plan_memory(buffers, conflicts, options);
+  ASSERT_EQ(check_memory_plan(buffers, conflicts, options, plan), "");
+  const uint64_t live = peak_live_bytes(buffers, 256);
+  EXPECT_LE(static_cast<double>(plan.total_bytes()), 1.7 * static_cast<double>(live))
+      << plan.total_bytes() << " planned in " << plan.arena_bytes.size() << " arenas, " << live << " live";
+}
+
 TEST(MemoryPlan, ArenasStayUnderTheirLimitAndOffsetsAligned) {
   std::vector<PlannedBuffer> buffers;
   for (uint64_t i = 0; i < 40; ++i) buffers.push_back({1000 + 37 * i, i % 5, i % 5 + 3});
@@ -85,6 +128,9 @@ TEST(MemoryPlan, CheckerFindsOverlapsAndSharedArenas) {
   plan.placements = {{0, 0}, {0, 1024}};
   EXPECT_EQ(check_memory_plan(buffers, {}, {}, plan), "");
   EXPECT_NE(check_memory_plan(buffers, {{0, 1}}, {}, plan).find("share arena"), std::string::npos);
+  // Bound together in one step but never live at once: sharing an arena is sound.
+  const std::vector<PlannedBuffer> apart_in_time{{1024, 0, 1}, {1024, 2, 3}};
+  EXPECT_EQ(check_memory_plan(apart_in_time, {{0, 1}}, {}, plan), "");
   plan.placements = {{0, 0}, {0, 1000}};
   EXPECT_NE(check_memory_plan(buffers, {}, {}, plan).find("aligned"), std::string::npos);
 }

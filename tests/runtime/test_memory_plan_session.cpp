@@ -118,9 +118,10 @@ TEST(MemoryPlanSession, PlannedRunsAndReplaysMatchTheTracedRunBitForBit) {
   EXPECT_TRUE(same_bits(fresh->run({{"x", x2}}).at("y"), y2));
 }
 
-TEST(MemoryPlanSession, APlanNoSmallerThanThePoolIsNotInstalled) {
+TEST(MemoryPlanSession, TheChainsPlanIsNoLargerThanThePoolAndInstalled) {
   // The chain's intermediates share size classes, so the pool reuses its buffers; the plan's
-  // separate arenas for bound-together tensors make it the larger: the pool stays.
+  // separate arenas for bound-together tensors made it the larger until conflicts of tensors never
+  // live at once were dropped: now it holds no more than the pool's peak and replaces the pool.
   auto session = Session::open_bytes(bytes_of(chain_model(96)));
   const HostTensor x = random_input(96, 5);
   const HostTensor first = session->run({{"x", x}}).at("y");
@@ -129,8 +130,9 @@ TEST(MemoryPlanSession, APlanNoSmallerThanThePoolIsNotInstalled) {
   for (int i = 0; i < 3; ++i)
     EXPECT_TRUE(same_bits(session->run({{"x", x}}).at("y"), first)) << "run " << i + 2;
   const RunStats steady = session->last_run();
-  EXPECT_EQ(steady.peak_activation_bytes, traced.peak_activation_bytes);
-  EXPECT_NE(steady.peak_activation_bytes, steady.planned_activation_bytes);
+  EXPECT_LE(traced.planned_activation_bytes, traced.peak_activation_bytes);
+  EXPECT_EQ(steady.peak_activation_bytes, steady.planned_activation_bytes);  // the arenas, installed
+  EXPECT_EQ(steady.buffers_allocated, 0u);
 }
 
 TEST(MemoryPlanSession, NewShapesArePlannedAgain) {

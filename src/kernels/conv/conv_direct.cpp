@@ -107,8 +107,8 @@ class DirectStep final : public ConvStep {
                     const Tensor& x, const Tensor& w, const Tensor& bias, const Tensor& y) const {
     ConvUniforms u = make_uniforms(g);
     u.activation_alpha = options_.activation_alpha;
-    const Tensor xb = empty_input_ ? placeholder(pool, recorder) : x;
-    const Tensor wb = empty_input_ ? placeholder(pool, recorder) : w;
+    const Tensor xb = empty_input_ ? placeholder(pool) : x;
+    const Tensor wb = empty_input_ ? placeholder(pool) : w;
     if (empty_input_) u.in_size[3] = 0, u.kernel[3] = 1;  // no input channel is read
     std::vector<gpu::BufferBinding> bindings = {xb.binding(kc_.gpu), wb.binding(kc_.gpu)};
     if (bias.defined()) bindings.push_back(bias.binding(kc_.gpu));

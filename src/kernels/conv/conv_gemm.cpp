@@ -170,10 +170,8 @@ class ConvGemmStep final : public ConvStep {
     }
     // One column buffer (and temporary) for all chunks: the dispatches run in order.
     const Tensor col = Tensor::empty(pool, DType::f32, {nb_ > 0 ? nb_ * s_.k * s_.positions : s_.k * pc_});
-    recorder.retain(col.storage());
     if (nb_ > 0) return record_batch_chunks(recorder, col, t, run_gemm);
     const Tensor tmp = Tensor::empty(pool, DType::f32, {g_.out_channels * pc_});
-    recorder.retain(tmp.storage());
     record_position_chunks(recorder, col, tmp, t, run_gemm);
   }
 

@@ -179,7 +179,6 @@ class ImplicitStep final : public ConvStep {
     Tensor part;  // split K: the slices' partial sums, f32 [splits, N, C_out, P]
     if (split) {
       part = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(tile_.splits) * t.y.numel()});
-      recorder.retain(part.storage());
     }
     const Tensor& out = split ? part : t.y;
     const bool bind_bias = t.bias.defined() && !split;
@@ -274,7 +273,6 @@ class ImplicitStep final : public ConvStep {
       return cache_->implicit_packed;
     const bool keep = cache_ && cache_->pool;
     const Tensor wp = Tensor::empty(keep ? *cache_->pool : pool, DType::f32, {packed_numel_});
-    recorder.retain(wp.storage());
     if (wp.element_offset(kc_.gpu) % 4 != 0)
       throw std::logic_error("conv: the packed weight is not 16-byte aligned");
     ConvUniforms pu = pack_u_;

@@ -118,7 +118,6 @@ class ConvTransposeGemmStep final : public ConvStep {
                                               packed->n, g_.in_channels, ck_));
     }
     const Tensor col = Tensor::empty(pool, DType::f32, {nb_ > 0 ? nb_ * p_in_ * ck_ : rc_ * ck_});
-    recorder.retain(col.storage());
     const Tensor b = packed ? Tensor() : t.weights.w.reshape({g_.in_channels, ck_});
     const auto run_gemm = [&](int64_t count, const Tensor& a, const Tensor& out) {
       gemms_[gemms_.size() == 1 || count == (nb_ > 0 ? nb_ : rc_) ? 0 : 1].record(
@@ -126,7 +125,6 @@ class ConvTransposeGemmStep final : public ConvStep {
     };
     if (nb_ > 0) return record_batch_chunks(recorder, col, t, run_gemm);
     const Tensor slab = Tensor::empty(pool, DType::f32, {g_.in_channels * rc_});
-    recorder.retain(slab.storage());
     for (int64_t n = 0; n < g_.batch; ++n) {
       record_row_chunks(recorder, col, slab, t, n, run_gemm);
       if (options_.activation != gemm::Activation::none) record_activation(recorder, t.y, n);

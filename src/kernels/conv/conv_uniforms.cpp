@@ -105,10 +105,8 @@ Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t e
   return w;
 }
 
-Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder) {
-  Tensor t = Tensor::empty(pool, DType::f32, {1});
-  recorder.retain(t.storage());
-  return t;
+Tensor placeholder(gpu::BufferPool& pool) {
+  return Tensor::empty(pool, DType::f32, {1});
 }
 
 }  // namespace onda::kernels::conv::detail

@@ -71,7 +71,7 @@ Window window(const KernelContext& kc, const Tensor& t, int64_t begin, int64_t e
               const ChunkLimits& limits);
 
 // A 4-byte scratch tensor bound in place of an empty one (WebGPU bindings cannot be empty).
-Tensor placeholder(gpu::BufferPool& pool, gpu::CommandRecorder& recorder);
+Tensor placeholder(gpu::BufferPool& pool);
 
 // Whether the direct path can run `g` in slices within the binding limit (conv_direct.cpp).
 bool direct_fits(const ConvGeometry& g, DType x_dtype, DType y_dtype, const ChunkLimits& limits);

@@ -87,7 +87,6 @@ class WeightPartsStep final : public ConvStep {
     Shape shape = w.shape();
     shape[1] = c1 - c0;
     Tensor w_part = Tensor::empty(pool, w.dtype(), shape);
-    recorder.retain(w_part.storage());
     IndexMap map;
     map.dims = {{g_.in_channels, (c1 - c0) * taps, 0, 1, g_.in_channels, g_.out_channels * taps},
                 {(c1 - c0) * taps, 1, 0, 1, (c1 - c0) * taps, 1}};

@@ -20,8 +20,6 @@ WindowedIdentityCheck record_identity_check(const KernelContext& kc, gpu::Comman
   check.diagonal = Tensor::empty(pool, DType::f32, {channels});
   const uint32_t zero = 0;
   check.flag = Tensor::upload(recorder, pool, DType::f32, {1}, &zero);  // 0 bits: no off-diagonal entry yet
-  recorder.retain(check.diagonal.storage());
-  recorder.retain(check.flag.storage());
   if (!fits_one_binding(kc.gpu, w)) {
     record_identity_check_windows(kc, recorder, w, check.diagonal, check.flag);
     return check;
@@ -126,7 +124,6 @@ class OverlapAddStep final : public ConvStep {
               "group 1, dilation 1");
         }
         Tensor diag = Tensor::upload(recorder, pool, DType::f32, {g_.in_channels}, weights.diagonal->data());
-        recorder.retain(diag.storage());
         return {diag, Tensor()};
       }
       default: {

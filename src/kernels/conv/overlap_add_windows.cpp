@@ -56,7 +56,6 @@ void record_overlap_add_windows(const KernelContext& kc, gpu::CommandRecorder& r
                     kc.gpu.limits().maxStorageBufferBindingSize, g.describe()));
   }
   const Tensor partial = Tensor::empty(pool, DType::f32, {length});
-  recorder.retain(partial.storage());
   TemplateValues v = {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
                       {"HAS_BIAS", bias.defined() ? "1" : "0"},
                       {"CHECKED", "1"},

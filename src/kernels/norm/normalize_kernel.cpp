@@ -260,8 +260,6 @@ void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
   }
   const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
   const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
-  recorder.retain(partials.storage());
-  recorder.retain(stats.storage());
   recorder.dispatch(*p.stats, {x.binding(kc_.gpu), partials.binding(kc_.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups(spec.rows * u.chunks, kc_.gpu.limits()), "normalize stats");
   recorder.dispatch(*p.finalize, {partials.binding(kc_.gpu), stats.binding(kc_.gpu)}, &u, sizeof(u),

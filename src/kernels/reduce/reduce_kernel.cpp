@@ -179,7 +179,6 @@ void Reduce::record_steps(gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step& step = steps_[i];
     Tensor target = step.is_final ? y : Tensor::empty(pool, DType::f32, {step.outputs});
-    if (!step.is_final) recorder.retain(target.storage());
     ReduceUniforms u{static_cast<uint32_t>(step.outer),  static_cast<uint32_t>(step.reduce),
                      static_cast<uint32_t>(step.inner),  static_cast<uint32_t>(kChunk),
                      static_cast<uint32_t>(step.chunks), source.element_offset(kc_.gpu),

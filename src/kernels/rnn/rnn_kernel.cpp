@@ -382,12 +382,8 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   const RnnDims& d = d_;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
   const RnnWeights& weights = *weights_;
-  recorder.retain(weights.params.storage());
-  recorder.retain(weights.w_t.storage());
-  recorder.retain(weights.w.storage());
   Run run{in, {}, 0, {}, {}, {}, {}};
   run.state = Tensor::empty(pool, DType::f32, {5 * dbh});
-  recorder.retain(run.state.storage());
   run.st0 = run.state.element_offset(k_.gpu);
   // Initial states [D, B, H] (layout 1 gives [B, D, H]: permuted while widening).
   const auto init_state = [&](const Tensor& initial, int64_t offset, const char* name) {
@@ -401,11 +397,9 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   init_state(in.initial_h, 0, "rnn_initial_h");
   if (spec_.cell == CellType::lstm) init_state(in.initial_c, 2 * dbh, "rnn_initial_c");
   run.xw = Tensor::empty(pool, DType::f32, {chunk_ * d.batch * d.dirs * d.gates * d.hidden});
-  recorder.retain(run.xw.storage());
   run.x_time_major = in.x;
   if (widen_x_) {
     run.x_time_major = Tensor::empty(pool, DType::f32, {d.seq, d.batch, d.input});
-    recorder.retain(run.x_time_major.storage());
     const std::array<int64_t, 3> strides = spec_.layout == 1
                                                ? std::array<int64_t, 3>{d.input, d.seq * d.input, 1}
                                                : std::array<int64_t, 3>{d.batch * d.input, d.input, 1};
@@ -416,7 +410,6 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   const auto bind_out = [&](const Tensor& t) {
     if (t.defined()) return t;
     Tensor stand_in = Tensor::empty(pool, in.x.dtype(), {2});
-    recorder.retain(stand_in.storage());
     return stand_in;
   };
   const Tensor y = bind_out(out.y), yh = bind_out(out.y_h), yc = bind_out(out.y_c);

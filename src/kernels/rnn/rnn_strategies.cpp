@@ -60,7 +60,6 @@ void RnnKernel::record_exchange(gpu::CommandRecorder& recorder, gpu::BufferPool&
   const uint64_t exchange_words = d_.exchange_words();
   // The exchange, cleared: 0 marks an h not yet published.
   const Tensor exchange = Tensor::empty(pool, DType::f32, {static_cast<int64_t>(exchange_words)});
-  recorder.retain(exchange.storage());
   recorder.clear(exchange.buffer(), exchange.byte_offset(), exchange_words * 4);
   run.u.st[3] = exchange.element_offset(k_.gpu);
   std::vector<gpu::BufferBinding> bindings = run.bindings;
@@ -89,7 +88,6 @@ void RnnKernel::record_gemm_steps(gpu::CommandRecorder& recorder, gpu::BufferPoo
   const RnnDims& d = d_;
   const int64_t dbh = d.dirs * d.batch * d.hidden, gh = d.gates * d.hidden;
   const Tensor gates = Tensor::empty(pool, DType::f32, {d.dirs * d.batch * gh});
-  recorder.retain(gates.storage());
   const Tensor r_t = weights_->params.slice_outer(0, d.dirs * d.hidden * gh).reshape({d.dirs, d.hidden, gh});
   std::vector<gpu::BufferBinding> bindings = run.bindings;
   bindings.push_back(gates.binding(k_.gpu));

@@ -12,10 +12,8 @@
 namespace onda::kernels::rnn {
 namespace {
 
-Tensor scratch(gpu::BufferPool& pool, gpu::CommandRecorder& recorder, DType dtype, Shape shape) {
-  Tensor t = Tensor::empty(pool, dtype, std::move(shape));
-  recorder.retain(t.storage());
-  return t;
+Tensor scratch(gpu::BufferPool& pool, DType dtype, Shape shape) {
+  return Tensor::empty(pool, dtype, std::move(shape));
 }
 
 // Timesteps per chunk: as many as keep X, Y and the projection of a chunk within one binding each.
@@ -128,7 +126,7 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
   const Shape state_shape = {e.dirs, e.batch, e.hidden};
   const auto to_time_major = [&](const Tensor& t, const Shape& shape, std::vector<int64_t> perm) {
     if (time_major || !t.defined()) return t;
-    Tensor tm = scratch(pool, recorder, t.dtype(), shape);
+    Tensor tm = scratch(pool, t.dtype(), shape);
     record_transpose(k, recorder, t, std::move(perm), tm);
     return tm;
   };
@@ -136,7 +134,7 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
   const Tensor initial_h = to_time_major(in.initial_h, state_shape, {1, 0, 2});
   const Tensor initial_c = to_time_major(in.initial_c, state_shape, {1, 0, 2});
   const auto output_time_major = [&](const Tensor& t, const Shape& shape) {
-    return time_major || !t.defined() ? t : scratch(pool, recorder, t.dtype(), shape);
+    return time_major || !t.defined() ? t : scratch(pool, t.dtype(), shape);
   };
   const Tensor y = output_time_major(out.y, {e.seq, e.dirs, e.batch, e.hidden});
   const Tensor y_h = output_time_major(out.y_h, state_shape);
@@ -148,11 +146,11 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
         spec_.direction == Direction::reverse || (spec_.direction == Direction::bidirectional && dir == 1);
     const auto slice = [&](const Tensor& t) { return t.defined() ? t.slice_outer(dir, dir + 1) : Tensor(); };
     // The state a chunk ends with is the next one's initial state (two scratch states in turn).
-    const Tensor h_states[2] = {scratch(pool, recorder, dtype, {1, e.batch, e.hidden}),
-                                scratch(pool, recorder, dtype, {1, e.batch, e.hidden})};
+    const Tensor h_states[2] = {scratch(pool, dtype, {1, e.batch, e.hidden}),
+                                scratch(pool, dtype, {1, e.batch, e.hidden})};
     Tensor c_states[2];
     if (lstm) {
-      for (Tensor& c : c_states) c = scratch(pool, recorder, dtype, {1, e.batch, e.hidden});
+      for (Tensor& c : c_states) c = scratch(pool, dtype, {1, e.batch, e.hidden});
     }
     Tensor h = slice(initial_h), c = slice(initial_c);
     for (int64_t n = 0; n < chunks_; ++n) {
@@ -166,7 +164,7 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
       RnnOutputs chunk_out;
       if (y.defined()) {
         chunk_out.y = e.dirs == 1 ? y.slice_outer(s0, s1)
-                                  : scratch(pool, recorder, dtype, {s1 - s0, 1, e.batch, e.hidden});
+                                  : scratch(pool, dtype, {s1 - s0, 1, e.batch, e.hidden});
       }
       chunk_out.y_h = last && y_h.defined() ? slice(y_h) : h_states[n % 2];
       if (lstm) chunk_out.y_c = last && y_c.defined() ? slice(y_c) : c_states[n % 2];
