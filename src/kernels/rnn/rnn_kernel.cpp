@@ -382,7 +382,7 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   const RnnDims& d = d_;
   const int64_t dbh = d.dirs * d.batch * d.hidden;
   const RnnWeights& weights = *weights_;
-  Run run{in, {}, 0, {}, {}, {}, {}};
+  Run run{in, {}, 0, {}, {}, {}, {}, {}};
   run.state = Tensor::empty(pool, DType::f32, {5 * dbh});
   run.st0 = run.state.element_offset(k_.gpu);
   // Initial states [D, B, H] (layout 1 gives [B, D, H]: permuted while widening).
@@ -409,8 +409,8 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   // Outputs: the real tensors, or small stand-ins so every binding exists.
   const auto bind_out = [&](const Tensor& t) {
     if (t.defined()) return t;
-    Tensor stand_in = Tensor::empty(pool, in.x.dtype(), {2});
-    return stand_in;
+    run.stand_ins.push_back(Tensor::empty(pool, in.x.dtype(), {2}));
+    return run.stand_ins.back();
   };
   const Tensor y = bind_out(out.y), yh = bind_out(out.y_h), yc = bind_out(out.y_c);
   const Tensor& lens = in.sequence_lens.defined() ? in.sequence_lens : weights.params;

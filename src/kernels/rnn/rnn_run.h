@@ -16,6 +16,9 @@ struct RnnKernel::Run {
   // Bindings 0-6 of every cell kernel: projection, weights, state, sequence_lens, Y, Y_h, Y_c.
   std::vector<gpu::BufferBinding> bindings;
   StepUniforms u{};  // the plan's, with this run's offsets
+  // Stand-ins for absent outputs: held to the end of the record, so that no later scratch of this
+  // run (the exchange) is given their bytes while a dispatch binds both.
+  std::vector<Tensor> stand_ins;
 };
 
 }  // namespace onda::kernels::rnn
