@@ -32,6 +32,7 @@ def add_run_command(commands: "argparse._SubParsersAction") -> None:
     p.add_argument("--output-dir", help="Write every output as DIR/<name>.npy")
     p.add_argument("--bench", type=int, default=0, help="Time N more runs after the first (min/median/max); outputs are the last run's")
     p.add_argument("--profile", action="store_true", help="GPU time per kernel through timestamp queries")
+    p.add_argument("--timings", action="store_true", help="Where the first run's recording went, by op type")
     p.add_argument("--test-data", help="An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs")
     p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help=f"--test-data: relative tolerance per element (default {DEFAULT_RTOL})")
     p.add_argument("--atol", type=float, default=DEFAULT_ATOL, help=f"--test-data: absolute tolerance per element (default {DEFAULT_ATOL})")
@@ -224,6 +225,9 @@ def run(a: argparse.Namespace) -> None:
     outputs = dict(zip(names, session.run(None, feed)))
     first = session.last_run()
     print(f"first run: {first['wall_ms']:.2f} ms ({first['dispatches']} dispatches, recording {first['record_ms']:.2f} ms)")
+    if a.timings or a.profile:
+        by_op = sorted(first["record_ms_by_op"].items(), key=lambda item: -item[1])[:8]
+        print("first run recording per op type:" + "".join(f" {op} {ms:.1f} ms;" for op, ms in by_op))
     _print_memory(first)
     if a.test_data:
         failed = 0

@@ -219,7 +219,8 @@ def test_unsupported_op_names_it(tmp_path):
     from conftest import save_model
     from onnx import TensorProto, helper
 
-    path = save_model(tmp_path / "unsupported.onnx", [helper.make_node("TfIdfVectorizer", ["x"], ["y"])],
+    path = save_model(tmp_path / "unsupported.onnx", [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TF", min_gram_length=1, max_gram_length=1,
+                                        max_skip_count=0, ngram_counts=[0], ngram_indexes=[0], pool_int64s=[1])],
                       [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 3])],
                       [helper.make_tensor_value_info("y", TensorProto.FLOAT, [])])
     with pytest.raises(onda.ModelError, match="TfIdfVectorizer"):
