@@ -7,11 +7,6 @@
 namespace onda::test {
 namespace {
 
-std::vector<float> values_of(const HostTensor& t) {
-  const auto v = t.values<float>();
-  return {v.begin(), v.end()};
-}
-
 // y = Transpose(x [1, C, 1], perm [2, 0, 1]) as a graph output; z = Transpose(x, perm [1, 2, 0]) + 1
 // (also a view); w = Transpose(u [2, 1, 3], perm [2, 1, 0]) (a real transpose).
 onnx::ModelProto transposes(int64_t channels) {

@@ -11,11 +11,6 @@
 namespace onda::test {
 namespace {
 
-std::vector<float> values_of(const HostTensor& t) {
-  const auto v = t.values<float>();
-  return {v.begin(), v.end()};
-}
-
 // y[n, o] = sum_j x[n, j] w[o, j] (+ b[o]), j over C_in x kernel, as float64.
 std::vector<double> whole_input_reference(const std::vector<float>& x, const std::vector<float>& w,
                                           const std::vector<float>* b, int64_t batch, int64_t out, int64_t k,

@@ -11,11 +11,6 @@
 namespace onda::test {
 namespace {
 
-std::vector<float> values_of(const HostTensor& t) {
-  const auto v = t.values<float>();
-  return {v.begin(), v.end()};
-}
-
 Node node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
   Node n;
   n.op_type = op;

@@ -30,11 +30,6 @@ onnx::GraphProto* add_graph_attribute(onnx::NodeProto* node, const std::string& 
   return attribute->mutable_g();
 }
 
-std::vector<float> values_of(const HostTensor& t) {
-  const auto v = t.values<float>();
-  return {v.begin(), v.end()};
-}
-
 // y = x @ w as float64, x [rows, inner], w [inner, cols].
 std::vector<double> matmul(const std::vector<float>& x, const std::vector<float>& w, int64_t rows,
                            int64_t inner, int64_t cols) {

@@ -54,6 +54,12 @@ inline onnx::AttributeProto* add_ints_attribute(onnx::NodeProto* node, const std
   return attribute;
 }
 
+// A float32 output's values, copied out of the HostTensor.
+inline std::vector<float> values_of(const HostTensor& t) {
+  const auto v = t.values<float>();
+  return {v.begin(), v.end()};
+}
+
 // A float output whose shape is left to inference.
 inline void add_float_output(onnx::GraphProto* graph, const std::string& name) {
   onnx::ValueInfoProto* value = graph->add_output();
