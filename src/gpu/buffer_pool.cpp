@@ -86,10 +86,12 @@ wgpu::Buffer BufferPool::take(uint64_t size, uint64_t& capacity_out) {
   }
   if (!buffer) {
     try {
-      buffer = create_buffer(context_, capacity, kStorageUsage, "onda pooled buffer");
+      buffer = create_pooled(capacity);
     } catch (const OutOfMemoryError&) {
-      trim();  // cached buffers of other sizes may be what stands in the way
-      buffer = create_buffer(context_, capacity, kStorageUsage, "onda pooled buffer");
+      // Cached buffers of other sizes may be what stands in the way; recorded work may still use them.
+      if (before_trim_) before_trim_();
+      trim();
+      buffer = create_pooled(capacity);
     }
     std::lock_guard lock(state_->mutex);
     state_->stats.bytes_allocated += capacity;
@@ -274,6 +276,24 @@ void BufferPool::trim() {
     state_->stats.bytes_allocated -= size * buffers.size();
     buffers.clear();
   }
+}
+
+wgpu::Buffer BufferPool::create_pooled(uint64_t capacity) {
+  if (device_bytes_limit_ > 0) {
+    uint64_t allocated = 0;
+    {
+      std::lock_guard lock(state_->mutex);
+      allocated = state_->stats.bytes_allocated;  // arenas included
+    }
+    if (allocated + capacity > device_bytes_limit_) {
+      throw OutOfMemoryError(
+          fmt::format("out of GPU memory allocating buffer 'onda pooled buffer' of {} bytes: {} of the "
+                      "pool's emulated {} "
+                      "bytes are allocated",
+                      capacity, allocated, device_bytes_limit_));
+    }
+  }
+  return create_buffer(context_, capacity, kStorageUsage, "onda pooled buffer");
 }
 
 BufferPoolStats BufferPool::stats() const {

@@ -12,6 +12,7 @@
 // ordinary pooled buffer.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -148,8 +149,18 @@ class BufferPool {
   bool plan_diverged() const;
   uint64_t arena_bytes() const;
 
-  // Drops every cached (not on loan) buffer.
+  // Drops every cached (not on loan) buffer. Recorded but unsubmitted commands may still name a cached
+  // buffer (kernels' scratch goes back to the pool once its dispatches are recorded): only call this
+  // when nothing is pending, or through the out-of-memory path below, which flushes first.
   void trim();
+  // What an allocation that ran out of device memory calls before it trims the cache and tries again:
+  // the runtime submits the commands recorded so far, after which destroying a cached buffer they use
+  // is safe (WebGPU frees it once the submitted work completes). Empty: no pending work to flush.
+  void set_before_trim(std::function<void()> flush) { before_trim_ = std::move(flush); }
+  // Emulates a device with only `bytes` of memory for this pool's own buffers (0: the device's): a
+  // buffer that would take the pool's allocated bytes past it fails as the device's allocation would,
+  // with OutOfMemoryError. How the out-of-memory path is tested without exhausting a GPU.
+  void set_device_bytes_limit(uint64_t bytes) { device_bytes_limit_ = bytes; }
   BufferPoolStats stats() const;
   void reset_peak();
 
@@ -159,8 +170,12 @@ class BufferPool {
   // A buffer of the size class of `size` from the free lists or the device, counted as on loan.
   wgpu::Buffer take(uint64_t size, uint64_t& capacity);
 
+  wgpu::Buffer create_pooled(uint64_t capacity);
+
   Context& context_;
   std::shared_ptr<BufferPoolState> state_ = std::make_shared<BufferPoolState>();
+  std::function<void()> before_trim_;
+  uint64_t device_bytes_limit_ = 0;
 };
 
 // Creates one buffer outside the pool, with the out-of-memory check and a clear message.

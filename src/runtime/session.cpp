@@ -39,6 +39,7 @@
 #include "gpu/command_tape.h"
 #include "gpu/context.h"
 #include "gpu/environment.h"
+#include "gpu/flush_before_trim.h"
 #include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
 #include "gpu/profiler.h"
@@ -500,6 +501,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   gpu::Profiler* const active_profiler = profiling ? profiler.get() : nullptr;
   auto recorder_owner = std::make_unique<gpu::CommandRecorder>(context, active_profiler);
   gpu::CommandRecorder& recorder = *recorder_owner;
+  const gpu::FlushBeforeTrim flush_before_trim{{&pool, &persistent_pool, &weights_pool}, recorder};
   for (const auto& [source, copy] : device_input_copies) {
     if (copy.device_bytes() > 0) {
       recorder.copy(source->buffer(), source->byte_offset(), copy.buffer(), copy.byte_offset(),

@@ -231,6 +231,40 @@ TEST(GpuContext, PoolReusesBuffers) {
   EXPECT_LE(gpu::BufferPool::size_class(123457), 123457u * 9 / 8);
 }
 
+// A pool that runs out of device memory while a recorder holds commands naming its cached buffers
+// (a kernel's scratch goes back to the pool once recorded) submits them before destroying the cache:
+// the recorded work still runs on the bytes it was given. Without the flush, the submit names a
+// destroyed buffer and Dawn rejects it. The device's memory is emulated by the pool's byte limit.
+TEST(GpuContext, OutOfMemoryTrimFlushesRecordedWork) {
+  for (const bool flush : {true, false}) {
+    SCOPED_TRACE(flush ? "flush before trim" : "no flush");
+    auto& g = gpu();
+    gpu::BufferPool pool(g.context);
+    const uint32_t n = 16384;                              // 64 KiB
+    const uint64_t third_bytes = 96 * 1024;                // a size class of its own
+    pool.set_device_bytes_limit(2 * n * 4 + third_bytes);  // the destination and the third: no scratch
+    std::vector<float> host(n);
+    for (uint32_t i = 0; i < n; ++i) host[i] = static_cast<float>(i) - 100.0f;
+    auto destination = pool.acquire(2 * n * 4);  // another size class: not the scratch's
+    gpu::CommandRecorder recorder(g.context);
+    {
+      auto scratch = pool.acquire(n * 4);
+      gpu::upload(g.context, scratch->buffer(), 0, host.data(), n * 4);
+      recorder.copy(scratch->buffer(), 0, destination->buffer(), 0, n * 4);
+    }  // the scratch is back in the pool's cache, named by the unsubmitted copy
+    if (flush) pool.set_before_trim([&recorder] { recorder.submit(); });
+    auto third = pool.acquire(third_bytes);  // past the limit with the cached scratch: it must be trimmed
+    EXPECT_EQ(pool.stats().bytes_allocated, 2 * n * 4 + third_bytes);
+    if (!flush) {
+      EXPECT_THROW(recorder.submit_and_wait(), gpu::GpuError);
+      continue;
+    }
+    recorder.submit_and_wait();
+    const auto bytes = gpu::download(g.context, destination->buffer(), 0, n * 4);
+    EXPECT_EQ(std::memcmp(bytes.data(), host.data(), n * 4), 0);
+  }
+}
+
 TEST(GpuContext, PipelineCacheKeysOnConstants) {
   auto& g = gpu();
   const char* shader =
