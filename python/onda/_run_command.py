@@ -276,10 +276,10 @@ def run(a: argparse.Namespace) -> None:
 def _print_profile(stats: Dict[str, object]) -> None:
     profile = stats["profile"]
     by_type: Dict[str, List[float]] = {}
-    for op_type, _node, gpu_ms, dispatches, _shapes in profile:
-        entry = by_type.setdefault(op_type, [0.0, 0])
-        entry[0] += gpu_ms
-        entry[1] += dispatches
+    for line in profile:
+        entry = by_type.setdefault(line["op_type"], [0.0, 0])
+        entry[0] += line["gpu_ms"]
+        entry[1] += line["dispatches"]
     total = sum(t[0] for t in by_type.values())
     print(f"GPU time per op type (last run, {total:.3f} ms of kernels):")
     span = stats["profile_span_ms"]
@@ -289,5 +289,8 @@ def _print_profile(stats: Dict[str, object]) -> None:
     for op_type, (ms, dispatches) in sorted(by_type.items(), key=lambda item: -item[1][0]):
         print(f"  {op_type:<24} {ms:>10.3f} ms {100 * ms / total if total > 0 else 0:>6.1f}% {dispatches:>7} dispatches")
     print("top nodes:")
-    for op_type, node, gpu_ms, _dispatches, shapes in profile[:15]:
-        print(f"  {op_type:<24} {gpu_ms:>10.3f} ms  {node}  {shapes}")
+    for line in profile[:15]:
+        print(f"  {line['op_type']:<24} {line['gpu_ms']:>10.3f} ms  floor {line['floor_ms']:.3f} ms  {line['node']}  "
+              f"{line['input_shapes']}")
+    floor = stats["profile_floor_ms"]
+    print(f"whole model: GPU {total:.3f} ms, floor {floor:.3f} ms ({100 * floor / total if total > 0 else 0:.1f}% of floor)")

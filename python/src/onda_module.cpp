@@ -289,14 +289,41 @@ class PySession {
     d["buffers_allocated"] = s.buffers_allocated;
     d["host_upload_bytes"] = s.host_upload_bytes;
     d["host_download_bytes"] = s.host_download_bytes;
+    d["planned_activation_bytes"] = s.planned_activation_bytes;
+    d["live_activation_bytes"] = s.live_activation_bytes;
     d["profile_span_ms"] = s.profile_span_ms;
     d["profile_floor_ms"] = s.profile_floor_ms;
+    d["peak_flops_per_second"] = s.peak_flops_per_second;
+    d["peak_bytes_per_second"] = s.peak_bytes_per_second;
+    d["dependent_dispatch_ms"] = s.dependent_dispatch_ms;
     py::list profile;
-    for (const auto& line : s.profile)
-      profile.append(
-          py::make_tuple(line.op_type, line.node, line.gpu_ms, line.dispatches, line.input_shapes));
+    for (const auto& line : s.profile) {
+      py::dict entry;
+      entry["op_type"] = line.op_type;
+      entry["node"] = line.node;
+      entry["gpu_ms"] = line.gpu_ms;
+      entry["dispatches"] = line.dispatches;
+      entry["input_shapes"] = line.input_shapes;
+      entry["flops"] = line.flops;
+      entry["bytes"] = line.bytes;
+      entry["sequential_steps"] = line.sequential_steps;
+      entry["latency_floor_ms"] = line.latency_floor_ms;
+      entry["floor_ms"] = line.floor_ms;
+      entry["cost_modeled"] = line.cost_modeled;
+      profile.append(entry);
+    }
     d["profile"] = profile;
     d["record_ms_by_op"] = s.record_ms_by_op;
+    // What the run created for later runs (a first run's cost): pipelines, bind groups, cache entries.
+    d["pipelines_created"] = s.pipelines_created;
+    d["wgsl_render_ms"] = s.wgsl_render_ms;
+    d["shader_module_ms"] = s.shader_module_ms;
+    d["pipeline_create_ms"] = s.pipeline_create_ms;
+    d["bind_groups_created"] = s.bind_groups_created;
+    d["bind_group_create_ms"] = s.bind_group_create_ms;
+    d["pipeline_cache_loads"] = s.pipeline_cache_loads;
+    d["pipeline_cache_stores"] = s.pipeline_cache_stores;
+    d["slow_node_record_ms"] = s.slow_node_record_ms;
     return d;
   }
   void set_profiling(bool on) { session_->set_profiling(on); }

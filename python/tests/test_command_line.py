@@ -77,6 +77,7 @@ def test_run_random_inputs_outputs_bench_profile(models, tmp_path):
                        "--bench", "2", "--profile", "--first-submit", "0")
     assert done.returncode == 0, done.stderr
     assert "runs: 2  min" in done.stdout and "GPU time per op type" in done.stdout, done.stdout
+    assert re.search(r"whole model: GPU [0-9.]+ ms, floor [0-9.]+ ms", done.stdout), done.stdout
     y, z = np.load(out / "y.npy"), np.load(out / "z.npy")
     assert y.shape == (4, 3)
     np.testing.assert_array_equal(y, -z * np.float32(2) + np.array([0.5, -1.0, 3.0], np.float32))
