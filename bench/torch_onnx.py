@@ -310,6 +310,33 @@ def prelu(n, xs):
     return torch.where(x >= 0, x, x * slope)
 
 
+# Debian's CPU torch (the development check) links the reference BLAS (BLAS_INFO=generic, ~4 GFLOP/s
+# on two cores): there fp32 products on the CPU go through oneDNN's inner product, ~10x faster, so
+# that BS-RoFormer's check takes minutes, not an hour. CUDA always takes torch.matmul / addmm (cuBLAS).
+SLOW_CPU_BLAS = "BLAS_INFO=generic" in torch.__config__.show()
+
+
+def onednn_product(a, b):
+    """a [..., K] @ b [K, N] through oneDNN (CPU, fp32)."""
+    k, n = b.shape
+    y = torch._C._nn.mkldnn_linear(a.reshape(-1, k).contiguous().to_mkldnn(), b.t().contiguous().to_mkldnn(), None)
+    return y.to_dense().reshape(tuple(a.shape[:-1]) + (n,))
+
+
+def matmul(a, b):
+    if not (SLOW_CPU_BLAS and a.device.type == "cpu" and a.dtype == torch.float32 and b.dim() >= 2):
+        return torch.matmul(a, b)
+    if b.dim() == 2:
+        return onednn_product(a, b)
+    if a.dim() < 2:
+        return torch.matmul(a, b)
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a3 = a.expand(batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
+    b3 = b.expand(batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    y = torch.stack([onednn_product(x, w) for x, w in zip(a3, b3)])
+    return y.reshape(batch + (a.shape[-2], b.shape[-1]))
+
+
 def gemm(n, xs):
     a, b = xs[0], xs[1]
     c = opt(xs, 2)
@@ -318,6 +345,9 @@ def gemm(n, xs):
     if n.attrs.get("transB", 0):
         b = b.t()
     alpha, beta = n.attrs.get("alpha", 1.0), n.attrs.get("beta", 1.0)
+    if SLOW_CPU_BLAS and a.device.type == "cpu":
+        y = matmul(a, b) * alpha
+        return y if c is None else y + beta * c
     if c is None:
         return torch.mm(a, b) if alpha == 1.0 else alpha * torch.mm(a, b)
     return torch.addmm(c, a, b, beta=beta, alpha=alpha)
@@ -524,7 +554,7 @@ OPS = {
     "ReduceProd": reduce(reduce_prod), "Softmax": softmax, "InstanceNormalization": instance_norm,
     "LayerNormalization": layer_norm, "BatchNormalization": batch_norm,
     # products, convolutions, recurrences, spectra
-    "MatMul": elementwise(torch.matmul), "Gemm": gemm, "Conv": conv, "ConvTranspose": conv_transpose,
+    "MatMul": elementwise(matmul), "Gemm": gemm, "Conv": conv, "ConvTranspose": conv_transpose,
     "AveragePool": average_pool, "Resize": resize, "LSTM": recurrent("LSTM"), "GRU": recurrent("GRU"),
     "DFT": dft, "STFT": stft,
 }
@@ -635,10 +665,18 @@ class Executor:
             if name:
                 env[name] = value
 
-    def run(self, feeds):
+    def run(self, feeds, profile=None):
+        """One run; with a dict `profile`, adds each op type's ms to it (synchronising after each node)."""
         env = dict(feeds)
+        cuda = self.device.type == "cuda"
         for n, args, frees in self.plan:
+            if profile is not None:
+                start = time.perf_counter()
             self.step(n, args, env)
+            if profile is not None:
+                if cuda:
+                    torch.cuda.synchronize()
+                profile[n.op] = profile.get(n.op, 0.0) + (time.perf_counter() - start) * 1e3
             for name in frees:
                 del env[name]
         return [env[name] for name in self.outputs]
@@ -693,6 +731,7 @@ def main():
     parser.add_argument("--reference", default="", help="folder of reference outputs (NAME/ per model, or .npy)")
     parser.add_argument("--ort", action="store_true", help="check against ONNX Runtime CPU (python onnxruntime)")
     parser.add_argument("--save", default="", help="write each model's inputs and outputs under SAVE/NAME/")
+    parser.add_argument("--profile", action="store_true", help="one more run, synchronised per node: ms by op type")
     parser.add_argument("--cudnn-benchmark", action="store_true",
                         help="torch.backends.cudnn.benchmark (default off: eager PyTorch's default)")
     args = parser.parse_args()
@@ -725,7 +764,8 @@ def main():
         resident += sum(p.numel() * p.element_size() for n, _, _ in ex.plan if hasattr(n, "module")
                         for p in n.module.parameters())
         print(f"== {name}: {len(ex.nodes)} nodes, {device_nodes} on the device; load {load_s:.1f} s, "
-              f"first (preparing) run {first_ms:.0f} ms; resident constants {mib(resident):.1f} MiB")
+              f"first (preparing) run {first_ms:.0f} ms; weights {mib(resident):.1f} MiB "
+              f"(resident constants and recurrent modules)")
         with torch.inference_mode():
             if cuda:
                 from cuda_timing import median_ms
@@ -737,19 +777,29 @@ def main():
                 outs = ex.run(feeds)
                 torch.cuda.synchronize()
                 peak = torch.cuda.max_memory_allocated()
-                print(f"torch peak GPU memory: {mib(peak):.1f} MiB (torch.cuda.max_memory_allocated, weights and "
-                      f"inputs included; resident before the run {mib(before):.1f} MiB)")
+                inputs = sum(t.numel() * t.element_size() for t in feeds.values())
+                print(f"torch peak GPU memory: {mib(peak):.1f} MiB = activations {mib(peak - resident):.1f} MiB at peak "
+                      f"+ weights {mib(resident):.1f} MiB (torch.cuda.max_memory_allocated; the activations include "
+                      f"the inputs, {mib(inputs):.1f} MiB; allocated before the run {mib(before):.1f} MiB)")
                 del outs
                 ms = median_ms(lambda: ex.run(feeds), repeats=args.runs, warmup=args.warmup)
-                print(f"torch median run: {ms:.2f} ms (median of {args.runs}, CUDA events)")
+                print(f"torch runs: {args.runs}  median {ms:.3f} ms (CUDA events, after {args.warmup} warm-up runs)")
                 outs = ex.run(feeds)
-            else:
-                times = []
+            else:  # --runs 0: the outputs checked are the preparing run's
+                times = [float("nan")]
                 for _ in range(args.runs):
                     start = time.perf_counter()
                     outs = ex.run(feeds)
                     times.append((time.perf_counter() - start) * 1e3)
-                print(f"torch median run: {sorted(times)[len(times) // 2]:.1f} ms (median of {args.runs}, CPU clock)")
+                times = times[1:] or times
+                print(f"torch runs: {args.runs}  median {sorted(times)[len(times) // 2]:.1f} ms (CPU clock)")
+            if args.profile:
+                profile = {}
+                ex.run(feeds, profile)
+                total = sum(profile.values())
+                print(f"torch profile (synchronised per node): {total:.1f} ms")
+                for op, ms in sorted(profile.items(), key=lambda kv: -kv[1])[:12]:
+                    print(f"  {op:24s} {ms:9.2f} ms {100 * ms / total:5.1f}%")
         results = {o: t.detach().cpu().numpy() for o, t in zip(ex.outputs, outs)}
         if args.save:
             folder = os.path.join(args.save, name)
