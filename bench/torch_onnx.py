@@ -181,6 +181,10 @@ def reshape(n, xs):
     return x.reshape(s)
 
 
+def transpose(n, xs):
+    return xs[0].permute(n.attrs.get("perm", list(reversed(range(xs[0].dim())))))  # a view, as in eager code
+
+
 def slice_(n, xs):
     x, starts, ends = xs[0], ints(xs[1]), ints(xs[2])
     axes = ints(opt(xs, 3)) if opt(xs, 3) is not None else list(range(len(starts)))
@@ -545,8 +549,8 @@ OPS = {
     "Clip": clip, "Cast": cast, "Identity": lambda n, xs: xs[0],
     # shapes and layout
     "Constant": constant, "ConstantOfShape": constant_of_shape, "Shape": shape, "Gather": gather,
-    "Unsqueeze": unsqueeze, "Squeeze": squeeze, "Reshape": reshape, "Transpose": lambda n, xs: xs[0].permute(
-        n.attrs.get("perm", list(reversed(range(xs[0].dim()))))), "Slice": slice_, "Split": split,
+    "Unsqueeze": unsqueeze, "Squeeze": squeeze, "Reshape": reshape, "Transpose": transpose, "Slice": slice_,
+    "Split": split,
     "Concat": concat, "Expand": expand, "Pad": pad, "Tile": tile, "Range": range_, "ScatterND": scatter_nd,
     # reductions and normalizations
     "ReduceMean": reduce(lambda x, a, k: torch.mean(x, a, keepdim=k)),
@@ -561,7 +565,8 @@ OPS = {
 HOST_INPUTS = {
     "Reshape": {1}, "Unsqueeze": {1}, "Squeeze": {1}, "Slice": {1, 2, 3, 4}, "Split": {1}, "Expand": {1},
     "Pad": {1, 2, 3}, "Tile": {1}, "ConstantOfShape": {0}, "Range": {0, 1, 2}, "Clip": {1, 2},
-    "Resize": {1, 2, 3}, "LSTM": {4}, "GRU": {4}, "DFT": {1}, "STFT": {1, 3}, "ReduceMean": {1}, "ReduceL2": {1}, "ReduceProd": {1},
+    "Resize": {1, 2, 3}, "LSTM": {4}, "GRU": {4}, "DFT": {1}, "STFT": {1, 3}, "ReduceMean": {1}, "ReduceL2": {1},
+    "ReduceProd": {1},
 }
 
 
@@ -721,12 +726,87 @@ def mib(b):
     return b / (1 << 20)
 
 
+def weight_bytes(ex):
+    """The resident constants and the recurrent modules' parameters: the model's weights on the device."""
+    total = sum(t.numel() * t.element_size() for t in ex.resident.values())
+    return total + sum(p.numel() * p.element_size() for n, _, _ in ex.plan if hasattr(n, "module")
+                       for p in n.module.parameters())
+
+
+def measure_cuda(ex, feeds, args):
+    """Peak memory of one run, then the median of args.runs; returns the outputs of one more run."""
+    from cuda_timing import median_ms
+
+    weights = weight_bytes(ex)
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    outs = ex.run(feeds)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    inputs = sum(t.numel() * t.element_size() for t in feeds.values())
+    print(f"torch peak GPU memory: {mib(peak):.1f} MiB = activations {mib(peak - weights):.1f} MiB at peak "
+          f"+ weights {mib(weights):.1f} MiB (torch.cuda.max_memory_allocated; the activations include the "
+          f"inputs, {mib(inputs):.1f} MiB; allocated before the run {mib(before):.1f} MiB, peak reserved by the "
+          f"caching allocator {mib(torch.cuda.max_memory_reserved()):.1f} MiB)")
+    del outs
+    ms = median_ms(lambda: ex.run(feeds), repeats=args.runs, warmup=args.warmup)
+    print(f"torch runs: {args.runs}  median {ms:.3f} ms (CUDA events, after {args.warmup} warm-up runs)")
+    return ex.run(feeds)
+
+
+def time_cpu(ex, feeds, args, outs):
+    """The median of args.runs on the CPU clock; returns the last run's outputs (with --runs 0, `outs`)."""
+    times = []
+    for _ in range(args.runs):
+        start = time.perf_counter()
+        outs = ex.run(feeds)
+        times.append((time.perf_counter() - start) * 1e3)
+    if times:
+        print(f"torch runs: {args.runs}  median {sorted(times)[len(times) // 2]:.1f} ms (CPU clock)")
+    return outs
+
+
+def print_profile(ex, feeds):
+    profile = {}
+    ex.run(feeds, profile)
+    total = sum(profile.values())
+    print(f"torch profile (synchronised per node): {total:.1f} ms")
+    for op, ms in sorted(profile.items(), key=lambda kv: -kv[1])[:12]:
+        print(f"  {op:24s} {ms:9.2f} ms {100 * ms / total:5.1f}%")
+
+
+def check(path, name, arrays, results, args):
+    """rel L2 of each output against --reference DIR's .npy files or ONNX Runtime CPU (--ort)."""
+    if args.ort:
+        references, source = ort_outputs(path, arrays), "ONNX Runtime CPU"
+    elif args.reference:
+        folder = os.path.join(args.reference, name)
+        source = folder if os.path.isdir(folder) else args.reference
+        references = {o: np.load(os.path.join(source, file_name(o))) for o in results
+                      if os.path.exists(os.path.join(source, file_name(o)))}
+    else:
+        return
+    if not references:
+        print(f"torch rel L2: no reference outputs in {source}")
+    for o, ref in references.items():
+        print(f"torch rel L2 {o}: {rel_l2(results[o], ref):.2e} against {source}")
+
+
+def save(folder, arrays, results):
+    os.makedirs(folder, exist_ok=True)
+    for i, a in arrays.items():
+        np.save(os.path.join(folder, "input_" + file_name(i)), a)
+    for o, a in results.items():
+        np.save(os.path.join(folder, file_name(o)), a)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("models", nargs="+", help="model names (in --models-dir) or .onnx paths")
     parser.add_argument("--models-dir", default="models")
     parser.add_argument("--device", default="cuda")
-    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=20, help="timed runs (on the CPU 0: check the first run)")
     parser.add_argument("--warmup", type=int, default=3, help="runs after the preparing run, before timing")
     parser.add_argument("--reference", default="", help="folder of reference outputs (NAME/ per model, or .npy)")
     parser.add_argument("--ort", action="store_true", help="check against ONNX Runtime CPU (python onnxruntime)")
@@ -741,7 +821,8 @@ def main():
     device = torch.device(args.device)
     cuda = device.type == "cuda"
     label = torch.cuda.get_device_name(device) if cuda else f"CPU, {torch.get_num_threads()} threads"
-    print(f"torch {torch.__version__} on {label}; fp32, TF32 off, cudnn.benchmark {args.cudnn_benchmark}")
+    print(f"torch {torch.__version__} on {label}; fp32, TF32 matmul {torch.backends.cuda.matmul.allow_tf32} cuDNN "
+          f"{torch.backends.cudnn.allow_tf32}, cudnn.benchmark {args.cudnn_benchmark}")
     for model in args.models:
         path = model if model.endswith(".onnx") else os.path.join(args.models_dir, model + ".onnx")
         name = os.path.basename(path)[:-len(".onnx")]
@@ -751,78 +832,29 @@ def main():
         rng = np.random.default_rng(0)
         arrays = {i: make_input(name, i, s, rng) for i, s in ex.inputs}
         feeds = {i: torch.from_numpy(a).to(device) for i, a in arrays.items()}
-        if cuda:
-            torch.cuda.synchronize()
         start = time.perf_counter()
         with torch.no_grad():
             outs = ex.prepare(feeds)
         if cuda:
             torch.cuda.synchronize()
         first_ms = (time.perf_counter() - start) * 1e3
-        device_nodes = len(ex.plan)
-        resident = sum(t.numel() * t.element_size() for t in ex.resident.values())
-        resident += sum(p.numel() * p.element_size() for n, _, _ in ex.plan if hasattr(n, "module")
-                        for p in n.module.parameters())
-        print(f"== {name}: {len(ex.nodes)} nodes, {device_nodes} on the device; load {load_s:.1f} s, "
-              f"first (preparing) run {first_ms:.0f} ms; weights {mib(resident):.1f} MiB "
-              f"(resident constants and recurrent modules)")
+        print(f"== {name}: {len(ex.nodes)} nodes, {len(ex.plan)} on the device; load {load_s:.1f} s, first "
+              f"(preparing) run {first_ms:.0f} ms; weights {mib(weight_bytes(ex)):.1f} MiB")
         with torch.inference_mode():
             if cuda:
-                from cuda_timing import median_ms
-
                 del outs
-                torch.cuda.synchronize()
-                before = torch.cuda.memory_allocated()
-                torch.cuda.reset_peak_memory_stats()
-                outs = ex.run(feeds)
-                torch.cuda.synchronize()
-                peak = torch.cuda.max_memory_allocated()
-                inputs = sum(t.numel() * t.element_size() for t in feeds.values())
-                print(f"torch peak GPU memory: {mib(peak):.1f} MiB = activations {mib(peak - resident):.1f} MiB at peak "
-                      f"+ weights {mib(resident):.1f} MiB (torch.cuda.max_memory_allocated; the activations include "
-                      f"the inputs, {mib(inputs):.1f} MiB; allocated before the run {mib(before):.1f} MiB)")
-                del outs
-                ms = median_ms(lambda: ex.run(feeds), repeats=args.runs, warmup=args.warmup)
-                print(f"torch runs: {args.runs}  median {ms:.3f} ms (CUDA events, after {args.warmup} warm-up runs)")
-                outs = ex.run(feeds)
-            else:  # --runs 0: the outputs checked are the preparing run's
-                times = [float("nan")]
-                for _ in range(args.runs):
-                    start = time.perf_counter()
-                    outs = ex.run(feeds)
-                    times.append((time.perf_counter() - start) * 1e3)
-                times = times[1:] or times
-                print(f"torch runs: {args.runs}  median {sorted(times)[len(times) // 2]:.1f} ms (CPU clock)")
+                outs = measure_cuda(ex, feeds, args)
+            else:
+                outs = time_cpu(ex, feeds, args, outs)
             if args.profile:
-                profile = {}
-                ex.run(feeds, profile)
-                total = sum(profile.values())
-                print(f"torch profile (synchronised per node): {total:.1f} ms")
-                for op, ms in sorted(profile.items(), key=lambda kv: -kv[1])[:12]:
-                    print(f"  {op:24s} {ms:9.2f} ms {100 * ms / total:5.1f}%")
+                print_profile(ex, feeds)
         results = {o: t.detach().cpu().numpy() for o, t in zip(ex.outputs, outs)}
-        if args.save:
-            folder = os.path.join(args.save, name)
-            os.makedirs(folder, exist_ok=True)
-            for i, a in arrays.items():
-                np.save(os.path.join(folder, "input_" + file_name(i)), a)
-            for o, a in results.items():
-                np.save(os.path.join(folder, file_name(o)), a)
-        references = {}
-        if args.reference:
-            folder = os.path.join(args.reference, name) if os.path.isdir(os.path.join(args.reference, name)) \
-                else args.reference
-            references = {o: np.load(os.path.join(folder, file_name(o))) for o in results
-                          if os.path.exists(os.path.join(folder, file_name(o)))}
-            source = folder
-        if args.ort:
-            references = ort_outputs(path, arrays)
-            source = "ONNX Runtime CPU"
-        for o, ref in references.items():
-            print(f"torch rel L2 {o}: {rel_l2(results[o], ref):.2e} against {source}")
         del ex, feeds, outs
         if cuda:
             torch.cuda.empty_cache()
+        if args.save:
+            save(os.path.join(args.save, name), arrays, results)
+        check(path, name, arrays, results, args)
 
 
 if __name__ == "__main__":
