@@ -637,12 +637,15 @@ class Executor:
                         args.append(("env", name, i in host))
                 plan.append((n, args))
                 self.step(n, args, env)
-            for name in set(n.inputs):
-                if name in env and last_reader.get(name) == n.index and name not in kept:
+            for name in set(n.inputs) | set(n.outputs):  # inputs read for the last time, outputs never read
+                if name in env and last_reader.get(name, n.index) <= n.index and name not in kept:
                     del env[name]
-        # After each step: the environment names whose last reader it was.
+        # After each step: the environment names whose last reader it was, and its outputs no step reads.
         last = {}
         for k, (n, args) in enumerate(plan):
+            for name in n.outputs:
+                if name:
+                    last[name] = k
             for a in args:
                 if a is not None and a[0] == "env":
                     last[a[1]] = k
