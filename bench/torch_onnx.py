@@ -482,6 +482,40 @@ def reorder_gates(t, order, hidden):
     return torch.cat([blocks[i] for i in order], 0)
 
 
+def cpu_recurrence(kind, module, dirs, x, state):
+    """What torch.nn.LSTM / GRU `module` computes, with its own weights, the products through oneDNN:
+    the development check's path on a CPU with the reference BLAS (SCNet's LSTMs: minutes, not an
+    hour). Returns (y [seq, batch, dirs * hidden], h_n, c_n or None) as the module does."""
+    seq, batch = x.shape[0], x.shape[1]
+    hidden = module.hidden_size
+    ys, hs, cs = [], [], []
+    for d, suffix in enumerate(["", "_reverse"][:dirs]):
+        w_ih, w_hh = getattr(module, "weight_ih_l0" + suffix), getattr(module, "weight_hh_l0" + suffix)
+        b_ih, b_hh = getattr(module, "bias_ih_l0" + suffix, None), getattr(module, "bias_hh_l0" + suffix, None)
+        from_input = onednn_product(x, w_ih.t()) + (b_ih if b_ih is not None else 0)
+        h = state[0][d] if kind == "LSTM" and state is not None else (state[d] if state is not None else
+                                                                        x.new_zeros(batch, hidden))
+        c = state[1][d] if kind == "LSTM" and state is not None else x.new_zeros(batch, hidden)
+        out = [None] * seq
+        for t in (range(seq - 1, -1, -1) if d else range(seq)):
+            from_h = onednn_product(h, w_hh.t()) + (b_hh if b_hh is not None else 0)
+            if kind == "LSTM":  # torch's gate order: i f g o
+                i, f, g, o = (from_input[t] + from_h).chunk(4, 1)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+            else:  # r z n, the reset gate applied to the recurrent product (+ its bias)
+                ir, iz, i_n = from_input[t].chunk(3, 1)
+                hr, hz, h_n = from_h.chunk(3, 1)
+                r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+                h = (1 - z) * torch.tanh(i_n + r * h_n) + z * h
+            out[t] = h
+        ys.append(torch.stack(out))
+        hs.append(h)
+        cs.append(c)
+    y = torch.cat(ys, 2)
+    return y, torch.stack(hs), torch.stack(cs) if kind == "LSTM" else None
+
+
 def recurrent(kind):
     """LSTM (ONNX gates i o f c -> torch i f g o) and GRU (z r h -> r z n; torch's GRU is ONNX's
     linear_before_reset=1) through torch.nn.LSTM / GRU: cuDNN with flattened weights on CUDA."""
@@ -525,10 +559,14 @@ def recurrent(kind):
             if h0 is not None or c0 is not None:
                 zeros = x.new_zeros(n.dirs, x.shape[1], n.hidden)
                 state = (h0 if h0 is not None else zeros, c0 if c0 is not None else zeros)
+        else:
+            state = h0
+        if SLOW_CPU_BLAS and x.device.type == "cpu":
+            y, h, c = cpu_recurrence(kind, n.module, n.dirs, x, state)
+        elif kind == "LSTM":
             y, (h, c) = n.module(x, state)
         else:
-            y, h = n.module(x, h0)
-            c = None
+            (y, h), c = n.module(x, state), None
         seq, batch = y.shape[0], y.shape[1]
         y = y.view(seq, batch, n.dirs, n.hidden).permute(0, 2, 1, 3)  # ONNX Y: [seq, dirs, batch, hidden]
         return (y, h, c)[:len(n.outputs)]
