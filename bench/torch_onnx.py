@@ -619,6 +619,7 @@ class Executor:
 
     def __init__(self, path, device):
         self.nodes, self.consts, self.inputs, self.outputs = load_graph(path)
+        self.initializers = set(self.consts)
         self.device = device
         for n in self.nodes:
             if n.op not in OPS:
@@ -767,9 +768,13 @@ def mib(b):
     return b / (1 << 20)
 
 
-def weight_bytes(ex):
-    """The resident constants and the recurrent modules' parameters: the model's weights on the device."""
-    total = sum(t.numel() * t.element_size() for t in ex.resident.values())
+def weight_bytes(ex, folded_only=False):
+    """The resident constants and the recurrent modules' parameters: the model's weights on the device
+    (folded_only: the constants computed by folding, not initializers: rotary tables, transposed weights)."""
+    total = sum(t.numel() * t.element_size() for name, t in ex.resident.items()
+                if not (folded_only and name in ex.initializers))
+    if folded_only:
+        return total
     return total + sum(p.numel() * p.element_size() for n, _, _ in ex.plan if hasattr(n, "module")
                        for p in n.module.parameters())
 
@@ -880,7 +885,8 @@ def main():
             torch.cuda.synchronize()
         first_ms = (time.perf_counter() - start) * 1e3
         print(f"== {name}: {len(ex.nodes)} nodes, {len(ex.plan)} on the device; load {load_s:.1f} s, first "
-              f"(preparing) run {first_ms:.0f} ms; weights {mib(weight_bytes(ex)):.1f} MiB")
+              f"(preparing) run {first_ms:.0f} ms; weights {mib(weight_bytes(ex)):.1f} MiB, of which computed by "
+              f"folding {mib(weight_bytes(ex, folded_only=True)):.1f} MiB")
         with torch.inference_mode():
             if cuda:
                 del outs
