@@ -15,7 +15,8 @@
 #                     BS-RoFormer): `onda run --bench` (where build/onda is carried) and PyTorch eager on
 #                     CUDA running the same ONNX graph (bench/torch_onnx.py: fp32, TF32 off), each one's
 #                     median and peak GPU memory, then one line per model side by side; TORCH_ORT=1 also
-#                     checks PyTorch's outputs against ONNX Runtime CPU (rel L2)
+#                     checks PyTorch's outputs against ONNX Runtime CPU (rel L2); TORCH_ARGS passes more
+#                     options (e.g. "--cudnn-benchmark --profile")
 #   firstrun[=NAMES]  each model's first run in a fresh process, cold (an empty cache folder: Dawn's
 #                     blob cache and the driver's) then warm (that folder again), with --timings; then
 #                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
@@ -104,11 +105,11 @@ for s in "$@"; do
           grep -E "^runs:|^peak GPU|rror" $logs/onda_$m.txt | cut -c1-200
         fi
         PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_onnx.py --models-dir $models --runs $repeats \
-          ${TORCH_ORT:+--ort} $m > $logs/torch_$m.txt 2>&1
+          ${TORCH_ORT:+--ort} ${TORCH_ARGS:-} $m > $logs/torch_$m.txt 2>&1
         grep -E "^(==|torch runs|torch peak|torch rel)|rror|Traceback|not supported" $logs/torch_$m.txt | cut -c1-220
       done
       # One line per model: onda's median and peak (its `runs:` and `peak GPU memory:` lines) next to torch's.
-      field() { grep -m1 "$2" "$1" 2>/dev/null | awk -v k=$3 '{ print $k }'; }
+      field() { v=$(grep -m1 "$2" "$1" 2>/dev/null | awk -v k=$3 '{ print $k }'); echo "${v:--}"; }
       echo "model: median ms onda / torch, peak GPU MiB onda / torch"
       for m in ${names//,/ }; do
         echo "$m: $(field $logs/onda_$m.txt '^runs:' 7) / $(field $logs/torch_$m.txt '^torch runs:' 5) ms," \
