@@ -11,7 +11,11 @@ resident before the run: weights + inputs), in MiB as `onda run --bench` prints 
 --reference DIR (or --ort) it checks its outputs against ONNX Runtime's (rel L2).
 
     python3 bench/torch_onnx.py [--models-dir models] [--device cuda|cpu] [--runs 20] [--warmup 3]
-        [--reference DIR] [--ort] [--save DIR] [--cudnn-benchmark] NAME|PATH.onnx ...
+        [--reference DIR] [--ort] [--save DIR] [--profile] [--cudnn-benchmark] NAME|PATH.onnx ...
+
+On the GPU machine: scripts/gpu/measure.sh's `torch` step (next to `onda run --bench`). Here, the
+executor's own check (Debian's python3-torch, CPU): --device cpu --runs 0 --reference
+build/model-check (the ORT outputs tests/models/model_matches_ort.sh leaves there).
 
 Inputs follow the models README and tests/models/model_matches_ort.sh (numpy default_rng(0) per
 model, in graph-input order): waveforms 0.1*N(0,1), the VR magnitude |N(0,1)|, MP-SENet magnitude
@@ -28,8 +32,11 @@ pads...) are read on the host (HOST_INPUTS); a device value there would cost a s
 the preparation reports it.
 
 Where the ONNX form costs PyTorch more than the original module would (complex tensors as [..., 2]
-real pairs around DFT/STFT, an LSTM's output re-laid out to ONNX's [seq, dirs, batch, hidden]), this
-peer pays it as ONNX Runtime and onda do: it is the same graph.
+real pairs around DFT/STFT, an LSTM's output re-laid out to ONNX's [seq, dirs, batch, hidden], no
+in-place activations), this peer pays it as ONNX Runtime and onda do: it is the same graph. So its
+peak is an upper estimate of the original module's; how close its times come to the original
+implementations' (issue 33: MP-SENet 22.5, UVR 25, HTDemucs 59, SCNet 376 ms on an H200, BS-RoFormer
+267 and MDX23C 571 ms on an H100) the GPU call shows.
 """
 import argparse
 import math
@@ -556,11 +563,11 @@ def recurrent(kind):
         state = None
         if kind == "LSTM":
             c0 = opt(xs, 6)
-            if h0 is not None or c0 is not None:
+            if h0 is not None or c0 is not None:  # cuDNN wants contiguous states
                 zeros = x.new_zeros(n.dirs, x.shape[1], n.hidden)
-                state = (h0 if h0 is not None else zeros, c0 if c0 is not None else zeros)
+                state = ((h0 if h0 is not None else zeros).contiguous(), (c0 if c0 is not None else zeros).contiguous())
         else:
-            state = h0
+            state = h0.contiguous() if h0 is not None else None
         if SLOW_CPU_BLAS and x.device.type == "cpu":
             y, h, c = cpu_recurrence(kind, n.module, n.dirs, x, state)
         elif kind == "LSTM":
@@ -826,9 +833,9 @@ def check(path, name, arrays, results, args):
     """rel L2 of each output against --reference DIR's .npy files or ONNX Runtime CPU (--ort)."""
     if args.ort:
         references, source = ort_outputs(path, arrays), "ONNX Runtime CPU"
-    elif args.reference:
-        folder = os.path.join(args.reference, name)
-        source = folder if os.path.isdir(folder) else args.reference
+    elif args.reference:  # model_matches_ort.sh's layout (DIR/NAME/ort/), DIR/NAME/ or DIR itself
+        candidates = [os.path.join(args.reference, name, "ort"), os.path.join(args.reference, name)]
+        source = next((c for c in candidates if os.path.isdir(c)), args.reference)
         references = {o: np.load(os.path.join(source, file_name(o))) for o in results
                       if os.path.exists(os.path.join(source, file_name(o)))}
     else:
@@ -854,7 +861,8 @@ def main():
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--runs", type=int, default=20, help="timed runs (on the CPU 0: check the first run)")
     parser.add_argument("--warmup", type=int, default=3, help="runs after the preparing run, before timing")
-    parser.add_argument("--reference", default="", help="folder of reference outputs (NAME/ per model, or .npy)")
+    parser.add_argument("--reference", default="",
+                        help="reference outputs: DIR/NAME/ort/*.npy (build/model-check), DIR/NAME/*.npy or DIR/*.npy")
     parser.add_argument("--ort", action="store_true", help="check against ONNX Runtime CPU (python onnxruntime)")
     parser.add_argument("--save", default="", help="write each model's inputs and outputs under SAVE/NAME/")
     parser.add_argument("--profile", action="store_true", help="one more run, synchronised per node: ms by op type")
