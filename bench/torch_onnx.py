@@ -646,8 +646,18 @@ class Executor:
             self.resident[name] = value.to(self.device)
         return self.resident[name]
 
-    def prepare(self, feeds):
-        """The first run: folds, uploads, builds the plan; returns the outputs."""
+    def live_bytes(self, env, feeds):
+        """Bytes of the distinct storages the environment, the inputs and the resident constants hold
+        (views share their base's storage)."""
+        storages = {}
+        for t in list(env.values()) + list(feeds.values()) + list(self.resident.values()):
+            st = t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()
+            storages[st.data_ptr()] = st.nbytes()
+        return sum(storages.values())
+
+    def prepare(self, feeds, live=None):
+        """The first run: folds, uploads, builds the plan; returns the outputs. With a list `live`,
+        appends the live bytes after each device node (live_bytes) to it."""
         env = dict(feeds)
         last_reader = {}
         for n in self.nodes:
@@ -683,6 +693,8 @@ class Executor:
                         args.append(("env", name, i in host))
                 plan.append((n, args))
                 self.step(n, args, env)
+                if live is not None:
+                    live.append(self.live_bytes(env, feeds))
             for name in set(n.inputs) | set(n.outputs):  # inputs read for the last time, outputs never read
                 if name in env and last_reader.get(name, n.index) <= n.index and name not in kept:
                     del env[name]
@@ -719,8 +731,9 @@ class Executor:
             if name:
                 env[name] = value
 
-    def run(self, feeds, profile=None):
-        """One run; with a dict `profile`, adds each op type's ms to it (synchronising after each node)."""
+    def run(self, feeds, profile=None, live=None):
+        """One run; with a dict `profile`, adds each op type's ms to it (synchronising after each node);
+        with a list `live`, appends the live bytes after each node to it."""
         env = dict(feeds)
         cuda = self.device.type == "cuda"
         for n, args, frees in self.plan:
@@ -731,6 +744,8 @@ class Executor:
                 if cuda:
                     torch.cuda.synchronize()
                 profile[n.op] = profile.get(n.op, 0.0) + (time.perf_counter() - start) * 1e3
+            if live is not None:
+                live.append(self.live_bytes(env, feeds))
             for name in frees:
                 del env[name]
         return [env[name] for name in self.outputs]
@@ -829,6 +844,16 @@ def print_profile(ex, feeds):
         print(f"  {op:24s} {ms:9.2f} ms {100 * ms / total:5.1f}%")
 
 
+def print_live(ex, live):
+    """The live-tensor peak: a lower bound of max_memory_allocated (no workspaces, no temporaries inside
+    an op), computable on the CPU; its node says where the peak is."""
+    modules = weight_bytes(ex) - sum(t.numel() * t.element_size() for t in ex.resident.values())
+    k = max(range(len(live)), key=live.__getitem__)
+    node = ex.plan[k][0]
+    print(f"torch live tensors: peak {mib(live[k] + modules):.1f} MiB after {node.describe()} (node {k + 1} of "
+          f"{len(ex.plan)} on the device; weights and inputs included; no workspaces or temporaries inside ops)")
+
+
 def check(path, name, arrays, results, args):
     """rel L2 of each output against --reference DIR's .npy files or ONNX Runtime CPU (--ort)."""
     if args.ort:
@@ -866,6 +891,9 @@ def main():
     parser.add_argument("--ort", action="store_true", help="check against ONNX Runtime CPU (python onnxruntime)")
     parser.add_argument("--save", default="", help="write each model's inputs and outputs under SAVE/NAME/")
     parser.add_argument("--profile", action="store_true", help="one more run, synchronised per node: ms by op type")
+    parser.add_argument("--live", action="store_true",
+                        help="the peak of the live tensors' bytes at node boundaries (any device; on the CPU, "
+                        "of the preparing run)")
     parser.add_argument("--cudnn-benchmark", action="store_true",
                         help="torch.backends.cudnn.benchmark (default off: eager PyTorch's default)")
     args = parser.parse_args()
@@ -887,8 +915,9 @@ def main():
         arrays = {i: make_input(name, i, s, rng) for i, s in ex.inputs}
         feeds = {i: torch.from_numpy(a).to(device) for i, a in arrays.items()}
         start = time.perf_counter()
+        live = [] if args.live and not cuda else None
         with torch.no_grad():
-            outs = ex.prepare(feeds)
+            outs = ex.prepare(feeds, live)
         if cuda:
             torch.cuda.synchronize()
         first_ms = (time.perf_counter() - start) * 1e3
@@ -903,6 +932,11 @@ def main():
                 outs = time_cpu(ex, feeds, args, outs)
             if args.profile:
                 print_profile(ex, feeds)
+            if args.live:
+                if cuda:
+                    live = []
+                    ex.run(feeds, live=live)
+                print_live(ex, live)
         results = {o: t.detach().cpu().numpy() for o, t in zip(ex.outputs, outs)}
         del ex, feeds, outs
         if cuda:
