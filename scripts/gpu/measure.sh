@@ -106,7 +106,8 @@ for s in "$@"; do
         fi
         PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_onnx.py --models-dir $models --runs $repeats \
           --live ${TORCH_ORT:+--ort} ${TORCH_ARGS:-} $m > $logs/torch_$m.txt 2>&1
-        grep -E "^(==|torch runs|torch peak|torch live|torch rel)|rror|Traceback|not supported" $logs/torch_$m.txt | cut -c1-260
+        grep -E "^(==|torch runs|torch peak|torch live|torch rel)" $logs/torch_$m.txt | cut -c1-260
+        grep -q "^torch runs:" $logs/torch_$m.txt || tail -6 $logs/torch_$m.txt  # it failed: why
       done
       # One line per model: onda's median and peak (its `runs:` and `peak GPU memory:` lines) next to torch's.
       field() { v=$(grep -m1 "$2" "$1" 2>/dev/null | awk -v k=$3 '{ print $k }'); echo "${v:--}"; }
