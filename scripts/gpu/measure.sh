@@ -11,6 +11,12 @@
 #   layout            bench_layout --mib 512 (bandwidth against a buffer copy)
 #   elementwise       bench_elementwise next to torch_elementwise.py
 #   models[=NAMES]    onda run --bench 20 on each model (default: the four reference models)
+#   torch[=NAMES]     per model (comma-separated; default all six: the four reference models, MDX23C,
+#                     BS-RoFormer): `onda run --bench` (where build/onda is carried) and PyTorch eager on
+#                     CUDA running the same ONNX graph (bench/torch_onnx.py: fp32, TF32 off), each one's
+#                     median and peak GPU memory, then one line per model side by side; TORCH_ORT=1 also
+#                     checks PyTorch's outputs against ONNX Runtime CPU (rel L2); TORCH_ARGS passes more
+#                     options (e.g. "--cudnn-benchmark --profile")
 #   firstrun[=NAMES]  each model's first run in a fresh process, cold (an empty cache folder: Dawn's
 #                     blob cache and the driver's) then warm (that folder again), with --timings; then
 #                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
@@ -36,7 +42,7 @@ cd "$(dirname "$0")/../.."
 # The build targets and the carried paths of a step.
 targets() {
   case ${1%%=*} in
-    info | models | separate) echo onda ;;
+    info | models | separate | torch) echo onda ;;
     firstrun) echo onda bench_pipeline_creation ;;
     tests) echo onda_tests ;;
     fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
@@ -46,7 +52,7 @@ targets() {
 }
 carry() {
   for t in $(targets "$1"); do echo "build/$t"; done
-  case ${1%%=*} in models | firstrun | compare | separate | accurate | trace | ortweb) echo .models-small ;; esac
+  case ${1%%=*} in models | firstrun | compare | separate | accurate | trace | ortweb | torch) echo .models-small ;; esac
   [ "${1%%=*}" = ortweb ] && echo .ortweb
 }
 if [ "${1:-}" = --targets ] || [ "${1:-}" = --carry ]; then
@@ -89,6 +95,27 @@ for s in "$@"; do
       timeout 200 run build/bench_elementwise --mib 1024 --repeats $repeats > $logs/elementwise.txt 2>&1; tail -20 $logs/elementwise.txt
       torch bench/torch_elementwise.py --mib 1024 --repeats $repeats > $logs/torch_elementwise.txt 2>&1; tail -20 $logs/torch_elementwise.txt ;;
     models) MODELS=${arg:-} time_models $logs 150 "runs:|median run|recording|peak|rror" ;;
+    torch)
+      materialize_models
+      names=${arg:-mpsenet,vr_hp_wind_inst,htdemucs6,scnetlargestarrytong,mdx23c_vocals,bsroformer_viperx1297}
+      for m in ${names//,/ }; do
+        step "torch $m"
+        if [ -x build/onda ]; then
+          timeout 150 run build/onda run $models/$m.onnx --random-inputs --bench $repeats > $logs/onda_$m.txt 2>&1
+          grep -E "^runs:|^peak GPU|rror" $logs/onda_$m.txt | cut -c1-200
+        fi
+        PYTHONUNBUFFERED=1 timeout 300 python3 bench/torch_onnx.py --models-dir $models --runs $repeats \
+          --live ${TORCH_ORT:+--ort} ${TORCH_ARGS:-} $m > $logs/torch_$m.txt 2>&1
+        grep -E "^(==|torch runs|torch peak|torch live|torch rel)" $logs/torch_$m.txt | cut -c1-260
+        grep -q "^torch runs:" $logs/torch_$m.txt || tail -6 $logs/torch_$m.txt  # it failed: why
+      done
+      # One line per model: onda's median and peak (its `runs:` and `peak GPU memory:` lines) next to torch's.
+      field() { v=$(grep -m1 "$2" "$1" 2>/dev/null | awk -v k=$3 '{ print $k }'); echo "${v:--}"; }
+      echo "model: median ms onda / torch, peak GPU MiB onda / torch"
+      for m in ${names//,/ }; do
+        echo "$m: $(field $logs/onda_$m.txt '^runs:' 7) / $(field $logs/torch_$m.txt '^torch runs:' 5) ms," \
+          "$(field $logs/onda_$m.txt '^peak GPU memory:' 4) / $(field $logs/torch_$m.txt '^torch peak GPU memory:' 5) MiB"
+      done ;;
     firstrun)
       materialize_models
       for m in ${arg:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
