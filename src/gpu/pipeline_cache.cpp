@@ -7,6 +7,7 @@
 
 #include "gpu/environment.h"
 #include "gpu/gpu_error.h"
+#include "gpu/pipeline_prefetch.h"
 
 namespace onda::gpu {
 namespace {
@@ -47,6 +48,9 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
   return get(
       PipelineKey{wgsl, {}, entry_point, constants}, [&] { return wgsl; }, label);
 }
+
+PipelineCache::PipelineCache(Context& context) : context_(context) {}
+PipelineCache::~PipelineCache() = default;
 
 void PipelineCache::prefetch(std::vector<PipelineManifestEntry> entries) {
   prefetch_.reset();

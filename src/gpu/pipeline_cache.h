@@ -20,9 +20,10 @@
 #include "gpu/context.h"
 #include "gpu/pipeline_key.h"
 #include "gpu/pipeline_manifest.h"
-#include "gpu/pipeline_prefetch.h"
 
 namespace onda::gpu {
+
+class PipelinePrefetch;  // pipeline_prefetch.h
 
 // What creating this cache's pipelines cost on the host, summed since the cache was made: a run's
 // share is the difference of two readings (a first run's cost; none once every key is warm).
@@ -38,7 +39,8 @@ struct PipelineCreationStats {
 
 class PipelineCache {
  public:
-  explicit PipelineCache(Context& context) : context_(context) {}
+  explicit PipelineCache(Context& context);
+  ~PipelineCache();  // stops a prefetch's workers
 
   // The pipeline of `key`; `make_wgsl()` renders its text, called only when the key is new. Throws
   // GpuError with the WGSL compiler's message (and `label`) when the shader does not compile.

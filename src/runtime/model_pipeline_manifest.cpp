@@ -7,6 +7,7 @@
 
 #include "gpu/fnv1a.h"
 #include "gpu/pipeline_manifest.h"
+#include "gpu/pipeline_prefetch.h"
 #include "onda/version.h"
 
 namespace onda::runtime {

@@ -11,6 +11,7 @@
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
 #include "gpu/pipeline_cache.h"
+#include "gpu/pipeline_prefetch.h"
 #include "gpu/transfer.h"
 #include "harness.h"
 
