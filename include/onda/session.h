@@ -69,6 +69,13 @@ struct SessionOptions {
   // shape); a plan that needs more than this fails at plan time with an onda::ModelError naming the
   // node at the peak and the bytes needed, before the plan's memory is allocated.
   uint64_t memory_limit = 0;
+  // Remember which pipelines the model's runs created, in a manifest beside the pipeline cache
+  // (DeviceOptions::pipeline_cache_folder; none without one), and when a later session opens the
+  // same model on the same kind of device, create them all up front on worker threads, so that its
+  // first run does not parse and compile them one by one (a manifest that no longer matches what the
+  // kernels render is never used for them: outputs are the same either way). Off: no manifest is read
+  // or written, and pipelines are created as the first run records.
+  bool pipeline_manifest = true;
 };
 
 // A memory plan computed without running (Session::plan_memory): the graph's values (their shapes
@@ -154,6 +161,11 @@ struct RunStats {
   // (a warm cache's hits) and wrote (what it compiled) during the run.
   uint64_t pipeline_cache_loads = 0;
   uint64_t pipeline_cache_stores = 0;
+  // Of pipelines_created, those made ahead of use from the model's pipeline manifest
+  // (SessionOptions::pipeline_manifest), and the time the recording waited for them (not part of the
+  // figures above: their parsing and compiling ran on other threads).
+  uint64_t pipelines_prefetched = 0;
+  double pipeline_prefetch_wait_ms = 0;
   // Nodes whose recording took over 0.5 ms (a warm run has next to none): "OpType name" -> ms.
   std::map<std::string, double> slow_node_record_ms;
 };

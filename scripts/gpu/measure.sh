@@ -18,7 +18,8 @@
 #                     checks PyTorch's outputs against ONNX Runtime CPU (rel L2); TORCH_ARGS passes more
 #                     options (e.g. "--cudnn-benchmark --profile")
 #   firstrun[=NAMES]  each model's first run in a fresh process, cold (an empty cache folder: Dawn's
-#                     blob cache and the driver's) then warm (that folder again), with --timings; then
+#                     blob cache and the driver's), warm-blob (that folder without the pipeline
+#                     manifests) and warm (blob cache and manifest), with --timings; then
 #                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
 #                     at once on Dawn's worker threads, cold and warm
 #   ortweb            bench/ort-webgpu.sh: ONNX Runtime WebGPU per model (carry .ortweb: bundle-ort.sh)
@@ -120,12 +121,15 @@ for s in "$@"; do
       materialize_models
       for m in ${arg:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
         cache=$(mktemp -d)
-        for state in cold warm; do
+        # warm-blob: the blob cache warm but no pipeline manifest (as before the manifest existed);
+        # warm: both (the manifest's pipelines made ahead on worker threads).
+        for state in cold warm-blob warm; do
           step "first run $m $state"
           dump=(); [ $state = cold ] && mkdir -p $logs/wgsl_$m && dump=(ONDA_DUMP_WGSL=$logs/wgsl_$m)
+          [ $state = warm-blob ] && rm -rf $cache/onda/pipelines/manifests
           env "${dump[@]}" XDG_CACHE_HOME=$cache timeout 150 bash scripts/gpu/run.sh build/onda run $models/$m.onnx --random-inputs --bench 5 --timings \
             > $logs/firstrun_${m}_$state.txt 2>&1
-          grep -E "^first run: [0-9.]+ ms|^first run recording:|^runs:|rror" $logs/firstrun_${m}_$state.txt | head -4 | cut -c1-300
+          grep -E "^model:|^first run: [0-9.]+ ms|^first run recording:|^runs:|rror" $logs/firstrun_${m}_$state.txt | head -5 | cut -c1-400
         done
         rm -rf "$cache"; cache=$(mktemp -d)
         for state in cold warm; do

@@ -373,6 +373,9 @@ void Context::confirm_features() {
         break;
       case Feature::TimestampQueryInsidePasses:
         break;
+      case Feature::ImplicitDeviceSynchronization:
+        if (!device_.HasFeature(library_feature_value(feature))) error = "the device does not report it";
+        break;
     }
     if (error.empty()) {
       confirmed.push_back(feature);

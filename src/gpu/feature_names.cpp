@@ -18,6 +18,7 @@ constexpr FeatureNumbers kNumbers[] = {
     {Feature::Subgroups, "subgroups", 0x11},
     {Feature::SubgroupMatrix, "chromium-experimental-subgroup-matrix", 0x50038},
     {Feature::TimestampQueryInsidePasses, "chromium-experimental-timestamp-query-inside-passes", 0x50003},
+    {Feature::ImplicitDeviceSynchronization, "implicit-device-synchronization", 0x50004},
 };
 #else
 // A matched Dawn build: the header's numbers are the library's.
@@ -29,6 +30,8 @@ constexpr FeatureNumbers kNumbers[] = {
      WGPUFeatureName_ChromiumExperimentalSubgroupMatrix},
     {Feature::TimestampQueryInsidePasses, "chromium-experimental-timestamp-query-inside-passes",
      WGPUFeatureName_ChromiumExperimentalTimestampQueryInsidePasses},
+    {Feature::ImplicitDeviceSynchronization, "implicit-device-synchronization",
+     WGPUFeatureName_ImplicitDeviceSynchronization},
 };
 #endif
 
@@ -41,7 +44,9 @@ const FeatureNumbers& numbers(Feature feature) {
 
 }  // namespace
 
-std::string_view feature_name(Feature feature) { return numbers(feature).name; }
+std::string_view feature_name(Feature feature) {
+  return numbers(feature).name;
+}
 
 wgpu::FeatureName library_feature_value(Feature feature) {
   return static_cast<wgpu::FeatureName>(numbers(feature).library_value);

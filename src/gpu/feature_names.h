@@ -18,10 +18,17 @@ enum class Feature {
   Subgroups,
   SubgroupMatrix,  // chromium-experimental-subgroup-matrix (cooperative matrices)
   TimestampQueryInsidePasses,
+  // Every device call may come from any thread (Dawn takes a device lock; command encoding excepted):
+  // lets pipeline_prefetch.h create shader modules and pipelines on worker threads.
+  ImplicitDeviceSynchronization,
 };
 
-inline constexpr Feature kAllFeatures[] = {Feature::ShaderF16, Feature::TimestampQuery, Feature::Subgroups,
-                                           Feature::SubgroupMatrix, Feature::TimestampQueryInsidePasses};
+inline constexpr Feature kAllFeatures[] = {Feature::ShaderF16,
+                                           Feature::TimestampQuery,
+                                           Feature::Subgroups,
+                                           Feature::SubgroupMatrix,
+                                           Feature::TimestampQueryInsidePasses,
+                                           Feature::ImplicitDeviceSynchronization};
 
 std::string_view feature_name(Feature feature);
 

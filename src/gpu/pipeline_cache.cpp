@@ -7,6 +7,7 @@
 
 #include "gpu/environment.h"
 #include "gpu/gpu_error.h"
+#include "gpu/pipeline_prefetch.h"
 
 namespace onda::gpu {
 namespace {
@@ -48,8 +49,28 @@ const wgpu::ComputePipeline& PipelineCache::get(const std::string& wgsl, const O
       PipelineKey{wgsl, {}, entry_point, constants}, [&] { return wgsl; }, label);
 }
 
+PipelineCache::PipelineCache(Context& context) : context_(context) {}
+PipelineCache::~PipelineCache() = default;
+
+void PipelineCache::prefetch(std::vector<PipelineManifestEntry> entries) {
+  prefetch_.reset();
+  if (!entries.empty()) prefetch_ = std::make_unique<PipelinePrefetch>(context_, std::move(entries));
+}
+
 const wgpu::ComputePipeline& PipelineCache::create(const PipelineKey& key, const std::string& wgsl,
                                                    const std::string& label) {
+  if (prefetch_) {
+    const auto start = std::chrono::steady_clock::now();
+    wgpu::ComputePipeline made = prefetch_->take(key, wgsl);
+    stats_.prefetch_wait_ms += ms_since(start);
+    if (made) {
+      dump_wgsl(wgsl, label);
+      ++stats_.pipelines;
+      ++stats_.prefetched;
+      if (remember_created_) created_.push_back({key, label, wgsl});
+      return pipelines_.emplace(key, std::move(made)).first->second;
+    }
+  }
   const OverrideConstants& constants = key.constants;
   std::vector<wgpu::ConstantEntry> entries(constants.size());
   for (size_t i = 0; i < constants.size(); ++i) {
@@ -78,6 +99,7 @@ const wgpu::ComputePipeline& PipelineCache::create(const PipelineKey& key, const
   });
   ++stats_.pipelines;
   if (!error.empty()) throw GpuError(fmt::format("shader '{}' failed to compile: {}", label, error));
+  if (remember_created_) created_.push_back({key, label, wgsl});
   return pipelines_.emplace(key, std::move(pipeline)).first->second;
 }
 

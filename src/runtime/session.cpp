@@ -60,6 +60,7 @@
 #include "runtime/device_impl.h"
 #include "runtime/graph_walk.h"
 #include "runtime/memory_planning.h"
+#include "runtime/model_pipeline_manifest.h"
 #include "runtime/roofline.h"
 
 namespace onda {
@@ -113,6 +114,8 @@ struct Session::Impl {
   gpu::BufferPool persistent_pool{context};
   gpu::BufferPool weights_pool{context};
   gpu::PipelineCache pipelines{context};
+  // The pipelines this model's runs used, kept across processes (SessionOptions::pipeline_manifest).
+  std::optional<runtime::ModelPipelineManifest> manifest;
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
   std::unordered_map<std::string, Tensor> uploaded;
@@ -144,6 +147,12 @@ struct Session::Impl {
         first_submit_dispatches(options.first_submit_dispatches),
         tuning(parse_tuning(options.tuning)),
         memory_limit(options.memory_limit) {
+    // First: the manifest's pipelines are made on worker threads while the rest of the session
+    // (the profiler's probe, then the first run's plan and weights) goes on here.
+    if (options.pipeline_manifest) {
+      manifest.emplace(context, graph, options.tuning);
+      manifest->start(pipelines);
+    }
     set_profiling(options.profile);
   }
 
@@ -534,6 +543,8 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   stats.bind_group_create_ms = context.bind_groups().create_ms() - bind_group_ms_before;
   stats.pipeline_cache_loads = blob_cache ? blob_cache->loads() - blob_loads_before : 0;
   stats.pipeline_cache_stores = blob_cache ? blob_cache->stores() - blob_stores_before : 0;
+  stats.pipelines_prefetched = pipelines_after.prefetched - pipelines_before.prefetched;
+  stats.pipeline_prefetch_wait_ms = pipelines_after.prefetch_wait_ms - pipelines_before.prefetch_wait_ms;
   stats.dispatches = recorder.dispatch_count();
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
   stats.host_upload_bytes = host_upload_bytes;
@@ -553,6 +564,11 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     recorder.submit();
   }
   stats.submits = recorder.submit_count();
+  // While the GPU runs: a run that created pipelines the manifest lacks updates it.
+  if (manifest && stats.pipelines_created > stats.pipelines_prefetched) {
+    if (const double ms = manifest->save(pipelines); ms > 0)
+      stats.record_ms_by_op["(pipeline manifest)"] += ms;
+  }
   if (capture) keep_capture(std::move(capture), run);
   run.recorder = std::move(recorder_owner);
   pending.push_back(std::move(run));

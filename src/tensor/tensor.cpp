@@ -66,8 +66,23 @@ std::vector<uint8_t> Tensor::to_device_layout(DType dtype, int64_t n, const void
   return {};
 }
 
-Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data) {
+namespace {
+
+// Types whose host bytes are their device bytes: uploaded straight from the caller's memory (a
+// model's weights: from the mapped file), without a converted copy first.
+bool same_layout_on_device(DType dtype) {
+  return dtype == DType::f32 || dtype == DType::f16 || dtype == DType::i32;
+}
+
+}  // namespace
+
+Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                      const void* host_data) {
   Tensor t = empty(pool, dtype, std::move(shape));
+  if (same_layout_on_device(dtype)) {
+    gpu::upload(context, t.buffer(), t.byte_offset_, host_data, t.numel() * host_element_size(dtype));
+    return t;
+  }
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
   gpu::upload(context, t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
@@ -76,6 +91,10 @@ Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype,
 Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DType dtype, Shape shape,
                       const void* host_data) {
   Tensor t = empty(pool, dtype, std::move(shape));
+  if (same_layout_on_device(dtype)) {
+    recorder.upload(t.buffer(), t.byte_offset_, host_data, t.numel() * host_element_size(dtype));
+    return t;
+  }
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
   recorder.upload(t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
@@ -121,7 +140,8 @@ std::vector<uint8_t> Tensor::host_bytes_from_device(std::vector<uint8_t> device)
 }
 
 std::vector<float> Tensor::download_floats(gpu::Context& context) const {
-  if (!is_float(dtype_)) throw std::invalid_argument("download_floats on a " + std::string(dtype_name(dtype_)) + " tensor");
+  if (!is_float(dtype_))
+    throw std::invalid_argument("download_floats on a " + std::string(dtype_name(dtype_)) + " tensor");
   std::vector<uint8_t> bytes = download_bytes(context);
   std::vector<float> result(numel());
   if (dtype_ == DType::f32) {
@@ -139,7 +159,8 @@ std::vector<float> Tensor::download_floats(gpu::Context& context) const {
 gpu::BufferBinding Tensor::binding(const gpu::Context& context) const {
   const uint64_t alignment = context.limits().minStorageBufferOffsetAlignment;
   const uint64_t start = byte_offset_ / alignment * alignment;
-  const uint64_t end = std::min<uint64_t>((byte_offset_ + device_bytes() + 15) & ~uint64_t{15}, storage_->end());
+  const uint64_t end =
+      std::min<uint64_t>((byte_offset_ + device_bytes() + 15) & ~uint64_t{15}, storage_->end());
   return {buffer(), start, std::max<uint64_t>(end - start, 16)};
 }
 
@@ -150,7 +171,8 @@ uint32_t Tensor::element_offset(const gpu::Context& context) const {
 
 Tensor Tensor::reshape(Shape shape) const {
   if (element_count(shape) != numel()) {
-    throw std::invalid_argument(fmt::format("cannot reshape {} to {}", shape_string(shape_), shape_string(shape)));
+    throw std::invalid_argument(
+        fmt::format("cannot reshape {} to {}", shape_string(shape_), shape_string(shape)));
   }
   Tensor t = *this;
   t.shape_ = std::move(shape);
@@ -159,7 +181,8 @@ Tensor Tensor::reshape(Shape shape) const {
 
 Tensor Tensor::slice_outer(int64_t begin, int64_t end) const {
   if (shape_.empty() || begin < 0 || end < begin || end > shape_[0]) {
-    throw std::out_of_range(fmt::format("slice [{}, {}) of dimension 0 of {}", begin, end, shape_string(shape_)));
+    throw std::out_of_range(
+        fmt::format("slice [{}, {}) of dimension 0 of {}", begin, end, shape_string(shape_)));
   }
   const int64_t row = numel() / std::max<int64_t>(shape_[0], 1);
   Tensor t = *this;
