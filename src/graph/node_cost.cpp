@@ -7,6 +7,8 @@
 
 #include "graph/einsum_equation.h"
 #include "graph/fuse_activations.h"
+#include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -180,6 +182,16 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   NodeCost cost;
   cost.bytes = total_bytes(in) + total_bytes(out);
   cost.modeled = true;
+  if (node.domain == kOndaDomain && op == kFusedElementwiseOp) {
+    // A fused group (graph/fuse_elementwise.h): its inputs read and output written once, each of
+    // its ops per output element (Expand is the kernel's indexing).
+    double per_element = 0;
+    for (const Node& member : node.attribute_graph(kFusedElementwiseBody).nodes)
+      if (member.op_type != "Expand")
+        per_element += elementwise_flops_per_element(member.op_type) * (member.op_type == "Clip" ? 2.0 : 1.0);
+    cost.flops = numel(at(out, 0)) * per_element;
+    return cost;
+  }
   if (!canonical_domain(node.domain).empty()) {
     cost.modeled = false;
     return cost;
