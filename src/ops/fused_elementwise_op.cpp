@@ -10,10 +10,12 @@
 
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/fused_elementwise.h"
 #include "ops/elementwise_call.h"
+#include "ops/fused_program.h"
 #include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 
@@ -22,15 +24,6 @@ namespace {
 
 using kernels::FusedOperand;
 using Op = kernels::ElementwiseOp;
-
-// The steps and constants of a body for its input dtypes (the shapes are the run's).
-struct FusedProgram {
-  std::vector<DType> input_dtypes;
-  std::vector<kernels::FusedConstant> constants;
-  std::vector<kernels::FusedStep> steps;
-  Shape output_shape;
-  DType output_dtype = DType::f32;
-};
 
 class ProgramBuilder {
  public:
@@ -181,7 +174,7 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
     kept = std::make_shared<FusedState>();
   }
   if (!kept->program || kept->program->input_dtypes != dtypes)
-    kept->program = ProgramBuilder(node, body, dtypes).build();
+    kept->program = fused_program_of(node, body, dtypes);
   const FusedProgram& program = *kept->program;
   Value out;
   out.device = context.allocate(program.output_dtype, program.output_shape);
@@ -206,6 +199,19 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
 }
 
 }  // namespace
+
+FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<DType> input_dtypes) {
+  if (input_dtypes.size() != body.inputs.size() || body.outputs.size() != 1)
+    throw ModelError(fmt::format("{}: {} inputs for a fused body of {}", owner.describe(),
+                                 input_dtypes.size(), body.inputs.size()));
+  return ProgramBuilder(owner, body, std::move(input_dtypes)).build();
+}
+
+kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value) {
+  if (!node.has_attribute(kFusedEpilogueAttribute)) return {};
+  FusedProgram program = fused_program_of(node, node.attribute_graph(kFusedEpilogueAttribute), {value});
+  return {std::move(program.constants), std::move(program.steps)};
+}
 
 void register_fused_elementwise_ops(std::vector<OpEntry>& ops) {
   ops.push_back({std::string(kOndaDomain), std::string(kFusedElementwiseOp), 0, fused_elementwise,

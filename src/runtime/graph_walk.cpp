@@ -8,6 +8,7 @@
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
@@ -254,6 +255,7 @@ WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& sub
   fuse_group_norms(specialized);
   fuse_attention(specialized);
   fuse_elementwise(specialized);
+  fuse_norm_epilogues(specialized);
   auto plan = std::make_unique<WalkPlan>(make_walk_plan(std::move(specialized)));
   r_.record_ms_by_op["(plan)"] += ms_since(start);
   ++plans_made_;

@@ -47,6 +47,7 @@
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
@@ -575,7 +576,8 @@ Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) 
   fuse_activations(simplified);
   fuse_group_norms(simplified);
   fuse_attention(simplified);
-  fuse_elementwise(simplified);  // last: attention absorbs the Mul/Div of its scale
+  fuse_elementwise(simplified);  // after attention, which absorbs the Mul/Div of its scale
+  fuse_norm_epilogues(simplified);
   return simplified;
 }
 

@@ -13,6 +13,7 @@
 
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -312,6 +313,106 @@ TEST(FuseElementwise, ManyInputsSplitAndMatchFloat64InASession) {
   EXPECT_LE(e, 1e-6);
 }
 
+// --- The group as a normalization's epilogue (graph/fuse_norm_epilogue.h). ---
+
+// InstanceNormalization(x) -> y, then the GELU of gelu_graph() on y.
+Graph norm_gelu_graph() {
+  Graph g = gelu_graph();
+  for (Node& node : g.nodes)
+    for (std::string& input : node.inputs)
+      if (input == "x") input = "y0";
+  g.set_initializer("s", HostTensor::from_double(DType::f32, {8}, std::vector<double>(8, 1.5)));
+  g.set_initializer("b", HostTensor::from_double(DType::f32, {8}, std::vector<double>(8, 0.1)));
+  g.nodes.insert(g.nodes.begin(), make_node("InstanceNormalization", {"x", "s", "b"}, {"y0"}));
+  typed(g, "y0", {2, 8, 50});
+  return g;
+}
+
+TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
+  {
+    Graph g = norm_gelu_graph();
+    EXPECT_EQ(fuse_elementwise(g), 1u);
+    EXPECT_EQ(fuse_norm_epilogues(g), 1u);
+    ASSERT_EQ(g.nodes.size(), 1u);
+    EXPECT_EQ(g.nodes[0].op_type, "InstanceNormalization");
+    EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"y"});
+    EXPECT_EQ(g.nodes[0].attribute_graph(kFusedEpilogueAttribute).nodes.size(), 5u);
+    EXPECT_NO_THROW(g.validate());
+  }
+  {  // The normalized value is also a graph output: it must be written, the group stays apart.
+    Graph g = norm_gelu_graph();
+    g.outputs.push_back("y0");
+    fuse_elementwise(g);
+    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+    EXPECT_EQ(g.nodes.size(), 2u);
+  }
+  {  // The group reads another tensor (a per-channel scale): not a pointwise epilogue.
+    Graph g = norm_gelu_graph();
+    g.set_initializer("gamma", HostTensor::from_double(DType::f32, {50}, std::vector<double>(50, 2.0)));
+    g.nodes.back().inputs[1] = "gamma";
+    fuse_elementwise(g);
+    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+  }
+  {  // LayerNormalization with its Mean output used: no epilogue.
+    Graph g = norm_gelu_graph();
+    g.nodes[0].op_type = "LayerNormalization";
+    g.nodes[0].outputs = {"y0", "mean"};
+    typed(g, "mean", {2, 8, 1});
+    g.outputs.push_back("mean");
+    fuse_elementwise(g);
+    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+  }
+}
+
+TEST(FuseElementwise, InstanceNormWithGeluEpilogueMatchesFloat64InASession) {
+  Random rng(test_seed());
+  const auto F = onnx::TensorProto::FLOAT;
+  const int64_t n = 2, c = 4, h = 30, w = 41;
+  onnx::ModelProto model = empty_model();
+  auto* g = model.mutable_graph();
+  add_tensor_value(g->mutable_input(), "x", F, {n, c, h, w});
+  const std::vector<float> x = rng.normal(static_cast<size_t>(n * c * h * w), 1.0, 3.0);
+  const std::vector<float> scale = rng.normal(static_cast<size_t>(c)),
+                           bias = rng.normal(static_cast<size_t>(c));
+  add_float_initializer(g, "scale", {c}, scale);
+  add_float_initializer(g, "bias", {c}, bias);
+  add_float_initializer(g, "sqrt2", {}, {1.41421356f});
+  add_float_initializer(g, "one", {}, {1.0f});
+  add_float_initializer(g, "half", {}, {0.5f});
+  add_node(g, "InstanceNormalization", {"x", "scale", "bias"}, {"y0"});
+  add_node(g, "Div", {"y0", "sqrt2"}, {"g0"});
+  add_node(g, "Erf", {"g0"}, {"g1"});
+  add_node(g, "Add", {"g1", "one"}, {"g2"});
+  add_node(g, "Mul", {"y0", "g2"}, {"g3"});
+  add_node(g, "Mul", {"g3", "half"}, {"y"});
+  add_float_output(g, "y");
+  {
+    Graph graph = parse_onnx_model(model.SerializeAsString(), ".", "epilogue test model");
+    simplify_graph(graph, {});
+    fuse_elementwise(graph);
+    EXPECT_EQ(fuse_norm_epilogues(graph), 1u);
+  }
+  std::vector<double> ref(x.size());
+  const int64_t plane = h * w;
+  for (int64_t r = 0; r < n * c; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t k = 0; k < plane; ++k) mean += x[static_cast<size_t>(r * plane + k)];
+    mean /= static_cast<double>(plane);
+    for (int64_t k = 0; k < plane; ++k) var += std::pow(x[static_cast<size_t>(r * plane + k)] - mean, 2);
+    const double rstd = 1 / std::sqrt(var / static_cast<double>(plane) + 1e-5);
+    for (int64_t k = 0; k < plane; ++k) {
+      const size_t at = static_cast<size_t>(r * plane + k);
+      const double v =
+          (x[at] - mean) * rstd * scale[static_cast<size_t>(r % c)] + bias[static_cast<size_t>(r % c)];
+      ref[at] = 0.5 * v * (1 + std::erf(v / std::sqrt(2.0)));
+    }
+  }
+  const double e =
+      rel_l2(run_model(model, {{"x", HostTensor::from_values<float>({n, c, h, w}, x)}}, "y"), ref);
+  std::printf("  InstanceNorm -> GELU as one dispatch chain: rel L2 %.2e vs float64\n", e);
+  EXPECT_LE(e, 1e-6);
+}
+
 // On the reference models (zero-filled weights: structure only), the groups that form.
 TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
   const std::optional<fs::path> models = reference_models_dir();
@@ -341,7 +442,14 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
     std::printf("  %-22s %zu nodes -> %zu: %zu fused nodes absorbing %zu\n", name, before, graph.nodes.size(),
                 fused, absorbed);
     EXPECT_GE(fused, at_least) << name;
+
     EXPECT_EQ(count_nodes(graph, kFusedElementwiseOp), fused) << name;
+    // MDX23C's InstanceNorm -> GELU pairs (all but the first GELU, which follows a Conv).
+    const size_t epilogues = fuse_norm_epilogues(graph);
+    std::printf("  %-22s %zu of them moved into their normalization\n", name, epilogues);
+    if (std::string_view(name) == "mdx23c_vocals") {
+      EXPECT_EQ(epilogues, 98u);
+    }
     EXPECT_NO_THROW(graph.validate()) << name;
   }
 }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <bit>
+#include <cmath>
+#include <functional>
 #include <map>
 #include <stdexcept>
 
@@ -38,6 +40,92 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
   return text;
 }
 
+// Each step's dtype from its operands', as the one-op kernel decides it; throws naming the step
+// when an operand refers to nothing (or to a later step) or its dtypes are not accepted.
+std::vector<DType> step_dtypes_of(const std::vector<FusedStep>& steps, const std::vector<DType>& input_dtypes,
+                                  const std::vector<FusedConstant>& constants) {
+  std::vector<DType> result;
+  for (size_t j = 0; j < steps.size(); ++j) {
+    std::vector<DType> dtypes;
+    for (const FusedOperand& operand : steps[j].operands) {
+      const size_t limit = operand.source == FusedOperand::Source::input  ? input_dtypes.size()
+                           : operand.source == FusedOperand::Source::step ? j
+                                                                          : constants.size();
+      if (operand.index >= limit)
+        throw std::invalid_argument(fmt::format("fused elementwise: step {} reads an operand it cannot", j));
+      dtypes.push_back(operand.source == FusedOperand::Source::input  ? input_dtypes[operand.index]
+                       : operand.source == FusedOperand::Source::step ? result[operand.index]
+                                                                      : constants[operand.index].dtype);
+    }
+    try {
+      result.push_back(elementwise_result_dtype(steps[j].op, dtypes, steps[j].attributes));
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(fmt::format("fused elementwise step {}: {}", j, e.what()));
+    }
+  }
+  return result;
+}
+
+// Whether a step's expression reads its attributes (LeakyRelu's alpha, Clip's bounds, ...).
+bool reads_attributes(const FusedStep& step) {
+  const ElementwiseDefinition& d = elementwise_definition(step.op);
+  return d.float_expr.find(kAttributesToken) != std::string::npos ||
+         d.integer_expr.find(kAttributesToken) != std::string::npos;
+}
+
+// How the generated WGSL spells constant k and step j's attributes (a vec4<f32>).
+struct Spelling {
+  std::function<std::string(uint32_t)> constant;
+  std::function<std::string(size_t)> attributes;
+};
+
+std::pair<std::string, std::string> render_step_wgsl(const std::vector<FusedStep>& steps,
+                                                     const std::vector<DType>& input_dtypes,
+                                                     const std::vector<FusedConstant>& constants,
+                                                     const std::vector<DType>& step_dtypes,
+                                                     const Spelling& spelling) {
+  std::string functions, body;
+  std::map<std::string, std::string> function_names;  // text after the name -> name
+  for (size_t j = 0; j < steps.size(); ++j) {
+    const FusedStep& step = steps[j];
+    std::vector<DType> dtypes;
+    std::vector<std::string> arguments;
+    std::string parameters;
+    for (size_t k = 0; k < step.operands.size(); ++k) {
+      const FusedOperand& operand = step.operands[k];
+      switch (operand.source) {
+        case FusedOperand::Source::input:
+          dtypes.push_back(input_dtypes[operand.index]);
+          arguments.push_back(fmt::format("x{}", operand.index));
+          break;
+        case FusedOperand::Source::step:
+          dtypes.push_back(step_dtypes[operand.index]);
+          arguments.push_back(fmt::format("v{}", operand.index));
+          break;
+        case FusedOperand::Source::constant:
+          dtypes.push_back(constants[operand.index].dtype);
+          arguments.push_back(spelling.constant(operand.index));
+          break;
+      }
+      parameters += fmt::format("{}{}: {}", k ? ", " : "", static_cast<char>('a' + k),
+                                elementwise_compute_type(dtypes.back()));
+    }
+    std::string expression = elementwise_expression(step.op, dtypes, step_dtypes[j]);
+    if (expression.find(kAttributesToken) != std::string::npos) {
+      expression = replace_all(expression, kAttributesToken, "scalars");
+      parameters += ", scalars: vec4<f32>";
+      arguments.push_back(spelling.attributes(j));
+    }
+    const std::string signature = fmt::format("({}) -> {} {{ return {}; }}", parameters,
+                                              elementwise_compute_type(step_dtypes[j]), expression);
+    auto [named, added] = function_names.emplace(signature, fmt::format("step_{}", function_names.size()));
+    if (added) functions += fmt::format("fn {}{}\n", named->second, signature);
+    body += fmt::format("  let v{} = {}({});\n", j, named->second, fmt::join(arguments, ", "));
+  }
+  body += fmt::format("  return v{};", steps.size() - 1);
+  return {functions, body};
+}
+
 }  // namespace
 
 FusedConstant FusedConstant::of(DType dtype, double value) {
@@ -63,38 +151,16 @@ FusedElementwise::FusedElementwise(const KernelContext& kc, FusedElementwiseProb
     throw std::invalid_argument(
         fmt::format("fused elementwise: {} inputs (1 to {} with a shape each)", inputs, kMaxFusedInputs));
   }
-  // Each step's dtype from its operands', as the one-op kernel decides it.
+  step_dtypes_ = step_dtypes_of(problem_.steps, problem_.input_dtypes, problem_.constants);
+  // An op reading its attributes takes three constant words after the given constants.
   uint32_t next_slot = static_cast<uint32_t>(problem_.constants.size());
   for (const FusedConstant& c : problem_.constants) constant_words_.push_back(c.bits);
-  for (size_t j = 0; j < problem_.steps.size(); ++j) {
-    const FusedStep& step = problem_.steps[j];
-    std::vector<DType> dtypes;
-    for (const FusedOperand& operand : step.operands) {
-      const size_t limit = operand.source == FusedOperand::Source::input  ? inputs
-                           : operand.source == FusedOperand::Source::step ? j
-                                                                          : problem_.constants.size();
-      if (operand.index >= limit)
-        throw std::invalid_argument(fmt::format("fused elementwise: step {} reads an operand it cannot", j));
-      dtypes.push_back(operand.source == FusedOperand::Source::input ? problem_.input_dtypes[operand.index]
-                       : operand.source == FusedOperand::Source::step
-                           ? step_dtypes_[operand.index]
-                           : problem_.constants[operand.index].dtype);
-    }
-    try {
-      step_dtypes_.push_back(elementwise_result_dtype(step.op, dtypes, step.attributes));
-    } catch (const std::invalid_argument& e) {
-      throw std::invalid_argument(fmt::format("fused elementwise step {}: {}", j, e.what()));
-    }
-    // An op reading its attributes takes three constant words after the given constants.
-    const bool has_attributes =
-        elementwise_expression(step.op, dtypes, step_dtypes_.back()).find(kAttributesToken) !=
-        std::string::npos;
-    attribute_slots_.push_back(has_attributes ? next_slot : 0);
-    if (has_attributes) {
-      next_slot += 3;
-      for (float v : {step.attributes.alpha, step.attributes.beta, step.attributes.gamma})
-        constant_words_.push_back(std::bit_cast<uint32_t>(v));
-    }
+  for (const FusedStep& step : problem_.steps) {
+    attribute_slots_.push_back(reads_attributes(step) ? next_slot : 0);
+    if (!reads_attributes(step)) continue;
+    next_slot += 3;
+    for (float v : {step.attributes.alpha, step.attributes.beta, step.attributes.gamma})
+      constant_words_.push_back(std::bit_cast<uint32_t>(v));
   }
   count_ = element_count(problem_.output_shape);
   std::tie(step_functions_, fused_body_) = render_steps();
@@ -107,46 +173,11 @@ FusedElementwise::FusedElementwise(const KernelContext& kc, FusedElementwiseProb
 }
 
 std::pair<std::string, std::string> FusedElementwise::render_steps() const {
-  std::string functions, body;
-  std::map<std::string, std::string> function_names;  // text after the name -> name
-  for (size_t j = 0; j < problem_.steps.size(); ++j) {
-    const FusedStep& step = problem_.steps[j];
-    std::vector<DType> dtypes;
-    std::vector<std::string> arguments;
-    std::string parameters;
-    for (size_t k = 0; k < step.operands.size(); ++k) {
-      const FusedOperand& operand = step.operands[k];
-      switch (operand.source) {
-        case FusedOperand::Source::input:
-          dtypes.push_back(problem_.input_dtypes[operand.index]);
-          arguments.push_back(fmt::format("x{}", operand.index));
-          break;
-        case FusedOperand::Source::step:
-          dtypes.push_back(step_dtypes_[operand.index]);
-          arguments.push_back(fmt::format("v{}", operand.index));
-          break;
-        case FusedOperand::Source::constant:
-          dtypes.push_back(problem_.constants[operand.index].dtype);
-          arguments.push_back(constant_expression(dtypes.back(), operand.index));
-          break;
-      }
-      parameters += fmt::format("{}{}: {}", k ? ", " : "", static_cast<char>('a' + k),
-                                elementwise_compute_type(dtypes.back()));
-    }
-    std::string expression = elementwise_expression(step.op, dtypes, step_dtypes_[j]);
-    if (expression.find(kAttributesToken) != std::string::npos) {
-      expression = replace_all(expression, kAttributesToken, "scalars");
-      parameters += ", scalars: vec4<f32>";
-      arguments.push_back(fmt::format("attributes_at({}u)", attribute_slots_[j]));
-    }
-    const std::string signature = fmt::format("({}) -> {} {{ return {}; }}", parameters,
-                                              elementwise_compute_type(step_dtypes_[j]), expression);
-    auto [named, added] = function_names.emplace(signature, fmt::format("step_{}", function_names.size()));
-    if (added) functions += fmt::format("fn {}{}\n", named->second, signature);
-    body += fmt::format("  let v{} = {}({});\n", j, named->second, fmt::join(arguments, ", "));
-  }
-  body += fmt::format("  return v{};", problem_.steps.size() - 1);
-  return {functions, body};
+  const Spelling uniform_words{
+      [&](uint32_t k) { return constant_expression(problem_.constants[k].dtype, k); },
+      [&](size_t j) { return fmt::format("attributes_at({}u)", attribute_slots_[j]); }};
+  return render_step_wgsl(problem_.steps, problem_.input_dtypes, problem_.constants, step_dtypes_,
+                          uniform_words);
 }
 
 void FusedElementwise::check_tensors(std::span<const Tensor> inputs, const Tensor& output) const {
@@ -270,6 +301,35 @@ void FusedElementwise::record(gpu::CommandRecorder& recorder, std::span<const Te
       gpu::split_workgroups((threads + kWorkgroupSize - 1) / kWorkgroupSize, kc_.gpu.limits());
   recorder.dispatch(pipeline, bindings, words.data(), words.size() * sizeof(uint32_t), workgroups,
                     "FusedElementwise");
+}
+
+std::string render_epilogue(const FusedEpilogue& epilogue, DType value) {
+  if (epilogue.steps.empty()) return "fn epilogue(x0: f32) -> f32 { return x0; }\n";
+  if (!is_float(value)) throw std::invalid_argument("fused epilogue: the value must be float");
+  const std::vector<DType> input_dtypes = {value};
+  const std::vector<DType> step_dtypes = step_dtypes_of(epilogue.steps, input_dtypes, epilogue.constants);
+  if (step_dtypes.back() != value)
+    throw std::invalid_argument("fused epilogue: the result must have the value's type");
+  // Literals: a constant expression must be finite in WGSL.
+  auto literal = [](uint32_t bits, DType dtype) {
+    if (is_float(dtype) && !std::isfinite(std::bit_cast<float>(bits)))
+      throw std::invalid_argument("fused epilogue: a constant is not finite");
+    const std::string ct = elementwise_compute_type(dtype);
+    return ct == "u32" ? fmt::format("{}u", bits) : fmt::format("bitcast<{}>({}u)", ct, bits);
+  };
+  const Spelling literals{
+      [&](uint32_t k) { return literal(epilogue.constants[k].bits, epilogue.constants[k].dtype); },
+      [&](size_t j) {
+        const ElementwiseAttributes& a = epilogue.steps[j].attributes;
+        return fmt::format("vec4<f32>({}, {}, {}, 0.0)",
+                           literal(std::bit_cast<uint32_t>(a.alpha), DType::f32),
+                           literal(std::bit_cast<uint32_t>(a.beta), DType::f32),
+                           literal(std::bit_cast<uint32_t>(a.gamma), DType::f32));
+      }};
+  const auto [functions, body] =
+      render_step_wgsl(epilogue.steps, input_dtypes, epilogue.constants, step_dtypes, literals);
+  return fmt::format("{}\n{}\nfn epilogue(x0: f32) -> f32 {{\n{}\n}}\n", shader_text("elementwise/math.wgsl"),
+                     functions, body);
 }
 
 }  // namespace onda::kernels

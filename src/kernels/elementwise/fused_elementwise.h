@@ -66,6 +66,20 @@ struct FusedElementwiseProblem {
   bool operator==(const FusedElementwiseProblem&) const = default;
 };
 
+// Steps applied to one value at another kernel's store (a normalization's output, in f32): input
+// 0 is the value; constants and attributes are WGSL literals, so that kernel's uniforms stay as
+// they are. No steps: none.
+struct FusedEpilogue {
+  std::vector<FusedConstant> constants;
+  std::vector<FusedStep> steps;
+  bool operator==(const FusedEpilogue&) const = default;
+};
+
+// `fn epilogue(x0: f32) -> f32` and the functions it calls (the identity for no steps), the value
+// of dtype `value` (float16 or float32, computed in f32). Throws std::invalid_argument when a step
+// rejects its operands, the result is not of `value`'s type or a constant is not finite.
+std::string render_epilogue(const FusedEpilogue& epilogue, DType value);
+
 class FusedElementwise {
  public:
   // Throws std::invalid_argument when an operand refers to nothing or to a later step, a step's
