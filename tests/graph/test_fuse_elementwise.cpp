@@ -338,6 +338,9 @@ TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
     EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"y"});
     EXPECT_EQ(g.nodes[0].attribute_graph(kFusedEpilogueAttribute).nodes.size(), 5u);
     EXPECT_NO_THROW(g.validate());
+    // The profile's floor counts the epilogue's ops (GELU: 8 per element) with the normalization's 5.
+    const TensorType x{DType::f32, {2, 8, 50}}, affine{DType::f32, {8}};
+    EXPECT_EQ(node_cost(g.nodes[0], {x, affine, affine}, {x}).flops, 800.0 * (5 + 8));
   }
   {  // The normalized value is also a graph output: it must be written, the group stays apart.
     Graph g = norm_gelu_graph();
