@@ -11,8 +11,10 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_group_norm.h"
 #include "graph/fuse_norm_epilogue.h"
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
@@ -434,7 +436,10 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
     write_file(weights, "");
     fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
     Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    // The session's passes, in its order (Session::Impl::simplified_for).
     simplify_graph(graph, {});
+    fuse_activations(graph);
+    fuse_group_norms(graph);
     fuse_attention(graph);
     const size_t before = graph.nodes.size();
     const size_t fused = fuse_elementwise(graph);
