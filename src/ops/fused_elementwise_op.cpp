@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
