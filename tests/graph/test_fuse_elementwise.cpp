@@ -19,7 +19,9 @@
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
 #include "harness.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "onnx/onnx_loader.h"
+#include "ops/fused_program.h"
 #include "test_session_support.h"
 
 namespace onda::test {
@@ -452,8 +454,32 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
     EXPECT_GE(fused, at_least) << name;
 
     EXPECT_EQ(count_nodes(graph, kFusedElementwiseOp), fused) << name;
+    // Every group translates into steps the kernel accepts for its inputs' types (plans built, no run).
+    for (const Node& node : graph.nodes) {
+      if (node.op_type != kFusedElementwiseOp) continue;
+      kernels::FusedElementwiseProblem problem;
+      for (const std::string& input : node.inputs) {
+        problem.input_dtypes.push_back(*graph.find_value(input)->dtype);
+        problem.input_shapes.push_back(*static_shape_of(graph, input));
+      }
+      EXPECT_NO_THROW({
+        const ops::FusedProgram program =
+            ops::fused_program_of(node, node.attribute_graph(kFusedElementwiseBody), problem.input_dtypes);
+        problem.constants = program.constants;
+        problem.steps = program.steps;
+        problem.output_shape = program.output_shape;
+        const kernels::FusedElementwise plan({gpu().context, gpu().pipelines}, problem);
+        EXPECT_EQ(plan.output_dtype(), *graph.find_value(node.outputs[0])->dtype) << node.name;
+      }) << name
+         << " " << node.name;
+    }
     // MDX23C's InstanceNorm -> GELU pairs (all but the first GELU, which follows a Conv).
     const size_t epilogues = fuse_norm_epilogues(graph);
+    for (const Node& node : graph.nodes) {
+      if (!node.has_attribute(kFusedEpilogueAttribute)) continue;
+      const DType dtype = *graph.find_value(node.outputs[0])->dtype;
+      EXPECT_NO_THROW(kernels::render_epilogue(ops::fused_epilogue_of(node, dtype), dtype)) << node.name;
+    }
     std::printf("  %-22s %zu of them moved into their normalization\n", name, epilogues);
     if (std::string_view(name) == "mdx23c_vocals") {
       EXPECT_EQ(epilogues, 98u);
