@@ -7,6 +7,9 @@
 
 #include "graph/einsum_equation.h"
 #include "graph/fuse_activations.h"
+#include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -63,6 +66,15 @@ double elementwise_flops_per_element(std::string_view op) {
       "Mish HardSwish HardSigmoid Reciprocal sigmoid tanh Tan Asin Acos Sinh Cosh Asinh Acosh Atanh "
       "Celu ";
   return listed(kTranscendental, op) ? 4.0 : 1.0;
+}
+
+// Per output element of a fused group's body: each of its ops (Expand is the kernel's indexing).
+double fused_flops_per_element(const Graph& body) {
+  double per_element = 0;
+  for (const Node& member : body.nodes)
+    if (member.op_type != "Expand")
+      per_element += elementwise_flops_per_element(member.op_type) * (member.op_type == "Clip" ? 2.0 : 1.0);
+  return per_element;
 }
 
 bool is_elementwise(std::string_view op) {
@@ -180,6 +192,11 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   NodeCost cost;
   cost.bytes = total_bytes(in) + total_bytes(out);
   cost.modeled = true;
+  if (node.domain == kOndaDomain && op == kFusedElementwiseOp) {
+    // A fused group (graph/fuse_elementwise.h): its inputs read and output written once.
+    cost.flops = numel(at(out, 0)) * fused_flops_per_element(node.attribute_graph(kFusedElementwiseBody));
+    return cost;
+  }
   if (!canonical_domain(node.domain).empty()) {
     cost.modeled = false;
     return cost;
@@ -241,6 +258,9 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
              op == "RMSNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization" ||
              op == "LRN") {
     cost.flops = 5.0 * x_numel;
+    // With elementwise ops fused after it (graph/fuse_norm_epilogue.h), those per element too.
+    if (node.has_attribute(kFusedEpilogueAttribute))
+      cost.flops += x_numel * fused_flops_per_element(node.attribute_graph(kFusedEpilogueAttribute));
   } else if (op == "BatchNormalization") {
     cost.flops = 2.0 * x_numel;  // inference: one scale and one shift per element
   } else if (op == "Softmax" || op == "LogSoftmax") {

@@ -8,6 +8,7 @@
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/broadcast.h"
 #include "kernels/elementwise/elementwise_kernel.h"
+#include "ops/elementwise_call.h"
 #include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
@@ -94,6 +95,46 @@ Op elementwise_op_of(const Node& node) {
   throw ModelError(node.describe() + ": not an elementwise op");
 }
 
+}  // namespace
+
+void record_in_binding_slices(OpContext& context, std::vector<Tensor> tensors, const Tensor& output,
+                              const ElementwiseRecord& record) {
+  // Leading dims of 1 ([1, C, H, W] activations) are dropped first, from the output and from the
+  // inputs of full rank (lower-rank inputs broadcast from the right, unaffected), so the slices
+  // run along the first dim that has more than one row.
+  Tensor out_view = output;
+  const uint64_t binding_limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+  while (out_view.device_bytes() > binding_limit && out_view.rank() > 1 && out_view.shape()[0] == 1) {
+    const Shape inner(out_view.shape().begin() + 1, out_view.shape().end());
+    for (auto& t : tensors)
+      if (t.rank() == out_view.rank()) t = t.reshape(Shape(t.shape().begin() + 1, t.shape().end()));
+    out_view = out_view.reshape(inner);
+  }
+  const Shape& sliced_shape = out_view.shape();
+  uint64_t row_bytes = out_view.device_bytes() / std::max<int64_t>(sliced_shape.empty() ? 1 : sliced_shape[0], 1);
+  for (const auto& t : tensors) {
+    if (t.rank() == static_cast<int64_t>(sliced_shape.size()) && !sliced_shape.empty() && t.shape()[0] == sliced_shape[0]) {
+      row_bytes = std::max<uint64_t>(row_bytes, t.device_bytes() / std::max<int64_t>(sliced_shape[0], 1));
+    }
+  }
+  const int64_t rows = sliced_shape.empty() ? 0 : outer_slice_rows(context, sliced_shape[0], row_bytes);
+  if (rows == 0) {
+    record(tensors, out_view);
+    return;
+  }
+  for (int64_t begin = 0; begin < sliced_shape[0]; begin += rows) {
+    const int64_t end = std::min(sliced_shape[0], begin + rows);
+    std::vector<Tensor> slices;
+    for (const auto& t : tensors) {
+      const bool sliced = t.rank() == static_cast<int64_t>(sliced_shape.size()) && t.shape()[0] == sliced_shape[0];
+      slices.push_back(sliced ? t.slice_outer(begin, end) : t);
+    }
+    record(slices, out_view.slice_outer(begin, end));
+  }
+}
+
+namespace {
+
 Value run_kernel(const Node& node, OpContext& context, Op op, std::vector<Value> inputs,
                  const ElementwiseAttributes& attributes) {
   std::vector<Tensor> tensors;
@@ -108,41 +149,12 @@ Value run_kernel(const Node& node, OpContext& context, Op op, std::vector<Value>
   try {
     const DType out_dtype = kernels::elementwise_result_dtype(op, dtypes, attributes);
     Value out;
-    const Shape out_shape = kernels::broadcast_shape(shapes);
-    out.device = context.allocate(out_dtype, out_shape);
+    out.device = context.allocate(out_dtype, kernels::broadcast_shape(shapes));
     // Larger than one binding: slices of the leading dim (inputs without it are broadcast whole).
-    // Leading dims of 1 ([1, C, H, W] activations) are dropped first, from the output and from the
-    // inputs of full rank (lower-rank inputs broadcast from the right, unaffected), so the slices
-    // run along the first dim that has more than one row.
-    Tensor out_view = out.device;
-    const uint64_t binding_limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
-    while (out_view.device_bytes() > binding_limit && out_view.rank() > 1 && out_view.shape()[0] == 1) {
-      const Shape inner(out_view.shape().begin() + 1, out_view.shape().end());
-      for (auto& t : tensors)
-        if (t.rank() == out_view.rank()) t = t.reshape(Shape(t.shape().begin() + 1, t.shape().end()));
-      out_view = out_view.reshape(inner);
-    }
-    const Shape& sliced_shape = out_view.shape();
-    uint64_t row_bytes = out_view.device_bytes() / std::max<int64_t>(sliced_shape.empty() ? 1 : sliced_shape[0], 1);
-    for (const auto& t : tensors) {
-      if (t.rank() == static_cast<int64_t>(sliced_shape.size()) && !sliced_shape.empty() && t.shape()[0] == sliced_shape[0]) {
-        row_bytes = std::max<uint64_t>(row_bytes, t.device_bytes() / std::max<int64_t>(sliced_shape[0], 1));
-      }
-    }
-    const int64_t rows = sliced_shape.empty() ? 0 : outer_slice_rows(context, sliced_shape[0], row_bytes);
-    if (rows == 0) {
-      record_elementwise(context, op, tensors, out_view, attributes);
-      return out;
-    }
-    for (int64_t begin = 0; begin < sliced_shape[0]; begin += rows) {
-      const int64_t end = std::min(sliced_shape[0], begin + rows);
-      std::vector<Tensor> slices;
-      for (const auto& t : tensors) {
-        const bool sliced = t.rank() == static_cast<int64_t>(sliced_shape.size()) && t.shape()[0] == sliced_shape[0];
-        slices.push_back(sliced ? t.slice_outer(begin, end) : t);
-      }
-      record_elementwise(context, op, slices, out_view.slice_outer(begin, end), attributes);
-    }
+    record_in_binding_slices(context, std::move(tensors), out.device,
+                             [&](std::span<const Tensor> slices, const Tensor& out_slice) {
+                               record_elementwise(context, op, slices, out_slice, attributes);
+                             });
     return out;
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
@@ -157,7 +169,7 @@ std::optional<float> host_scalar(const Node& node, const Value& v, const char* w
   return static_cast<float>(v.host.to_double()[0]);
 }
 
-std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+ElementwiseCall call_of(const Node& node, DType first_input) {
   ElementwiseAttributes a;
   Op op = elementwise_op_of(node);
   if (op == Op::LeakyRelu) a.alpha = node.attribute_float("alpha", 0.01f);
@@ -180,7 +192,7 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
     }
     // BitShift's types are uint8/16/32/64 only: an int32 input is a UINT16 carried in int32
     // (graph/onnx_data_type.h), shifted and wrapped to 16 bits.
-    const bool uint16 = inputs.at(0).dtype() == DType::i32;
+    const bool uint16 = first_input == DType::i32;
     if (direction == "LEFT") {
       op = uint16 ? Op::BitShiftLeft16 : Op::BitShiftLeft;
     } else {
@@ -199,12 +211,17 @@ std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const s
       throw ModelError(fmt::format("{}: unsupported approximate='{}'", node.describe(), approximate));
     }
   }
-  std::vector<Value> args = inputs;
   if (op == Op::Mod) {
     const int64_t fmod = node.attribute_int("fmod", 0);
-    if (is_float(inputs.at(0).dtype()) && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
+    if (is_float(first_input) && fmod != 1) throw ModelError(node.describe() + ": Mod on floats requires fmod=1");
     if (fmod == 1) op = Op::ModTruncated;
   }
+  return {op, a};
+}
+
+std::vector<Value> unary_or_binary(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  auto [op, a] = call_of(node, inputs.at(0).dtype());
+  std::vector<Value> args = inputs;
   if (op == Op::Pow && args.size() == 2 && args[1].dtype() != args[0].dtype()) {
     // Pow's exponent may have another type (opset 12+); the result has the base's type.
     if (args[1].on_host()) {
@@ -300,6 +317,10 @@ std::vector<Value> variadic(const Node& node, OpContext& context, const std::vec
 std::vector<Value> identity(const Node&, OpContext&, const std::vector<Value>& inputs) { return {inputs.at(0)}; }
 
 }  // namespace
+
+ElementwiseCall elementwise_call_of(const Node& node, DType first_input) {
+  return call_of(node, first_input);
+}
 
 void register_elementwise_ops(std::vector<OpEntry>& ops) {
   for (const auto& entry : onnx_elementwise_ops()) {

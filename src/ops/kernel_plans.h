@@ -79,7 +79,8 @@ void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_
 
 // Records a normalisation (kernels::record_normalize) with the node's kept plan.
 void record_normalize(OpContext& context, const Tensor& x, const Tensor& scale, const Tensor& bias,
-                      const Tensor& y, const kernels::NormalizeSpec& spec);
+                      const Tensor& y, const kernels::NormalizeSpec& spec,
+                      const kernels::FusedEpilogue& epilogue = {});
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

@@ -10,6 +10,7 @@
 #include "kernels/norm/normalize_kernel.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "kernels/softmax/softmax_kernel.h"
+#include "ops/fused_program.h"
 #include "ops/kernel_plans.h"
 #include "ops/op_registry.h"
 #include "ops/outer_slices.h"
@@ -27,8 +28,10 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   Value y;
   y.device = context.allocate(x.dtype(), x.shape());
   try {
+    // Elementwise ops fused after it at plan time (graph/fuse_norm_epilogue.h), applied at its store.
+    const kernels::FusedEpilogue epilogue = fused_epilogue_of(node, x.dtype());
     record_normalize(context, context.to_device(x), optional_device(context, inputs, scale_input),
-                     optional_device(context, inputs, bias_input), y.device, spec);
+                     optional_device(context, inputs, bias_input), y.device, spec, epilogue);
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }

@@ -56,5 +56,6 @@ void register_global_pool_ops(std::vector<OpEntry>& ops);
 void register_generator_ops(std::vector<OpEntry>& ops);
 void register_local_norm_ops(std::vector<OpEntry>& ops);
 void register_attention_ops(std::vector<OpEntry>& ops);  // onda-internal fused nodes
+void register_fused_elementwise_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

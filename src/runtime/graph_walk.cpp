@@ -7,7 +7,9 @@
 #include "gpu/gpu_error.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
 #include "graph/fuse_group_norm.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
@@ -252,6 +254,8 @@ WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& sub
   fuse_activations(specialized);
   fuse_group_norms(specialized);
   fuse_attention(specialized);
+  fuse_elementwise(specialized);
+  fuse_norm_epilogues(specialized);
   auto plan = std::make_unique<WalkPlan>(make_walk_plan(std::move(specialized)));
   r_.record_ms_by_op["(plan)"] += ms_since(start);
   ++plans_made_;

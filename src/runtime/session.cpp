@@ -47,7 +47,9 @@
 #include "gpu/transfer.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
 #include "graph/fuse_group_norm.h"
+#include "graph/fuse_norm_epilogue.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
@@ -592,6 +594,8 @@ Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) 
   fuse_activations(simplified);
   fuse_group_norms(simplified);
   fuse_attention(simplified);
+  fuse_elementwise(simplified);  // after attention, which absorbs the Mul/Div of its scale
+  fuse_norm_epilogues(simplified);
   return simplified;
 }
 

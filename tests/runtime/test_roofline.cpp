@@ -194,7 +194,8 @@ TEST(RooflineProbe, PositiveFiniteAndMeasuredOncePerProcess) {
 }
 
 // x [4, 32] -> MatMul W [32, 48] -> Add b [48] -> Tanh -> Transpose: a floor for every profiled
-// node, FLOPs as worked out by hand, and the model's floor the sum of the nodes'.
+// node, FLOPs as worked out by hand, and the model's floor the sum of the nodes'. Add and Tanh run
+// as one fused node (graph/fuse_elementwise.h): 1 + 4 FLOPs per element.
 TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   Random r(test_seed());
   TemporaryFolder folder;
@@ -219,7 +220,7 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   EXPECT_GT(stats.peak_flops_per_second, 0);
   EXPECT_GT(stats.peak_bytes_per_second, 0);
   const std::map<std::string, double> expected_flops{
-      {"MatMul", 2.0 * 4 * 32 * 48}, {"Add", 4.0 * 48}, {"Tanh", 4 * 4.0 * 48}, {"Transpose", 0}};
+      {"MatMul", 2.0 * 4 * 32 * 48}, {"FusedElementwise", (1 + 4) * 4.0 * 48}, {"Transpose", 0}};
   double sum = 0;
   std::set<std::string> seen;
   for (const ProfileLine& line : stats.profile) {
@@ -243,6 +244,10 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
                                    [](const ProfileLine& l) { return l.op_type == "MatMul"; });
   ASSERT_NE(matmul, stats.profile.end());
   EXPECT_EQ(matmul->bytes, 4.0 * (4 * 32 + 32 * 48 + 4 * 48));
+  const auto fused = std::find_if(stats.profile.begin(), stats.profile.end(),
+                                  [](const ProfileLine& l) { return l.op_type == "FusedElementwise"; });
+  ASSERT_NE(fused, stats.profile.end());
+  EXPECT_EQ(fused->bytes, 4.0 * (4 * 48 + 48 + 4 * 48));  // xw and b read, t written, once
 }
 
 // An LSTM over 6 steps gets a latency floor of 6 dependent dispatches.
@@ -273,7 +278,8 @@ TEST(RooflineSession, RecurrentLayerHasAStepLatencyFloor) {
 }
 
 // A Loop runs its body's nodes once per iteration under one profile name: their costs add up,
-// like their GPU times. Body: s = Tanh(s * 0.9), 5 iterations over s [8].
+// like their GPU times. Body: s = Tanh(s * 0.9), 5 iterations over s [8]; the Mul and the Tanh run
+// as one fused node (graph/fuse_elementwise.h, named after its exit), the constant folded.
 TEST(RooflineSession, LoopBodyCostsAddUpOverIterations) {
   TemporaryFolder folder;
   onnx::ModelProto model = empty_model();
@@ -310,11 +316,11 @@ TEST(RooflineSession, LoopBodyCostsAddUpOverIterations) {
   const RunStats& stats = session->last_run();
   std::map<std::string, const ProfileLine*> by_node;
   for (const ProfileLine& line : stats.profile) by_node[line.node] = &line;
-  ASSERT_TRUE(by_node.count("decay") && by_node.count("squash"));
-  EXPECT_EQ(by_node["decay"]->dispatches, 5u);
-  EXPECT_EQ(by_node["decay"]->flops, 5 * 8.0);
-  EXPECT_EQ(by_node["decay"]->bytes, 5 * 4.0 * (8 + 1 + 8));
-  EXPECT_EQ(by_node["squash"]->flops, 5 * 4 * 8.0);
+  const std::string fused = "squash/onda_fused_elementwise";
+  ASSERT_TRUE(by_node.count(fused));
+  EXPECT_EQ(by_node[fused]->dispatches, 5u);
+  EXPECT_EQ(by_node[fused]->flops, 5 * (1 + 4) * 8.0);
+  EXPECT_EQ(by_node[fused]->bytes, 5 * 4.0 * (8 + 8));
 }
 
 }  // namespace

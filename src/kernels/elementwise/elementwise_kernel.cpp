@@ -23,15 +23,8 @@ struct ElementwiseUniforms {
   float scalars[4];
 };
 
-// The compute type of a storage dtype: f16 unpacks to f32; i64 is stored as i32; u8/bool as u32.
-std::string compute_type(DType t) {
-  if (is_float(t)) return "f32";
-  if (t == DType::i32 || t == DType::i64) return "i32";
-  return "u32";
-}
-
 std::string cast_expression(DType from, DType to) {
-  const std::string in = compute_type(from);
+  const std::string in = elementwise_compute_type(from);
   if (to == DType::boolean) {
     return in == "f32"   ? "select(0u, 1u, a != 0.0)"
            : in == "i32" ? "select(0u, 1u, a != 0)"
@@ -40,17 +33,8 @@ std::string cast_expression(DType from, DType to) {
   if (to == DType::u8) {
     return in == "f32" ? "u32(clamp(a, 0.0, 255.0))" : in == "i32" ? "u32(a) & 255u" : "a & 255u";
   }
-  const std::string out = compute_type(to);
+  const std::string out = elementwise_compute_type(to);
   return out == in ? "a" : fmt::format("{}(a)", out);
-}
-
-std::string expression(const ElementwiseDefinition& op, std::span<const DType> inputs, DType out) {
-  if (op.kind == ElementwiseKind::Cast) return cast_expression(inputs[0], out);
-  if (op.kind == ElementwiseKind::Numeric || op.kind == ElementwiseKind::Compare) {
-    if (compute_type(inputs[0]) == "i32") return op.integer_expr;
-    if (inputs[0] == DType::u8) return op.unsigned_expr;
-  }
-  return op.float_expr;
 }
 
 uint32_t alignment_of_offset(uint32_t offset) {
@@ -58,6 +42,46 @@ uint32_t alignment_of_offset(uint32_t offset) {
 }
 
 }  // namespace
+
+// The compute type of a storage dtype: f16 unpacks to f32; i64 is stored as i32; u8/bool as u32.
+std::string elementwise_compute_type(DType t) {
+  if (is_float(t)) return "f32";
+  if (t == DType::i32 || t == DType::i64) return "i32";
+  return "u32";
+}
+
+std::string elementwise_expression(ElementwiseOp id, std::span<const DType> inputs, DType out) {
+  const ElementwiseDefinition& op = elementwise_definition(id);
+  if (op.kind == ElementwiseKind::Cast) return cast_expression(inputs[0], out);
+  if (op.kind == ElementwiseKind::Numeric || op.kind == ElementwiseKind::Compare) {
+    if (elementwise_compute_type(inputs[0]) == "i32") return op.integer_expr;
+    if (inputs[0] == DType::u8) return op.unsigned_expr;
+  }
+  return op.float_expr;
+}
+
+std::string render_elementwise_input(size_t k, DType dtype, BroadcastMode mode, uint32_t alignment) {
+  const std::string ct = elementwise_compute_type(dtype);
+  const bool f16 = dtype == DType::f16;
+  const bool same = mode == BroadcastMode::Same;
+  const bool vec4 = !f16 && same && alignment == 4;
+  const TemplateValues values = {
+      {"IN", fmt::format("in{}", k)},
+      {"INDEX", std::to_string(k)},
+      {"BINDING", std::to_string(k)},
+      {"CT", ct},
+      {"STORAGE", f16    ? "u32"
+                  : vec4 ? fmt::format("vec4<{}>", ct)
+                         : ct},
+      {"MODE_SAME", same ? "1" : "0"},
+      {"MODE_SCALAR", mode == BroadcastMode::Scalar ? "1" : "0"},
+      {"MODE_BROADCAST", mode == BroadcastMode::Strided ? "1" : "0"},
+      {"VEC4", vec4 ? "1" : "0"},
+      {"F16", f16 ? "1" : "0"},
+      {"F16_PAIRS", f16 && same && alignment % 2 == 0 ? "1" : "0"},
+  };
+  return render_shader("elementwise/input.wgsl", values);
+}
 
 ElementwiseProblem ElementwiseProblem::of(ElementwiseOp op, std::span<const Tensor> inputs,
                                           const ElementwiseAttributes& attributes) {
@@ -107,40 +131,16 @@ Elementwise::Alignment Elementwise::alignment_of(std::span<const Tensor> inputs,
   return a;
 }
 
-// The WGSL functions that load input k in its compute type (elementwise/input.wgsl).
-std::string Elementwise::render_input(size_t k, const Alignment& alignment) const {
-  const DType dtype = problem_.input_dtypes[k];
-  const std::string ct = compute_type(dtype);
-  const bool f16 = dtype == DType::f16;
-  const bool same = layout_.modes[k] == BroadcastMode::Same;
-  const bool vec4 = !f16 && same && alignment.in_alignment[k] == 4;
-  const TemplateValues values = {
-      {"IN", fmt::format("in{}", k)},
-      {"INDEX", std::to_string(k)},
-      {"BINDING", std::to_string(k)},
-      {"CT", ct},
-      {"STORAGE", f16    ? "u32"
-                  : vec4 ? fmt::format("vec4<{}>", ct)
-                         : ct},
-      {"MODE_SAME", same ? "1" : "0"},
-      {"MODE_SCALAR", layout_.modes[k] == BroadcastMode::Scalar ? "1" : "0"},
-      {"MODE_BROADCAST", layout_.modes[k] == BroadcastMode::Strided ? "1" : "0"},
-      {"VEC4", vec4 ? "1" : "0"},
-      {"F16", f16 ? "1" : "0"},
-      {"F16_PAIRS", f16 && same && alignment.in_alignment[k] % 2 == 0 ? "1" : "0"},
-  };
-  return render_shader("elementwise/input.wgsl", values);
-}
-
 std::string Elementwise::render_wgsl(const Alignment& alignment) const {
   const size_t arity = problem_.input_dtypes.size();
   std::string input_functions;
   std::vector<std::string> cts;
   for (size_t k = 0; k < arity; ++k) {
-    input_functions += render_input(k, alignment);
-    cts.push_back(compute_type(problem_.input_dtypes[k]));
+    input_functions +=
+        render_elementwise_input(k, problem_.input_dtypes[k], layout_.modes[k], alignment.in_alignment[k]);
+    cts.push_back(elementwise_compute_type(problem_.input_dtypes[k]));
   }
-  const std::string out_ct = compute_type(out_dtype_);
+  const std::string out_ct = elementwise_compute_type(out_dtype_);
   const bool out_f16 = out_dtype_ == DType::f16;
   const TemplateValues values = {
       {"PARAMS_BINDING", std::to_string(arity + 1)},
@@ -158,7 +158,7 @@ std::string Elementwise::render_wgsl(const Alignment& alignment) const {
       {"CT2", arity >= 3 ? cts[2] : cts[0]},
       {"ARITY2", arity >= 2 ? "1" : "0"},
       {"ARITY3", arity >= 3 ? "1" : "0"},
-      {"EXPR", expression(elementwise_definition(problem_.op), problem_.input_dtypes, out_dtype_)},
+      {"EXPR", elementwise_expression(problem_.op, problem_.input_dtypes, out_dtype_)},
   };
   return render_shader("elementwise/elementwise.wgsl", values);
 }

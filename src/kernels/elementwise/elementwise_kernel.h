@@ -7,6 +7,7 @@
 #pragma once
 #include <array>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -56,7 +57,6 @@ class Elementwise {
   Alignment alignment_of(std::span<const Tensor> inputs, uint32_t out_offset) const;
   const wgpu::ComputePipeline& pipeline_for(const Alignment& alignment) const;
   std::string render_wgsl(const Alignment& alignment) const;
-  std::string render_input(size_t k, const Alignment& alignment) const;
 
   KernelContext kc_;
   ElementwiseProblem problem_;
@@ -66,6 +66,15 @@ class Elementwise {
   BroadcastLayout layout_;
   mutable std::vector<std::pair<Alignment, const wgpu::ComputePipeline*>> pipelines_;  // owned by the cache
 };
+
+// The WGSL pieces shared with the fused kernel (fused_elementwise.h):
+// the compute type of a storage dtype ("f32" for f32/f16, "i32" for i32/i64, "u32" for u8/bool);
+std::string elementwise_compute_type(DType dtype);
+// the expression of one element of `op` over a, b, c (in their compute types), giving `out`;
+std::string elementwise_expression(ElementwiseOp op, std::span<const DType> inputs, DType out);
+// input k's binding and load functions (elementwise/input.wgsl); `alignment` is 4, 2 or 1, the
+// largest of them dividing the view's element offset.
+std::string render_elementwise_input(size_t k, DType dtype, BroadcastMode mode, uint32_t alignment);
 
 // Plans and records in one call, for callers that keep no plans.
 void record_elementwise(const KernelContext& kc, gpu::CommandRecorder& recorder, ElementwiseOp op,

@@ -2,6 +2,7 @@
 //   IN (in0/in1/in2), INDEX (0..2), BINDING, STORAGE (array element type), CT (compute type),
 //   MODE_SAME / MODE_SCALAR / MODE_BROADCAST, VEC4 (16-byte aligned vec4 storage), F16 (packed halves).
 // The storage scalar type is the compute type (f32 for f32/f16, i32 for i32/i64, u32 for u8/bool).
+// The including shader defines params.count, input_offset(k) and broadcast_index(linear, k).
 @group(0) @binding({{BINDING}}) var<storage, read> {{IN}}_buf: array<{{STORAGE}}>;
 
 fn load_{{IN}}(index: u32) -> {{CT}} {
@@ -17,7 +18,7 @@ fn load_{{IN}}(index: u32) -> {{CT}} {
 }
 
 fn load4_{{IN}}(i: u32) -> vec4<{{CT}}> {
-  let base = params.in_offset[{{INDEX}}];
+  let base = input_offset({{INDEX}}u);
 #if MODE_SCALAR
   return vec4<{{CT}}>(load_{{IN}}(base));
 #endif

@@ -8,6 +8,9 @@
 {{Y_ACCESS}}
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
+// Elementwise ops fused after the normalization (kernels/elementwise/fused_elementwise.h).
+{{EPILOGUE}}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -24,6 +27,6 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #if HAS_BIAS
     v = v + load_bias(params.bias_offset + affine_index(r, k));
 #endif
-    store_y(params.y_offset + i, v);
+    store_y(params.y_offset + i, epilogue(v));
   }
 }

@@ -29,6 +29,9 @@ fn row_sum(lid: u32, value: f32) -> f32 {
   return total;
 }
 
+// Elementwise ops fused after the normalization (kernels/elementwise/fused_elementwise.h).
+{{EPILOGUE}}
+
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
@@ -63,7 +66,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #if HAS_BIAS
       v = v + load_bias(params.bias_offset + affine_index(r, k));
 #endif
-      store_y(params.y_offset + base + k, v);
+      store_y(params.y_offset + base + k, epilogue(v));
     }
   }
 }

@@ -150,6 +150,7 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
   u.k_mod = u32(spec.k_mod, "k_mod");
   u.epsilon = spec.epsilon;
   const std::string x_access = tensor_access("x", 0, problem_.dtype, false);
+  const std::string epilogue = render_epilogue(problem_.epilogue, problem_.dtype);
   pipelines->fused = spec.row_size <= kThreads * kPerThread;
   if (pipelines->fused) {
     int64_t row_threads = 8;
@@ -158,7 +159,8 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
     const int64_t rows_per_group = kThreads / row_threads;
     TemplateValues v = {{"X_ACCESS", x_access},
                         {"PER_THREAD", std::to_string(per_thread)},
-                        {"ROW_THREADS", std::to_string(row_threads)}};
+                        {"ROW_THREADS", std::to_string(row_threads)},
+                        {"EPILOGUE", epilogue}};
     affine_values(problem_, 1, v);
     pipelines->fused_rows = &shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
     pipelines->fused_groups = (spec.rows + rows_per_group - 1) / rows_per_group;
@@ -166,7 +168,7 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
     pipelines->stats = &shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
                                         {{"X_ACCESS", x_access}}, "normalize stats");
     pipelines->finalize = &shader_pipeline(kc.pipelines, "norm/norm_finalize.wgsl", {}, "normalize finalize");
-    TemplateValues v = {{"X_ACCESS", x_access}};
+    TemplateValues v = {{"X_ACCESS", x_access}, {"EPILOGUE", epilogue}};
     affine_values(problem_, 2, v);
     pipelines->apply = &shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
   }
@@ -229,8 +231,12 @@ void Normalize::record_in_row_slices(gpu::CommandRecorder& recorder, gpu::Buffer
       return t.defined() ? t.reshape({t.numel()}).slice_outer(first, first + count) : t;
     };
     const Tensor x_slice = x_rows.slice_outer(r0, r1), scale_slice = affine(scale), bias_slice = affine(bias);
-    const NormalizeProblem slice{x_slice.shape(), problem_.dtype, part, NormalizeAffine::of(scale_slice),
-                                 NormalizeAffine::of(bias_slice)};
+    const NormalizeProblem slice{x_slice.shape(),
+                                 problem_.dtype,
+                                 part,
+                                 NormalizeAffine::of(scale_slice),
+                                 NormalizeAffine::of(bias_slice),
+                                 problem_.epilogue};
     slice_plan(slice).record(recorder, pool, x_slice, scale_slice, bias_slice, y_rows.slice_outer(r0, r1));
     r0 = r1;
   }
@@ -280,8 +286,8 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                                             shape_string(x.shape()), shape_string(y.shape()), spec.rows,
                                             spec.row_size));
   }
-  const Normalize plan(kc,
-                       {x.shape(), x.dtype(), spec, NormalizeAffine::of(scale), NormalizeAffine::of(bias)});
+  const Normalize plan(
+      kc, {x.shape(), x.dtype(), spec, NormalizeAffine::of(scale), NormalizeAffine::of(bias), {}});
   plan.record(recorder, pool, x, scale, bias, y);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gpu/buffer_pool.h"
+#include "kernels/elementwise/fused_elementwise.h"
 #include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
 
@@ -45,6 +46,7 @@ struct NormalizeProblem {
   DType dtype = DType::f32;
   NormalizeSpec spec;
   NormalizeAffine scale, bias;
+  FusedEpilogue epilogue;  // elementwise ops applied to each output element (none by default)
   bool operator==(const NormalizeProblem&) const = default;
 };
 

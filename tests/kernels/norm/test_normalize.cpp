@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "gpu/command_recorder.h"
 #include "harness.h"
@@ -34,7 +35,10 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
   return y;
 }
 
-double run(const Shape& shape, const NormalizeSpec& spec, DType dtype, bool with_scale, bool with_bias, Random& rng) {
+// `epilogue` (applied at the store) and its float64 twin `after`, when given.
+double run(const Shape& shape, const NormalizeSpec& spec, DType dtype, bool with_scale, bool with_bias,
+           Random& rng, const kernels::FusedEpilogue& epilogue = {},
+           const std::function<double(double)>& after = {}) {
   const int64_t affine = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
   // A mean offset from zero makes cancellation in the variance visible.
   auto x = round_to_dtype(rng.normal(element_count(shape), 3.0, 2.0), dtype);
@@ -46,9 +50,15 @@ double run(const Shape& shape, const NormalizeSpec& spec, DType dtype, bool with
   Tensor tb = with_bias ? upload_floats(bias, dtype, {affine}) : Tensor();
   Tensor ty = poisoned(dtype, shape);
   gpu::CommandRecorder recorder(gpu().context);
-  kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, tx, ts, tb, ty, spec);
+  const kernels::Normalize plan(
+      {gpu().context, gpu().pipelines},
+      {shape, dtype, spec, kernels::NormalizeAffine::of(ts), kernels::NormalizeAffine::of(tb), epilogue});
+  plan.record(recorder, gpu().pool, tx, ts, tb, ty);
   recorder.submit_and_wait();
-  return rel_l2(ty.download_floats(gpu().context), reference(x, scale, bias, spec));
+  std::vector<double> ref = reference(x, scale, bias, spec);
+  if (after)
+    for (double& v : ref) v = after(v);
+  return rel_l2(ty.download_floats(gpu().context), ref);
 }
 
 TEST(Normalize, LayerNorm) {
@@ -56,7 +66,8 @@ TEST(Normalize, LayerNorm) {
   for (DType dtype : {DType::f32, DType::f16}) {
     double worst = 0;
     const std::vector<std::pair<Shape, int64_t>> cases = {
-        {{5, 7}, -1}, {{3, 4, 512}, -1}, {{2, 3, 5}, 1}, {{4, 4097}, 1}, {{2, 9000}, -1}, {{1, 3, 33, 31}, 1}, {{6}, 0}};
+        {{5, 7}, -1},    {{3, 4, 512}, -1},   {{2, 3, 5}, 1}, {{4, 4097}, 1},
+        {{2, 9000}, -1}, {{1, 3, 33, 31}, 1}, {{6}, 0}};
     for (const auto& [shape, axis] : cases) {
       const double e = run(shape, kernels::layer_norm_spec(shape, axis, 1e-5f), dtype, true, axis != 0, rng);
       EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape) << " axis " << axis;
@@ -70,7 +81,8 @@ TEST(Normalize, InstanceNormShortAndLongRows) {
   Random rng(test_seed());
   for (DType dtype : {DType::f32, DType::f16}) {
     double worst = 0;
-    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7}}) {
+    for (const Shape& shape :
+         {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7}}) {
       for (bool affine : {true, false}) {
         const double e = run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, affine, affine, rng);
         EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
@@ -81,13 +93,51 @@ TEST(Normalize, InstanceNormShortAndLongRows) {
   }
 }
 
+// An elementwise group fused after the normalization (graph/fuse_norm_epilogue.h): MDX23C's exported
+// GELU, then LeakyRelu (an attribute, a literal in the shader), on both paths.
+TEST(Normalize, InstanceNormWithGeluEpilogue) {
+  using kernels::FusedOperand;
+  using Op = kernels::ElementwiseOp;
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    kernels::FusedEpilogue gelu;
+    for (double c : {std::sqrt(2.0), 1.0, 0.5})
+      gelu.constants.push_back(kernels::FusedConstant::of(dtype, c));
+    kernels::ElementwiseAttributes leaky;
+    leaky.alpha = 0.25f;
+    auto step = [](Op op, std::vector<FusedOperand> operands, kernels::ElementwiseAttributes a = {}) {
+      return kernels::FusedStep{op, a, std::move(operands)};
+    };
+    gelu.steps = {step(Op::Div, {FusedOperand::input(0), FusedOperand::constant(0)}),
+                  step(Op::Erf, {FusedOperand::step(0)}),
+                  step(Op::Add, {FusedOperand::step(1), FusedOperand::constant(1)}),
+                  step(Op::Mul, {FusedOperand::input(0), FusedOperand::step(2)}),
+                  step(Op::Mul, {FusedOperand::step(3), FusedOperand::constant(2)}),
+                  step(Op::LeakyRelu, {FusedOperand::step(4)}, leaky)};
+    const auto reference_gelu = [](double x) {
+      const double g = 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+      return g >= 0 ? g : 0.25 * g;
+    };
+    double worst = 0;
+    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}}) {
+      const double e =
+          run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, true, true, rng, gelu, reference_gelu);
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
+      worst = std::max(worst, e);
+    }
+    std::printf("InstanceNorm + GELU epilogue %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(),
+                worst);
+  }
+}
+
 TEST(Normalize, GroupNormBothAffineLayouts) {
   Random rng(test_seed());
   for (bool per_channel : {true, false}) {
     double worst = 0;
     for (const Shape& shape : {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 9}}) {
       for (int64_t groups : {1, 2}) {
-        const double e = run(shape, kernels::group_norm_spec(shape, groups, per_channel, 1e-5f), DType::f32, true, true, rng);
+        const double e = run(shape, kernels::group_norm_spec(shape, groups, per_channel, 1e-5f), DType::f32,
+                             true, true, rng);
         EXPECT_LE(e, 1e-6) << shape_string(shape) << " groups " << groups;
         worst = std::max(worst, e);
       }
@@ -100,8 +150,8 @@ TEST(Normalize, GroupNormBothAffineLayouts) {
 TEST(Normalize, RejectsMismatchedAffine) {
   Tensor x = poisoned(DType::f32, {2, 8}), y = poisoned(DType::f32, {2, 8}), s = poisoned(DType::f32, {7});
   gpu::CommandRecorder recorder(gpu().context);
-  EXPECT_THROW(kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, x, s, Tensor(), y,
-                                         kernels::layer_norm_spec({2, 8}, -1, 1e-5f)),
+  EXPECT_THROW(kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, x, s,
+                                         Tensor(), y, kernels::layer_norm_spec({2, 8}, -1, 1e-5f)),
                std::invalid_argument);
 }
 

@@ -1,0 +1,222 @@
+// onda::FusedElementwise, the node graph/fuse_elementwise.h puts in place of a group of elementwise
+// nodes: its body's nodes become the steps of one fused kernel (kernels/elementwise/
+// fused_elementwise.h), each as the one-node op would run it (elementwise_call.h), scalar
+// constants folded into the kernel's uniforms.
+#include <fmt/format.h>
+
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
+#include "graph/fuse_norm_epilogue.h"
+#include "graph/model_error.h"
+#include "graph/onnx_data_type.h"
+#include "kernels/elementwise/fused_elementwise.h"
+#include "ops/elementwise_call.h"
+#include "ops/fused_program.h"
+#include "ops/kernel_plans.h"
+#include "ops/op_registry.h"
+
+namespace onda::ops {
+namespace {
+
+using kernels::FusedOperand;
+using Op = kernels::ElementwiseOp;
+
+class ProgramBuilder {
+ public:
+  ProgramBuilder(const Node& fused, const Graph& body, std::vector<DType> input_dtypes)
+      : fused_(fused), body_(body) {
+    program_.input_dtypes = std::move(input_dtypes);
+    for (size_t k = 0; k < body.inputs.size(); ++k) {
+      operands_[body.inputs[k]] = FusedOperand::input(static_cast<uint32_t>(k));
+      dtypes_[body.inputs[k]] = program_.input_dtypes[k];
+    }
+  }
+
+  FusedProgram build() {
+    for (const Node& node : body_.nodes) add_step(node);
+    const std::string& out = body_.outputs.at(0);
+    const ValueInfo* info = body_.find_value(out);
+    if (!info || !info->shape || !info->has_static_shape() || !operands_.count(out))
+      throw ModelError(fused_.describe() + ": the body's output has no static shape");
+    program_.output_shape = *info->shape;
+    program_.output_dtype = dtypes_.at(out);
+    return std::move(program_);
+  }
+
+ private:
+  // The operand for a value the body reads: an input, an earlier step, or a scalar constant (in
+  // `as` when given: Pow's exponent takes the base's type).
+  FusedOperand operand(const Node& node, const std::string& name, std::optional<DType> as = {}) {
+    if (const HostTensor* constant = body_.find_initializer(name)) {
+      if (constant->numel() != 1)
+        throw ModelError(
+            fmt::format("{}: {} reads a constant that is not a scalar", fused_.describe(), node.describe()));
+      const DType dtype = as.value_or(constant->dtype());
+      const double value = is_float(constant->dtype()) ? constant->to_double()[0]
+                                                       : static_cast<double>(constant->to_int64()[0]);
+      program_.constants.push_back(kernels::FusedConstant::of(dtype, value));
+      dtypes_[name] = dtype;
+      return FusedOperand::constant(static_cast<uint32_t>(program_.constants.size() - 1));
+    }
+    auto found = operands_.find(name);
+    if (found == operands_.end())
+      throw ModelError(fmt::format("{}: {} reads '{}', which its body does not hold", fused_.describe(),
+                                   node.describe(), name));
+    return found->second;
+  }
+
+  DType dtype_of(const std::string& name) const {
+    if (const HostTensor* constant = body_.find_initializer(name)) return constant->dtype();
+    return dtypes_.at(name);
+  }
+
+  float scalar_attribute(const Node& node, size_t input, float fallback) const {
+    if (node.inputs.size() <= input || node.inputs[input].empty()) return fallback;
+    const HostTensor* constant = body_.find_initializer(node.inputs[input]);
+    if (!constant || constant->numel() != 1)
+      throw ModelError(
+          fmt::format("{}: {}'s bound must be a scalar constant", fused_.describe(), node.describe()));
+    return static_cast<float>(constant->to_double()[0]);
+  }
+
+  void add_step(const Node& node) {
+    kernels::FusedStep step;
+    const std::string& op = node.op_type;
+    const DType first = dtype_of(node.inputs.at(0));
+    if (op == "Expand") {
+      step.op = Op::Identity;  // the broadcast is the kernel's indexing
+      step.operands = {operand(node, node.inputs[0])};
+    } else if (op == "Cast") {
+      step.op = Op::Cast;
+      const auto to = dtype_from_onnx(node.attribute_int("to"));
+      if (!to) throw ModelError(node.describe() + ": unsupported Cast target");
+      step.attributes.to = *to;
+      step.operands = {operand(node, node.inputs[0])};
+    } else if (op == "Clip") {
+      step.op = Op::Clip;
+      const float lowest = std::numeric_limits<float>::lowest(), highest = std::numeric_limits<float>::max();
+      if (body_.opset_version("") < 11) {
+        step.attributes.alpha = node.attribute_float("min", lowest);
+        step.attributes.beta = node.attribute_float("max", highest);
+      } else {
+        step.attributes.alpha = scalar_attribute(node, 1, lowest);
+        step.attributes.beta = scalar_attribute(node, 2, highest);
+      }
+      step.operands = {operand(node, node.inputs[0])};
+    } else if (op == "Sum" || op == "Max" || op == "Min") {
+      step.op = op == "Sum" ? Op::Add : op == "Max" ? Op::Max : Op::Min;
+      step.operands = {operand(node, node.inputs.at(0)), operand(node, node.inputs.at(1))};
+    } else {
+      const ElementwiseCall call = elementwise_call_of(node, first);
+      step.op = call.op;
+      step.attributes = call.attributes;
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        // Pow's exponent of another type than the base: a constant, converted to the base's type.
+        const bool converted = call.op == Op::Pow && k == 1 && dtype_of(node.inputs[1]) != first;
+        step.operands.push_back(
+            operand(node, node.inputs[k], converted ? std::optional(first) : std::nullopt));
+      }
+    }
+    std::vector<DType> dtypes;
+    for (const FusedOperand& o : step.operands) {
+      dtypes.push_back(o.source == FusedOperand::Source::input  ? program_.input_dtypes[o.index]
+                       : o.source == FusedOperand::Source::step ? step_dtypes_[o.index]
+                                                                : program_.constants[o.index].dtype);
+    }
+    DType result;
+    try {
+      result = kernels::elementwise_result_dtype(step.op, dtypes, step.attributes);
+    } catch (const std::invalid_argument& e) {
+      throw ModelError(fmt::format("{} (fused into {}): {}", node.describe(), fused_.describe(), e.what()));
+    }
+    step_dtypes_.push_back(result);
+    const std::string& out = node.outputs.at(0);
+    operands_[out] = FusedOperand::step(static_cast<uint32_t>(program_.steps.size()));
+    dtypes_[out] = result;
+    program_.steps.push_back(std::move(step));
+  }
+
+  const Node& fused_;
+  const Graph& body_;
+  FusedProgram program_;
+  std::map<std::string, FusedOperand> operands_;
+  std::map<std::string, DType> dtypes_;
+  std::vector<DType> step_dtypes_;
+};
+
+// What the node keeps across runs: the program of the last input dtypes, and the kernel plans.
+struct FusedState {
+  std::optional<FusedProgram> program;
+  KeptPlans<kernels::FusedElementwise> plans;
+};
+
+std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
+  const Graph& body = node.attribute_graph(kFusedElementwiseBody);
+  if (inputs.size() != body.inputs.size() || body.outputs.size() != 1)
+    throw ModelError(
+        fmt::format("{}: {} inputs for a body of {}", node.describe(), inputs.size(), body.inputs.size()));
+  std::vector<DType> dtypes;
+  std::vector<Tensor> tensors;
+  for (const Value& v : inputs) {
+    if (!v.defined()) throw ModelError(node.describe() + ": a required input is missing");
+    dtypes.push_back(v.dtype());
+    tensors.push_back(context.to_device(v));
+  }
+  std::shared_ptr<FusedState> kept;
+  if (context.node_state) {
+    if (!*context.node_state) *context.node_state = std::make_shared<FusedState>();
+    kept = std::static_pointer_cast<FusedState>(*context.node_state);
+  } else {
+    kept = std::make_shared<FusedState>();
+  }
+  if (!kept->program || kept->program->input_dtypes != dtypes)
+    kept->program = fused_program_of(node, body, dtypes);
+  const FusedProgram& program = *kept->program;
+  Value out;
+  out.device = context.allocate(program.output_dtype, program.output_shape);
+  try {
+    record_in_binding_slices(context, std::move(tensors), out.device,
+                             [&](std::span<const Tensor> slices, const Tensor& out_slice) {
+                               kernels::FusedElementwiseProblem problem;
+                               for (const Tensor& t : slices) problem.input_shapes.push_back(t.shape());
+                               problem.input_dtypes = program.input_dtypes;
+                               problem.constants = program.constants;
+                               problem.steps = program.steps;
+                               problem.output_shape = out_slice.shape();
+                               const kernels::FusedElementwise& plan = kept->plans.find_or_plan(problem, [&] {
+                                 return kernels::FusedElementwise(context.kernels, problem);
+                               });
+                               plan.record(context.recorder, slices, out_slice);
+                             });
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+  return {out};
+}
+
+}  // namespace
+
+FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<DType> input_dtypes) {
+  if (input_dtypes.size() != body.inputs.size() || body.outputs.size() != 1)
+    throw ModelError(fmt::format("{}: {} inputs for a fused body of {}", owner.describe(),
+                                 input_dtypes.size(), body.inputs.size()));
+  return ProgramBuilder(owner, body, std::move(input_dtypes)).build();
+}
+
+kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value) {
+  if (!node.has_attribute(kFusedEpilogueAttribute)) return {};
+  FusedProgram program = fused_program_of(node, node.attribute_graph(kFusedEpilogueAttribute), {value});
+  return {std::move(program.constants), std::move(program.steps)};
+}
+
+void register_fused_elementwise_ops(std::vector<OpEntry>& ops) {
+  ops.push_back({std::string(kOndaDomain), std::string(kFusedElementwiseOp), 0, fused_elementwise,
+                 "internal: a group of elementwise nodes fused at plan time (one dispatch)"});
+}
+
+}  // namespace onda::ops

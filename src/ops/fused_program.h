@@ -1,0 +1,28 @@
+// The fused elementwise kernels' steps from the nodes graph/fuse_elementwise.h and
+// graph/fuse_norm_epilogue.h keep as subgraphs: each body node as the one-node op would run it
+// (elementwise_call.h), scalar constants folded.
+#pragma once
+#include <vector>
+
+#include "graph/graph.h"
+#include "kernels/elementwise/fused_elementwise.h"
+
+namespace onda::ops {
+
+struct FusedProgram {
+  std::vector<DType> input_dtypes;
+  std::vector<kernels::FusedConstant> constants;
+  std::vector<kernels::FusedStep> steps;
+  Shape output_shape;
+  DType output_dtype = DType::f32;
+};
+
+// The program of `body` (held by node `owner`) for inputs of these dtypes; ModelError naming the
+// owner and the body node that cannot be translated or whose dtypes its op rejects.
+FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<DType> input_dtypes);
+
+// The epilogue a normalization node carries (graph/fuse_norm_epilogue.h), its one input being the
+// normalized value of dtype `value`; no steps when it carries none.
+kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value);
+
+}  // namespace onda::ops
