@@ -28,14 +28,7 @@ bool takes_activation(const Node& node) {
 }  // namespace
 
 size_t fuse_activations(Graph& graph) {
-  // How often each value is read (by nodes, through subgraphs, as a graph output).
-  std::map<std::string, int> reads;
-  for (const Node& node : graph.nodes)
-    for (const std::string& name : values_read_by(node)) ++reads[name];
-  for (const std::string& name : graph.outputs) ++reads[name];
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const std::string& name : graph.nodes[i].outputs) producer[name] = i;
+  const ValueUses uses = value_uses(graph);
 
   std::vector<bool> removed(graph.nodes.size(), false);
   size_t fused = 0;
@@ -44,8 +37,9 @@ size_t fuse_activations(Graph& graph) {
     const std::string kind = fusable_activation(activation);
     if (kind.empty() || activation.inputs[0].empty()) continue;
     const std::string& y = activation.inputs[0];
-    auto p = producer.find(y);
-    if (p == producer.end() || reads[y] != 1 || !takes_activation(graph.nodes[p->second])) continue;
+    auto p = uses.producer.find(y);
+    if (p == uses.producer.end() || uses.reads.at(y) != 1 || !takes_activation(graph.nodes[p->second]))
+      continue;
     Node& producer_node = graph.nodes[p->second];
     Attribute name;
     name.name = std::string(kFusedActivationAttribute);
@@ -60,10 +54,7 @@ size_t fuse_activations(Graph& graph) {
     removed[i] = true;
     ++fused;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_marked_nodes(graph, removed);
   return fused;
 }
 

@@ -19,14 +19,10 @@ std::optional<DType> dtype_of(const Graph& graph, const std::string& name) {
 class AttentionMatcher {
  public:
   explicit AttentionMatcher(Graph& graph) : graph_(graph) {
-    for (size_t i = 0; i < graph.nodes.size(); ++i) {
-      for (const std::string& name : values_read_by(graph.nodes[i])) {
-        ++reads_[name];
-        reader_[name] = i;
-      }
-      for (const std::string& name : graph.nodes[i].outputs) producer_[name] = i;
-    }
-    for (const std::string& name : graph.outputs) ++reads_[name];
+    ValueUses uses = value_uses(graph);
+    reads_ = std::move(uses.reads);
+    reader_ = std::move(uses.reader);
+    producer_ = std::move(uses.producer);
   }
 
   // The node producing `value`, if `value` is read by node `reader` only (no other node, subgraph
@@ -227,10 +223,7 @@ size_t fuse_attention(Graph& graph) {
     for (const std::string& o : graph.nodes[i].outputs) graph.values.erase(o);
   }
   for (auto& [index, node] : replacements) graph.nodes[index] = std::move(node);
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_marked_nodes(graph, removed);
   remove_dead_nodes(graph);  // the scale initializers
   return replacements.size();
 }

@@ -291,10 +291,7 @@ size_t fuse_elementwise(Graph& graph) {
     // The fused node takes the exit's place: every value it reads is produced before its members.
     graph.nodes[members.back()] = std::move(fused_nodes[g]);
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_marked_nodes(graph, removed);
   remove_dead_nodes(graph);  // the scalar constants now held by the bodies
   return groups.size();
 }

@@ -26,29 +26,10 @@ std::optional<std::vector<double>> per_channel(const HostTensor& t, const Shape&
   return values;
 }
 
-struct Uses {
-  std::map<std::string, int> reads;
-  std::map<std::string, size_t> reader;  // the (last) node reading each value
-  std::map<std::string, size_t> producer;
-};
-
-Uses uses_of(const Graph& graph) {
-  Uses u;
-  for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    for (const std::string& name : values_read_by(graph.nodes[i])) {
-      ++u.reads[name];
-      u.reader[name] = i;
-    }
-    for (const std::string& name : graph.nodes[i].outputs) u.producer[name] = i;
-  }
-  for (const std::string& name : graph.outputs) ++u.reads[name];
-  return u;
-}
-
 }  // namespace
 
 size_t fuse_group_norms(Graph& graph) {
-  const Uses u = uses_of(graph);
+  const ValueUses u = value_uses(graph);
   // The single node reading `value`, if exactly one node (and no graph output) reads it.
   auto only_reader = [&](const std::string& value) -> std::optional<size_t> {
     auto r = u.reads.find(value);
@@ -136,10 +117,7 @@ size_t fuse_group_norms(Graph& graph) {
     norm.attributes.push_back(attribute);
     ++fused;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_marked_nodes(graph, removed);
   if (fused > 0) remove_dead_nodes(graph);  // the Reshapes' shapes and the folded parameters
   return fused;
 }

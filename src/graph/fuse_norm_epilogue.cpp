@@ -47,13 +47,7 @@ bool is_pointwise_of(const Graph& graph, const Graph& body, const std::string& y
 }  // namespace
 
 size_t fuse_norm_epilogues(Graph& graph) {
-  std::map<std::string, int> reads;
-  for (const Node& node : graph.nodes)
-    for (const std::string& name : values_read_by(node)) ++reads[name];
-  for (const std::string& name : graph.outputs) ++reads[name];
-  std::map<std::string, size_t> producer;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    for (const std::string& name : graph.nodes[i].outputs) producer[name] = i;
+  const ValueUses uses = value_uses(graph);
 
   std::vector<bool> removed(graph.nodes.size(), false);
   size_t fused = 0;
@@ -62,8 +56,9 @@ size_t fuse_norm_epilogues(Graph& graph) {
     if (group.domain != kOndaDomain || group.op_type != kFusedElementwiseOp || group.inputs.size() != 1)
       continue;
     const std::string& y = group.inputs[0];
-    auto p = producer.find(y);
-    if (p == producer.end() || reads[y] != 1 || !takes_epilogue(graph.nodes[p->second])) continue;
+    auto p = uses.producer.find(y);
+    if (p == uses.producer.end() || uses.reads.at(y) != 1 || !takes_epilogue(graph.nodes[p->second]))
+      continue;
     const Attribute* body = group.find_attribute(kFusedElementwiseBody);
     if (!body || body->type() != AttributeType::graph) continue;
     if (!is_pointwise_of(graph, *std::get<std::shared_ptr<const Graph>>(body->value), y)) continue;
@@ -76,10 +71,7 @@ size_t fuse_norm_epilogues(Graph& graph) {
     removed[i] = true;
     ++fused;
   }
-  std::vector<Node> kept;
-  for (size_t i = 0; i < graph.nodes.size(); ++i)
-    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
-  graph.nodes = std::move(kept);
+  erase_marked_nodes(graph, removed);
   return fused;
 }
 

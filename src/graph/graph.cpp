@@ -198,6 +198,26 @@ void collect_outer_reads(const Graph& graph, std::set<std::string>& reads) {
 
 }  // namespace
 
+ValueUses value_uses(const Graph& graph) {
+  ValueUses uses;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    for (const std::string& name : values_read_by(graph.nodes[i])) {
+      ++uses.reads[name];
+      uses.reader[name] = i;
+    }
+    for (const std::string& name : graph.nodes[i].outputs) uses.producer[name] = i;
+  }
+  for (const std::string& name : graph.outputs) ++uses.reads[name];
+  return uses;
+}
+
+void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed) {
+  std::vector<Node> kept;
+  for (size_t i = 0; i < graph.nodes.size(); ++i)
+    if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
+  graph.nodes = std::move(kept);
+}
+
 std::vector<std::string> values_read_by(const Node& node) {
   std::set<std::string> reads(node.inputs.begin(), node.inputs.end());
   for (const Attribute& attribute : node.attributes)

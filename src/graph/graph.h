@@ -122,6 +122,18 @@ class Graph {
 // The values a node reads: its inputs and, through its subgraphs, values of enclosing scopes.
 std::vector<std::string> values_read_by(const Node& node);
 
+// How the values of a graph are used, as the fusion passes ask: how often each value is read (by
+// nodes, through subgraphs, as a graph output), the last node reading it and the node producing it.
+struct ValueUses {
+  std::map<std::string, int> reads;
+  std::map<std::string, size_t> reader;
+  std::map<std::string, size_t> producer;
+};
+ValueUses value_uses(const Graph& graph);
+
+// Drops the nodes whose entry in `removed` is set, keeping the order of the others.
+void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed);
+
 // "" for both "" and "ai.onnx", so domains compare equal.
 std::string_view canonical_domain(std::string_view domain);
 
