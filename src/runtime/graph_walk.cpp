@@ -5,11 +5,7 @@
 #include <set>
 
 #include "gpu/gpu_error.h"
-#include "graph/fuse_activations.h"
-#include "graph/fuse_attention.h"
-#include "graph/fuse_elementwise.h"
-#include "graph/fuse_group_norm.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fusion_passes.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
@@ -251,11 +247,7 @@ WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& sub
   for (size_t i = 0; i < outer.size(); ++i) outer_types[outer[i]] = described(outer_values[i]);
   // The same passes as the main graph's plan (Session::Impl::submit).
   Graph specialized = specialized_subgraph(subgraph, node, input_types, outer_types);
-  fuse_activations(specialized);
-  fuse_group_norms(specialized);
-  fuse_attention(specialized);
-  fuse_elementwise(specialized);
-  fuse_norm_epilogues(specialized);
+  run_fusion_passes(specialized);
   auto plan = std::make_unique<WalkPlan>(make_walk_plan(std::move(specialized)));
   r_.record_ms_by_op["(plan)"] += ms_since(start);
   ++plans_made_;

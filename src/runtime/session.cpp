@@ -45,11 +45,7 @@
 #include "gpu/profiler.h"
 #include "gpu/run_guards.h"
 #include "gpu/transfer.h"
-#include "graph/fuse_activations.h"
-#include "graph/fuse_attention.h"
-#include "graph/fuse_elementwise.h"
-#include "graph/fuse_group_norm.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fusion_passes.h"
 #include "graph/host_ops.h"
 #include "graph/liveness.h"
 #include "graph/model_error.h"
@@ -591,11 +587,7 @@ std::map<std::string, Shape> Session::Impl::input_shapes(
 Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) const {
   Graph simplified = graph;
   simplify_graph(simplified, shapes);
-  fuse_activations(simplified);
-  fuse_group_norms(simplified);
-  fuse_attention(simplified);
-  fuse_elementwise(simplified);  // after attention, which absorbs the Mul/Div of its scale
-  fuse_norm_epilogues(simplified);
+  run_fusion_passes(simplified);
   return simplified;
 }
 

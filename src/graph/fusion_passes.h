@@ -1,0 +1,13 @@
+// The plan step's fusions, in the one order both the main graph (Session) and each specialized
+// control-flow body (GraphWalk) run them after simplify_graph.
+#pragma once
+#include "graph/graph.h"
+
+namespace onda {
+
+// Activations into their producers, GroupNorm patterns, attention, then the elementwise groups
+// (after attention, which absorbs the Mul/Div of its scale) and the groups that become a
+// normalization's epilogue (which need fuse_elementwise's groups).
+void run_fusion_passes(Graph& graph);
+
+}  // namespace onda
