@@ -35,6 +35,7 @@ WorkgroupCount split_workgroups(uint64_t count, const wgpu::Limits& limits);
 class CommandRecorder {
  public:
   explicit CommandRecorder(Context& context, Profiler* profiler = nullptr);
+  Context& context() const { return context_; }
 
   // Bindings 0..n-1 of group 0 are `storage`; binding n is the uniform block when `uniform_bytes` > 0.
   void dispatch(const wgpu::ComputePipeline& pipeline, std::span<const BufferBinding> storage,

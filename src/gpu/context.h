@@ -17,6 +17,7 @@
 #include "gpu/dawn.h"
 #include "gpu/feature_names.h"
 #include "gpu/readback_buffers.h"
+#include "gpu/upload_ring.h"
 
 namespace onda::gpu {
 
@@ -110,6 +111,8 @@ class Context {
 
   // Mappable staging buffers kept for the readbacks (transfer.h).
   ReadbackBuffers& readback_buffers() { return *readback_buffers_; }
+  // Staging memory for large one-time uploads (weights; gpu/upload_ring.h).
+  UploadRing& upload_ring() { return *upload_ring_; }
   uint32_t spin_wait_microseconds() const { return spin_wait_us_; }
 
   // Runs `create` inside an error scope for `filter` and returns the error message, if any.
@@ -144,6 +147,7 @@ class Context {
   std::unique_ptr<BindGroupCache> bind_groups_ = std::make_unique<BindGroupCache>(*this);
   std::unique_ptr<RunGuards> guards_;
   std::unique_ptr<ReadbackBuffers> readback_buffers_ = std::make_unique<ReadbackBuffers>();
+  std::unique_ptr<UploadRing> upload_ring_ = std::make_unique<UploadRing>();
 };
 
 }  // namespace onda::gpu

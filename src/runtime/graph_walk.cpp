@@ -183,7 +183,29 @@ std::vector<ops::Value> GraphWalk::run_op(const Node& node, int64_t opset,
                             on_host);
 }
 
+void GraphWalk::upload_weights(WalkPlan& plan, const Scope& scope) {
+  if (plan.weights_uploaded || scope.parent || !scope.graph) return;
+  plan.weights_uploaded = true;
+  const auto start = std::chrono::steady_clock::now();
+  bool any = false;
+  for (const Node& node : plan.graph.nodes) {
+    for (const std::string& name : node.inputs) {
+      // A bound value (a graph input with a default) shadows the initializer, as in lookup().
+      if (name.empty() || scope.values.count(name) || r_.uploaded_initializers.count(name)) continue;
+      const HostTensor* init = scope.graph->find_initializer(name);
+      if (!init || init->numel() <= kMaxHostElements) continue;
+      r_.uploaded_initializers.emplace(
+          name, Tensor::upload_once(r_.context, r_.weights_pool, init->dtype(), init->shape(), init->data()));
+      any = true;
+    }
+  }
+  if (!any) return;
+  r_.context.upload_ring().flush(r_.context);
+  r_.record_ms_by_op["(weights)"] += ms_since(start);
+}
+
 void GraphWalk::walk(WalkPlan& plan, Scope& scope) {
+  upload_weights(plan, scope);
   const Graph& graph = plan.graph;
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const Node& node = graph.nodes[node_index];

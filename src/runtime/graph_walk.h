@@ -35,6 +35,7 @@ struct WalkPlan {
   std::vector<std::vector<std::string>> released_after;  // per node: values dropped after it
   std::vector<const ops::OpEntry*> ops;                  // per node: its GPU op (null: none)
   std::map<std::string, std::unique_ptr<WalkPlan>> subplans;
+  bool weights_uploaded = false;  // its nodes' large initializers are on the GPU (GraphWalk::walk)
 };
 WalkPlan make_walk_plan(Graph simplified);
 
@@ -105,6 +106,11 @@ class GraphWalk {
                                              std::shared_ptr<void>* node_state,
                                              const std::vector<ops::Value>& args, bool cache_constant_results,
                                              bool& on_host);
+
+  // Before a top-level plan's first walk: the large initializers its nodes read, uploaded in one
+  // pass through the context's upload ring (gpu/upload_ring.h) instead of one staging buffer each
+  // as lookup() meets them.
+  void upload_weights(WalkPlan& plan, const Scope& scope);
 
   // A traced run: the loans of one node's arguments and results (and its scratch) were used together.
   void mark_used_together(const std::vector<ops::Value>& args, const std::vector<ops::Value>& results);

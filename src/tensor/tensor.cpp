@@ -20,7 +20,9 @@ int64_t element_count(const Shape& shape) {
   return n;
 }
 
-std::string shape_string(const Shape& shape) { return fmt::format("[{}]", fmt::join(shape, ", ")); }
+std::string shape_string(const Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
 
 Tensor Tensor::empty(gpu::BufferPool& pool, DType dtype, Shape shape) {
   Tensor t;
@@ -46,7 +48,8 @@ std::vector<uint8_t> Tensor::to_device_layout(DType dtype, int64_t n, const void
         int64_t v;
         std::memcpy(&v, bytes + 8 * i, 8);
         if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-          throw std::out_of_range(fmt::format("int64 value {} at element {} does not fit the GPU's int32 storage", v, i));
+          throw std::out_of_range(
+              fmt::format("int64 value {} at element {} does not fit the GPU's int32 storage", v, i));
         }
         const int32_t v32 = static_cast<int32_t>(v);
         std::memcpy(narrow.data() + 4 * i, &v32, 4);
@@ -97,6 +100,19 @@ Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DTy
   }
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
   recorder.upload(t.buffer(), t.byte_offset_, device.data(), device.size());
+  return t;
+}
+
+Tensor Tensor::upload_once(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                           const void* host_data) {
+  Tensor t = empty(pool, dtype, std::move(shape));
+  if (same_layout_on_device(dtype)) {
+    context.upload_ring().upload(context, t.buffer(), t.byte_offset_, host_data,
+                                 t.numel() * host_element_size(dtype));
+    return t;
+  }
+  const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
+  context.upload_ring().upload(context, t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
 }
 

@@ -27,10 +27,15 @@ class Tensor {
   static Tensor empty(gpu::BufferPool& pool, DType dtype, Shape shape);
   // Storage from the pool filled with `host_data` in host layout (host_element_size(dtype) per element),
   // written by a queue write (before any later submit): for uploads outside recording.
-  static Tensor upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data);
+  static Tensor upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                       const void* host_data);
   // The same, written in recording order by `recorder`: for uploads while a run is being recorded.
   static Tensor upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DType dtype, Shape shape,
                        const void* host_data);
+  // The same for data that goes to the GPU once (weights), queued in the context's upload ring
+  // (gpu/upload_ring.h): call its flush() before submitting work that reads the tensor.
+  static Tensor upload_once(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                            const void* host_data);
   // Host layout -> the GPU storage layout (i64 narrowed to i32 with a range check, u8/bool widened).
   static std::vector<uint8_t> to_device_layout(DType dtype, int64_t count, const void* host_data);
 
