@@ -74,6 +74,12 @@ constexpr TileShape kTileShapes[] = {{16, 16, 8, 16}, {16, 16, 4, 16}, {8, 8, 4,
 // number of distinct line / page touches and barriers per FLOP. Row-major B's loads are already
 // whole lines along N. 24 KiB of workgroup memory: fits lavapipe's 32 KiB and any WebGPU device.
 constexpr TileShape kTileLargeKContiguous{16, 16, 8, 32};
+// 128 x 128 with 8 x 8 outputs per thread and a K step of 16, for a K-contiguous B at least 256
+// columns wide: on an H100 (2026-12-06, GemmBench.TuningSweep) it beat the 128 x 64 tile above on
+// every K-contiguous shape, most where that tile fell off a cliff: BS-RoFormer's FFN down
+// [49662 x 2048] x [2048 x 512] 5.5 -> 34.2 TFLOP/s, 4096^3 with B^T 9.0 -> 21.4, FFN up 31.1 -> 34.3,
+// the SCNet- and conv-like shapes 28-29 -> 30-32 (docs/benchmarks.md). 16 KiB of workgroup memory.
+constexpr TileShape kTileLargeSquareKContiguous{16, 16, 8, 16, 2};
 
 // Narrow tiles for a row-major B with few columns (attention's softmax(QK^T) V: N = head size 16 or
 // 32, M = K = sequence length, a batch of heads x frames): all of N in one tile, 64 rows, so no
@@ -96,9 +102,10 @@ constexpr bool tile_fits(const TileShape& t, bool a_k_contiguous, bool b_k_conti
          t.bm() * t.bk / 4 >= t.threads() && (!a_k_contiguous || power_of_two_at_least_8(t.bm() / 4)) &&
          (!b_k_contiguous || power_of_two_at_least_8(t.bn() / 4));
 }
-static_assert(tile_fits(kTileShapes[0], true, true) && tile_fits(kTileShapes[1], true, true) &&
-              tile_fits(kTileShapes[2], true, true) && tile_fits(kTileLargeKContiguous, true, true) &&
-              tile_fits(kTileNarrow16, true, false) && tile_fits(kTileNarrow32, true, true));
+static_assert(tile_fits(kTileLargeSquareKContiguous, true, true) && tile_fits(kTileShapes[0], true, true) &&
+              tile_fits(kTileShapes[1], true, true) && tile_fits(kTileShapes[2], true, true) &&
+              tile_fits(kTileLargeKContiguous, true, true) && tile_fits(kTileNarrow16, true, false) &&
+              tile_fits(kTileNarrow32, true, true));
 
 }  // namespace
 
@@ -265,16 +272,18 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   std::vector<TileShape> candidates(std::begin(kTileShapes) + first, std::end(kTileShapes));
   if (first == 0 && b_k_contiguous) {
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
+    if (layout_.n >= 256) candidates.insert(candidates.begin(), kTileLargeSquareKContiguous);
   }
   // Few columns of a row-major B and enough rows: one narrow tile spans all of N. The 64x32 tile,
   // even half empty at N = 16, beat 64x16 (MP-SENet's attention x V; docs/benchmark-log.md).
   if (!b_k_contiguous && layout_.m >= 64 && layout_.n <= 32) {
     candidates.insert(candidates.begin(), kTileNarrow32);
   }
-  // The 128-row tiles stay 4 columns wide per thread (NV = 1): widened to TM x 8 (NV = 2, four
-  // workgroup-memory loads per 64 FMAs instead of three per 32) they ran slower on an H200, at large
-  // and small sizes and on whole models (docs/benchmark-log.md). Tests and sweeps reach NV = 2 and 4
-  // (TM x 16 outputs, as cuBLAS's 128-output FFMA tiles) through GemmOptions::variant and GemmTuning::tile.
+  // Besides the 128 x 128 K-contiguous tile, the 128-row tiles stay 4 columns wide per thread
+  // (NV = 1): widened to TM x 8 (NV = 2) they ran slower on an H200 for a row-major B, at large and
+  // small sizes and on whole models (docs/benchmark-log.md); on the H100 sweep above a row-major B's
+  // best tile still depended on the shape. Tests and sweeps reach NV = 2 and 4 through
+  // GemmOptions::variant and GemmTuning::tile.
   const GemmTuning& tuning = options.tuning;
   std::optional<uint32_t> tuned_group_m;  // set when the tuning's tile replaces the automatic one
   if (tuning.tile) {
@@ -304,9 +313,9 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.vec_store = tuning.vec_store;
     if (tuned_group_m) {
       v.group_m = *tuned_group_m;
-    } else if (t.bk == kTileLargeKContiguous.bk && t.bm() == kTileLargeKContiguous.bm() &&
-               t.wg_x == kTileLargeKContiguous.wg_x) {
-      // Grouped tile order for the K-contiguous-B tile (see GROUP_M in gemm_tiled.wgsl).
+    } else if (b_k_contiguous && first == 0 && t.bm() == 128 && t.wg_x == 16 && t.wg_y == 16 &&
+               (t.bk == kTileLargeKContiguous.bk || t.nv == kTileLargeSquareKContiguous.nv)) {
+      // Grouped tile order for the large K-contiguous-B tiles (see GROUP_M in gemm_tiled.wgsl).
       v.group_m = 8;
     }
     return v;

@@ -6,9 +6,9 @@
 
 #include <cstdio>
 
+#include "gemm_variants.h"
 #include "gpu/command_recorder.h"
 #include "gpu/gpu_error.h"
-#include "gemm_variants.h"
 #include "harness.h"
 #include "kernels/gemm/gemm.h"
 #include "test_gemm_reference.h"
@@ -166,7 +166,8 @@ TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
   const uint64_t seed = test_seed();
   Random random(seed);
   for (bool unroll : {false, true}) {
-    for (auto [m, n, k, prepack] : {std::tuple{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}) {
+    for (auto [m, n, k, prepack] :
+         {std::tuple{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}) {
       GemmCase c;
       c.a_shape = {m, k};
       c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
@@ -177,6 +178,30 @@ TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
       std::string variant;
       EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
       EXPECT_NE(variant.find("BK=32"), std::string::npos) << variant;
+    }
+  }
+}
+
+TEST(GemmTiled, KContiguousBSquareTileAtLeast256Columns) {
+  // From 256 columns a large K-contiguous B takes the 128 x 128 tile (8 x 8 per thread, K step 16,
+  // grouped order): partial tiles in M, N and K, transposed and prepacked B, both loop forms, and more
+  // tile rows (9) than one group (8).
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  for (bool unroll : {false, true}) {
+    for (auto [m, n, k, prepack] :
+         {std::tuple{1100, 300, 45, true}, {300, 256, 37, false}, {257, 390, 72, true}}) {
+      GemmCase c;
+      c.a_shape = {m, k};
+      c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
+      c.transpose_b = !prepack;
+      c.prepack = prepack;
+      c.options.path = GemmPath::tiled;
+      c.options.unroll_k = unroll;
+      std::string variant;
+      EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
+      EXPECT_NE(variant.find("128x128 (threads 16x16, 8x8 each) BK=16 group-M 8"), std::string::npos)
+          << variant;
     }
   }
 }
@@ -360,9 +385,11 @@ TEST(GemmSkinny, RowAndColumnBlockingPastSixteenRows) {
   };
   // 5..64 rows with 256+ columns take the short-K-split blocks the H200 sweep preferred (KS 16 / 8,
   // 2 columns per thread group); more rows (only when the skinny path is forced) the 16-row blocks.
-  for (const Blocked& s : {Blocked{80, 1100, 72, true, "x4 rows=16"}, Blocked{80, 1100, 72, false, "x4 rows=16"},
-                           Blocked{40, 1100, 72, true, "KS=8 NC=32x2 rows=8"}, Blocked{24, 300, 35, true, "KS=16 NC=16x2 rows=8"},
-                           Blocked{12, 500, 33, false, "KS=16 NC=16x2 rows=4"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
+  for (const Blocked& s :
+       {Blocked{80, 1100, 72, true, "x4 rows=16"}, Blocked{80, 1100, 72, false, "x4 rows=16"},
+        Blocked{40, 1100, 72, true, "KS=8 NC=32x2 rows=8"},
+        Blocked{24, 300, 35, true, "KS=16 NC=16x2 rows=8"},
+        Blocked{12, 500, 33, false, "KS=16 NC=16x2 rows=4"}, Blocked{64, 64, 64, false, "x1 rows=16"}}) {
     GemmCase c;
     c.a_shape = {s.m, s.k};
     c.b_shape = {s.n, s.k};
@@ -437,8 +464,9 @@ TEST(GemmTiled, AttentionValueProductsTakeNarrowTiles) {
     Shape a, b;
     const char* expect;
   };
-  for (const Shapes& s : {Shapes{{6, 101, 101}, {6, 101, 16}, "64x32"}, Shapes{{3, 77, 67}, {3, 67, 24}, "64x32"},
-                          Shapes{{2, 2, 70, 33}, {2, 1, 33, 5}, "64x32"}}) {
+  for (const Shapes& s :
+       {Shapes{{6, 101, 101}, {6, 101, 16}, "64x32"}, Shapes{{3, 77, 67}, {3, 67, 24}, "64x32"},
+        Shapes{{2, 2, 70, 33}, {2, 1, 33, 5}, "64x32"}}) {
     GemmCase c;
     c.a_shape = s.a;
     c.b_shape = s.b;
@@ -465,13 +493,13 @@ TEST(GemmVariants, ForcedConfigurationsRunOrAreRefused) {
   // shader cannot run on this operand layout are refused at planning.
   const uint64_t seed = test_seed();
   Random random(seed);
-  const auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m, uint32_t nv = 1) {
-    return tiled_variant(wg_x, wg_y, tm, bk, group_m, nv, false);
-  };
+  const auto tiled = [](uint32_t wg_x, uint32_t wg_y, uint32_t tm, uint32_t bk, uint32_t group_m,
+                        uint32_t nv = 1) { return tiled_variant(wg_x, wg_y, tm, bk, group_m, nv, false); };
   for (bool tb : {false, true}) {
     // NV = 2: two vec4s of B per thread (128 x 128 tiles; N = 170 leaves a partial second vec4 group).
-    for (const GemmVariant& v : {tiled(16, 16, 8, 16, 0), tiled(16, 16, 8, 32, 8), tiled(16, 16, 4, 16, 4),
-                                 tiled(8, 16, 4, 16, 0), tiled(16, 16, 8, 16, 0, 2), tiled(16, 16, 8, 32, 8, 2)}) {
+    for (const GemmVariant& v :
+         {tiled(16, 16, 8, 16, 0), tiled(16, 16, 8, 32, 8), tiled(16, 16, 4, 16, 4), tiled(8, 16, 4, 16, 0),
+          tiled(16, 16, 8, 16, 0, 2), tiled(16, 16, 8, 32, 8, 2)}) {
       GemmCase c;
       c.a_shape = {150, 70};
       const int64_t n = v.nv == 2 ? 170 : 90;
