@@ -183,9 +183,12 @@ std::vector<ops::Value> GraphWalk::run_op(const Node& node, int64_t opset,
                             on_host);
 }
 
-void GraphWalk::upload_weights(WalkPlan& plan, const Scope& scope) {
-  if (plan.weights_uploaded || scope.parent || !scope.graph) return;
-  plan.weights_uploaded = true;
+void GraphWalk::upload_weights(const WalkPlan& plan, const Scope& scope) {
+  // Only a session's first walk: later plans find most weights uploaded already, and the uploads
+  // that ops replaced with a packed form of their own must not come back (lookup() uploads
+  // whatever a later plan still reads).
+  if (!r_.weights_uploaded || *r_.weights_uploaded || scope.parent || !scope.graph) return;
+  *r_.weights_uploaded = true;
   const auto start = std::chrono::steady_clock::now();
   bool any = false;
   for (const Node& node : plan.graph.nodes) {

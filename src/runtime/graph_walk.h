@@ -35,7 +35,6 @@ struct WalkPlan {
   std::vector<std::vector<std::string>> released_after;  // per node: values dropped after it
   std::vector<const ops::OpEntry*> ops;                  // per node: its GPU op (null: none)
   std::map<std::string, std::unique_ptr<WalkPlan>> subplans;
-  bool weights_uploaded = false;  // its nodes' large initializers are on the GPU (GraphWalk::walk)
 };
 WalkPlan make_walk_plan(Graph simplified);
 
@@ -67,6 +66,9 @@ struct WalkResources {
   // of its loans the node used together, and where each node's allocation events start.
   gpu::BufferPool* traced_pool = nullptr;
   std::vector<StepMark>* step_marks = nullptr;
+  // The session's flag that its weights went up in one pass before its first walk
+  // (GraphWalk::upload_weights); null: each is uploaded as lookup() meets it.
+  bool* weights_uploaded = nullptr;
   // Nodes whose recording took over kSlowNodeRecordMs: their time by "OpType name" (RunStats).
   std::map<std::string, double>* slow_nodes = nullptr;
 };
@@ -107,10 +109,10 @@ class GraphWalk {
                                              const std::vector<ops::Value>& args, bool cache_constant_results,
                                              bool& on_host);
 
-  // Before a top-level plan's first walk: the large initializers its nodes read, uploaded in one
-  // pass through the context's upload ring (gpu/upload_ring.h) instead of one staging buffer each
-  // as lookup() meets them.
-  void upload_weights(WalkPlan& plan, const Scope& scope);
+  // Before a session's first walk: the large initializers its nodes read, uploaded in one pass
+  // through the context's upload ring (gpu/upload_ring.h) instead of one staging buffer each as
+  // lookup() meets them.
+  void upload_weights(const WalkPlan& plan, const Scope& scope);
 
   // A traced run: the loans of one node's arguments and results (and its scratch) were used together.
   void mark_used_together(const std::vector<ops::Value>& args, const std::vector<ops::Value>& results);

@@ -117,6 +117,7 @@ struct Session::Impl {
   std::unique_ptr<gpu::Profiler> profiler;
   // Initializers uploaded once, on first GPU use.
   std::unordered_map<std::string, Tensor> uploaded;
+  bool weights_uploaded = false;  // the first walk's one pass over them (GraphWalk::upload_weights)
   // Small constants (biases, norm scales, folded shape tensors) a kernel needed on the GPU, by
   // their host data: uploaded once per plan instead of every run. Kept in persistent_pool, whose
   // buffers are never reused within a run, so a queue write cannot race with recorded work.
@@ -717,6 +718,7 @@ Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::strin
                                    first_submit_dispatches,
                                    active_profiler ? &profile_costs : nullptr};
   resources.slow_nodes = recorded.slow_nodes.get();
+  resources.weights_uploaded = &weights_uploaded;
   if (pool.tracing()) {
     resources.traced_pool = &pool;
     resources.step_marks = &memory.marks;
