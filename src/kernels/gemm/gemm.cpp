@@ -80,6 +80,8 @@ constexpr TileShape kTileLargeKContiguous{16, 16, 8, 32};
 // [49662 x 2048] x [2048 x 512] 5.5 -> 34.2 TFLOP/s, 4096^3 with B^T 9.0 -> 21.4, FFN up 31.1 -> 34.3,
 // the SCNet- and conv-like shapes 28-29 -> 30-32 (docs/benchmarks.md). 16 KiB of workgroup memory.
 constexpr TileShape kTileLargeSquareKContiguous{16, 16, 8, 16, 2};
+// The fewest 128 x 128 tiles of a problem that takes that tile (4x an H100's 132 SMs, rounded).
+constexpr int64_t kMinSquareTiles = 512;
 
 // Narrow tiles for a row-major B with few columns (attention's softmax(QK^T) V: N = head size 16 or
 // 32, M = K = sequence length, a batch of heads x frames): all of N in one tile, 64 rows, so no
@@ -272,7 +274,11 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   std::vector<TileShape> candidates(std::begin(kTileShapes) + first, std::end(kTileShapes));
   if (first == 0 && b_k_contiguous) {
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
-    if (layout_.n >= 256) candidates.insert(candidates.begin(), kTileLargeSquareKContiguous);
+    // Only where its tiles still fill a large GPU several times over: at HTDemucs's [2688 x 2048] x
+    // [2048 x 512] (84 tiles of 128 x 128, 168 of 128 x 64) the model ran 35.5 -> 44.8 ms on an H100.
+    const int64_t square_tiles = layout_.batch_count * ((layout_.m + 127) / 128) * ((layout_.n + 127) / 128);
+    if (layout_.n >= 256 && square_tiles >= kMinSquareTiles)
+      candidates.insert(candidates.begin(), kTileLargeSquareKContiguous);
   }
   // Few columns of a row-major B and enough rows: one narrow tile spans all of N. The 64x32 tile,
   // even half empty at N = 16, beat 64x16 (MP-SENet's attention x V; docs/benchmark-log.md).

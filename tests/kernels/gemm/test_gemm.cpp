@@ -183,14 +183,14 @@ TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
 }
 
 TEST(GemmTiled, KContiguousBSquareTileAtLeast256Columns) {
-  // From 256 columns a large K-contiguous B takes the 128 x 128 tile (8 x 8 per thread, K step 16,
-  // grouped order): partial tiles in M, N and K, transposed and prepacked B, both loop forms, and more
-  // tile rows (9) than one group (8).
+  // From 256 columns and 512 tiles a K-contiguous B takes the 128 x 128 tile (8 x 8 per thread, K
+  // step 16, grouped order): partial tiles in M, N and K, transposed and prepacked B, both loop forms,
+  // the last group of the grouped order partial. Fewer tiles keep the 128 x 64 tile.
   const uint64_t seed = test_seed();
   Random random(seed);
   for (bool unroll : {false, true}) {
     for (auto [m, n, k, prepack] :
-         {std::tuple{1100, 300, 45, true}, {300, 256, 37, false}, {257, 390, 72, true}}) {
+         {std::tuple{22000, 300, 45, true}, {16500, 512, 37, false}, {21000, 390, 72, true}}) {
       GemmCase c;
       c.a_shape = {m, k};
       c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
