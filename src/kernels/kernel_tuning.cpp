@@ -162,8 +162,6 @@ void set_gemm(gemm::GemmTuning& g, std::string_view field, std::string_view name
     g.vec_store = flag(field, value);
   } else if (name == "unroll_k") {
     g.unroll_k = flag(field, value);
-  } else if (name == "lane_rows") {
-    g.lane_rows = flag(field, value);
   } else if (name == "tile") {
     using T = gemm::GemmTile;
     bool off = false;

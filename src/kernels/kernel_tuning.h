@@ -27,7 +27,6 @@ const KernelTuning& default_kernel_tuning();
 //   gemm.for_unroll=0|1     gemm.double_buffer=0|1     gemm.vec_store=0|1     conv.implicit_gemm=0|1
 //   gemm.tile=WGX,WGY,TM,BK,NV,GROUP_M|0   (the tiled GEMM's tile where it fits; gemm_tuning.h)
 //   gemm.unroll_k=0|1      (the tiled GEMM's k loop; unset: unrolled on GPUs)
-//   gemm.lane_rows=0|1     (K-contiguous operands staged one row per lane, unswizzled)
 //   rnn.step_kernel=automatic|dot|tiled|gemm|vec4
 //   rnn.resident=BM,KQ|0    rnn.cooperative=JT,BM,KQ,RC|0    rnn.rows=BM,TM,UV,KS,KB|0   ("0": off)
 //   rnn.tiled=BM,TM,BU,TU,KT,KS    rnn.vec4=WGX,WGY,TM,NV,BK,KS[,PREFETCH 0|1|2[,PERSISTENT 0|1]]

@@ -134,10 +134,10 @@ std::string GemmVariant::describe() const {
     return fmt::format("skinny{} KS={} NC={}x{} rows={} {}", swap_operands ? " (C^T = B^T A^T)" : "", ks, nc,
                        nt, 4 * mv, subgroup_reduce ? "subgroup" : "workgroup");
   }
-  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}{}{}{}", wg_y * tm, wg_x * 4 * nv,
+  return fmt::format("tiled {}x{} (threads {}x{}, {}x{} each) BK={}{}{}{}{}{}", wg_y * tm, wg_x * 4 * nv,
                      wg_x, wg_y, tm, 4 * nv, bk, group_m ? fmt::format(" group-M {}", group_m) : "",
                      unroll_k ? "" : " k-loop", for_unroll ? " #for" : "", double_buffer ? " 2-buf" : "",
-                     vec_store ? " vec4-store" : "", lane_rows ? " lane-rows" : "");
+                     vec_store ? " vec4-store" : "");
 }
 
 GemmProblem GemmProblem::with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a,
@@ -317,7 +317,6 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.for_unroll = tuning.for_unroll;
     v.double_buffer = tuning.double_buffer && tile_within_limits(t, limits, 2);
     v.vec_store = tuning.vec_store;
-    v.lane_rows = tuning.lane_rows;
     if (tuned_group_m) {
       v.group_m = *tuned_group_m;
     } else if (b_k_contiguous && first == 0 && t.bm() == 128 && t.wg_x == 16 && t.wg_y == 16 &&
@@ -670,7 +669,6 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["DOUBLE_BUFFER"] = flag(v.double_buffer);
     values["COPIES"] = v.double_buffer ? "2" : "1";
     values["GROUP_M"] = std::to_string(v.group_m);
-    values["LANE_ROWS"] = flag(v.lane_rows);
     values["A_LOADS"] = std::to_string(tile.bm() * tile.bk / 4 / tile.threads());
     values["B_LOADS"] = std::to_string(tile.bn() * tile.bk / 4 / tile.threads());
   }

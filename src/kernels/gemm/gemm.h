@@ -75,8 +75,6 @@ struct GemmVariant {
                                // into registers, one barrier per K step (GemmTuning::double_buffer)
   bool vec_store = false;      // tiled: vec4 stores of a float32 output where N and its offset are
                                // multiples of 4 (GemmTuning::vec_store)
-  bool lane_rows = false;      // tiled: K-contiguous operands staged one row per lane, unswizzled
-                               // (GemmTuning::lane_rows)
   bool swap_operands = false;  // skinny on C^T = op(B)^T op(A)^T (few columns)
   std::string describe() const;
 };

@@ -60,11 +60,6 @@ var<workgroup> tile_b: array<vec4<f32>, {{COPIES}}u * B_COPY>;  // [copy][k][n /
 // distinct slots modulo 8, i.e. distinct banks. Values stay below 8 <= BM / 4, BN / 4 (powers of two,
 // checked by the planner), so the XOR stays inside the tile row.
 fn swz_k(k: u32) -> u32 { return ((k / 4u) * (32u / BK)) & 7u; }
-#if LANE_ROWS
-// Staged one row per lane (below): no swizzle, the inner loop's tile reads are plain offsets.
-fn a_swz(k: u32) -> u32 { return 0u; }
-fn b_swz(k: u32) -> u32 { return 0u; }
-#else
 #if A_TRANS
 fn a_swz(k: u32) -> u32 { return 0u; }
 #else
@@ -75,28 +70,6 @@ fn b_swz(k: u32) -> u32 { return swz_k(k); }
 #else
 fn b_swz(k: u32) -> u32 { return 0u; }
 #endif
-#endif
-
-// Which row and which 4 k of a K-contiguous operand with `rows` tile rows unit u holds. By default
-// BK / 4 neighbouring units share a row (whole 16-byte pieces of one row per thread, a warp's load
-// covering few rows), and the tile's slots are XOR-swizzled against the bank conflicts of the
-// scattered stores. LANE_ROWS (GemmVariant::lane_rows, an experiment): neighbouring units take
-// neighbouring rows, so a warp's 32 scalar stores of one k fall in 32 banks with no swizzle, at the
-// price of loads that touch 32 rows each.
-fn k_unit_row(u: u32, rows: u32) -> u32 {
-#if LANE_ROWS
-  return u % rows;
-#else
-  return u / (BK / 4u);
-#endif
-}
-fn k_unit_col(u: u32, rows: u32) -> u32 {
-#if LANE_ROWS
-  return (u / rows) * 4u;
-#else
-  return (u % (BK / 4u)) * 4u;
-#endif
-}
 
 #if DOUBLE_BUFFER
 // This thread's units of one K step, between their loads and their stores into workgroup memory
@@ -113,7 +86,7 @@ fn fetch_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
 #if A_TRANS
     staged_a[l] = load_a_unit(a_base, k0 + u / (BM / 4u), m0 + (u % (BM / 4u)) * 4u, params.K, params.M);
 #else
-    staged_a[l] = load_a_unit(a_base, m0 + k_unit_row(u, BM), k0 + k_unit_col(u, BM), params.M, params.K);
+    staged_a[l] = load_a_unit(a_base, m0 + u / (BK / 4u), k0 + (u % (BK / 4u)) * 4u, params.M, params.K);
 #endif
   }
 #endfor
@@ -122,7 +95,7 @@ fn fetch_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     let l = {{l}}u;
     let u = l * THREADS + tid;
 #if B_TRANS
-    staged_b[l] = load_b_unit(b_base, n0 + k_unit_row(u, BN), k0 + k_unit_col(u, BN), params.N, params.b_k_limit);
+    staged_b[l] = load_b_unit(b_base, n0 + u / (BK / 4u), k0 + (u % (BK / 4u)) * 4u, params.N, params.b_k_limit);
 #else
     staged_b[l] = load_b_unit(b_base, k0 + u / (BN / 4u), n0 + (u % (BN / 4u)) * 4u, params.K, params.N);
 #endif
@@ -141,8 +114,8 @@ fn stage_tiles(tid: u32, copy: u32) {
 #if A_TRANS
     tile_a[ao + u] = staged_a[l];  // unit u is vec4 (u / (BM / 4)) * BM / 4 + u % (BM / 4) = u
 #else
-    let r = k_unit_row(u, BM);
-    let c = k_unit_col(u, BM);
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
     for (var i = 0u; i < 4u; i++) { tile_a[ao + (c + i) * (BM / 4u) + ((r / 4u) ^ a_swz(c + i))][r % 4u] = staged_a[l][i]; }
 #endif
   }
@@ -152,8 +125,8 @@ fn stage_tiles(tid: u32, copy: u32) {
     let l = {{l}}u;
     let u = l * THREADS + tid;
 #if B_TRANS
-    let r = k_unit_row(u, BN);
-    let c = k_unit_col(u, BN);
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
     for (var i = 0u; i < 4u; i++) { tile_b[bo + (c + i) * (BN / 4u) + ((r / 4u) ^ b_swz(c + i))][r % 4u] = staged_b[l][i]; }
 #else
     tile_b[bo + u] = staged_b[l];  // unit u is vec4 (u / (BN / 4)) * BN / 4 + u % (BN / 4) = u
@@ -173,8 +146,8 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     tile_a[(r * BM + c) / 4u] = v;  // c is a multiple of 4: one whole vec4
 #else
     // stored [M, K]: a unit is 4 neighbouring k of one m
-    let r = k_unit_row(u, BM);
-    let c = k_unit_col(u, BM);
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
     let v = load_a_unit(a_base, m0 + r, k0 + c, params.M, params.K);
     for (var i = 0u; i < 4u; i++) { tile_a[(c + i) * (BM / 4u) + ((r / 4u) ^ a_swz(c + i))][r % 4u] = v[i]; }
 #endif
@@ -183,8 +156,8 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
     let u = l * THREADS + tid;
 #if B_TRANS
     // stored [N, K]: a unit is 4 neighbouring k of one n
-    let r = k_unit_row(u, BN);
-    let c = k_unit_col(u, BN);
+    let r = u / (BK / 4u);
+    let c = (u % (BK / 4u)) * 4u;
     let v = load_b_unit(b_base, n0 + r, k0 + c, params.N, params.b_k_limit);
     let slot = r / 4u;
     let lane = r % 4u;

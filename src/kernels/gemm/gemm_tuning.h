@@ -36,10 +36,6 @@ struct GemmTuning {
   // fully unrolled K step of a 16 x 8 register block is ~2000 FMA instructions per BK 16, which may
   // overflow a GPU's instruction cache.
   std::optional<bool> unroll_k;
-  // Tiled path: a K-contiguous operand (A untransposed, B transposed or prepacked) staged one row per
-  // lane, unswizzled (GemmVariant::lane_rows): the inner loop's workgroup-memory reads lose the XOR
-  // of the swizzle, the global loads touch 32 rows per warp. Off until a GPU A/B decides.
-  bool lane_rows = false;
 };
 
 }  // namespace onda::kernels::gemm

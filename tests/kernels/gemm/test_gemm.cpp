@@ -573,46 +573,6 @@ TEST(GemmVariants, ForUnrolledRegisterBlock) {
   }
 }
 
-TEST(GemmVariants, LaneRowStaging) {
-  // GemmVariant::lane_rows (K-contiguous operands staged one row per lane, unswizzled): untransposed
-  // and transposed A, transposed and prepacked B, row-major B (only A staged that way); single and
-  // double buffered, the k loop rolled and unrolled, the #for block; ragged M, N and K (K not a
-  // multiple of 4: scalar loads); tiles 128 x 128 (BK 16 and 8), 128 x 64 (BK 32) and 64 x 64.
-  const uint64_t seed = test_seed();
-  Random random(seed);
-  struct Case {
-    uint32_t wg_x, wg_y, tm, bk, group_m, nv;
-    bool double_buffer, for_unroll, unroll_k;
-    int64_t m, n, k;
-    bool transpose_a, transpose_b, prepack;
-  };
-  const Case cases[] = {
-      {16, 16, 8, 16, 8, 2, false, false, false, 300, 270, 45, false, false, true},
-      {16, 16, 8, 16, 8, 2, false, false, true, 260, 300, 70, false, true, false},
-      {16, 16, 8, 16, 0, 2, true, true, true, 150, 172, 64, false, true, false},
-      {16, 16, 8, 8, 8, 2, true, false, false, 300, 170, 37, false, false, true},
-      {16, 16, 8, 32, 8, 1, false, false, true, 140, 96, 100, false, true, false},
-      {16, 16, 4, 16, 0, 1, false, false, false, 70, 90, 50, true, true, false},
-      {16, 16, 8, 16, 0, 2, false, true, true, 200, 150, 33, false, false, false},
-  };
-  for (const Case& t : cases) {
-    GemmVariant v = tiled_variant(t.wg_x, t.wg_y, t.tm, t.bk, t.group_m, t.nv, t.unroll_k);
-    v.for_unroll = t.for_unroll;
-    v.double_buffer = t.double_buffer;
-    v.lane_rows = true;
-    GemmCase c;
-    c.transpose_a = t.transpose_a;
-    c.a_shape = stored(t.m, t.k, t.transpose_a);
-    c.b_shape = t.prepack ? Shape{t.k, t.n} : stored(t.k, t.n, t.transpose_b);
-    c.transpose_b = t.transpose_b;
-    c.prepack = t.prepack;
-    c.options.variant = v;
-    std::string variant;
-    EXPECT_LE(run_case(c, random, &variant), bound_for(c)) << case_name(c) << " seed " << seed;
-    EXPECT_EQ(variant, v.describe());
-  }
-}
-
 TEST(GemmVariants, DoubleBufferedStagingAndVec4Stores) {
   // GemmVariant::double_buffer (two staged copies, the next K step prefetched into registers) and
   // vec_store (vec4 output stores): tiles of 128 x 128 (8 x 8 per thread, BK 8; 8 x 16 and 16 x 8 per
