@@ -186,6 +186,20 @@ NodeCost& NodeCost::operator+=(const NodeCost& other) {
   return *this;
 }
 
+namespace {
+
+// Attention, onda's fused one (graph/fuse_attention.h) and ONNX's: Q [.., Lq, D], K [.., Lk, D] (or
+// K^T), V [.., Lk, Dv]: the two products, 2·Lq·Lk·(D + Dv) per batch row; the softmax's few per score.
+double attention_flops(const Types& in) {
+  const double keys = static_cast<double>(dim(at(in, 2), -2));
+  const double d = static_cast<double>(dim(at(in, 0), -1));
+  const double rows = numel(at(in, 0)) / std::max(1.0, d);
+  const double dv = static_cast<double>(dim(at(in, 2), -1));
+  return rows * keys * (2.0 * (d + dv) + 5.0);
+}
+
+}  // namespace
+
 NodeCost node_cost(const Node& node, const Types& in, const Types& out,
                    const std::vector<const HostTensor*>& constant_inputs) {
   const std::string& op = node.op_type;
@@ -195,6 +209,10 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   if (node.domain == kOndaDomain && op == kFusedElementwiseOp) {
     // A fused group (graph/fuse_elementwise.h): its inputs read and output written once.
     cost.flops = numel(at(out, 0)) * fused_flops_per_element(node.attribute_graph(kFusedElementwiseBody));
+    return cost;
+  }
+  if (node.domain == kOndaDomain && op == kFusedAttentionOp) {
+    cost.flops = attention_flops(in);
     return cost;
   }
   if (!canonical_domain(node.domain).empty()) {
@@ -240,13 +258,7 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     if (op == "Clip") arity = 2;
     cost.flops = y_numel * arity * elementwise_flops_per_element(op);
   } else if (op == "Attention") {
-    // onda's fused attention (graph/fuse_attention.h): Q [.., Lq, D], K [.., Lk, D] (or K^T), V [.., Lk, Dv]:
-    // the two products, 2·Lq·Lk·(D + Dv) per batch row; the softmax's few per score.
-    const double keys = static_cast<double>(dim(at(in, 2), -2));
-    const double d = static_cast<double>(dim(at(in, 0), -1));
-    const double rows = numel(at(in, 0)) / std::max(1.0, d);
-    const double dv = static_cast<double>(dim(at(in, 2), -1));
-    cost.flops = rows * keys * (2.0 * (d + dv) + 5.0);
+    cost.flops = attention_flops(in);
   } else if (op == "Einsum") {
     // Every combination of the equation's labels is one multiply-add.
     cost.flops = 2.0 * einsum_products(node, in);

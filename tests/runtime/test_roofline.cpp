@@ -133,6 +133,22 @@ TEST(RooflineCost, ElementwiseReductionsNormalizationsSoftmax) {
   EXPECT_EQ(half.bytes, 2.0 * 128);
 }
 
+TEST(RooflineCost, FusedAttentionCountsBothProducts) {
+  // onda's fused attention (graph/fuse_attention.h), as BS-RoFormer's time transformer runs it:
+  // 2 Lq Lk (D + Dv) per batch row plus the softmax's few per score; its tensors read / written once.
+  Node fused = make_node("Attention", 3);
+  fused.domain = "onda";
+  const double rows = 62 * 8 * 801.0, keys = 801, d = 64;
+  const NodeCost c = cost_of(fused, {f32({62, 8, 801, 64}), f32({62, 8, 801, 64}), f32({62, 8, 801, 64})},
+                             {f32({62, 8, 801, 64})});
+  EXPECT_TRUE(c.modeled);
+  EXPECT_EQ(c.flops, rows * keys * (2 * (d + d) + 5));
+  EXPECT_EQ(c.bytes, 4.0 * 4 * rows * d);
+  // K given transposed ([.., D, Lk]): the keys are V's rows.
+  const NodeCost t = cost_of(fused, {f32({2, 10, 16}), f32({2, 16, 30}), f32({2, 30, 8})}, {f32({2, 10, 8})});
+  EXPECT_EQ(t.flops, 2 * 10 * 30.0 * (2 * (16 + 8) + 5));
+}
+
 TEST(RooflineCost, LayoutOpsMoveDataOnly) {
   const NodeCost transpose = cost_of(make_node("Transpose", 1), {f32({16, 32})}, {f32({32, 16})});
   EXPECT_EQ(transpose.flops, 0);
