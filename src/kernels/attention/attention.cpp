@@ -46,6 +46,7 @@ AttentionShape checked_shape(const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 // The largest power-of-two key tile whose K and V tiles fit in workgroup memory; 0 if none does.
+// (WebGPU's 16 KiB minimum holds 8 keys of the largest head dims, kAttentionMaxHeadDim.)
 uint32_t keys_per_tile(const wgpu::Limits& limits, int64_t d4, int64_t dv4) {
   const uint64_t bytes_per_key = static_cast<uint64_t>(d4 + dv4) * 16;
   uint32_t bc = kMaxKeysPerTile;
@@ -63,7 +64,7 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
   const int64_t d4 = (s.d + 3) / 4, dv4 = (s.dv + 3) / 4;
   const wgpu::Limits& limits = kc.gpu.limits();
   const uint32_t bc = keys_per_tile(limits, d4, dv4);
-  if (bc == 0 || limits.maxComputeInvocationsPerWorkgroup < kRowsPerWorkgroup) {
+  if (bc < 4 || limits.maxComputeInvocationsPerWorkgroup < kRowsPerWorkgroup) {  // 4 keys a step
     throw std::invalid_argument(
         fmt::format("attention: head dims {} and {} need more workgroup memory than the "
                     "device's {} bytes",

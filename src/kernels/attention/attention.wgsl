@@ -4,7 +4,8 @@
 // GPU compiler keeps them out of local memory). The keys and values stream through workgroup memory
 // in tiles of BC; each invocation keeps the online softmax of its row (Milakov & Gimelshein 2018):
 // the running max m and sum l, the accumulator rescaled by exp(m_old - m_new) only when the max
-// grows (rare after the first keys), so the [Lq, Lk] scores are never stored.
+// grows (rare after the first keys), so the [Lq, Lk] scores are never stored. Keys are taken four
+// at a time (BC is a multiple of 4).
 //   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: k is K^T [B, D, Lk].
 {{Q_ACCESS}}
 {{K_ACCESS}}
@@ -112,23 +113,30 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
     workgroupBarrier();
     if (in_range) {
-      for (var j = 0u; j < n; j = j + 1u) {
-        var s = 0.0;
+      // Four keys at a time: four independent dot-product chains instead of one (a key's score is a
+      // chain of D dependent multiply-adds), one max test and one vec4 exp per four keys. BC is a
+      // multiple of 4 and the tile's slots past n are zero; their scores are masked out here.
+      for (var j = 0u; j < n; j = j + 4u) {
+        var s = vec4<f32>(0.0);
 #for c D4
-        s = s + dot(q[{{c}}], k_tile[j * D4 + {{c}}u]);
+        s = s + vec4<f32>(dot(q[{{c}}], k_tile[j * D4 + {{c}}u]), dot(q[{{c}}], k_tile[(j + 1u) * D4 + {{c}}u]),
+                          dot(q[{{c}}], k_tile[(j + 2u) * D4 + {{c}}u]), dot(q[{{c}}], k_tile[(j + 3u) * D4 + {{c}}u]));
 #endfor
-        if (s > m) {
-          let correction = exp(m - s);
+        s = select(vec4<f32>(-0x1.fffffep+127), s, j + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
+        let s_max = max(max(s.x, s.y), max(s.z, s.w));
+        if (s_max > m) {
+          let correction = exp(m - s_max);
           l = l * correction;
 #for c DV4
           acc[{{c}}] = acc[{{c}}] * correction;
 #endfor
-          m = s;
+          m = s_max;
         }
         let p = exp(s - m);
-        l = l + p;
+        l = l + (p.x + p.y) + (p.z + p.w);
 #for c DV4
-        acc[{{c}}] = acc[{{c}}] + p * v_tile[j * DV4 + {{c}}u];
+        acc[{{c}}] = acc[{{c}}] + (p.x * v_tile[j * DV4 + {{c}}u] + p.y * v_tile[(j + 1u) * DV4 + {{c}}u]) +
+                     (p.z * v_tile[(j + 2u) * DV4 + {{c}}u] + p.w * v_tile[(j + 3u) * DV4 + {{c}}u]);
 #endfor
       }
     }
