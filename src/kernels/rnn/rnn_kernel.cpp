@@ -428,6 +428,14 @@ RnnKernel::Run RnnKernel::bind(gpu::CommandRecorder& recorder, gpu::BufferPool& 
   return run;
 }
 
+void RnnKernel::drop_unread_weights() {
+  // Chunked projections read W itself; the chunks of time were planned from the caller's tensors.
+  if (time_chunks_ || chunked_) return;
+  auto lean = std::make_shared<RnnWeights>(*weights_);
+  lean->w = lean->r = lean->b = lean->p = Tensor();
+  weights_ = std::move(lean);
+}
+
 void RnnKernel::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const RnnInputs& in,
                        const RnnOutputs& out) const {
   check_tensors(spec_, in, out);

@@ -118,6 +118,11 @@ class RnnKernel {
   // The kernel chosen; meaningless when the layer runs in chunks of time (each chunk has its own).
   const RnnPlan& plan() const { return plan_; }
   bool runs_in_time_chunks() const { return time_chunks_ != nullptr; }
+  const std::shared_ptr<const RnnWeights>& weights() const { return weights_; }
+  // Lets go of the caller's W, R, B and P where the recording reads only the packed forms (W^T and
+  // the parameters: the projection of all steps at once, not in chunks of time): weights() is then a
+  // copy without them, and the caller's tensors are freed once nothing else holds them.
+  void drop_unread_weights();
 
   // Records the layer, its scratch from `pool`. The inputs' W, R, B and P are ignored (the kernel's
   // weights are used). Throws std::invalid_argument when the tensors do not match the problem.
