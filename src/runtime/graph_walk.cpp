@@ -249,15 +249,16 @@ void GraphWalk::release_derived_uploads(const WalkPlan& plan) {
 
 void GraphWalk::mark_used_together(const std::vector<ops::Value>& args,
                                    const std::vector<ops::Value>& results) {
-  std::vector<const gpu::PooledBuffer*> in_use;
-  std::function<void(const ops::Value&)> add = [&](const ops::Value& v) {
-    if (v.device.defined()) in_use.push_back(v.device.storage().get());
-    if (v.is_sequence())
-      for (const ops::Value& item : *v.sequence) add(item);
-  };
-  for (const auto* values : {&args, &results})
-    for (const ops::Value& v : *values) add(v);
-  r_.traced_pool->mark_step(in_use);
+  std::vector<const gpu::PooledBuffer*> read, written;
+  std::function<void(const ops::Value&, std::vector<const gpu::PooledBuffer*>&)> add =
+      [&](const ops::Value& v, std::vector<const gpu::PooledBuffer*>& into) {
+        if (v.device.defined()) into.push_back(v.device.storage().get());
+        if (v.is_sequence())
+          for (const ops::Value& item : *v.sequence) add(item, into);
+      };
+  for (const ops::Value& v : args) add(v, read);
+  for (const ops::Value& v : results) add(v, written);  // a view of an argument counts as written
+  r_.traced_pool->mark_step(read, written);
 }
 
 WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& subgraph,
