@@ -192,8 +192,8 @@ TEST(ConvSession, PackedWeightReplacesItsUpload) {
   for (int run = 0; run < 2; ++run) {
     const auto values = session->run({{"x", HostTensor::from_values<float>(longer, x2)}}).at("y").to_double();
     const double e = rel_l2(std::vector<float>(values.begin(), values.end()), ref2);
-    std::printf("  input %s run %d: weights held %llu bytes, rel L2 %.3g\n", shape_string(longer).c_str(), run + 1,
-                static_cast<unsigned long long>(session->last_run().weight_bytes), e);
+    std::printf("  input %s run %d: weights held %llu bytes, rel L2 %.3g\n", shape_string(longer).c_str(),
+                run + 1, static_cast<unsigned long long>(session->last_run().weight_bytes), e);
     EXPECT_LE(e, 1e-6) << "input " << shape_string(longer) << " run " << run + 1;
   }
 }

@@ -65,8 +65,9 @@ TEST(MatmulSession, PackedBReplacesItsUpload) {
   const uint64_t b_bytes = b.size() * sizeof(float);
   for (int run = 0; run < 4; ++run) {
     const std::vector<float> a = r.normal(m * k);
-    const auto y =
-        session->run({{"a", HostTensor::copy_of(DType::f32, {m, k}, a.data(), a.size() * 4)}}).at("y").to_double();
+    const auto y = session->run({{"a", HostTensor::copy_of(DType::f32, {m, k}, a.data(), a.size() * 4)}})
+                       .at("y")
+                       .to_double();
     std::vector<double> ref(m * n, 0.0);
     for (int64_t i = 0; i < m; ++i)
       for (int64_t j = 0; j < n; ++j)

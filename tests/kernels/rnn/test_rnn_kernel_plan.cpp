@@ -217,8 +217,9 @@ TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
   const uint64_t w_bytes = l.w.size() * sizeof(float), r_bytes = l.r.size() * sizeof(float);
   std::vector<float> first;
   for (int run = 0; run < 4; ++run) {
-    const auto out = session->run({{"x", HostTensor::from_values<float>({steps, 1, l.input}, ref.x)},
-                                   {"h0", HostTensor::from_values<float>({1, 1, l.spec.hidden_size}, ref.h0)}});
+    const auto out =
+        session->run({{"x", HostTensor::from_values<float>({steps, 1, l.input}, ref.x)},
+                      {"h0", HostTensor::from_values<float>({1, 1, l.spec.hidden_size}, ref.h0)}});
     const auto y = out.at("y").values<float>();
     const std::vector<float> values(y.begin(), y.end());
     const uint64_t held = session->last_run().weight_bytes;
@@ -230,7 +231,8 @@ TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
     // would add another W.
     EXPECT_LT(held, 2 * w_bytes + 2 * r_bytes) << "run " << run + 1 << ": W's upload is still held";
     if (run == 0) first = values;
-    EXPECT_EQ(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)), 0) << "run " << run + 1;
+    EXPECT_EQ(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)), 0)
+        << "run " << run + 1;
   }
 }
 
