@@ -168,19 +168,28 @@ void BufferPool::begin_trace() {
   ++state_->epoch;
 }
 
-void BufferPool::mark_step(std::span<const PooledBuffer* const> in_use) {
+void BufferPool::mark_step(std::span<const PooledBuffer* const> read,
+                           std::span<const PooledBuffer* const> written) {
   std::lock_guard lock(state_->mutex);
   BufferPoolState& s = *state_;
   if (!s.tracing) return;
-  std::vector<size_t> together = s.step_allocations;
-  for (const PooledBuffer* loan : in_use)
-    if (loan && loan->trace_id() != PooledBuffer::kNotTraced && loan->trace_id() < s.trace.allocations.size())
-      together.push_back(loan->trace_id());
-  std::sort(together.begin(), together.end());
-  together.erase(std::unique(together.begin(), together.end()), together.end());
-  for (size_t a = 0; a < together.size(); ++a)
-    for (size_t b = a + 1; b < together.size(); ++b)
-      s.trace.used_together.emplace_back(together[a], together[b]);
+  const auto ids = [&](std::span<const PooledBuffer* const> loans, std::vector<size_t> into) {
+    for (const PooledBuffer* loan : loans)
+      if (loan && loan->trace_id() != PooledBuffer::kNotTraced &&
+          loan->trace_id() < s.trace.allocations.size())
+        into.push_back(loan->trace_id());
+    std::sort(into.begin(), into.end());
+    into.erase(std::unique(into.begin(), into.end()), into.end());
+    return into;
+  };
+  const std::vector<size_t> writes = ids(written, s.step_allocations);
+  std::vector<size_t> reads = ids(read, {});
+  // Read and written (an op that writes into its input): counted once, as written.
+  std::erase_if(reads, [&](size_t id) { return std::binary_search(writes.begin(), writes.end(), id); });
+  for (size_t a = 0; a < writes.size(); ++a) {
+    for (size_t b = a + 1; b < writes.size(); ++b) s.trace.used_together.emplace_back(writes[a], writes[b]);
+    for (size_t r : reads) s.trace.used_together.emplace_back(std::min(writes[a], r), std::max(writes[a], r));
+  }
   s.step_allocations.clear();
 }
 

@@ -79,7 +79,8 @@ struct TracedAllocation {
 
 struct AllocationTrace {
   std::vector<TracedAllocation> allocations;
-  // Pairs of allocations a step used together (a dispatch may bind them at once: not one buffer).
+  // Pairs of allocations a step used together, at least one of them written (a dispatch may bind
+  // them at once, one writable: not one buffer).
   std::vector<std::pair<size_t, size_t>> used_together;
   uint64_t events = 0;
 };
@@ -129,10 +130,13 @@ class BufferPool {
   std::shared_ptr<PooledBuffer> acquire_tensor(uint64_t size);
 
   // Records every acquire_tensor from now on (AllocationTrace); end_trace returns the trace, with
-  // allocations still on loan released at the end. mark_step(in_use): `in_use` (traced storages a
-  // step read or wrote) and the allocations made since the last mark were used together.
+  // allocations still on loan released at the end. mark_step(read, written): the traced storages a
+  // step only read, those it wrote (its results), and the allocations made since the last mark (its
+  // results and scratch, written) were used together: every pair but two only read (storages bound
+  // read-only may share a buffer in one dispatch, WebGPU forbids only a read-only and a writable
+  // binding of one buffer).
   void begin_trace();
-  void mark_step(std::span<const PooledBuffer* const> in_use);
+  void mark_step(std::span<const PooledBuffer* const> read, std::span<const PooledBuffer* const> written);
   AllocationTrace end_trace();
   bool tracing() const;
   uint64_t trace_events() const;  // allocation events traced so far

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 
 namespace onda {
@@ -29,6 +30,14 @@ struct Spot {
 // the smallest that fits (best fit) or the lowest (first fit). Neither wins on every model (on
 // the reference models' traces each is up to 30% smaller than the other), so both are planned.
 enum class Fit { best, lowest };
+
+// The order buffers are placed in: the largest first (size), the largest bytes x steps first (area),
+// the earliest first (start, a linear scan over time), or the largest first by sizes scaled by
+// factors in [0.9, 1.1] (jittered: a random restart of the greedy, which reorders buffers of
+// similar sizes). No order wins on every trace: on the reference models' traces size is best for
+// SCNet and UVR, area for HTDemucs (13% below size), start for MDX23C; 16 jittered restarts find
+// plans another 4-10% smaller (UVR 441 -> 403 MiB, HTDemucs 263 -> 237) for about 60 more plans.
+enum class Order { size, area, start, jittered };
 
 Spot best_spot(const std::vector<PlannedBuffer>& buffers, const std::vector<uint64_t>& sizes,
                const std::vector<MemoryPlan::Placement>& placements, const std::vector<size_t>& placed,
@@ -67,9 +76,13 @@ uint64_t MemoryPlan::total_bytes() const {
 
 namespace {
 
+// `own_arena_for_appended`: a buffer bound together with others that would only be appended to an
+// arena's end gets a new arena of its own (see below).
+// `jitter`: per buffer, its size's factor under Order::jittered.
 MemoryPlan plan_with_fit(const std::vector<PlannedBuffer>& buffers,
                          const std::vector<std::pair<size_t, size_t>>& conflicts,
-                         const MemoryPlanOptions& options, Fit fit) {
+                         const MemoryPlanOptions& options, Fit fit, Order order_by,
+                         bool own_arena_for_appended, const std::vector<double>& jitter = {}) {
   const uint64_t alignment = std::max<uint64_t>(options.alignment, 1);
   std::vector<uint64_t> sizes;
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -91,11 +104,27 @@ MemoryPlan plan_with_fit(const std::vector<PlannedBuffer>& buffers,
     conflicting[a].push_back(b);
     conflicting[b].push_back(a);
   }
-  // Largest first; among equals, the earliest (a stable, reproducible order).
+  // By `order_by`; among equals, the earliest, then the largest (a stable, reproducible order).
+  const auto key = [&](size_t i) -> std::pair<double, uint64_t> {
+    const double steps = static_cast<double>(buffers[i].last - buffers[i].first + 1);
+    switch (order_by) {
+      case Order::area:
+        return {static_cast<double>(sizes[i]) * steps, 0};
+      case Order::start:
+        return {-static_cast<double>(buffers[i].first), sizes[i]};
+      case Order::jittered:
+        return {static_cast<double>(sizes[i]) * jitter.at(i), 0};
+      case Order::size:
+        break;
+    }
+    return {static_cast<double>(sizes[i]), 0};
+  };
   std::vector<size_t> order(buffers.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return sizes[a] != sizes[b] ? sizes[a] > sizes[b] : buffers[a].first < buffers[b].first;
+    const auto ka = key(a), kb = key(b);
+    if (ka != kb) return ka > kb;
+    return buffers[a].first < buffers[b].first;
   });
 
   constexpr size_t kUnplaced = std::numeric_limits<size_t>::max();
@@ -121,7 +150,7 @@ MemoryPlan plan_with_fit(const std::vector<PlannedBuffer>& buffers,
     // as much in a new arena of its own, which leaves the others' ends to later buffers bound
     // with it (on the reference models' traces: up to 12% smaller plans).
     const bool appended = best.grows && best.waste >= sizes[index];
-    if (best_arena == kUnplaced || (appended && !conflicting[index].empty())) {
+    if (best_arena == kUnplaced || (own_arena_for_appended && appended && !conflicting[index].empty())) {
       best_arena = placed.size();
       placed.emplace_back();
       plan.arena_bytes.push_back(0);
@@ -139,9 +168,32 @@ MemoryPlan plan_with_fit(const std::vector<PlannedBuffer>& buffers,
 MemoryPlan plan_memory(const std::vector<PlannedBuffer>& buffers,
                        const std::vector<std::pair<size_t, size_t>>& conflicts,
                        const MemoryPlanOptions& options) {
-  MemoryPlan best = plan_with_fit(buffers, conflicts, options, Fit::best);
-  MemoryPlan lowest = plan_with_fit(buffers, conflicts, options, Fit::lowest);
-  return lowest.total_bytes() < best.total_bytes() ? lowest : best;
+  // Planning is cheap (about a millisecond per plan for a model's thousand buffers), so every
+  // combination is planned and the smallest kept; the first, size and best fit, wins ties.
+  std::optional<MemoryPlan> smallest;
+  const auto keep_smaller = [&](MemoryPlan plan) {
+    if (!smallest || plan.total_bytes() < smallest->total_bytes()) smallest = std::move(plan);
+  };
+  for (Order order_by : {Order::size, Order::area, Order::start})
+    for (Fit fit : {Fit::best, Fit::lowest})
+      for (bool own_arena : {true, false})
+        keep_smaller(plan_with_fit(buffers, conflicts, options, fit, order_by, own_arena));
+  // The restarts draw their factors from a fixed seed: the same buffers always get the same plan.
+  constexpr int kRestarts = 16;
+  uint64_t state = 0x9e3779b97f4a7c15ull;  // xorshift64
+  std::vector<double> jitter(buffers.size());
+  for (int restart = 0; restart < kRestarts; ++restart) {
+    for (double& factor : jitter) {
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      factor = 0.9 + 0.2 * static_cast<double>(state % 10000) / 10000.0;
+    }
+    for (Fit fit : {Fit::best, Fit::lowest})
+      for (bool own_arena : {true, false})
+        keep_smaller(plan_with_fit(buffers, conflicts, options, fit, Order::jittered, own_arena, jitter));
+  }
+  return *smallest;
 }
 
 namespace {

@@ -1,10 +1,11 @@
 // A static memory plan: every buffer of a run (an activation, a kernel's scratch) gets an offset in
 // one of a few large arenas, computed once per input shape from the buffers' sizes and lifetimes, so
 // a run needs about as much memory as the most bytes it ever holds at once (no size classes, no
-// fragmentation between classes). Greedy by size as TFLite's and ONNX Runtime's planners: the
-// largest buffers are placed first, each in the smallest gap left free by the buffers it overlaps
-// in time (best fit), else at the arena's end, else in a new arena; planned again with the lowest
-// gap that fits instead (first fit), and the smaller of the two plans kept.
+// fragmentation between classes). Greedy as TFLite's and ONNX Runtime's planners: the largest
+// buffers are placed first, each in the smallest gap left free by the buffers it overlaps in time
+// (best fit), else at the arena's end, else in a new arena; planned again with the lowest gap that
+// fits instead (first fit), in other orders (the largest bytes x steps first, the earliest first,
+// random restarts that reorder buffers of similar sizes), and the smallest of the plans kept.
 //
 // WebGPU forbids one buffer bound read-only and writable in the same dispatch, and kernels tell
 // tensors apart by their buffer: buffers a dispatch binds together ("conflicts") therefore go to

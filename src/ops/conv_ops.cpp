@@ -106,24 +106,39 @@ ConvNodeState* node_conv_state(OpContext& context) {
 
 // Records the node's convolution with its kept plan (planned now if the shapes or operands changed),
 // or, without node state, a plan of this run only. `constant_weight`: the plan may keep W's derived
-// forms in the node's cache.
+// forms in the node's cache; once it records from them alone, the node tells the walk that it no
+// longer reads W (OpContext::derived_inputs), and a Conv's tensors.weights.w may come undefined:
+// fetched here (to_device) only if the plan must be made again.
 void record_planned(OpContext& context, ConvNodeState* state, const conv::ConvGeometry& g,
-                    const std::vector<Value>& inputs, const conv::ConvTensors& tensors,
+                    const std::vector<Value>& inputs, conv::ConvTensors tensors,
                     const conv::ConvOptions& options, bool constant_weight) {
-  conv::ConvOperands operands =
-      conv::ConvOperands::of(context.kernels, tensors.x, tensors.weights, tensors.bias, tensors.y);
-  if (state && constant_weight) {
-    state->cache.pool = &context.persistent_pool;
-    operands.weight_cache = &state->cache;
-  }
   std::optional<conv::ConvPlan> local;
   std::optional<conv::ConvPlan>& plan = state ? state->plan : local;
+  const auto operands_of = [&] {
+    conv::ConvOperands operands =
+        conv::ConvOperands::of(context.kernels, tensors.x, tensors.weights, tensors.bias, tensors.y);
+    if (!tensors.weights.w.defined() && plan && plan->operands().w == inputs[1].dtype()) {
+      operands.w = plan->operands().w;  // left out: the plan's packed form of this weight
+      operands.w_fits_one_binding = plan->operands().w_fits_one_binding;
+    }
+    if (state && constant_weight) {
+      state->cache.pool = &context.persistent_pool;
+      operands.weight_cache = &state->cache;
+    }
+    return operands;
+  };
+  conv::ConvOperands operands = operands_of();
   if (!plan || !(plan->operands() == operands) || state->x_shape != inputs[0].shape() ||
-      state->w_shape != inputs[1].shape()) {
+      state->w_shape != inputs[1].shape() || (!tensors.weights.w.defined() && plan->reads_weight())) {
+    if (!tensors.weights.w.defined()) {
+      tensors.weights.w = context.to_device(inputs[1]);
+      operands = operands_of();
+    }
     plan.emplace(context.kernels, g, operands, options);
     if (state) state->x_shape = inputs[0].shape(), state->w_shape = inputs[1].shape();
   }
   plan->record(context.recorder, context.pool, tensors);
+  if (state && constant_weight && !g.transpose && !plan->reads_weight()) context.derived_inputs |= 1u << 1;
 }
 
 // A Conv with one output position that reads its whole input (no padding, dilation 1, the input as
@@ -161,16 +176,19 @@ std::vector<Value> record_conv(const Node& node, OpContext& context, const std::
         conv::resolve_conv(inputs[0].shape(), inputs[1].shape(), attributes(node, false));
     if (reads_whole_input(g))
       return {record_whole_input_conv(node, context, g, inputs, node_conv_state(context))};
-    // Constant weights that arrive as host values are uploaded once by the runtime's to_device.
+    // Constant weights that arrive as host values are uploaded once by the runtime's to_device; a
+    // weight the node's plan records from its packed form alone is not (record_planned).
     conv::ConvTensors tensors;
-    tensors.weights.w = context.to_device(inputs[1]);
+    ConvNodeState* state = node_conv_state(context);
+    const bool weight_packed = state && state->plan && !state->plan->reads_weight() && inputs[1].constant &&
+                               !inputs[1].device.defined();
+    if (!weight_packed) tensors.weights.w = context.to_device(inputs[1]);
     if (has_bias(inputs)) tensors.bias = context.to_device(inputs[2]);
     Value y;
     y.device = context.allocate(inputs[0].dtype(), g.output_shape());
     tensors.y = y.device;
     tensors.x = context.to_device(inputs[0]);
-    record_planned(context, node_conv_state(context), g, inputs, tensors, fused_activation(node),
-                   inputs[1].constant);
+    record_planned(context, state, g, inputs, tensors, fused_activation(node), inputs[1].constant);
     return {y};
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));

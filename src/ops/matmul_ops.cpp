@@ -47,7 +47,8 @@ const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, c
 }  // namespace
 
 Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
-                       bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue) {
+                       bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue,
+                       int b_input) {
   if (!is_float(a.dtype()) || !is_float(b.dtype())) {
     throw ModelError(fmt::format("{}: float16/float32 operands required, got {} and {}", node.describe(),
                                  dtype_name(a.dtype()), dtype_name(b.dtype())));
@@ -55,6 +56,7 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
   try {
     MatmulState* state = node_matmul_state(context);
     const gemm::PackedB* packed = packed_constant_b(context, state, b, transpose_b);
+    if (packed && b_input >= 0 && b_input < 64) context.derived_inputs |= uint64_t{1} << b_input;
     gemm::GemmProblem problem;
     if (packed) {
       problem = gemm::GemmProblem::with_packed_b(a.shape(), a.dtype(), transpose_a, *packed);
@@ -151,7 +153,7 @@ std::vector<Value> matmul(const Node& node, OpContext& context, const std::vecto
   const gemm::GemmEpilogue epilogue = fused_epilogue(node);
   if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), epilogue))
     return {*sliced};
-  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, epilogue)};
+  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, epilogue, 1)};
 }
 
 std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -165,7 +167,7 @@ std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vect
   }
   const Value& c = input_or_empty(inputs, 2);
   return {record_gemm_node(node, context, inputs[0], transpose_a, inputs[1], transpose_b,
-                           c.defined() ? &c : nullptr, epilogue)};
+                           c.defined() ? &c : nullptr, epilogue, 1)};
 }
 
 }  // namespace

@@ -34,6 +34,12 @@ struct OpContext {
   // Set by an op whose recorded work differs between runs given the same inputs (a random draw
   // without a seed takes a new key each run): the runtime then never replays the run from a capture.
   bool differs_per_run = false;
+  // Set by an op (bit i for input i, reset before each node) whose node state now keeps all it needs
+  // of a constant input (a prepacked weight) and that records without reading the input: the walk
+  // then drops its upload of that initializer where no other node reads it, and passes it to this
+  // node on later runs of the plan as a host value (Value::host, constant) without uploading it.
+  // Such an op calls to_device on it only if it must derive again (which uploads it once more).
+  uint64_t derived_inputs = 0;
 
   // Where an op puts what it derives once from constant weights and keeps in node_state (prepacked
   // B): the session's weights pool, so peak memory reports weights apart from activations. nullptr:

@@ -111,17 +111,17 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
   if (lens_input < inputs.size() && inputs[lens_input].defined()) {
     check_sequence_lens(node, inputs[lens_input], spec.layout == 0 ? x.shape()[0] : x.shape()[1]);
   }
+  // Constant W, R, B, P (initializers, the usual case) are packed once per node and the layer planned
+  // once per input shape, both kept across runs in the node's state; the layer keeps only the forms
+  // it reads (RnnKernel::drop_unread_weights). Where that leaves out the caller's W, R, B, P, the
+  // node's later runs do not fetch them and the walk passes them without uploading them
+  // (OpContext::derived_inputs).
+  RecurrentState* const kept = constant_weights_state(context, inputs);
   kernels::rnn::RnnInputs in;
   in.x = context.to_device(x);
-  in.w = context.to_device(inputs[1]);
-  in.r = context.to_device(inputs[2]);
-  in.b = optional_device(context, inputs, 3);
   in.sequence_lens = optional_device(context, inputs, lens_input);
   in.initial_h = optional_device(context, inputs, initial_h_input);
-  if (cell == CellType::lstm) {
-    in.initial_c = optional_device(context, inputs, initial_c_input);
-    in.p = optional_device(context, inputs, p_input);
-  }
+  if (cell == CellType::lstm) in.initial_c = optional_device(context, inputs, initial_c_input);
   std::vector<Value> outputs(node.outputs.size());
   kernels::rnn::RnnOutputs out;
   kernels::rnn::RnnOptions options;
@@ -134,20 +134,37 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
     if (cell == CellType::lstm && wants_output(node, 2))
       out.y_c = outputs[2].device = context.allocate(x.dtype(), state);
     const auto problem = kernels::rnn::RnnProblem::of(context.kernels, in, out);
-    if (RecurrentState* state = constant_weights_state(context, inputs)) {
-      // Constant W, R, B, P (initializers, the usual case): packed once per node, and the layer
-      // planned once per input shape; both kept across runs in the node's state.
-      if (!state->weights) {
-        state->weights = std::make_shared<const kernels::rnn::RnnWeights>(kernels::rnn::prepare_rnn_weights(
-            context.kernels, context.recorder, context.persistent_pool, spec, in.w, in.r, in.b, in.p));
+    const bool planned = kept && kept->kernel && kept->kernel->problem() == problem;
+    if (!planned) {
+      in.w = context.to_device(inputs[1]);
+      in.r = context.to_device(inputs[2]);
+      in.b = optional_device(context, inputs, 3);
+      if (cell == CellType::lstm) in.p = optional_device(context, inputs, p_input);
+    }
+    if (kept) {
+      if (!planned) {
+        // Packed again only if an earlier layer let go of the caller's tensors or has no W^T; a layer
+        // whose projection is chunked reads W itself: no W^T for it (but a layer in chunks of time
+        // hands its weights to shorter layers, which may read W^T).
+        const bool reads_w_t = problem.time_chunks || !kernels::rnn::rnn_projection_chunked(
+                                                          context.kernels, spec, x.shape(), options);
+        if (!kept->weights || !kept->weights->w.defined() || (reads_w_t && !kept->weights->w_t.defined())) {
+          kept->weights = std::make_shared<const kernels::rnn::RnnWeights>(
+              kernels::rnn::prepare_rnn_weights(context.kernels, context.recorder, context.persistent_pool,
+                                                spec, in.w, in.r, in.b, in.p, reads_w_t));
+        }
+        kept->kernel.reset();
+        kept->kernel = std::make_unique<kernels::rnn::RnnKernel>(context.kernels, context.recorder,
+                                                                 context.persistent_pool, spec, kept->weights,
+                                                                 problem, options);
+        kept->kernel->drop_unread_weights();
+        kept->weights = kept->kernel->weights();
       }
-      if (!state->kernel || !(state->kernel->problem() == problem)) {
-        state->kernel.reset();
-        state->kernel = std::make_unique<kernels::rnn::RnnKernel>(context.kernels, context.recorder,
-                                                                  context.persistent_pool, spec,
-                                                                  state->weights, problem, options);
+      if (!kept->weights->w.defined()) {
+        for (size_t i : {size_t{1}, size_t{2}, size_t{3}, p_input})
+          if (i < inputs.size() && inputs[i].defined()) context.derived_inputs |= uint64_t{1} << i;
       }
-      state->kernel->record(context.recorder, context.pool, in, out);
+      kept->kernel->record(context.recorder, context.pool, in, out);
     } else {
       // Weights computed in the graph: packed and planned every run.
       kernels::rnn::record_rnn(context.kernels, context.recorder, context.pool, spec, in, out, options);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 #include "gpu/gpu_error.h"
@@ -67,7 +68,7 @@ WalkPlan make_walk_plan(Graph simplified) {
   return plan;
 }
 
-ops::Value GraphWalk::lookup(const Scope& scope, const Node& reader, const std::string& name) {
+ops::Value GraphWalk::lookup(const Scope& scope, const Node& reader, const std::string& name, bool upload) {
   if (name.empty()) return {};
   for (const Scope* s = &scope; s; s = s->parent) {
     auto it = s->values.find(name);
@@ -79,7 +80,7 @@ ops::Value GraphWalk::lookup(const Scope& scope, const Node& reader, const std::
     v.constant = true;
     // Large initializers (weights) go to the GPU once and stay there. A subgraph's plan may fold
     // its own values under a name that another plan of it folds differently: keyed by data too.
-    if (init->numel() > kMaxHostElements) {
+    if (init->numel() > kMaxHostElements && upload) {
       const std::string key =
           s->parent ? fmt::format("{}@{}", name, static_cast<const void*>(init->data())) : name;
       auto cached = r_.uploaded_initializers.find(key);
@@ -141,6 +142,7 @@ std::vector<ops::Value> GraphWalk::run_on_host_or_gpu(const Node& node, const op
   if (!entry) throw ModelError(node.describe() + ": no GPU implementation");
   r_.op_context.opset = opset;
   r_.op_context.node_state = node_state;
+  r_.op_context.derived_inputs = 0;
   if (r_.profiling) {
     // "OpType\tnode\tinput shapes": the profile names what each expensive node was given.
     std::string shapes;
@@ -210,13 +212,26 @@ void GraphWalk::upload_weights(const WalkPlan& plan, const Scope& scope) {
 void GraphWalk::walk(WalkPlan& plan, Scope& scope) {
   upload_weights(plan, scope);
   const Graph& graph = plan.graph;
+  // Derived inputs only in the outermost graph, whose initializers no subgraph reads: a walk of a
+  // graph with control flow keeps every upload.
+  const bool derive = !scope.parent && std::none_of(graph.nodes.begin(), graph.nodes.end(),
+                                                    [](const Node& n) { return is_control_flow_op(n); });
+  bool derived_now = false;
   for (size_t node_index = 0; node_index < graph.nodes.size(); ++node_index) {
     const Node& node = graph.nodes[node_index];
+    const uint64_t derived =
+        derive && node_index < plan.derived_inputs.size() ? plan.derived_inputs[node_index] : 0;
     std::vector<ops::Value> args;
-    for (const auto& name : node.inputs) args.push_back(lookup(scope, node, name));
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      args.push_back(lookup(scope, node, node.inputs[i], i >= 64 || !(derived >> i & 1)));
     if (r_.traced_pool && r_.step_marks)
       r_.step_marks->push_back({r_.traced_pool->trace_events(), node.describe()});
     std::vector<ops::Value> results = run_node(plan, node_index, args, scope);
+    if (derive && (r_.op_context.derived_inputs & ~derived) != 0) {
+      plan.derived_inputs.resize(graph.nodes.size());
+      plan.derived_inputs[node_index] |= r_.op_context.derived_inputs;
+      derived_now = true;
+    }
     if (r_.traced_pool) mark_used_together(args, results);
     for (size_t i = 0; i < node.outputs.size() && i < results.size(); ++i) {
       if (!node.outputs[i].empty()) scope.values[node.outputs[i]] = std::move(results[i]);
@@ -229,19 +244,42 @@ void GraphWalk::walk(WalkPlan& plan, Scope& scope) {
       r_.submit_after = std::min<size_t>(r_.submit_after * 2, size_t{64} * r_.first_submit_dispatches);
     }
   }
+  if (derived_now) release_derived_uploads(plan);
+}
+
+void GraphWalk::release_derived_uploads(const WalkPlan& plan) {
+  const Graph& graph = plan.graph;
+  std::unordered_map<std::string, std::pair<size_t, size_t>> reads;  // initializer -> (reads, derived)
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    const uint64_t derived = n < plan.derived_inputs.size() ? plan.derived_inputs[n] : 0;
+    const std::vector<std::string>& inputs = graph.nodes[n].inputs;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (!r_.uploaded_initializers.count(inputs[i])) continue;
+      auto& [all, from_derived] = reads[inputs[i]];
+      ++all;
+      if (i < 64 && (derived >> i & 1)) ++from_derived;
+    }
+  }
+  for (const std::string& output : graph.outputs) reads.erase(output);
+  for (const auto& [name, count] : reads) {
+    if (count.first != count.second) continue;
+    r_.uploaded_initializers.erase(name);
+    released_uploads_ = true;
+  }
 }
 
 void GraphWalk::mark_used_together(const std::vector<ops::Value>& args,
                                    const std::vector<ops::Value>& results) {
-  std::vector<const gpu::PooledBuffer*> in_use;
-  std::function<void(const ops::Value&)> add = [&](const ops::Value& v) {
-    if (v.device.defined()) in_use.push_back(v.device.storage().get());
-    if (v.is_sequence())
-      for (const ops::Value& item : *v.sequence) add(item);
-  };
-  for (const auto* values : {&args, &results})
-    for (const ops::Value& v : *values) add(v);
-  r_.traced_pool->mark_step(in_use);
+  std::vector<const gpu::PooledBuffer*> read, written;
+  std::function<void(const ops::Value&, std::vector<const gpu::PooledBuffer*>&)> add =
+      [&](const ops::Value& v, std::vector<const gpu::PooledBuffer*>& into) {
+        if (v.device.defined()) into.push_back(v.device.storage().get());
+        if (v.is_sequence())
+          for (const ops::Value& item : *v.sequence) add(item, into);
+      };
+  for (const ops::Value& v : args) add(v, read);
+  for (const ops::Value& v : results) add(v, written);  // a view of an argument counts as written
+  r_.traced_pool->mark_step(read, written);
 }
 
 WalkPlan& GraphWalk::subplan(WalkPlan& owner, const Node& node, const Graph& subgraph,

@@ -35,6 +35,9 @@ struct WalkPlan {
   std::vector<std::vector<std::string>> released_after;  // per node: values dropped after it
   std::vector<const ops::OpEntry*> ops;                  // per node: its GPU op (null: none)
   std::map<std::string, std::unique_ptr<WalkPlan>> subplans;
+  // Per node (empty until one is set): its inputs whose derived form its op keeps
+  // (ops::OpContext::derived_inputs), passed without an upload from then on.
+  std::vector<uint64_t> derived_inputs;
 };
 WalkPlan make_walk_plan(Graph simplified);
 
@@ -86,8 +89,9 @@ class GraphWalk {
 
   // Walks every node of `plan` with its values in `scope` (inputs bound by the caller).
   void walk(WalkPlan& plan, Scope& scope);
-  // A value by name: the scope's, an enclosing scope's, or an initializer of one of their graphs.
-  ops::Value lookup(const Scope& scope, const Node& reader, const std::string& name);
+  // A value by name: the scope's, an enclosing scope's, or an initializer of one of their graphs
+  // (a large one uploaded once and kept, unless `upload` is false: then only its host value).
+  ops::Value lookup(const Scope& scope, const Node& reader, const std::string& name, bool upload = true);
   // Runs one node that is not part of a plan (Scan's slicing, stacking): on the host when it can.
   std::vector<ops::Value> run_op(const Node& node, int64_t opset, const std::vector<ops::Value>& args);
   // The plan of `subgraph` (an attribute of `node`, a node of `owner`) for the given input values
@@ -99,6 +103,9 @@ class GraphWalk {
   HostTensor host_value(const ops::Value& value);
 
   bool read_back() const { return read_back_; }
+  // Whether this walk dropped uploads of initializers that only nodes with their derived forms read
+  // (their buffers are back in the weights pool's free list: trim it once the run is submitted).
+  bool released_uploads() const { return released_uploads_; }
   size_t plans_made() const { return plans_made_; }  // subplans made during this walk
 
  private:
@@ -116,9 +123,12 @@ class GraphWalk {
 
   // A traced run: the loans of one node's arguments and results (and its scratch) were used together.
   void mark_used_together(const std::vector<ops::Value>& args, const std::vector<ops::Value>& results);
+  // Drops the uploads of `plan`'s initializers that every node reading them has a derived form of.
+  void release_derived_uploads(const WalkPlan& plan);
 
   WalkResources r_;
   bool read_back_ = false;
+  bool released_uploads_ = false;
   size_t plans_made_ = 0;
 };
 

@@ -98,18 +98,27 @@ MemoryPlanReport plan_graph_memory(const Graph& graph, const wgpu::Limits& limit
     index_of[i] = kept.size();
     kept.push_back(buffers[i]);
   }
+  // A node's outputs are bound with each other and with its inputs (two inputs only read may share
+  // an arena, as in the traced plan: gpu::BufferPool::mark_step).
   std::vector<std::pair<size_t, size_t>> together;
+  const auto planned_of = [&](const std::vector<std::string>& names) {
+    std::vector<size_t> found;
+    for (const std::string& name : names) {
+      auto r = root.find(name);
+      if (r != root.end() && index_of[r->second] != SIZE_MAX) found.push_back(index_of[r->second]);
+    }
+    std::sort(found.begin(), found.end());
+    found.erase(std::unique(found.begin(), found.end()), found.end());
+    return found;
+  };
   for (const Node& node : graph.nodes) {
-    std::vector<size_t> used;
-    for (const auto* names : {&node.inputs, &node.outputs})
-      for (const std::string& name : *names) {
-        auto r = root.find(name);
-        if (r != root.end() && index_of[r->second] != SIZE_MAX) used.push_back(index_of[r->second]);
-      }
-    std::sort(used.begin(), used.end());
-    used.erase(std::unique(used.begin(), used.end()), used.end());
-    for (size_t a = 0; a < used.size(); ++a)
-      for (size_t b = a + 1; b < used.size(); ++b) together.emplace_back(used[a], used[b]);
+    const std::vector<size_t> written = planned_of(node.outputs);
+    std::vector<size_t> read = planned_of(node.inputs);
+    std::erase_if(read, [&](size_t i) { return std::binary_search(written.begin(), written.end(), i); });
+    for (size_t a = 0; a < written.size(); ++a) {
+      for (size_t b = a + 1; b < written.size(); ++b) together.emplace_back(written[a], written[b]);
+      for (size_t r : read) together.emplace_back(std::min(written[a], r), std::max(written[a], r));
+    }
   }
   const MemoryPlanOptions options = memory_plan_options(limits);
   const MemoryPlan plan = plan_memory(kept, together, options);

@@ -38,7 +38,7 @@ ActivationPlan plan_activations(const gpu::AllocationTrace& trace, const std::ve
                                 const wgpu::Limits& limits);
 
 // The graph's values (static shapes only) planned without running: views (Reshape, Squeeze, ...)
-// share their input's bytes; a node's inputs and outputs are bound together.
+// share their input's bytes; a node's outputs are bound with each other and with its inputs.
 MemoryPlanReport plan_graph_memory(const Graph& simplified, const wgpu::Limits& limits);
 
 // ModelError when `needed` bytes (activations + weights) exceed a non-zero `limit`: one line naming

@@ -525,8 +525,9 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   const Recorded recorded = record_walk(std::move(values), recorder, active_profiler, profile_costs);
   recorder.set_tape(nullptr);  // the output readbacks are each run's own
   // A run that read a condition back, planned a subgraph or drew unseeded random numbers is no
-  // replay of later runs.
-  if (recorded.walk->read_back() || recorded.walk->plans_made() > 0 || recorded.op_context->differs_per_run)
+  // replay of later runs; nor one that dropped weight uploads it read (freed once it is submitted).
+  if (recorded.walk->read_back() || recorded.walk->plans_made() > 0 || recorded.op_context->differs_per_run ||
+      recorded.walk->released_uploads())
     capture.reset();
   RunStats& stats = run.stats;
   stats.record_ms = ms_since(start);
@@ -562,6 +563,9 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   } else {
     recorder.submit();
   }
+  // Uploads that only prepacked forms needed went back to the weights pool during the walk: free
+  // them now that the work reading them is submitted (WebGPU frees them once it completes).
+  if (recorded.walk->released_uploads()) weights_pool.trim();
   stats.submits = recorder.submit_count();
   // While the GPU runs: a run that created pipelines the manifest lacks updates it.
   if (manifest && stats.pipelines_created > stats.pipelines_prefetched) {

@@ -266,11 +266,16 @@ class ImplicitStep final : public ConvStep {
                                "conv implicit split-k reduce");
   }
 
+  bool reads_weight() const override { return !cached(); }
+
+  bool cached() const {
+    return cache_ && cache_->implicit_packed.defined() && cache_->implicit_packed.numel() == packed_numel_;
+  }
+
   // wp[phases, ci_pad, taps, co_pad] (f32, zero padded): packed now, or taken from (and on the first
   // run put into) the weight cache of a constant weight.
   Tensor packed_weight(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& w) const {
-    if (cache_ && cache_->implicit_packed.defined() && cache_->implicit_packed.numel() == packed_numel_)
-      return cache_->implicit_packed;
+    if (cached()) return cache_->implicit_packed;
     const bool keep = cache_ && cache_->pool;
     const Tensor wp = Tensor::empty(keep ? *cache_->pool : pool, DType::f32, {packed_numel_});
     if (wp.element_offset(kc_.gpu) % 4 != 0)

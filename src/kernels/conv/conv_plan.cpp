@@ -118,12 +118,14 @@ void check_tensor(const Tensor& t, const Shape& shape, const char* what) {
 }
 
 // Whether the tensors have the operands' dtypes and forms (w_fits_one_binding aside: a binding fact).
-bool matches(const ConvOperands& o, const ConvTensors& t) {
+// `weight_left_out`: a weight the plan no longer reads may be missing.
+bool matches(const ConvOperands& o, const ConvTensors& t, bool weight_left_out) {
   const auto same = [](bool given, DType dtype, const std::optional<DType>& planned) {
     return given ? planned && *planned == dtype : !planned;
   };
   const ConvTransposeWeights& w = t.weights;
-  return t.x.dtype() == o.x && t.y.dtype() == o.y && same(w.w.defined(), w.w.dtype(), o.w) &&
+  return t.x.dtype() == o.x && t.y.dtype() == o.y &&
+         (weight_left_out || same(w.w.defined(), w.w.dtype(), o.w)) &&
          same(t.bias.defined(), t.bias.dtype(), o.bias) &&
          same(w.packed != nullptr, w.packed ? w.packed->dtype() : DType::f32, o.packed);
 }
@@ -132,14 +134,15 @@ bool matches(const ConvOperands& o, const ConvTensors& t) {
 
 namespace detail {
 
-void check_tensors(const ConvGeometry& g, const ConvTensors& t) {
+void check_tensors(const ConvGeometry& g, const ConvTensors& t, bool weight_required) {
   Shape x_shape = {g.batch, g.in_channels};
   x_shape.insert(x_shape.end(), g.in_size.begin(), g.in_size.end());
   check_tensor(t.x, x_shape, "input X");
   check_tensor(t.y, g.output_shape(), "output Y");
   if (t.y.dtype() != t.x.dtype()) throw std::invalid_argument("conv: output Y must have the dtype of X");
   if (t.bias.defined()) check_tensor(t.bias, {g.out_channels}, "bias");
-  if (!g.transpose || t.weights.w.defined()) check_tensor(t.weights.w, g.weight_shape(), "weight W");
+  if ((!g.transpose && weight_required) || t.weights.w.defined())
+    check_tensor(t.weights.w, g.weight_shape(), "weight W");
 }
 
 }  // namespace detail
@@ -188,12 +191,17 @@ ConvPlan& ConvPlan::operator=(ConvPlan&&) noexcept = default;
 
 void ConvPlan::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const ConvTensors& tensors) const {
-  detail::check_tensors(geometry_, tensors);
-  if (!matches(operands_, tensors))
+  const bool weight_left_out = !tensors.weights.w.defined() && !reads_weight();
+  detail::check_tensors(geometry_, tensors, !weight_left_out);
+  if (!matches(operands_, tensors, weight_left_out))
     throw std::invalid_argument(
         "conv: the tensors are not those the plan was made for (dtypes, weight form)");
   if (!step_) return;
   step_->record(recorder, pool, tensors);
+}
+
+bool ConvPlan::reads_weight() const {
+  return step_ && step_->reads_weight();
 }
 
 int64_t ConvPlan::constructed() {

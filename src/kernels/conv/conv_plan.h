@@ -86,8 +86,12 @@ class ConvPlan {
   ConvPath path() const { return path_; }
 
   // Records the convolution. Checks the tensors against the geometry and the operands
-  // (std::invalid_argument).
+  // (std::invalid_argument); a Conv's weight may be left out (undefined) where !reads_weight().
   void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& tensors) const;
+  // Whether record() still reads the weight tensor: not once it records from a derived form kept in
+  // operands.weight_cache (filled by an earlier record()), nor when there is nothing to record. Then
+  // the caller need not keep the weight on the GPU for this plan.
+  bool reads_weight() const;
 
   // How many ConvPlans this process has constructed (tests check that runs reuse their plans).
   static int64_t constructed();

@@ -12,6 +12,9 @@ class ConvStep {
  public:
   virtual ~ConvStep() = default;
   virtual void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const ConvTensors& t) const = 0;
+  // Whether record() reads the weight tensor: not once the step records from a derived form of it
+  // kept in the node's ConvWeightCache (the implicit GEMM's packed weight).
+  virtual bool reads_weight() const { return true; }
 };
 
 // What every step is planned from.
@@ -24,8 +27,8 @@ struct StepInputs {
 };
 
 // Checks the tensors of one run against the geometry (std::invalid_argument naming what is wrong;
-// conv_plan.cpp).
-void check_tensors(const ConvGeometry& g, const ConvTensors& t);
+// conv_plan.cpp). `weight_required` false: a Conv's weight may be left out (ConvPlan::reads_weight).
+void check_tensors(const ConvGeometry& g, const ConvTensors& t, bool weight_required = true);
 
 // Direct kernels (conv_direct.cpp); `slice`: cut into batches / groups / row windows where X, Y or W
 // exceed a binding (false: bound whole, as the gemm path's empty-input fallback does).

@@ -73,9 +73,16 @@ struct RnnWeights {
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their
 // repacking (into `pool`: a pool whose buffers outlive the runs for weights kept across runs).
+// `transpose_w` false: no W^T (for a layer whose projection is chunked: it reads W itself).
 RnnWeights prepare_rnn_weights(const KernelContext& kernels, gpu::CommandRecorder& recorder,
                                gpu::BufferPool& pool, const RnnSpec& spec, const Tensor& w, const Tensor& r,
-                               const Tensor& b, const Tensor& p);
+                               const Tensor& b, const Tensor& p, bool transpose_w = true);
+
+// Whether a layer over X of `x_shape` computes its projection per chunk of steps (its projection of
+// all steps exceeds RnnOptions::max_projection_bytes, by default the smaller of the binding limit and
+// kDefaultMaxProjectionBytes): then it reads W, not W^T.
+bool rnn_projection_chunked(const KernelContext& kernels, const RnnSpec& spec, const Shape& x_shape,
+                            const RnnOptions& options);
 
 // What a layer is planned for, besides the spec and the weights: X's shape and dtype, which of the
 // optional run tensors are given (they are compiled into the cell: StepFlags), and whether X or Y
@@ -118,6 +125,11 @@ class RnnKernel {
   // The kernel chosen; meaningless when the layer runs in chunks of time (each chunk has its own).
   const RnnPlan& plan() const { return plan_; }
   bool runs_in_time_chunks() const { return time_chunks_ != nullptr; }
+  const std::shared_ptr<const RnnWeights>& weights() const { return weights_; }
+  // Lets go of the caller's W, R, B and P where the recording reads only the packed forms (W^T and
+  // the parameters: the projection of all steps at once, not in chunks of time): weights() is then a
+  // copy without them, and the caller's tensors are freed once nothing else holds them.
+  void drop_unread_weights();
 
   // Records the layer, its scratch from `pool`. The inputs' W, R, B and P are ignored (the kernel's
   // weights are used). Throws std::invalid_argument when the tensors do not match the problem.

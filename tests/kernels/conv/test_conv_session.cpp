@@ -143,6 +143,61 @@ TEST(ConvSession, ConstantWeightsPreparedOnce) {
     for (const auto& c : cases) run_case(c, dtype);
 }
 
+// A Conv whose large initializer weight (uploaded by the walk, not a host constant) the implicit GEMM
+// packs in the first run: the walk then drops the upload (the packed form is all the node reads), so
+// the weights held from then on are the packed form alone, and later runs (planned, replayed) pass
+// the weight without uploading it and give the first run's outputs bit for bit; an input of another
+// length (a new plan, whose node packs W again from a new upload) still matches the reference.
+TEST(ConvSession, PackedWeightReplacesItsUpload) {
+  Random r(test_seed());
+  const Shape x_shape = {1, 64, 40}, w_shape = {64, 64, 17};  // 69632 weights: above the host limit
+  const auto x = r.normal(element_count(x_shape));
+  onnx::ModelProto model = empty_model();
+  auto* graph = model.mutable_graph();
+  auto* x_info = add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, x_shape);
+  x_info->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("T");
+  const std::vector<float> w =
+      add_initializer(graph, "w", w_shape, r.uniform(element_count(w_shape), -0.2, 0.2), DType::f32);
+  add_node(graph, "Conv", {"x", "w"}, {"y"}, "conv_node");
+  const auto g = kernels::conv::resolve_conv(x_shape, w_shape, {});
+  auto* y_info = add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, g.output_shape());
+  y_info->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(2)->set_dim_param("T'");
+  TemporaryFolder folder;
+  write_file(folder.path() / "model.onnx", model.SerializeAsString());
+  auto session = Session::open(folder.path() / "model.onnx");
+  ASSERT_TRUE(kernels::conv::automatic_takes_implicit(g));
+  const std::vector<double> ref = reference_conv(g, x, w, {});
+  const uint64_t w_bytes = element_count(w_shape) * sizeof(float);
+  std::vector<float> first;
+  for (int run = 0; run < 4; ++run) {
+    const HostTensor y = session->run({{"x", HostTensor::from_values<float>(x_shape, x)}}).at("y");
+    const auto values = y.to_double();
+    const std::vector<float> out(values.begin(), values.end());
+    const uint64_t weights = session->last_run().weight_bytes;
+    std::printf("  run %d: weights held %llu bytes (W %llu), rel L2 %.3g\n", run + 1,
+                static_cast<unsigned long long>(weights), static_cast<unsigned long long>(w_bytes),
+                rel_l2(out, ref));
+    EXPECT_LE(rel_l2(out, ref), 1e-6) << "run " << run + 1;
+    // The packed form (C_in and C_out padded) is at least W's size: W's upload is gone besides it.
+    EXPECT_GE(weights, w_bytes) << "run " << run + 1;
+    EXPECT_LT(weights, 2 * w_bytes) << "run " << run + 1
+                                    << ": W's upload is still held next to its packed form";
+    if (run == 0) first = out;
+    EXPECT_EQ(std::memcmp(first.data(), out.data(), out.size() * sizeof(float)), 0) << "run " << run + 1;
+  }
+  const Shape longer = {1, 64, 52};
+  const auto x2 = r.normal(element_count(longer));
+  const auto g2 = kernels::conv::resolve_conv(longer, w_shape, {});
+  const std::vector<double> ref2 = reference_conv(g2, x2, w, {});
+  for (int run = 0; run < 2; ++run) {
+    const auto values = session->run({{"x", HostTensor::from_values<float>(longer, x2)}}).at("y").to_double();
+    const double e = rel_l2(std::vector<float>(values.begin(), values.end()), ref2);
+    std::printf("  input %s run %d: weights held %llu bytes, rel L2 %.3g\n", shape_string(longer).c_str(),
+                run + 1, static_cast<unsigned long long>(session->last_run().weight_bytes), e);
+    EXPECT_LE(e, 1e-6) << "input " << shape_string(longer) << " run " << run + 1;
+  }
+}
+
 // A chain of Conv / ConvTranspose layers, each followed by an activation (or none), through a
 // Session; against float64 (each layer's reference, then the activation).
 struct Layer {

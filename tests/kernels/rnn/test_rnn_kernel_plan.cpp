@@ -195,5 +195,93 @@ TEST(RnnKernelPlan, ASessionPlansANodeOncePerInputShape) {
   EXPECT_EQ(kernels::rnn::rnn_kernels_planned(), before + 2) << "a new shape: planned once more";
 }
 
+// A GRU whose W is a large initializer (uploaded by the walk): once the node has packed its weights,
+// the walk drops W's upload (the packed form is all the layer reads) and later runs (planned,
+// replayed) pass W without uploading it, with the same outputs bit for bit.
+TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
+  const uint64_t seed = test_seed();
+  Random rng(seed);
+  const Layer l = random_layer(rng, CellType::gru, Direction::forward, 256, 128);  // W: 98304 floats
+  auto session = Session::open_bytes(gru_model(l));
+  const int64_t steps = 4;
+  RnnReferenceInputs ref;
+  ref.seq = steps;
+  ref.batch = 1;
+  ref.input = l.input;
+  ref.x = rng.uniform(steps * l.input, -1, 1);
+  ref.h0 = rng.uniform(l.spec.hidden_size, -1, 1);
+  ref.w = l.w;
+  ref.r = l.r;
+  ref.b = l.b;
+  const RnnReferenceOutputs want = rnn_reference(l.spec, ref);
+  const uint64_t w_bytes = l.w.size() * sizeof(float), r_bytes = l.r.size() * sizeof(float);
+  std::vector<float> first;
+  for (int run = 0; run < 4; ++run) {
+    const auto out =
+        session->run({{"x", HostTensor::from_values<float>({steps, 1, l.input}, ref.x)},
+                      {"h0", HostTensor::from_values<float>({1, 1, l.spec.hidden_size}, ref.h0)}});
+    const auto y = out.at("y").values<float>();
+    const std::vector<float> values(y.begin(), y.end());
+    const uint64_t held = session->last_run().weight_bytes;
+    std::printf("  run %d: weights held %llu bytes (W %llu, R %llu), rel L2 %.3g\n", run + 1,
+                static_cast<unsigned long long>(held), static_cast<unsigned long long>(w_bytes),
+                static_cast<unsigned long long>(r_bytes), rel_l2(values, want.y));
+    EXPECT_LE(rel_l2(values, want.y), 1e-6) << "run " << run + 1 << " seed " << seed;
+    // Held: W and R packed (at least their bytes) and R's upload (a host-sized constant); W's upload
+    // would add another W.
+    EXPECT_LT(held, 2 * w_bytes + 2 * r_bytes) << "run " << run + 1 << ": W's upload is still held";
+    if (run == 0) first = values;
+    EXPECT_EQ(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)), 0)
+        << "run " << run + 1;
+  }
+}
+
+// An LSTM whose projection of all steps (S B 4H floats) exceeds kDefaultMaxProjectionBytes: a Session
+// runs it with the projection in chunks of steps, packing no W^T (the chunks read W), and its second
+// run (planned, W, R, B kept by the node) matches the first bit for bit and the float64 reference.
+TEST(RnnKernelPlan, SessionChunksALargeProjectionWithoutWTranspose) {
+  const uint64_t seed = test_seed();
+  Random rng(seed);
+  Layer l = random_layer(rng, CellType::lstm, Direction::forward, 8, 64);
+  const int64_t steps = 260, batch = 512;  // projection: 260 x 512 x 256 floats = 136 MB
+  ASSERT_GT(uint64_t(steps * batch * 4 * 64 * 4), kernels::rnn::kDefaultMaxProjectionBytes);
+  onnx::ModelProto model = empty_model();
+  auto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {steps, batch, l.input});
+  add_float_initializer(graph, "W", {1, 256, l.input}, l.w);
+  add_float_initializer(graph, "R", {1, 256, 64}, l.r);
+  add_float_initializer(graph, "B", {1, 512}, l.b);
+  auto* lstm = add_node(graph, "LSTM", {"x", "W", "R", "B"}, {"y"});
+  add_int_attribute(lstm, "hidden_size", 64);
+  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {steps, 1, batch, 64});
+  const std::string bytes = model.SerializeAsString();
+  std::vector<std::byte> model_bytes(bytes.size());
+  std::memcpy(model_bytes.data(), bytes.data(), bytes.size());
+  auto session = Session::open_bytes(model_bytes);
+  RnnReferenceInputs ref;
+  ref.seq = steps;
+  ref.batch = batch;
+  ref.input = l.input;
+  ref.x = rng.uniform(steps * batch * l.input, -1, 1);
+  ref.w = l.w;
+  ref.r = l.r;
+  ref.b = l.b;
+  const RnnReferenceOutputs want = rnn_reference(l.spec, ref);
+  std::vector<float> first;
+  for (int run = 0; run < 2; ++run) {
+    const HostTensor y =
+        session->run({{"x", HostTensor::from_values<float>({steps, batch, l.input}, ref.x)}}).at("y");
+    const auto y_values = y.values<float>();
+    const std::vector<float> values(y_values.begin(), y_values.end());
+    const double e = rel_l2(values, want.y);
+    std::printf("  LSTM S=%lld B=%lld H=64, chunked projection, run %d: rel L2 %.3g\n",
+                static_cast<long long>(steps), static_cast<long long>(batch), run + 1, e);
+    EXPECT_LE(e, 1e-6) << "run " << run + 1 << " seed " << seed;
+    if (run == 0) first = values;
+    EXPECT_EQ(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)), 0)
+        << "run " << run + 1;
+  }
+}
+
 }  // namespace
 }  // namespace onda::test
