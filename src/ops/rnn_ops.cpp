@@ -143,15 +143,10 @@ std::vector<Value> recurrent(const Node& node, OpContext& context, const std::ve
     }
     if (kept) {
       if (!planned) {
-        // Packed again only if an earlier layer let go of the caller's tensors or has no W^T; a layer
-        // whose projection is chunked reads W itself: no W^T for it (but a layer in chunks of time
-        // hands its weights to shorter layers, which may read W^T).
-        const bool reads_w_t = problem.time_chunks || !kernels::rnn::rnn_projection_chunked(
-                                                          context.kernels, spec, x.shape(), options);
-        if (!kept->weights || !kept->weights->w.defined() || (reads_w_t && !kept->weights->w_t.defined())) {
-          kept->weights = std::make_shared<const kernels::rnn::RnnWeights>(
-              kernels::rnn::prepare_rnn_weights(context.kernels, context.recorder, context.persistent_pool,
-                                                spec, in.w, in.r, in.b, in.p, reads_w_t));
+        // Packed again only if an earlier layer let go of the caller's tensors.
+        if (!kept->weights || !kept->weights->w.defined()) {
+          kept->weights = std::make_shared<const kernels::rnn::RnnWeights>(kernels::rnn::prepare_rnn_weights(
+              context.kernels, context.recorder, context.persistent_pool, spec, in.w, in.r, in.b, in.p));
         }
         kept->kernel.reset();
         kept->kernel = std::make_unique<kernels::rnn::RnnKernel>(context.kernels, context.recorder,

@@ -151,32 +151,11 @@ RnnKernel::~RnnKernel() = default;
 
 // Projection X W^T into xw: one GEMM over all rows when it fits one binding, else per chunk of
 // timesteps (X made time-major first), one GEMM per direction and chunk.
-namespace {
-
-uint64_t projection_limit(const KernelContext& k, const RnnOptions& options) {
-  return options.max_projection_bytes
-             ? options.max_projection_bytes
-             : std::min<uint64_t>(k.gpu.limits().maxStorageBufferBindingSize, kDefaultMaxProjectionBytes);
-}
-
-}  // namespace
-
-bool rnn_projection_chunked(const KernelContext& k, const RnnSpec& spec, const Shape& x_shape,
-                            const RnnOptions& options) {
-  if (x_shape.size() != 3) return false;
-  const bool time_major = spec.layout == 0;
-  const uint64_t seq = static_cast<uint64_t>(x_shape[time_major ? 0 : 1]);
-  const uint64_t batch = static_cast<uint64_t>(x_shape[time_major ? 1 : 0]);
-  const uint64_t step_bytes = batch * spec.num_directions() * gate_count(spec.cell) * spec.hidden_size * 4;
-  return step_bytes * seq > projection_limit(k, options);
-}
-
 void RnnKernel::plan_projection() {
-  const uint64_t limit = projection_limit(k_, options_);
+  const uint64_t limit = options_.max_projection_bytes ? options_.max_projection_bytes
+                                                       : k_.gpu.limits().maxStorageBufferBindingSize;
   const uint64_t step_bytes = static_cast<uint64_t>(d_.batch * d_.dirs * d_.gates * d_.hidden) * 4;
   chunked_ = step_bytes * static_cast<uint64_t>(d_.seq) > limit;
-  if (!chunked_ && !weights_->w_t.defined())
-    throw std::invalid_argument("RNN: the weights lack W^T, which a projection of all steps at once reads");
   chunk_ = chunked_ ? std::max<int64_t>(1, static_cast<int64_t>(limit / step_bytes)) : d_.seq;
   // A chunk's rows of X are a view of X where it is time-major (layout 0); but a float16 view must
   // start on an even element (packed halves), so X is widened first where a chunk of either

@@ -73,16 +73,9 @@ struct RnnWeights {
 
 // Validates W/R/B/P against the spec (std::invalid_argument naming the input) and records their
 // repacking (into `pool`: a pool whose buffers outlive the runs for weights kept across runs).
-// `transpose_w` false: no W^T (for a layer whose projection is chunked: it reads W itself).
 RnnWeights prepare_rnn_weights(const KernelContext& kernels, gpu::CommandRecorder& recorder,
                                gpu::BufferPool& pool, const RnnSpec& spec, const Tensor& w, const Tensor& r,
-                               const Tensor& b, const Tensor& p, bool transpose_w = true);
-
-// Whether a layer over X of `x_shape` computes its projection per chunk of steps (its projection of
-// all steps exceeds RnnOptions::max_projection_bytes, by default the smaller of the binding limit and
-// kDefaultMaxProjectionBytes): then it reads W, not W^T.
-bool rnn_projection_chunked(const KernelContext& kernels, const RnnSpec& spec, const Shape& x_shape,
-                            const RnnOptions& options);
+                               const Tensor& b, const Tensor& p);
 
 // What a layer is planned for, besides the spec and the weights: X's shape and dtype, which of the
 // optional run tensors are given (they are compiled into the cell: StepFlags), and whether X or Y

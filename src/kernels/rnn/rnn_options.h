@@ -43,16 +43,9 @@ constexpr int64_t kRowSequenceMaxRows = 1024;
 
 // StepKernel: rnn_tuning.h.
 
-// The projection buffer (every step's X W^T: 4 gates x H x D per row, LSTM) is scratch of the run,
-// four times Y's size for an LSTM: above this many bytes it is computed per chunk of steps, which
-// bounds that scratch (SCNet's band LSTMs' whole projection would be ~570 MB) while each chunk's GEMM
-// still fills a GPU.
-constexpr uint64_t kDefaultMaxProjectionBytes = uint64_t{128} << 20;
-
 struct RnnOptions {
-  // Projection buffer bytes above which the chunked projection is used; 0: the smaller of the
-  // device's maxStorageBufferBindingSize and kDefaultMaxProjectionBytes. (Tests lower it to exercise
-  // the chunked path.)
+  // Projection buffer bytes above which the chunked projection is used; 0: the device's
+  // maxStorageBufferBindingSize. (Tests lower it to exercise the chunked path.)
   uint64_t max_projection_bytes = 0;
   // The step kernel's tiling; unset: choose_step_tiling. (Benchmarks compare tilings; tests force
   // every shape of tile.) std::invalid_argument when it exceeds the device's workgroup limits.

@@ -49,7 +49,7 @@ void check_weights(const RnnSpec& spec, const Tensor& w, const Tensor& r, const 
 
 RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                                const RnnSpec& spec, const Tensor& w, const Tensor& r, const Tensor& b,
-                               const Tensor& p, bool transpose_w) {
+                               const Tensor& p) {
   check_weights(spec, w, r, b, p);
   const int64_t dirs = spec.num_directions(), hidden = spec.hidden_size, gates = gate_count(spec.cell);
   const int64_t input = w.shape()[2];
@@ -65,10 +65,8 @@ RnnWeights prepare_rnn_weights(const KernelContext& k, gpu::CommandRecorder& rec
   out.r = r;
   out.b = b;
   out.p = p;
-  if (transpose_w) {
-    out.w_t = Tensor::empty(pool, DType::f32, {input, dirs * gh});
-    record_gather(k, recorder, w, out.w_t, 0, {input, dirs, gh}, {1, gh * input, input}, "rnn_transpose_w");
-  }
+  out.w_t = Tensor::empty(pool, DType::f32, {input, dirs * gh});
+  record_gather(k, recorder, w, out.w_t, 0, {input, dirs, gh}, {1, gh * input, input}, "rnn_transpose_w");
   const int64_t rt_size = dirs * hidden * gh;
   out.bias_offset = u32(rt_size, "R size");
   out.peephole_offset = u32(rt_size + dirs * 2 * gh, "parameter size");

@@ -236,52 +236,5 @@ TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
   }
 }
 
-// An LSTM whose projection of all steps (S B 4H floats) exceeds kDefaultMaxProjectionBytes: a Session
-// runs it with the projection in chunks of steps, packing no W^T (the chunks read W), and its second
-// run (planned, W, R, B kept by the node) matches the first bit for bit and the float64 reference.
-TEST(RnnKernelPlan, SessionChunksALargeProjectionWithoutWTranspose) {
-  const uint64_t seed = test_seed();
-  Random rng(seed);
-  Layer l = random_layer(rng, CellType::lstm, Direction::forward, 8, 64);
-  const int64_t steps = 260, batch = 512;  // projection: 260 x 512 x 256 floats = 136 MB
-  ASSERT_GT(uint64_t(steps * batch * 4 * 64 * 4), kernels::rnn::kDefaultMaxProjectionBytes);
-  onnx::ModelProto model = empty_model();
-  auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {steps, batch, l.input});
-  add_float_initializer(graph, "W", {1, 256, l.input}, l.w);
-  add_float_initializer(graph, "R", {1, 256, 64}, l.r);
-  add_float_initializer(graph, "B", {1, 512}, l.b);
-  auto* lstm = add_node(graph, "LSTM", {"x", "W", "R", "B"}, {"y"});
-  add_int_attribute(lstm, "hidden_size", 64);
-  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {steps, 1, batch, 64});
-  const std::string bytes = model.SerializeAsString();
-  std::vector<std::byte> model_bytes(bytes.size());
-  std::memcpy(model_bytes.data(), bytes.data(), bytes.size());
-  auto session = Session::open_bytes(model_bytes);
-  RnnReferenceInputs ref;
-  ref.seq = steps;
-  ref.batch = batch;
-  ref.input = l.input;
-  ref.x = rng.uniform(steps * batch * l.input, -1, 1);
-  ref.w = l.w;
-  ref.r = l.r;
-  ref.b = l.b;
-  const RnnReferenceOutputs want = rnn_reference(l.spec, ref);
-  std::vector<float> first;
-  for (int run = 0; run < 2; ++run) {
-    const HostTensor y =
-        session->run({{"x", HostTensor::from_values<float>({steps, batch, l.input}, ref.x)}}).at("y");
-    const auto y_values = y.values<float>();
-    const std::vector<float> values(y_values.begin(), y_values.end());
-    const double e = rel_l2(values, want.y);
-    std::printf("  LSTM S=%lld B=%lld H=64, chunked projection, run %d: rel L2 %.3g\n",
-                static_cast<long long>(steps), static_cast<long long>(batch), run + 1, e);
-    EXPECT_LE(e, 1e-6) << "run " << run + 1 << " seed " << seed;
-    if (run == 0) first = values;
-    EXPECT_EQ(std::memcmp(first.data(), values.data(), values.size() * sizeof(float)), 0)
-        << "run " << run + 1;
-  }
-}
-
 }  // namespace
 }  // namespace onda::test
