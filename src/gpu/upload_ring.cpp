@@ -69,10 +69,4 @@ void UploadRing::flush(Context& context) {
   context.check_errors();
 }
 
-void UploadRing::release(Context& context) {
-  flush(context);
-  chunks_.clear();
-  next_ = 0;
-}
-
 }  // namespace onda::gpu

@@ -32,8 +32,6 @@ class UploadRing {
               uint64_t bytes);
   // Submits the copies queued so far.
   void flush(Context& context);
-  // Gives the staging memory back (made again by the next upload); flushes first.
-  void release(Context& context);
 
  private:
   struct Chunk {

@@ -79,41 +79,41 @@ bool same_layout_on_device(DType dtype) {
 
 }  // namespace
 
-Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
-                      const void* host_data) {
+template <typename Write>
+Tensor Tensor::upload_with(gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data,
+                           const Write& write) {
   Tensor t = empty(pool, dtype, std::move(shape));
   if (same_layout_on_device(dtype)) {
-    gpu::upload(context, t.buffer(), t.byte_offset_, host_data, t.numel() * host_element_size(dtype));
+    write(t.buffer(), t.byte_offset_, host_data, t.numel() * host_element_size(dtype));
     return t;
   }
   const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
-  gpu::upload(context, t.buffer(), t.byte_offset_, device.data(), device.size());
+  write(t.buffer(), t.byte_offset_, device.data(), device.size());
   return t;
+}
+
+Tensor Tensor::upload(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                      const void* host_data) {
+  return upload_with(pool, dtype, std::move(shape), host_data,
+                     [&](const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+                       gpu::upload(context, buffer, offset, data, bytes);
+                     });
 }
 
 Tensor Tensor::upload(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, DType dtype, Shape shape,
                       const void* host_data) {
-  Tensor t = empty(pool, dtype, std::move(shape));
-  if (same_layout_on_device(dtype)) {
-    recorder.upload(t.buffer(), t.byte_offset_, host_data, t.numel() * host_element_size(dtype));
-    return t;
-  }
-  const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
-  recorder.upload(t.buffer(), t.byte_offset_, device.data(), device.size());
-  return t;
+  return upload_with(pool, dtype, std::move(shape), host_data,
+                     [&](const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+                       recorder.upload(buffer, offset, data, bytes);
+                     });
 }
 
 Tensor Tensor::upload_once(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
                            const void* host_data) {
-  Tensor t = empty(pool, dtype, std::move(shape));
-  if (same_layout_on_device(dtype)) {
-    context.upload_ring().upload(context, t.buffer(), t.byte_offset_, host_data,
-                                 t.numel() * host_element_size(dtype));
-    return t;
-  }
-  const std::vector<uint8_t> device = to_device_layout(dtype, t.numel(), host_data);
-  context.upload_ring().upload(context, t.buffer(), t.byte_offset_, device.data(), device.size());
-  return t;
+  return upload_with(pool, dtype, std::move(shape), host_data,
+                     [&](const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+                       context.upload_ring().upload(context, buffer, offset, data, bytes);
+                     });
 }
 
 std::vector<uint8_t> Tensor::download_bytes(gpu::Context& context) const {

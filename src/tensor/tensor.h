@@ -69,6 +69,12 @@ class Tensor {
   Tensor slice_outer(int64_t begin, int64_t end) const;  // rows [begin, end) of dimension 0
 
  private:
+  // Storage from the pool filled with host_data through write(buffer, byte offset, data, bytes), the
+  // data converted to the device layout first where it differs (the three upload functions above).
+  template <typename Write>
+  static Tensor upload_with(gpu::BufferPool& pool, DType dtype, Shape shape, const void* host_data,
+                            const Write& write);
+
   std::shared_ptr<gpu::PooledBuffer> storage_;
   uint64_t byte_offset_ = 0;
   DType dtype_ = DType::f32;
