@@ -59,6 +59,7 @@ struct TileShape {
   constexpr uint32_t threads() const { return wg_x * wg_y; }
   // copies: 2 for a double-buffered variant
   uint64_t workgroup_bytes(uint32_t copies = 1) const { return uint64_t{copies} * bk * (bm() + bn()) * 4; }
+  bool operator==(const TileShape&) const = default;
 };
 
 // Whether the device's workgroup limits admit the tile (with `copies` staged copies).
@@ -276,7 +277,9 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     candidates.insert(candidates.begin(), kTileLargeKContiguous);
     // Only where its tiles still fill a large GPU several times over: at HTDemucs's [2688 x 2048] x
     // [2048 x 512] (84 tiles of 128 x 128, 168 of 128 x 64) the model ran 35.5 -> 44.8 ms on an H100.
-    const int64_t square_tiles = layout_.batch_count * ((layout_.m + 127) / 128) * ((layout_.n + 127) / 128);
+    const TileShape& square = kTileLargeSquareKContiguous;
+    const int64_t square_tiles = layout_.batch_count * ((layout_.m + square.bm() - 1) / square.bm()) *
+                                 ((layout_.n + square.bn() - 1) / square.bn());
     if (layout_.n >= 256 && square_tiles >= kMinSquareTiles)
       candidates.insert(candidates.begin(), kTileLargeSquareKContiguous);
   }
@@ -319,8 +322,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.vec_store = tuning.vec_store;
     if (tuned_group_m) {
       v.group_m = *tuned_group_m;
-    } else if (b_k_contiguous && first == 0 && t.bm() == 128 && t.wg_x == 16 && t.wg_y == 16 &&
-               (t.bk == kTileLargeKContiguous.bk || t.nv == kTileLargeSquareKContiguous.nv)) {
+    } else if (t == kTileLargeKContiguous || t == kTileLargeSquareKContiguous) {
       // Grouped tile order for the large K-contiguous-B tiles (see GROUP_M in gemm_tiled.wgsl).
       v.group_m = 8;
     }
