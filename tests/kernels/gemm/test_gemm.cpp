@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <initializer_list>
+#include <tuple>
 
 #include "gemm_variants.h"
 #include "gpu/command_recorder.h"
@@ -158,16 +160,15 @@ TEST(GemmTiled, LargerSquareAndRectangularUseEveryTileShape) {
   }
 }
 
-TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
-  // A K-contiguous B (transposed or prepacked) on a large problem takes the K-step-32 tile, whose
-  // staging of both K-contiguous operands is XOR-swizzled; check it rolled (CPU adapters) and
-  // unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and more tile rows
-  // (9) than one group of the grouped tile order (8), the last group partial.
+// Runs each (M, N, K, prepacked) problem with a K-contiguous B (transposed when not prepacked) on the
+// tiled path, rolled (CPU adapters) and unrolled (GPUs), against float64; the chosen tile's
+// description must contain `tile`.
+void expect_k_contiguous_tile(std::initializer_list<std::tuple<int64_t, int64_t, int64_t, bool>> problems,
+                              const std::string& tile) {
   const uint64_t seed = test_seed();
   Random random(seed);
   for (bool unroll : {false, true}) {
-    for (auto [m, n, k, prepack] :
-         {std::tuple{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}) {
+    for (auto [m, n, k, prepack] : problems) {
       GemmCase c;
       c.a_shape = {m, k};
       c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
@@ -177,33 +178,30 @@ TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
       c.options.unroll_k = unroll;
       std::string variant;
       EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
-      EXPECT_NE(variant.find("BK=32"), std::string::npos) << variant;
+      EXPECT_NE(variant.find(tile), std::string::npos) << variant;
     }
   }
+}
+
+TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
+  // A K-contiguous B (transposed or prepacked) on a large problem takes the K-step-32 tile, whose
+  // staging of both K-contiguous operands is XOR-swizzled; check it rolled (CPU adapters) and
+  // unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and more tile rows
+  // (9) than one group of the grouped tile order (8), the last group partial.
+  expect_k_contiguous_tile({{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}, "BK=32");
 }
 
 TEST(GemmTiled, KContiguousBSquareTileAtLeast256Columns) {
   // From 256 columns and 512 tiles a K-contiguous B takes the 128 x 128 tile (8 x 8 per thread, K
   // step 16, grouped order): partial tiles in M, N and K, transposed and prepacked B, both loop forms,
   // the last group of the grouped order partial. Fewer tiles keep the 128 x 64 tile.
-  const uint64_t seed = test_seed();
-  Random random(seed);
-  for (bool unroll : {false, true}) {
-    for (auto [m, n, k, prepack] :
-         {std::tuple{22000, 300, 45, true}, {16500, 512, 37, false}, {21000, 390, 72, true}}) {
-      GemmCase c;
-      c.a_shape = {m, k};
-      c.b_shape = prepack ? Shape{k, n} : Shape{n, k};
-      c.transpose_b = !prepack;
-      c.prepack = prepack;
-      c.options.path = GemmPath::tiled;
-      c.options.unroll_k = unroll;
-      std::string variant;
-      EXPECT_LE(run_case(c, random, &variant), kF32Bound) << case_name(c) << " seed " << seed;
-      EXPECT_NE(variant.find("128x128 (threads 16x16, 8x8 each) BK=16 group-M 8"), std::string::npos)
-          << variant;
-    }
-  }
+  expect_k_contiguous_tile({{22000, 300, 45, true}, {16500, 512, 37, false}, {21000, 390, 72, true}},
+                           "128x128 (threads 16x16, 8x8 each) BK=16 group-M 8");
+  GemmProblem few;  // HTDemucs's FFN down: 21 x 4 tiles of 128 x 128
+  few.a_shape = {2688, 2048};
+  few.b_shape = {512, 2048};
+  few.transpose_b = true;
+  EXPECT_NE(Gemm(kc(), few).variant().describe().find("128x64"), std::string::npos);
 }
 
 TEST(GemmTiled, UnrolledKLoopAsOnGpus) {

@@ -39,21 +39,27 @@ Layer random_layer(Random& rng, CellType cell, Direction direction, int64_t inpu
   return l;
 }
 
-// The worst rel L2 of Y and Y_h against the float64 reference for X [seq, batch, I] and h0 drawn from
-// `rng`, recorded by `kernel`; `dispatches`, when given, receives the dispatches recorded.
-double run_once(const kernels::rnn::RnnKernel& kernel, const Layer& l, int64_t seq, int64_t batch,
-                Random& rng, size_t* dispatches = nullptr) {
-  auto& g = gpu();
+// The reference's inputs for layer `l`: its weights, X [seq, batch, I] and h0 drawn from `rng` (X first).
+RnnReferenceInputs reference_inputs(const Layer& l, int64_t seq, int64_t batch, Random& rng) {
   RnnReferenceInputs ref;
   ref.seq = seq;
   ref.batch = batch;
   ref.input = l.input;
   ref.x = rng.uniform(seq * batch * l.input, -1, 1);
+  ref.h0 = rng.uniform(l.spec.num_directions() * batch * l.spec.hidden_size, -1, 1);
   ref.w = l.w;
   ref.r = l.r;
   ref.b = l.b;
+  return ref;
+}
+
+// The worst rel L2 of Y and Y_h against the float64 reference for X [seq, batch, I] and h0 drawn from
+// `rng`, recorded by `kernel`; `dispatches`, when given, receives the dispatches recorded.
+double run_once(const kernels::rnn::RnnKernel& kernel, const Layer& l, int64_t seq, int64_t batch,
+                Random& rng, size_t* dispatches = nullptr) {
+  auto& g = gpu();
+  const RnnReferenceInputs ref = reference_inputs(l, seq, batch, rng);
   const int64_t d = l.spec.num_directions(), h = l.spec.hidden_size;
-  ref.h0 = rng.uniform(d * batch * h, -1, 1);
   const RnnReferenceOutputs want = rnn_reference(l.spec, ref);
   kernels::rnn::RnnInputs in;
   in.x = upload_floats(ref.x, DType::f32, {seq, batch, l.input});
@@ -169,15 +175,7 @@ TEST(RnnKernelPlan, ASessionPlansANodeOncePerInputShape) {
   const Layer l = random_layer(rng, CellType::gru, Direction::forward, 16, 32);
   auto session = Session::open_bytes(gru_model(l));
   const auto run = [&](int64_t steps) {
-    RnnReferenceInputs ref;
-    ref.seq = steps;
-    ref.batch = 1;
-    ref.input = l.input;
-    ref.x = rng.uniform(steps * l.input, -1, 1);
-    ref.h0 = rng.uniform(l.spec.hidden_size, -1, 1);
-    ref.w = l.w;
-    ref.r = l.r;
-    ref.b = l.b;
+    const RnnReferenceInputs ref = reference_inputs(l, steps, 1, rng);
     const auto out =
         session->run({{"x", HostTensor::from_values<float>({steps, 1, l.input}, ref.x)},
                       {"h0", HostTensor::from_values<float>({1, 1, l.spec.hidden_size}, ref.h0)}});
@@ -204,15 +202,7 @@ TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
   const Layer l = random_layer(rng, CellType::gru, Direction::forward, 256, 128);  // W: 98304 floats
   auto session = Session::open_bytes(gru_model(l));
   const int64_t steps = 4;
-  RnnReferenceInputs ref;
-  ref.seq = steps;
-  ref.batch = 1;
-  ref.input = l.input;
-  ref.x = rng.uniform(steps * l.input, -1, 1);
-  ref.h0 = rng.uniform(l.spec.hidden_size, -1, 1);
-  ref.w = l.w;
-  ref.r = l.r;
-  ref.b = l.b;
+  const RnnReferenceInputs ref = reference_inputs(l, steps, 1, rng);
   const RnnReferenceOutputs want = rnn_reference(l.spec, ref);
   const uint64_t w_bytes = l.w.size() * sizeof(float), r_bytes = l.r.size() * sizeof(float);
   std::vector<float> first;
