@@ -19,6 +19,7 @@ import time
 import numpy as np
 import onnxruntime as ort
 
+from model_inputs import make_input
 from onda_vs_ort import output_file
 
 parser = argparse.ArgumentParser()
@@ -38,16 +39,6 @@ rng = np.random.default_rng(0)
 PYTORCH_CUDA_MS = {"htdemucs6": 59.0, "scnetlargestarrytong": 376.0, "vr_hp_wind_inst": 25.0, "mpsenet": 22.5}
 
 
-def make_input(model, name, shape):
-    if model == "mpsenet":
-        if "pha" in name:
-            return rng.uniform(-np.pi, np.pi, shape).astype(np.float32)
-        return (np.abs(rng.standard_normal(shape)) ** 0.3).astype(np.float32)
-    if model == "vr_hp_wind_inst":
-        return np.abs(rng.standard_normal(shape)).astype(np.float32)
-    return (0.1 * rng.standard_normal(shape)).astype(np.float32)
-
-
 results = []
 for model in args.models.split(","):
     path = os.path.join(args.models_dir, model + ".onnx")
@@ -58,7 +49,7 @@ for model in args.models.split(","):
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     feeds, flags = {}, []
     for i in session.get_inputs():
-        x = make_input(model, i.name, [d if isinstance(d, int) else 1 for d in i.shape])
+        x = make_input(model, i.name, [d if isinstance(d, int) else 1 for d in i.shape], rng)
         feeds[i.name] = x
         file = os.path.join(folder, f"input_{len(flags)}.npy")
         np.save(file, x)

@@ -51,6 +51,8 @@ import torch
 import torch.nn.functional as F
 from onnx import helper, numpy_helper
 
+from model_inputs import make_input
+
 # ---------------------------------------------------------------------------------------------------
 # Graph
 
@@ -753,16 +755,6 @@ class Executor:
 
 # ---------------------------------------------------------------------------------------------------
 # Inputs, checks, main
-
-
-def make_input(model, name, shape, rng):
-    if model == "mpsenet":
-        if "pha" in name:
-            return rng.uniform(-np.pi, np.pi, shape).astype(np.float32)
-        return (np.abs(rng.standard_normal(shape)) ** 0.3).astype(np.float32)
-    if model == "vr_hp_wind_inst":
-        return np.abs(rng.standard_normal(shape)).astype(np.float32)
-    return (0.1 * rng.standard_normal(shape)).astype(np.float32)
 
 
 def file_name(name):
