@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <span>
 
 #include "graph/model_error.h"
@@ -166,6 +167,32 @@ std::vector<Value> concat(const Node& node, OpContext& context, const std::vecto
   return {y};
 }
 
+// A split along an axis with only unit dims before it (the leading axis of attention's stacked Q,
+// K and V) cuts the input into contiguous pieces: each output is a view of the input, no copy.
+// Pieces start on multiples of 4 elements, as kernels that load vec4s (or float16 pairs) expect.
+std::optional<std::vector<Value>> split_into_views(OpContext& context, const Value& x, int64_t axis,
+                                                   const std::vector<int64_t>& sizes) {
+  if (x.on_host()) return std::nullopt;
+  const Shape& shape = x.shape();
+  for (int64_t d = 0; d < axis; ++d)
+    if (shape[d] != 1) return std::nullopt;
+  const int64_t length = shape[axis];
+  const int64_t inner = shape_numel(shape) / std::max<int64_t>(length, 1);
+  for (int64_t begin = 0, k = 0; k < static_cast<int64_t>(sizes.size()); begin += sizes[k++])
+    if ((begin * inner) % 4 != 0) return std::nullopt;
+  const Tensor rows = context.to_device(x).reshape({length, inner});
+  std::vector<Value> views;
+  for (int64_t begin = 0; int64_t s : sizes) {
+    Shape part = shape;
+    part[axis] = s;
+    Value v;
+    v.device = rows.slice_outer(begin, begin + s).reshape(part);
+    views.push_back(std::move(v));
+    begin += s;
+  }
+  return views;
+}
+
 std::vector<Value> split(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Value& x = inputs.at(0);
   const int64_t rank = static_cast<int64_t>(x.shape().size());
@@ -191,6 +218,7 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
                                  node.describe(), length, outputs));
   }
   std::vector<Value> results;
+  if (auto views = split_into_views(context, x, axis, sizes)) return *views;
   std::vector<Tensor> tensors;
   for (int64_t s : sizes) {
     Shape shape = x.shape();
