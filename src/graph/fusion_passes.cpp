@@ -3,17 +3,19 @@
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
+#include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fuse_matmul_bias.h"
 
 namespace onda {
 
 void run_fusion_passes(Graph& graph) {
+  fuse_matmul_bias(graph);
   fuse_activations(graph);
   fuse_group_norms(graph);
   fuse_attention(graph);
   fuse_elementwise(graph);
-  fuse_norm_epilogues(graph);
+  fuse_epilogues(graph);
 }
 
 }  // namespace onda

@@ -5,9 +5,10 @@
 
 namespace onda {
 
-// Activations into their producers, GroupNorm patterns, attention, then the elementwise groups
+// Linear layers' biases into their MatMuls, activations into their producers (after the biases, so
+// MatMul -> Add -> Relu fuses whole), GroupNorm patterns, attention, then the elementwise groups
 // (after attention, which absorbs the Mul/Div of its scale) and the groups that become a
-// normalization's epilogue (which need fuse_elementwise's groups).
+// normalization's or GEMM's epilogue (which need fuse_elementwise's groups).
 void run_fusion_passes(Graph& graph);
 
 }  // namespace onda

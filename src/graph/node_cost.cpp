@@ -9,7 +9,7 @@
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fuse_epilogue.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -118,6 +118,12 @@ double einsum_products(const Node& node, const Types& in) {
   return products;
 }
 
+// What elementwise ops fused after a normalization or GEMM (graph/fuse_epilogue.h) add.
+double fused_epilogue_flops(const Node& node, double outputs) {
+  if (!node.has_attribute(kFusedEpilogueAttribute)) return 0;
+  return outputs * fused_flops_per_element(node.attribute_graph(kFusedEpilogueAttribute));
+}
+
 // What a fused activation adds to a Conv's or GEMM's epilogue.
 double fused_activation_flops(const Node& node, double outputs) {
   const Attribute* a = node.find_attribute(kFusedActivationAttribute);
@@ -223,12 +229,13 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   const auto& y = at(out, 0);
   const double y_numel = numel(y), x_numel = numel(x);
 
-  if (op == "MatMul") {
-    cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1)) + fused_activation_flops(node, y_numel);
+  if (op == "MatMul") {  // input 2: a bias fused at plan time (graph/fuse_matmul_bias.h)
+    cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1)) + (at(in, 2) ? y_numel : 0.0) +
+                 fused_activation_flops(node, y_numel) + fused_epilogue_flops(node, y_numel);
   } else if (op == "Gemm") {
     const int64_t k = node.attribute_int("transA", 0) ? dim(x, 0) : dim(x, 1);
     cost.flops = 2.0 * y_numel * static_cast<double>(k) + (at(in, 2) ? y_numel : 0.0) +
-                 fused_activation_flops(node, y_numel);
+                 fused_activation_flops(node, y_numel) + fused_epilogue_flops(node, y_numel);
   } else if (op == "Conv") {
     const auto& w = at(in, 1);
     cost.flops = 2.0 * y_numel * static_cast<double>(dim(w, 1)) * kernel_volume(w) +
@@ -269,10 +276,7 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   } else if (op == "LayerNormalization" || op == "InstanceNormalization" || op == "GroupNormalization" ||
              op == "RMSNormalization" || op == "LpNormalization" || op == "MeanVarianceNormalization" ||
              op == "LRN") {
-    cost.flops = 5.0 * x_numel;
-    // With elementwise ops fused after it (graph/fuse_norm_epilogue.h), those per element too.
-    if (node.has_attribute(kFusedEpilogueAttribute))
-      cost.flops += x_numel * fused_flops_per_element(node.attribute_graph(kFusedEpilogueAttribute));
+    cost.flops = 5.0 * x_numel + fused_epilogue_flops(node, x_numel);
   } else if (op == "BatchNormalization") {
     cost.flops = 2.0 * x_numel;  // inference: one scale and one shift per element
   } else if (op == "Softmax" || op == "LogSoftmax") {

@@ -11,7 +11,7 @@
 
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fuse_epilogue.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/fused_elementwise.h"

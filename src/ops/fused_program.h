@@ -1,5 +1,5 @@
 // The fused elementwise kernels' steps from the nodes graph/fuse_elementwise.h and
-// graph/fuse_norm_epilogue.h keep as subgraphs: each body node as the one-node op would run it
+// graph/fuse_epilogue.h keep as subgraphs: each body node as the one-node op would run it
 // (elementwise_call.h), scalar constants folded.
 #pragma once
 #include <vector>
@@ -21,7 +21,7 @@ struct FusedProgram {
 // owner and the body node that cannot be translated or whose dtypes its op rejects.
 FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<DType> input_dtypes);
 
-// The epilogue a normalization node carries (graph/fuse_norm_epilogue.h), its one input being the
+// The epilogue a normalization node carries (graph/fuse_epilogue.h), its one input being the
 // normalized value of dtype `value`; no steps when it carries none.
 kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value);
 

@@ -8,6 +8,7 @@
 #include "graph/model_error.h"
 #include "kernels/gemm/gemm.h"
 #include "ops/fused_activation.h"
+#include "ops/fused_program.h"
 #include "ops/gemm_node.h"
 #include "ops/op_inputs.h"
 #include "ops/op_registry.h"
@@ -106,7 +107,8 @@ namespace {
 // sequences on adapters with small bindings) runs as several MatMuls over slices of the leading
 // batch dimension, each writing its rows of the one output.
 std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context, const Value& a,
-                                            const Value& b, const gemm::GemmEpilogue& epilogue) {
+                                            const Value& b, const Value* bias,
+                                            const gemm::GemmEpilogue& epilogue) {
   const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
   const Shape& as = a.shape();
   const Shape& bs = b.shape();
@@ -137,6 +139,11 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
     problem.b_dtype = b.dtype();
     problem.out_dtype = a.dtype();
     problem.epilogue = epilogue;
+    if (bias) {  // one value per column: the same for every slice
+      tensors.addend = context.to_device(*bias);
+      problem.addend_shape = bias->shape();
+      problem.addend_dtype = bias->dtype();
+    }
     try {
       gemm::GemmOptions options;
       options.tuning = context.kernels.tuning.gemm;
@@ -149,15 +156,19 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   return out;
 }
 
+// A third input is a per-column bias fused at plan time (graph/fuse_matmul_bias.h), added at the store.
 std::vector<Value> matmul(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
-  const gemm::GemmEpilogue epilogue = fused_epilogue(node);
-  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), epilogue))
+  gemm::GemmEpilogue epilogue = fused_epilogue(node);
+  epilogue.program = fused_epilogue_of(node, inputs.at(0).dtype());
+  const Value* bias = inputs.size() > 2 && inputs[2].defined() ? &inputs[2] : nullptr;
+  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), bias, epilogue))
     return {*sliced};
-  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, nullptr, epilogue, 1)};
+  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, bias, epilogue, 1)};
 }
 
 std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   gemm::GemmEpilogue epilogue = fused_epilogue(node);
+  epilogue.program = fused_epilogue_of(node, inputs.at(0).dtype());
   epilogue.alpha = node.attribute_float("alpha", 1.0f);
   epilogue.beta = node.attribute_float("beta", 1.0f);
   const bool transpose_a = node.attribute_int("transA", 0) != 0;

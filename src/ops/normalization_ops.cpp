@@ -28,7 +28,7 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   Value y;
   y.device = context.allocate(x.dtype(), x.shape());
   try {
-    // Elementwise ops fused after it at plan time (graph/fuse_norm_epilogue.h), applied at its store.
+    // Elementwise ops fused after it at plan time (graph/fuse_epilogue.h), applied at its store.
     const kernels::FusedEpilogue epilogue = fused_epilogue_of(node, x.dtype());
     record_normalize(context, context.to_device(x), optional_device(context, inputs, scale_input),
                      optional_device(context, inputs, bias_input), y.device, spec, epilogue);

@@ -15,7 +15,7 @@
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_group_norm.h"
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fuse_epilogue.h"
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -317,7 +317,7 @@ TEST(FuseElementwise, ManyInputsSplitAndMatchFloat64InASession) {
   EXPECT_LE(e, 1e-6);
 }
 
-// --- The group as a normalization's epilogue (graph/fuse_norm_epilogue.h). ---
+// --- The group as a normalization's epilogue (graph/fuse_epilogue.h). ---
 
 // InstanceNormalization(x) -> y, then the GELU of gelu_graph() on y.
 Graph norm_gelu_graph() {
@@ -336,7 +336,7 @@ TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
   {
     Graph g = norm_gelu_graph();
     EXPECT_EQ(fuse_elementwise(g), 1u);
-    EXPECT_EQ(fuse_norm_epilogues(g), 1u);
+    EXPECT_EQ(fuse_epilogues(g), 1u);
     ASSERT_EQ(g.nodes.size(), 1u);
     EXPECT_EQ(g.nodes[0].op_type, "InstanceNormalization");
     EXPECT_EQ(g.nodes[0].outputs, std::vector<std::string>{"y"});
@@ -350,7 +350,7 @@ TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
     Graph g = norm_gelu_graph();
     g.outputs.push_back("y0");
     fuse_elementwise(g);
-    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+    EXPECT_EQ(fuse_epilogues(g), 0u);
     EXPECT_EQ(g.nodes.size(), 2u);
   }
   {  // The group reads another tensor (a per-channel scale): not a pointwise epilogue.
@@ -358,7 +358,7 @@ TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
     g.set_initializer("gamma", HostTensor::from_double(DType::f32, {50}, std::vector<double>(50, 2.0)));
     g.nodes.back().inputs[1] = "gamma";
     fuse_elementwise(g);
-    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+    EXPECT_EQ(fuse_epilogues(g), 0u);
   }
   {  // LayerNormalization with its Mean output used: no epilogue.
     Graph g = norm_gelu_graph();
@@ -367,7 +367,7 @@ TEST(FuseElementwise, GroupsBecomeTheEpilogueOfTheNormalizationFeedingThem) {
     typed(g, "mean", {2, 8, 1});
     g.outputs.push_back("mean");
     fuse_elementwise(g);
-    EXPECT_EQ(fuse_norm_epilogues(g), 0u);
+    EXPECT_EQ(fuse_epilogues(g), 0u);
   }
 }
 
@@ -397,7 +397,7 @@ TEST(FuseElementwise, InstanceNormWithGeluEpilogueMatchesFloat64InASession) {
     Graph graph = parse_onnx_model(model.SerializeAsString(), ".", "epilogue test model");
     simplify_graph(graph, {});
     fuse_elementwise(graph);
-    EXPECT_EQ(fuse_norm_epilogues(graph), 1u);
+    EXPECT_EQ(fuse_epilogues(graph), 1u);
   }
   std::vector<double> ref(x.size());
   const int64_t plane = h * w;
@@ -474,7 +474,7 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
          << " " << node.name;
     }
     // MDX23C's InstanceNorm -> GELU pairs (all but the first GELU, which follows a Conv).
-    const size_t epilogues = fuse_norm_epilogues(graph);
+    const size_t epilogues = fuse_epilogues(graph);
     for (const Node& node : graph.nodes) {
       if (!node.has_attribute(kFusedEpilogueAttribute)) continue;
       const DType dtype = *graph.find_value(node.outputs[0])->dtype;

@@ -53,6 +53,27 @@ TEST(RooflineCost, MatMulIsTwoMknFlopsAndEachMatrixOnce) {
   EXPECT_EQ(b.bytes, 4.0 * (3 * 8 * 5 + 5 * 7 + 3 * 8 * 7));
 }
 
+// A MatMul with a bias fused in (input 2), a Tanh and an epilogue of one Mul: 1 + 4 + 1 FLOPs per
+// output element besides the product; the bias read once.
+TEST(RooflineCost, MatMulCountsItsFusedBiasAndEpilogue) {
+  auto body = std::make_shared<Graph>();
+  body->inputs = {"v"};
+  Node mul;
+  mul.op_type = "Mul";
+  mul.inputs = {"v", "k"};
+  mul.outputs = {"w"};
+  body->nodes.push_back(mul);
+  body->outputs = {"w"};
+  Attribute epilogue;
+  epilogue.name = "onda.epilogue";
+  epilogue.value = std::shared_ptr<const Graph>(body);
+  const NodeCost c = cost_of(make_node("MatMul", 3, {{"onda.activation", std::string("tanh")}, epilogue}),
+                             {f32({3, 8, 5}), f32({5, 7}), f32({7})}, {f32({3, 8, 7})});
+  const double y = 3.0 * 8 * 7;
+  EXPECT_EQ(c.flops, 2.0 * y * 5 + y + 4 * y + y);
+  EXPECT_EQ(c.bytes, 4.0 * (3 * 8 * 5 + 5 * 7 + 7 + y));
+}
+
 TEST(RooflineCost, GemmCountsTransposedAAndBias) {
   // transA: A is [K, M]. C adds one FLOP per output element.
   const NodeCost c = cost_of(make_node("Gemm", 3, {{"transA", int64_t{1}}}),
@@ -209,9 +230,10 @@ TEST(RooflineProbe, PositiveFiniteAndMeasuredOncePerProcess) {
   EXPECT_EQ(kernels::device_peak_probes_run(), probes_after);
 }
 
-// x [4, 32] -> MatMul W [32, 48] -> Add b [48] -> Tanh -> Transpose: a floor for every profiled
+// x [4, 32] -> MatMul W [32, 48] -> Add b [4, 48] -> Tanh -> Transpose: a floor for every profiled
 // node, FLOPs as worked out by hand, and the model's floor the sum of the nodes'. Add and Tanh run
-// as one fused node (graph/fuse_elementwise.h): 1 + 4 FLOPs per element.
+// as one fused node (graph/fuse_elementwise.h): 1 + 4 FLOPs per element. (A bias of one value per
+// column would go into the MatMul instead: RooflineCost.MatMulCountsItsFusedBiasAndEpilogue.)
 TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   Random r(test_seed());
   TemporaryFolder folder;
@@ -219,7 +241,7 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   auto* graph = model.mutable_graph();
   add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {4, 32});
   add_float_initializer(graph, "w", {32, 48}, r.normal(32 * 48));
-  add_float_initializer(graph, "b", {48}, r.normal(48));
+  add_float_initializer(graph, "b", {4, 48}, r.normal(4 * 48));
   add_node(graph, "MatMul", {"x", "w"}, {"xw"}, "matmul");
   add_node(graph, "Add", {"xw", "b"}, {"biased"}, "add");
   add_node(graph, "Tanh", {"biased"}, {"t"}, "tanh");
@@ -263,7 +285,7 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   const auto fused = std::find_if(stats.profile.begin(), stats.profile.end(),
                                   [](const ProfileLine& l) { return l.op_type == "FusedElementwise"; });
   ASSERT_NE(fused, stats.profile.end());
-  EXPECT_EQ(fused->bytes, 4.0 * (4 * 48 + 48 + 4 * 48));  // xw and b read, t written, once
+  EXPECT_EQ(fused->bytes, 4.0 * (4 * 48 + 4 * 48 + 4 * 48));  // xw and b read, t written, once
 }
 
 // An LSTM over 6 steps gets a latency floor of 6 dependent dispatches.

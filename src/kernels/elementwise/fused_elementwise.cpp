@@ -303,8 +303,8 @@ void FusedElementwise::record(gpu::CommandRecorder& recorder, std::span<const Te
                     "FusedElementwise");
 }
 
-std::string render_epilogue(const FusedEpilogue& epilogue, DType value) {
-  if (epilogue.steps.empty()) return "fn epilogue(x0: f32) -> f32 { return x0; }\n";
+std::string render_epilogue(const FusedEpilogue& epilogue, DType value, std::string_view name) {
+  if (epilogue.steps.empty()) return fmt::format("fn {}(x0: f32) -> f32 {{ return x0; }}\n", name);
   if (!is_float(value)) throw std::invalid_argument("fused epilogue: the value must be float");
   const std::vector<DType> input_dtypes = {value};
   const std::vector<DType> step_dtypes = step_dtypes_of(epilogue.steps, input_dtypes, epilogue.constants);
@@ -328,8 +328,8 @@ std::string render_epilogue(const FusedEpilogue& epilogue, DType value) {
       }};
   const auto [functions, body] =
       render_step_wgsl(epilogue.steps, input_dtypes, epilogue.constants, step_dtypes, literals);
-  return fmt::format("{}\n{}\nfn epilogue(x0: f32) -> f32 {{\n{}\n}}\n", shader_text("elementwise/math.wgsl"),
-                     functions, body);
+  return fmt::format("{}\n{}\nfn {}(x0: f32) -> f32 {{\n{}\n}}\n", shader_text("elementwise/math.wgsl"),
+                     functions, name, body);
 }
 
 }  // namespace onda::kernels

@@ -75,10 +75,10 @@ struct FusedEpilogue {
   bool operator==(const FusedEpilogue&) const = default;
 };
 
-// `fn epilogue(x0: f32) -> f32` and the functions it calls (the identity for no steps), the value
-// of dtype `value` (float16 or float32, computed in f32). Throws std::invalid_argument when a step
+// `fn NAME(x0: f32) -> f32` and the functions it calls (the identity for no steps), the value of
+// dtype `value` (float16 or float32, computed in f32). Throws std::invalid_argument when a step
 // rejects its operands, the result is not of `value`'s type or a constant is not finite.
-std::string render_epilogue(const FusedEpilogue& epilogue, DType value);
+std::string render_epilogue(const FusedEpilogue& epilogue, DType value, std::string_view name = "epilogue");
 
 class FusedElementwise {
  public:

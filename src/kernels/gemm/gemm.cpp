@@ -642,6 +642,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
       {"OUT_VEC4", flag(f.out_vec4)},
       {"HAS_ADDEND", flag(layout_.has_addend)},
       {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
+      {"PROGRAM", render_epilogue(p.epilogue.program, p.out_dtype, "program")},
   };
   for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,
                          Activation::tanh, Activation::gelu_erf}) {

@@ -123,13 +123,16 @@ fn d_elem(e: u32) -> f32 { return d_data[e]; }
 
 #include "gemm/activation.wgsl"
 
-// alpha * acc + beta * addend, then the activation: fused into the store.
+// The fused elementwise steps after the activation (GemmEpilogue::program; the identity if none).
+{{PROGRAM}}
+
+// alpha * acc + beta * addend, then the activation and the program: fused into the store.
 fn epilogue(acc: f32, d_base: u32, m: u32, n: u32) -> f32 {
   var v = params.alpha * acc;
 #if HAS_ADDEND
   v += params.beta * d_elem(d_base + m * params.d_row_stride + n * params.d_col_stride);
 #endif
-  return activate(v);
+  return program(activate(v));
 }
 
 // ---- output --------------------------------------------------------------------------------------

@@ -93,7 +93,7 @@ TEST(Normalize, InstanceNormShortAndLongRows) {
   }
 }
 
-// An elementwise group fused after the normalization (graph/fuse_norm_epilogue.h): MDX23C's exported
+// An elementwise group fused after the normalization (graph/fuse_epilogue.h): MDX23C's exported
 // GELU, then LeakyRelu (an attribute, a literal in the shader), on both paths.
 TEST(Normalize, InstanceNormWithGeluEpilogue) {
   using kernels::FusedOperand;

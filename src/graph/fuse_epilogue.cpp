@@ -1,4 +1,4 @@
-#include "graph/fuse_norm_epilogue.h"
+#include "graph/fuse_epilogue.h"
 
 #include <cmath>
 #include <map>
@@ -12,10 +12,12 @@
 namespace onda {
 namespace {
 
-// A normalization whose kernel takes an epilogue: its only output is Y (LayerNormalization's
+// A normalization or GEMM whose kernel takes an epilogue: its only output is Y (LayerNormalization's
 // Mean and InvStdDev omitted).
 bool takes_epilogue(const Node& node) {
-  if (!is_onnx_op(node, "InstanceNormalization") && !is_onnx_op(node, "LayerNormalization")) return false;
+  if (!is_onnx_op(node, "InstanceNormalization") && !is_onnx_op(node, "LayerNormalization") &&
+      !is_onnx_op(node, "MatMul") && !is_onnx_op(node, "Gemm"))
+    return false;
   if (node.has_attribute(kFusedEpilogueAttribute) || node.outputs.empty() || node.outputs[0].empty())
     return false;
   for (size_t k = 1; k < node.outputs.size(); ++k)
@@ -46,7 +48,7 @@ bool is_pointwise_of(const Graph& graph, const Graph& body, const std::string& y
 
 }  // namespace
 
-size_t fuse_norm_epilogues(Graph& graph) {
+size_t fuse_epilogues(Graph& graph) {
   const ValueUses uses = value_uses(graph);
 
   std::vector<bool> removed(graph.nodes.size(), false);
