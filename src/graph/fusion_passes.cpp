@@ -6,6 +6,7 @@
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/fuse_matmul_bias.h"
+#include "graph/fuse_rotate_half.h"
 
 namespace onda {
 
@@ -14,6 +15,7 @@ void run_fusion_passes(Graph& graph) {
   fuse_activations(graph);
   fuse_group_norms(graph);
   fuse_attention(graph);
+  fuse_rotate_half(graph);
   fuse_elementwise(graph);
   fuse_epilogues(graph);
 }

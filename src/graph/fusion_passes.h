@@ -6,7 +6,8 @@
 namespace onda {
 
 // Linear layers' biases into their MatMuls, activations into their producers (after the biases, so
-// MatMul -> Add -> Relu fuses whole), GroupNorm patterns, attention, then the elementwise groups
+// MatMul -> Add -> Relu fuses whole), GroupNorm patterns, attention, rotary embeddings' rotate_half
+// (before the elementwise groups could take its Neg), then the elementwise groups
 // (after attention, which absorbs the Mul/Div of its scale) and the groups that become a
 // normalization's or GEMM's epilogue (which need fuse_elementwise's groups).
 void run_fusion_passes(Graph& graph);

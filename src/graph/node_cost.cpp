@@ -10,6 +10,7 @@
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_epilogue.h"
+#include "graph/fuse_rotate_half.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -215,6 +216,10 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   if (node.domain == kOndaDomain && op == kFusedElementwiseOp) {
     // A fused group (graph/fuse_elementwise.h): its inputs read and output written once.
     cost.flops = numel(at(out, 0)) * fused_flops_per_element(node.attribute_graph(kFusedElementwiseBody));
+    return cost;
+  }
+  if (node.domain == kOndaDomain && op == kRotateHalfOp) {
+    cost.flops = numel(at(out, 0)) / 2;  // half the elements negated
     return cost;
   }
   if (node.domain == kOndaDomain && op == kFusedAttentionOp) {

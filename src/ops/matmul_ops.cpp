@@ -185,7 +185,7 @@ std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vect
 
 void register_matmul_ops(std::vector<OpEntry>& ops) {
   ops.push_back(
-      {"", "MatMul", 1, matmul, "tiled / skinny GEMM, numpy batch broadcasting; constant B prepacked"});
+      {"", "MatMul", 1, matmul, "tiled / skinny GEMM, numpy batch broadcasting; constant B prepacked; a following bias, activation and elementwise tail fused into the store"});
   ops.push_back({"", "Gemm", 1, gemm_op, "alpha, beta, transA/B, C broadcast fused into the epilogue"});
 }
 

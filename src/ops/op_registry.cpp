@@ -34,6 +34,7 @@ const std::vector<OpEntry>& all_ops() {
     register_generator_ops(list);
     register_local_norm_ops(list);
     register_attention_ops(list);
+    register_rotate_half_ops(list);
     register_fused_elementwise_ops(list);
     return list;
   }();

@@ -56,6 +56,7 @@ void register_global_pool_ops(std::vector<OpEntry>& ops);
 void register_generator_ops(std::vector<OpEntry>& ops);
 void register_local_norm_ops(std::vector<OpEntry>& ops);
 void register_attention_ops(std::vector<OpEntry>& ops);  // onda-internal fused nodes
+void register_rotate_half_ops(std::vector<OpEntry>& ops);
 void register_fused_elementwise_ops(std::vector<OpEntry>& ops);
 
 }  // namespace onda::ops

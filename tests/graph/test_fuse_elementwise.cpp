@@ -14,8 +14,10 @@
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
-#include "graph/fuse_group_norm.h"
 #include "graph/fuse_epilogue.h"
+#include "graph/fuse_group_norm.h"
+#include "graph/fuse_matmul_bias.h"
+#include "graph/fuse_rotate_half.h"
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -440,9 +442,16 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
     Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
     // The session's passes, in its order (Session::Impl::simplified_for).
     simplify_graph(graph, {});
+    const size_t biases = fuse_matmul_bias(graph);
     fuse_activations(graph);
     fuse_group_norms(graph);
     fuse_attention(graph);
+    const size_t rotations = fuse_rotate_half(graph);
+    std::printf("  %-22s %zu MatMul biases, %zu rotate_half fused\n", name, biases, rotations);
+    if (std::string(name) == "bsroformer_viperx1297") {
+      EXPECT_EQ(rotations, 48u) << "q and k of 24 transformers";
+      EXPECT_GE(biases, 200u) << "its FFNs, gates and the mask estimators' MLPs";
+    }
     const size_t before = graph.nodes.size();
     const size_t fused = fuse_elementwise(graph);
     size_t absorbed = 0;

@@ -1,0 +1,114 @@
+#include "graph/fuse_rotate_half.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/fuse_attention.h"
+
+namespace onda {
+namespace {
+
+// Where a Concat input comes from: output `piece` of Split node `split`, through `negations` Negs;
+// `nodes` the chain's nodes between them.
+struct Chain {
+  size_t split = 0;
+  size_t piece = 0;
+  int negations = 0;
+  std::vector<size_t> nodes;
+};
+
+std::optional<Chain> trace_back(const Graph& graph, const ValueUses& uses, std::string value) {
+  Chain chain;
+  for (int depth = 0; depth < 8; ++depth) {
+    auto p = uses.producer.find(value);
+    if (p == uses.producer.end() || uses.reads.at(value) != 1) return std::nullopt;
+    const Node& node = graph.nodes[p->second];
+    if (is_onnx_op(node, "Split")) {
+      chain.split = p->second;
+      for (size_t k = 0; k < node.outputs.size(); ++k)
+        if (node.outputs[k] == value) chain.piece = k;
+      return chain;
+    }
+    if (!(is_onnx_op(node, "Neg") || is_onnx_op(node, "Squeeze") || is_onnx_op(node, "Unsqueeze")) ||
+        node.inputs.empty() || node.outputs.size() != 1)
+      return std::nullopt;
+    chain.negations += is_onnx_op(node, "Neg") ? 1 : 0;
+    chain.nodes.push_back(p->second);
+    value = node.inputs[0];
+  }
+  return std::nullopt;
+}
+
+// The axis attribute of `node` normalized against `rank`, or nullopt when out of range.
+std::optional<int64_t> axis_of(const Node& node, int64_t fallback, size_t rank) {
+  int64_t axis = node.attribute_int("axis", fallback);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  if (axis < 0 || axis >= static_cast<int64_t>(rank)) return std::nullopt;
+  return axis;
+}
+
+// The Split cuts the last axis of its input (static `shape`) into two halves.
+bool splits_last_axis_in_halves(const Graph& graph, const Node& split, const Shape& shape) {
+  if (split.outputs.size() != 2 || shape.empty() || shape.back() % 2 != 0) return false;
+  const auto axis = axis_of(split, 0, shape.size());
+  if (!axis || *axis != static_cast<int64_t>(shape.size()) - 1) return false;
+  std::vector<int64_t> sizes;
+  if (split.inputs.size() > 1 && !split.inputs[1].empty()) {
+    auto it = graph.initializers.find(split.inputs[1]);
+    if (it == graph.initializers.end()) return false;
+    sizes = it->second.to_int64();
+  } else {
+    sizes = split.attribute_ints("split", {});
+  }
+  const int64_t half = shape.back() / 2;
+  return sizes.empty() || sizes == std::vector<int64_t>{half, half};
+}
+
+}  // namespace
+
+size_t fuse_rotate_half(Graph& graph) {
+  const ValueUses uses = value_uses(graph);
+  std::vector<bool> removed(graph.nodes.size(), false);
+  size_t fused = 0;
+  for (size_t i = 0; i < graph.nodes.size(); ++i) {
+    const Node& concat = graph.nodes[i];
+    if (!is_onnx_op(concat, "Concat") || concat.inputs.size() != 2 || concat.outputs.size() != 1) continue;
+    const std::optional<Shape> shape = static_shape_of(graph, concat.outputs[0]);
+    if (!shape || shape->empty()) continue;
+    const auto axis = axis_of(concat, 0, shape->size());
+    if (!axis || *axis != static_cast<int64_t>(shape->size()) - 1) continue;
+    const auto first = trace_back(graph, uses, concat.inputs[0]);
+    const auto second = trace_back(graph, uses, concat.inputs[1]);
+    if (!first || !second || first->split != second->split || first->piece != 1 || second->piece != 0 ||
+        first->negations % 2 != 1 || second->negations != 0)
+      continue;
+    const Node& split = graph.nodes[first->split];
+    if (static_shape_of(graph, split.inputs[0]) != shape || !splits_last_axis_in_halves(graph, split, *shape))
+      continue;
+    // Each chain must give back its piece's shape (its Squeeze and Unsqueeze cancel).
+    if (static_shape_of(graph, concat.inputs[0]) != static_shape_of(graph, split.outputs[1]) ||
+        static_shape_of(graph, concat.inputs[1]) != static_shape_of(graph, split.outputs[0]))
+      continue;
+    Node rotate;
+    rotate.name =
+        concat.name.empty() ? concat.outputs[0] + "/rotate_half" : concat.name + "/onda_rotate_half";
+    rotate.domain = std::string(kOndaDomain);
+    rotate.op_type = std::string(kRotateHalfOp);
+    rotate.inputs = {split.inputs[0]};
+    rotate.outputs = concat.outputs;
+    for (const Chain* chain : {&*first, &*second})
+      for (size_t n : chain->nodes) {
+        for (const std::string& out : graph.nodes[n].outputs) graph.values.erase(out);
+        removed[n] = true;
+      }
+    for (const std::string& out : split.outputs) graph.values.erase(out);
+    removed[first->split] = true;
+    graph.nodes[i] = std::move(rotate);
+    ++fused;
+  }
+  erase_marked_nodes(graph, removed);
+  return fused;
+}
+
+}  // namespace onda
