@@ -146,7 +146,8 @@ struct RunStats {
   double dependent_dispatch_ms = 0;  // one dispatch of a chain of dependent tiny dispatches
   double profile_floor_ms = 0;
   // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)";
-  // building the plan of a new input shape: "(graph plan)"; weights uploaded on first use: "(weights)").
+  // building the plan of a new input shape: "(graph plan)"; weights uploaded on first use: "(weights)";
+  // a traced run's memory plan, made once the run is submitted: "(memory plan, after submit)").
   std::map<std::string, double> record_ms_by_op;
   // What the run created for later runs to reuse, and its CPU time (within record_ms): a first run's
   // cost, zero once everything is warm.

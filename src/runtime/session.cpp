@@ -549,12 +549,9 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
   stats.host_upload_bytes = host_upload_bytes;
   run.outputs = record_outputs(*recorded.walk, *recorded.scope, recorder, on_device);
-  if (!finish_memory_run()) capture.reset();  // a run that missed the plan is no replay of later runs
   stats.peak_activation_bytes = pool.stats().peak_bytes_in_use;
   stats.weight_bytes = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
   stats.peak_gpu_bytes = stats.peak_activation_bytes + stats.weight_bytes;
-  stats.planned_activation_bytes = memory.planned_bytes;
-  stats.live_activation_bytes = memory.live_peak_bytes;
   if (context.guards().any()) run.guards = context.guards().begin_check(recorder);
   run.submitted = std::chrono::steady_clock::now();
   if (active_profiler) {
@@ -563,6 +560,13 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   } else {
     recorder.submit();
   }
+  // A traced run's memory plan is made while the GPU runs it, not before it is submitted.
+  const bool traced = pool.tracing();
+  const auto memory_plan_start = std::chrono::steady_clock::now();
+  if (!finish_memory_run()) capture.reset();  // a run that missed the plan is no replay of later runs
+  if (traced) stats.record_ms_by_op["(memory plan, after submit)"] += ms_since(memory_plan_start);
+  stats.planned_activation_bytes = memory.planned_bytes;
+  stats.live_activation_bytes = memory.live_peak_bytes;
   // Uploads that only prepacked forms needed went back to the weights pool during the walk: free
   // them now that the work reading them is submitted (WebGPU frees them once it completes).
   if (recorded.walk->released_uploads()) weights_pool.trim();
