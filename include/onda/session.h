@@ -128,7 +128,9 @@ struct RunStats {
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
   // The static memory plan (SessionOptions::memory_limit): its arenas' bytes once the first run of
-  // a shape has been traced and planned (0 before), and the most traced bytes live at once.
+  // a shape has been traced and planned (0 before), and the most traced bytes live at once. The plan
+  // is made on a thread of its own while the traced run completes, and reported from the next run on;
+  // with a memory_limit it is made before the traced run returns (which fails if it is over).
   uint64_t planned_activation_bytes = 0;
   uint64_t live_activation_bytes = 0;
   // Bytes that crossed between host and GPU memory for the run's inputs and outputs (DeviceTensor
@@ -146,8 +148,7 @@ struct RunStats {
   double dependent_dispatch_ms = 0;  // one dispatch of a chain of dependent tiny dispatches
   double profile_floor_ms = 0;
   // CPU time recording each op type (host ops: "host"; the chunked submits within the run: "(submit)";
-  // building the plan of a new input shape: "(graph plan)"; weights uploaded on first use: "(weights)";
-  // a traced run's memory plan, made once the run is submitted: "(memory plan, after submit)").
+  // building the plan of a new input shape: "(graph plan)"; weights uploaded on first use: "(weights)").
   std::map<std::string, double> record_ms_by_op;
   // What the run created for later runs to reuse, and its CPU time (within record_ms): a first run's
   // cost, zero once everything is warm.

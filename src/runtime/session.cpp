@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <future>
 #include <optional>
 #include <set>
 #include <unordered_map>
@@ -215,6 +216,10 @@ struct Session::Impl {
     bool enabled = true;
     uint64_t planned_bytes = 0, live_peak_bytes = 0;
     std::unique_ptr<runtime::ActivationPlan> to_install;  // planned from the traced run
+    // Without a memory_limit the plan is made on a thread of its own while the traced run completes
+    // and the caller goes on; the next run takes it (adopt_plan) before it begins.
+    std::future<runtime::ActivationPlan> planning;
+    uint64_t traced_pool_bytes = 0;  // the pool's bytes after the traced run
   };
   MemoryState memory;
   const uint64_t memory_limit;
@@ -248,6 +253,7 @@ struct Session::Impl {
   void begin_memory_run();
   // False when this run's buffers are not the memory plan's (traced, or it missed the plan).
   bool finish_memory_run();
+  bool adopt_plan(runtime::ActivationPlan planned, uint64_t pool_bytes);
   std::unordered_map<std::string, ops::Value> bind_inputs(
       const std::map<std::string, HostTensor>& inputs,
       const std::map<std::string, DeviceTensor>& device_inputs,
@@ -560,11 +566,8 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   } else {
     recorder.submit();
   }
-  // A traced run's memory plan is made while the GPU runs it, not before it is submitted.
-  const bool traced = pool.tracing();
-  const auto memory_plan_start = std::chrono::steady_clock::now();
+  // A traced run's memory plan is made once the run is submitted (finish_memory_run), not before.
   if (!finish_memory_run()) capture.reset();  // a run that missed the plan is no replay of later runs
-  if (traced) stats.record_ms_by_op["(memory plan, after submit)"] += ms_since(memory_plan_start);
   stats.planned_activation_bytes = memory.planned_bytes;
   stats.live_activation_bytes = memory.live_peak_bytes;
   // Uploads that only prepacked forms needed went back to the weights pool during the walk: free
@@ -806,6 +809,7 @@ void Session::Impl::keep_capture(std::unique_ptr<CapturedRun> capture, const Pen
 // trace and installed, later runs follow it. A run that asked for something the plan did not
 // foresee is traced again (up to kMemoryPlanAttempts times, then the pool allocates as before).
 void Session::Impl::begin_memory_run() {
+  if (memory.planning.valid()) adopt_plan(memory.planning.get(), memory.traced_pool_bytes);
   if (memory.to_install) {
     if (!pending.empty()) context.finish();  // the traced run's buffers are free once it completed
     pool.trim();
@@ -822,29 +826,46 @@ void Session::Impl::begin_memory_run() {
   }
 }
 
+// Takes the plan of a traced run whose pool held `pool_bytes`; false when it will be installed (the
+// traced run's buffers are not the plan's), true when the pool stays.
+bool Session::Impl::adopt_plan(runtime::ActivationPlan planned, uint64_t pool_bytes) {
+  const uint64_t weights = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
+  runtime::check_memory_limit(memory_limit, planned.planned_bytes, weights, planned.peak_node,
+                              "the activations of this input shape");
+  memory.planned_bytes = planned.planned_bytes;
+  memory.live_peak_bytes = planned.live_peak_bytes;
+  // The plan replaces the pool only where its arenas hold less GPU memory than the pool holds after
+  // the traced run (buffers on loan and cached; it keeps a buffer of every size class it needed
+  // at once): the arenas may be the larger where buffers bound together, which go to different
+  // arenas, cost more than the pool's size classes.
+  if (planned.planned_bytes >= pool_bytes) {
+    memory.enabled = false;
+    return true;  // this run's buffers are the pool's, as every later run's
+  }
+  // Installed by the next run, after the traced run's buffers (back in the pool's free lists by
+  // then) are dropped: the two never take memory at once.
+  memory.to_install = std::make_unique<runtime::ActivationPlan>(std::move(planned));
+  return false;  // this run's buffers are not the plan's
+}
+
 bool Session::Impl::finish_memory_run() {
   if (pool.tracing()) {
-    const gpu::AllocationTrace trace = pool.end_trace();
+    gpu::AllocationTrace trace = pool.end_trace();
     ++memory.attempts;
     if (trace.allocations.empty()) return true;
-    runtime::ActivationPlan planned = runtime::plan_activations(trace, memory.marks, context.limits());
-    const uint64_t weights = weights_pool.stats().bytes_in_use + persistent_pool.stats().bytes_in_use;
-    runtime::check_memory_limit(memory_limit, planned.planned_bytes, weights, planned.peak_node,
-                                "the activations of this input shape");
-    memory.planned_bytes = planned.planned_bytes;
-    memory.live_peak_bytes = planned.live_peak_bytes;
-    // The plan replaces the pool only where its arenas hold less GPU memory than the pool holds after
-    // the traced run (buffers on loan and cached; it keeps a buffer of every size class it needed
-    // at once): the arenas may be the larger where buffers bound together, which go to different
-    // arenas, cost more than the pool's size classes.
-    if (planned.planned_bytes >= pool.stats().bytes_allocated) {
-      memory.enabled = false;
-      return true;  // this run's buffers are the pool's, as every later run's
+    if (memory_limit == 0) {
+      // Its arenas hold nothing the traced run uses: plan on the side; this run is no replay of the
+      // planned ones, whatever the plan turns out to be.
+      memory.traced_pool_bytes = pool.stats().bytes_allocated;
+      memory.planning = std::async(
+          std::launch::async, [trace = std::move(trace), marks = memory.marks, limits = context.limits()] {
+            return runtime::plan_activations(trace, marks, limits);
+          });
+      return false;
     }
-    // Installed by the next run, after the traced run's buffers (back in the pool's free lists by
-    // then) are dropped: the two never take memory at once.
-    memory.to_install = std::make_unique<runtime::ActivationPlan>(std::move(planned));
-    return false;  // this run's buffers are not the plan's
+    // With a limit, a plan over it fails this run (ModelError naming the node at the peak).
+    return adopt_plan(runtime::plan_activations(trace, memory.marks, context.limits()),
+                      pool.stats().bytes_allocated);
   }
   if (pool.has_plan() && pool.plan_diverged()) {
     if (memory.attempts < kMemoryPlanAttempts) pool.drop_plan();
