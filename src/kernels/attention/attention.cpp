@@ -11,7 +11,7 @@
 namespace onda::kernels {
 namespace {
 
-// Query rows per workgroup, in both kernels (one invocation each in the row kernel).
+// Query rows per workgroup (one invocation each).
 constexpr uint32_t kRowsPerWorkgroup = 64;
 // Keys per tile at most: more keys per barrier, as long as K and V tiles fit in workgroup memory.
 constexpr uint32_t kMaxKeysPerTile = 32;
@@ -54,49 +54,13 @@ uint32_t keys_per_tile(const wgpu::Limits& limits, int64_t d4, int64_t dv4) {
   return bc;
 }
 
-// The tiled kernel's layout (attention_tiled.wgsl): 64 query rows and 32 * kg keys per tile, head
-// dims staged 16 at a time, values padded to 32 columns.
-struct TiledLayout {
-  uint32_t kg = 0, dvg = 0, tile = 0, v_tile = 0;  // tile sizes in vec4s
+}  // namespace
 
-  uint64_t bytes() const { return (uint64_t{tile} + v_tile) * 16 + 64 * 4; }
-};
-
-TiledLayout tiled_layout(uint32_t kg, int64_t dv) {
-  TiledLayout t;
-  t.kg = kg;
-  t.dvg = static_cast<uint32_t>((dv + 31) / 32);
-  const uint32_t bc = 32 * kg, staged = 16 * (16 + 1) + 16 * (bc / 4 + 1), scores = bc * 16;
-  t.tile = std::max(staged, scores);
-  t.v_tile = bc * 8 * t.dvg;
-  return t;
-}
-
-// The tiled kernel's layout with the most keys per tile that fits the device; kg = 0 if none fits.
-TiledLayout choose_tiled_layout(const wgpu::Limits& limits, const AttentionShape& s) {
-  if (limits.maxComputeInvocationsPerWorkgroup < 128) return {};
-  for (uint32_t kg : {2u, 1u}) {
-    const TiledLayout t = tiled_layout(kg, s.dv);
-    if (t.bytes() <= limits.maxComputeWorkgroupStorageSize) return t;
-  }
-  return {};
-}
-
-const wgpu::ComputePipeline& tiled_pipeline(const KernelContext& kc, const TiledLayout& t,
-                                            TemplateValues values, const AttentionShape& s) {
-  values["DP"] = std::to_string((s.d + 15) / 16 * 16);
-  values["KG"] = std::to_string(t.kg);
-  values["DVG"] = std::to_string(t.dvg);
-  values["S_REGS"] = std::to_string(4 * t.kg);
-  values["O_REGS"] = std::to_string(4 * t.dvg);
-  values["TILE"] = std::to_string(t.tile);
-  values["V_TILE"] = std::to_string(t.v_tile);
-  return shader_pipeline(kc.pipelines, "attention/attention_tiled.wgsl", std::move(values),
-                         "attention tiled");
-}
-
-const wgpu::ComputePipeline& row_pipeline(const KernelContext& kc, TemplateValues values,
-                                          const AttentionShape& s) {
+void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& q,
+                      const Tensor& k, const Tensor& v, const AttentionOptions& options, const Tensor& out) {
+  const AttentionShape s = checked_shape(q, k, v, options, out);
+  if (out.numel() == 0) return;
+  if (s.lk == 0) throw std::invalid_argument("attention: no keys (Lk = 0): the softmax is undefined");
   const int64_t d4 = (s.d + 3) / 4, dv4 = (s.dv + 3) / 4;
   const wgpu::Limits& limits = kc.gpu.limits();
   const uint32_t bc = keys_per_tile(limits, d4, dv4);
@@ -106,44 +70,20 @@ const wgpu::ComputePipeline& row_pipeline(const KernelContext& kc, TemplateValue
                     "device's {} bytes",
                     s.d, s.dv, limits.maxComputeWorkgroupStorageSize));
   }
-  values["D4"] = std::to_string(d4);
-  values["DV4"] = std::to_string(dv4);
-  values["BR"] = std::to_string(kRowsPerWorkgroup);
-  values["BC"] = std::to_string(bc);
-  values["K_TILE"] = std::to_string(bc * d4);
-  values["V_TILE"] = std::to_string(bc * dv4);
-  return shader_pipeline(kc.pipelines, "attention/attention.wgsl", std::move(values), "attention");
-}
-
-}  // namespace
-
-void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& q,
-                      const Tensor& k, const Tensor& v, const AttentionOptions& options, const Tensor& out) {
-  const AttentionShape s = checked_shape(q, k, v, options, out);
-  if (out.numel() == 0) return;
-  if (s.lk == 0) throw std::invalid_argument("attention: no keys (Lk = 0): the softmax is undefined");
-  const wgpu::Limits& limits = kc.gpu.limits();
   TemplateValues values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
                            {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
                            {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
                            {"O_ACCESS", tensor_access("o", 3, out.dtype(), true)},
                            {"D", std::to_string(s.d)},
                            {"DV", std::to_string(s.dv)},
+                           {"D4", std::to_string(d4)},
+                           {"DV4", std::to_string(dv4)},
+                           {"BR", std::to_string(kRowsPerWorkgroup)},
+                           {"BC", std::to_string(bc)},
+                           {"K_TILE", std::to_string(bc * d4)},
+                           {"V_TILE", std::to_string(bc * dv4)},
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
-  const bool tiled_fits = std::max(s.d, s.dv) <= kAttentionTiledMaxHeadDim;
-  const TiledLayout layout = tiled_fits ? choose_tiled_layout(limits, s) : TiledLayout{};
-  bool tiled = options.kernel == AttentionKernel::tiled ||
-               (options.kernel == AttentionKernel::automatic && s.lq >= kAttentionTiledMinRows);
-  if (tiled && layout.kg == 0) {
-    if (options.kernel == AttentionKernel::tiled) {
-      throw std::invalid_argument(
-          fmt::format("attention: the tiled kernel takes head dims up to {} within {} bytes of workgroup "
-                      "memory (D {}, Dv {})",
-                      kAttentionTiledMaxHeadDim, limits.maxComputeWorkgroupStorageSize, s.d, s.dv));
-    }
-    tiled = false;
-  }
-  const auto& pipeline = tiled ? tiled_pipeline(kc, layout, values, s) : row_pipeline(kc, values, s);
+  const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
 
   // Slices of the batch (batch * heads) small enough that each tensor fits one storage binding;
   // even counts keep float16 views on whole 32-bit words.

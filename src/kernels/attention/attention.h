@@ -15,18 +15,9 @@ namespace onda::kernels {
 // Head dims up to this are held in registers (one query row and its accumulator per invocation).
 constexpr int64_t kAttentionMaxHeadDim = 256;
 
-// The two kernels: one invocation per query row (attention.wgsl), or 64 rows per workgroup as two
-// register-tiled products per key tile (attention_tiled.wgsl; head dims up to
-// kAttentionTiledMaxHeadDim). `automatic` takes the tiled one from kAttentionTiledMinRows query rows.
-enum class AttentionKernel { automatic, row_per_invocation, tiled };
-
-constexpr int64_t kAttentionTiledMaxHeadDim = 128;
-constexpr int64_t kAttentionTiledMinRows = 32;
-
 struct AttentionOptions {
   float scale = 1.0f;         // multiplies the scores Q K^T before the softmax
   bool k_transposed = false;  // k holds K^T [B, D, Lk]
-  AttentionKernel kernel = AttentionKernel::automatic;
 };
 
 // Records the dispatches (one per slice of B when a tensor exceeds the storage binding limit).

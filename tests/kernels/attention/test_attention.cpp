@@ -1,7 +1,6 @@
 // The fused attention kernel (kernels/attention) against float64 softmax(scale * Q K^T) V over
 // random shapes: one query row, key counts off the tile size, odd and large head dims, K given
-// transposed, float16, and a batch split over storage bindings; both kernels (one invocation per
-// query row, and the tiled one).
+// transposed, float16, and a batch split over storage bindings.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -19,7 +18,6 @@ struct AttentionCase {
   int64_t batch, lq, lk, d, dv;
   bool k_transposed;
   DType dtype;
-  kernels::AttentionKernel kernel = kernels::AttentionKernel::row_per_invocation;
 };
 
 // out[b, i, :] = sum_j softmax_j(scale * q[b, i, :] . k[b, j, :]) v[b, j, :] in float64; k is
@@ -66,12 +64,10 @@ double run_case(const AttentionCase& c, Random& rng) {
   kernels::AttentionOptions options;
   options.scale = scale;
   options.k_transposed = c.k_transposed;
-  options.kernel = c.kernel;
   kernels::record_attention({gpu().context, gpu().pipelines}, recorder, tq, tk, tv, options, out);
   recorder.submit_and_wait();
   const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
-  std::printf("  %s B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s: rel L2 %.2e\n",
-              c.kernel == kernels::AttentionKernel::tiled ? "tiled" : "rows", static_cast<long long>(c.batch),
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s: rel L2 %.2e\n", static_cast<long long>(c.batch),
               static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d),
               static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
               std::string(dtype_name(c.dtype)).c_str(), e);
@@ -101,31 +97,6 @@ TEST(Attention, MatchesFloat64OverShapes) {
   }
 }
 
-// The tiled kernel (64 query rows per workgroup) on every case above, forced; its key tile is 64
-// where the values are at most 32 wide and workgroup memory allows, else 32.
-TEST(Attention, TiledMatchesFloat64OverShapes) {
-  Random rng(test_seed());
-  const auto tiled = kernels::AttentionKernel::tiled;
-  const AttentionCase cases[] = {
-      {1, 1, 1, 1, 1, false, DType::f32, tiled},        {2, 1, 37, 64, 64, false, DType::f32, tiled},
-      {3, 70, 33, 64, 64, false, DType::f32, tiled},    {3, 70, 33, 64, 64, true, DType::f32, tiled},
-      {4, 17, 100, 16, 16, true, DType::f32, tiled},    {2, 5, 64, 13, 7, false, DType::f32, tiled},
-      {1, 130, 65, 128, 128, false, DType::f32, tiled}, {6, 64, 32, 64, 64, false, DType::f32, tiled},
-      {2, 31, 45, 64, 64, true, DType::f16, tiled},     {1, 3, 300, 20, 24, false, DType::f16, tiled},
-      {2, 129, 200, 40, 96, true, DType::f32, tiled},   {1, 100, 801, 64, 64, false, DType::f32, tiled}};
-  for (const AttentionCase& c : cases) {
-    const double e = run_case(c, rng);
-    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
-        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
-  }
-  for (int trial = 0; trial < 4; ++trial) {
-    const int64_t d = trial % 2 ? 64 : 16;
-    const AttentionCase c{
-        rng.integer(1, 5), rng.integer(1, 150), rng.integer(1, 150), d, d, trial >= 2, DType::f32, tiled};
-    EXPECT_LE(run_case(c, rng), 2e-6) << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d;
-  }
-}
-
 // K and V larger than one storage binding: the batch is split into slices, each its own dispatch.
 TEST(Attention, SplitsTheBatchOverStorageBindings) {
   const uint64_t limit = gpu().context.limits().maxStorageBufferBindingSize;
@@ -134,11 +105,8 @@ TEST(Attention, SplitsTheBatchOverStorageBindings) {
   if (limit > (uint64_t{256} << 20))
     GTEST_SKIP() << "binding limit " << limit << " bytes: too large a test here";
   Random rng(test_seed());
-  for (const auto kernel : {kernels::AttentionKernel::row_per_invocation, kernels::AttentionKernel::tiled}) {
-    const AttentionCase c{
-        static_cast<int64_t>(limit / per_batch) + 3, 1, lk, d, d, false, DType::f32, kernel};
-    EXPECT_LE(run_case(c, rng), 2e-6);
-  }
+  const AttentionCase c{static_cast<int64_t>(limit / per_batch) + 3, 1, lk, d, d, false, DType::f32};
+  EXPECT_LE(run_case(c, rng), 2e-6);
 }
 
 TEST(Attention, RejectsBadShapes) {
