@@ -669,6 +669,8 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
     values["KEEP_K_LOOP"] = flag(!v.unroll_k);
     values["TQ"] = std::to_string(v.tm / 4);
     values["FOR_UNROLL"] = flag(v.for_unroll);
+    values["STORE_UNROLL"] =
+        flag(v.for_unroll || layout_.has_addend || !p.epilogue.program.steps.empty());
     values["DOUBLE_BUFFER"] = flag(v.double_buffer);
     values["COPIES"] = v.double_buffer ? "2" : "1";
     values["GROUP_M"] = std::to_string(v.group_m);

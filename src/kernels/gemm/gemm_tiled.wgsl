@@ -19,7 +19,8 @@
 // Template values (besides gemm_common's): WG_X WG_Y (threads along N and M), TM (rows per thread),
 // NV (vec4s of columns per thread), TQ (= TM / 4), FOR_UNROLL (the register block's loops written
 // out by the template's #for, so that `acc` is indexed by constants only whatever the GPU compiler
-// unrolls; GemmVariant::for_unroll, an experiment; the epilogue always is),
+// unrolls; GemmVariant::for_unroll, an experiment), STORE_UNROLL (the stores written out likewise:
+// FOR_UNROLL, or an addend or fused program in the store),
 // BK, A_TRANS B_TRANS (operand stored transposed), A_LOADS B_LOADS (tile units per thread),
 // GROUP_M: 0, or walk the output tiles in column-major groups of GROUP_M tile rows (the "grouped
 // ordering" of Triton's matmul tutorial) so that the workgroups resident at one time span few
@@ -280,10 +281,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
     workgroupBarrier();
   }
 
-  // The stores are written out by the template's #for whatever FOR_UNROLL says: a loop over `acc`
-  // that the GPU compiler leaves rolled moves the whole accumulator to local memory. With an addend
-  // (a fused bias) in the looped store, BS-RoFormer's FFN products ran 17x slower on an H100 (53
-  // instead of 3 ms each, call W of 2026-12-06), as if that had happened.
+  // With an addend or a fused program in the store, the stores are written out by the template's
+  // #for (STORE_UNROLL): a loop over `acc` that the GPU compiler leaves rolled moves the whole
+  // accumulator to local memory, and with a fused bias in the looped store BS-RoFormer's FFN
+  // products ran 17x slower on an H100 (call W of 2026-12-06), as if that had happened. A plain
+  // store keeps the loop (the #for stores measured slower on SCNet's products).
+#if STORE_UNROLL
 #for i TM
   {
     let m = m0 + lid.y * TM + {{i}}u;
@@ -297,4 +300,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #endfor
   }
 #endfor
+#else
+  for (var i = 0u; i < TM; i++) {
+    let m = m0 + lid.y * TM + i;
+    if (m >= params.M) { break; }
+    let row = base.c + m * params.N;
+    for (var v = 0u; v < NV; v++) {
+      store_vec(row, m, n0 + (lid.x + v * WG_X) * 4u, acc[i * NV + v], base.d);
+    }
+  }
+#endif
 }
