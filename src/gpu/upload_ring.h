@@ -22,7 +22,10 @@ class Context;
 
 class UploadRing {
  public:
-  static constexpr uint64_t kChunkBytes = uint64_t{16} << 20;
+  // Fresh staging memory is what costs (its first touch and zeroing), reused chunks go up fast: the
+  // ring is small and cycled, 16 MiB in all (4 x 16 MiB made the chunks' creation most of a small
+  // model's upload; docs/benchmark-log.md, 2026-12-06 sixth session).
+  static constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
   static constexpr size_t kChunks = 4;
 
   // Queues a copy of `bytes` bytes to `buffer` at `offset` (a multiple of 4; padded with zeros up to a
