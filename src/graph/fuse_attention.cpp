@@ -191,9 +191,9 @@ class AttentionMatcher {
 
  private:
   Graph& graph_;
-  std::map<std::string, int> reads_;
-  std::map<std::string, size_t> reader_;  // the (last) node reading each value
-  std::map<std::string, size_t> producer_;
+  decltype(ValueUses::reads) reads_;
+  decltype(ValueUses::reader) reader_;  // the (last) node reading each value
+  decltype(ValueUses::producer) producer_;
 };
 
 }  // namespace

@@ -200,6 +200,10 @@ void collect_outer_reads(const Graph& graph, std::set<std::string>& reads) {
 
 ValueUses value_uses(const Graph& graph) {
   ValueUses uses;
+  const size_t expected = graph.values.size() + graph.initializers.size();
+  uses.reads.reserve(expected);
+  uses.reader.reserve(expected);
+  uses.producer.reserve(expected);
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     for (const std::string& name : values_read_by(graph.nodes[i])) {
       ++uses.reads[name];
@@ -219,6 +223,17 @@ void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed) {
 }
 
 std::vector<std::string> values_read_by(const Node& node) {
+  const bool has_subgraph = std::any_of(node.attributes.begin(), node.attributes.end(),
+                                        [](const Attribute& a) { return a.type() == AttributeType::graph; });
+  if (!has_subgraph) {  // the common case, without building a set: the inputs, sorted, once each
+    std::vector<std::string> reads;
+    reads.reserve(node.inputs.size());
+    for (const std::string& name : node.inputs)
+      if (!name.empty()) reads.push_back(name);
+    std::sort(reads.begin(), reads.end());
+    reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
+    return reads;
+  }
   std::set<std::string> reads(node.inputs.begin(), node.inputs.end());
   for (const Attribute& attribute : node.attributes)
     if (attribute.type() == AttributeType::graph)

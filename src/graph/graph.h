@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <variant>
 #include <vector>
 
@@ -124,10 +125,12 @@ std::vector<std::string> values_read_by(const Node& node);
 
 // How the values of a graph are used, as the fusion passes ask: how often each value is read (by
 // nodes, through subgraphs, as a graph output), the last node reading it and the node producing it.
+// (Hashed: every fusion pass builds one over the whole graph, and ordered maps of string keys were
+// most of a large model's plan time.)
 struct ValueUses {
-  std::map<std::string, int> reads;
-  std::map<std::string, size_t> reader;
-  std::map<std::string, size_t> producer;
+  std::unordered_map<std::string, int> reads;
+  std::unordered_map<std::string, size_t> reader;
+  std::unordered_map<std::string, size_t> producer;
 };
 ValueUses value_uses(const Graph& graph);
 
