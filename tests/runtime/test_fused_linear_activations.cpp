@@ -6,28 +6,21 @@
 
 #include "graph/fuse_activations.h"
 #include "harness.h"
+#include "test_graph_nodes.h"
 #include "test_session_support.h"
 
 namespace onda::test {
 namespace {
 
-Node node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  Node n;
-  n.op_type = op;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  return n;
-}
-
 TEST(FuseActivations, GemmAndMatMulTakeTheirActivation) {
   Graph graph;
-  graph.nodes.push_back(node("Gemm", {"a", "w", "b"}, {"logits"}));
-  graph.nodes.push_back(node("Sigmoid", {"logits"}, {"mask"}));
-  graph.nodes.push_back(node("MatMul", {"x", "v"}, {"hidden"}));
-  graph.nodes.push_back(node("Relu", {"hidden"}, {"rectified"}));
+  graph.nodes.push_back(graph_node("Gemm", {"a", "w", "b"}, {"logits"}));
+  graph.nodes.push_back(graph_node("Sigmoid", {"logits"}, {"mask"}));
+  graph.nodes.push_back(graph_node("MatMul", {"x", "v"}, {"hidden"}));
+  graph.nodes.push_back(graph_node("Relu", {"hidden"}, {"rectified"}));
   // Read twice: the MatMul's own output is needed, so its Tanh stays a node.
-  graph.nodes.push_back(node("MatMul", {"x", "u"}, {"shared"}));
-  graph.nodes.push_back(node("Tanh", {"shared"}, {"squashed"}));
+  graph.nodes.push_back(graph_node("MatMul", {"x", "u"}, {"shared"}));
+  graph.nodes.push_back(graph_node("Tanh", {"shared"}, {"squashed"}));
   graph.outputs = {"mask", "rectified", "squashed", "shared"};
   EXPECT_EQ(fuse_activations(graph), 2u);
   ASSERT_EQ(graph.nodes.size(), 4u);

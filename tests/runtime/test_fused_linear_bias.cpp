@@ -8,18 +8,11 @@
 
 #include "graph/fuse_matmul_bias.h"
 #include "harness.h"
+#include "test_graph_nodes.h"
 #include "test_session_support.h"
 
 namespace onda::test {
 namespace {
-
-Node node(const std::string& op, std::vector<std::string> inputs, std::vector<std::string> outputs) {
-  Node n;
-  n.op_type = op;
-  n.inputs = std::move(inputs);
-  n.outputs = std::move(outputs);
-  return n;
-}
 
 void declare(Graph& graph, const std::string& name, const Shape& shape) {
   ValueInfo info;
@@ -38,16 +31,16 @@ TEST(FuseMatmulBias, ColumnBiasesFuseOthersStay) {
   graph.initializers["bias"] = HostTensor::from_values<float>({6}, std::vector<float>(6, 1.0f));
   graph.initializers["bias_row"] = HostTensor::from_values<float>({1, 1, 6}, std::vector<float>(6, 1.0f));
   graph.initializers["full"] = HostTensor::from_values<float>({5, 6}, std::vector<float>(30, 1.0f));
-  graph.nodes.push_back(node("MatMul", {"x", "w"}, {"y0"}));
-  graph.nodes.push_back(node("Add", {"bias", "y0"}, {"z0"}));  // bias first, as PyTorch exports it
-  graph.nodes.push_back(node("MatMul", {"x", "w"}, {"y1"}));
-  graph.nodes.push_back(node("Add", {"y1", "bias_row"}, {"z1"}));
-  graph.nodes.push_back(node("MatMul", {"x", "w"}, {"y2"}));
-  graph.nodes.push_back(node("Add", {"y2", "full"}, {"z2"}));  // one value per element: stays
-  graph.nodes.push_back(node("MatMul", {"x", "w"}, {"y3"}));
-  graph.nodes.push_back(node("Add", {"y3", "x_runtime"}, {"z3"}));  // not a constant: stays
-  graph.nodes.push_back(node("MatMul", {"x", "w"}, {"y4"}));
-  graph.nodes.push_back(node("Add", {"y4", "bias"}, {"z4"}));
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y0"}));
+  graph.nodes.push_back(graph_node("Add", {"bias", "y0"}, {"z0"}));  // bias first, as PyTorch exports it
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y1"}));
+  graph.nodes.push_back(graph_node("Add", {"y1", "bias_row"}, {"z1"}));
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y2"}));
+  graph.nodes.push_back(graph_node("Add", {"y2", "full"}, {"z2"}));  // one value per element: stays
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y3"}));
+  graph.nodes.push_back(graph_node("Add", {"y3", "x_runtime"}, {"z3"}));  // not a constant: stays
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y4"}));
+  graph.nodes.push_back(graph_node("Add", {"y4", "bias"}, {"z4"}));
   graph.outputs = {"z0", "z1", "z2", "z3", "z4", "y4"};  // y4 is read twice: stays
   EXPECT_EQ(fuse_matmul_bias(graph), 2u);
   ASSERT_EQ(graph.nodes.size(), 8u);

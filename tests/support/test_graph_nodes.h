@@ -1,0 +1,21 @@
+// A graph node built in a test (graph/graph.h), for the graph passes' tests that lay out a few nodes
+// by hand.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "graph/graph.h"
+
+namespace onda::test {
+
+inline Node graph_node(const std::string& op, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs) {
+  Node n;
+  n.op_type = op;
+  n.inputs = std::move(inputs);
+  n.outputs = std::move(outputs);
+  return n;
+}
+
+}  // namespace onda::test
