@@ -37,10 +37,9 @@ size_t fuse_activations(Graph& graph) {
     const std::string kind = fusable_activation(activation);
     if (kind.empty() || activation.inputs[0].empty()) continue;
     const std::string& y = activation.inputs[0];
-    auto p = uses.producer.find(y);
-    if (p == uses.producer.end() || uses.reads.at(y) != 1 || !takes_activation(graph.nodes[p->second]))
-      continue;
-    Node& producer_node = graph.nodes[p->second];
+    const std::optional<size_t> p = producer_read_once(uses, y);
+    if (!p || !takes_activation(graph.nodes[*p])) continue;
+    Node& producer_node = graph.nodes[*p];
     Attribute name;
     name.name = std::string(kFusedActivationAttribute);
     name.value = kind;

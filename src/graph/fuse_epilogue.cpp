@@ -58,13 +58,12 @@ size_t fuse_epilogues(Graph& graph) {
     if (group.domain != kOndaDomain || group.op_type != kFusedElementwiseOp || group.inputs.size() != 1)
       continue;
     const std::string& y = group.inputs[0];
-    auto p = uses.producer.find(y);
-    if (p == uses.producer.end() || uses.reads.at(y) != 1 || !takes_epilogue(graph.nodes[p->second]))
-      continue;
+    const std::optional<size_t> p = producer_read_once(uses, y);
+    if (!p || !takes_epilogue(graph.nodes[*p])) continue;
     const Attribute* body = group.find_attribute(kFusedElementwiseBody);
     if (!body || body->type() != AttributeType::graph) continue;
     if (!is_pointwise_of(graph, *std::get<std::shared_ptr<const Graph>>(body->value), y)) continue;
-    Node& norm = graph.nodes[p->second];
+    Node& norm = graph.nodes[*p];
     Attribute epilogue = *body;
     epilogue.name = std::string(kFusedEpilogueAttribute);
     norm.attributes.push_back(std::move(epilogue));

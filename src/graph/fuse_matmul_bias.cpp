@@ -30,9 +30,9 @@ size_t fuse_matmul_bias(Graph& graph) {
     for (size_t side = 0; side < 2; ++side) {
       const std::string& y = add.inputs[side];
       const std::string& bias = add.inputs[1 - side];
-      auto p = uses.producer.find(y);
-      if (y.empty() || y == bias || p == uses.producer.end() || uses.reads.at(y) != 1) continue;
-      Node& matmul = graph.nodes[p->second];
+      const std::optional<size_t> p = producer_read_once(uses, y);
+      if (y.empty() || y == bias || !p) continue;
+      Node& matmul = graph.nodes[*p];
       if (!is_onnx_op(matmul, "MatMul") || matmul.inputs.size() != 2 || matmul.outputs.size() != 1) continue;
       const ValueInfo* info = graph.find_value(y);
       const std::optional<Shape> shape = static_shape_of(graph, y);

@@ -21,11 +21,11 @@ struct Chain {
 std::optional<Chain> trace_back(const Graph& graph, const ValueUses& uses, std::string value) {
   Chain chain;
   for (int depth = 0; depth < 8; ++depth) {
-    auto p = uses.producer.find(value);
-    if (p == uses.producer.end() || uses.reads.at(value) != 1) return std::nullopt;
-    const Node& node = graph.nodes[p->second];
+    const std::optional<size_t> p = producer_read_once(uses, value);
+    if (!p) return std::nullopt;
+    const Node& node = graph.nodes[*p];
     if (is_onnx_op(node, "Split")) {
-      chain.split = p->second;
+      chain.split = *p;
       for (size_t k = 0; k < node.outputs.size(); ++k)
         if (node.outputs[k] == value) chain.piece = k;
       return chain;
@@ -34,7 +34,7 @@ std::optional<Chain> trace_back(const Graph& graph, const ValueUses& uses, std::
         node.inputs.empty() || node.outputs.size() != 1)
       return std::nullopt;
     chain.negations += is_onnx_op(node, "Neg") ? 1 : 0;
-    chain.nodes.push_back(p->second);
+    chain.nodes.push_back(*p);
     value = node.inputs[0];
   }
   return std::nullopt;

@@ -215,6 +215,13 @@ ValueUses value_uses(const Graph& graph) {
   return uses;
 }
 
+std::optional<size_t> producer_read_once(const ValueUses& uses, const std::string& value) {
+  auto p = uses.producer.find(value);
+  auto r = uses.reads.find(value);
+  if (p == uses.producer.end() || r == uses.reads.end() || r->second != 1) return std::nullopt;
+  return p->second;
+}
+
 void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed) {
   std::vector<Node> kept;
   for (size_t i = 0; i < graph.nodes.size(); ++i)

@@ -134,6 +134,10 @@ struct ValueUses {
 };
 ValueUses value_uses(const Graph& graph);
 
+// The node producing `value` when `value` is read exactly once (by one node, not also as a graph
+// output or through a subgraph): a producer a fusion may absorb its reader into, or be absorbed by.
+std::optional<size_t> producer_read_once(const ValueUses& uses, const std::string& value);
+
 // Drops the nodes whose entry in `removed` is set, keeping the order of the others.
 void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed);
 
