@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/common/binding_window.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/shader_template.h"
 
@@ -85,24 +86,14 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
   const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
 
-  // Slices of the batch (batch * heads) small enough that each tensor fits one storage binding;
-  // even counts keep float16 views on whole 32-bit words.
-  const uint64_t element = device_element_size(q.dtype());
-  const uint64_t bytes_per_batch =
-      element * static_cast<uint64_t>(std::max({s.lq * s.d, s.lk * s.d, s.lk * s.dv, s.lq * s.dv}));
-  // A binding starts at the aligned offset below its view (Tensor::binding): leave that slack.
-  const uint64_t slack = limits.minStorageBufferOffsetAlignment + 16;
-  const uint64_t limit =
-      limits.maxStorageBufferBindingSize > slack ? limits.maxStorageBufferBindingSize - slack : 0;
-  int64_t per_slice = s.batch;
-  if (bytes_per_batch * static_cast<uint64_t>(s.batch) > limit) {
-    per_slice = static_cast<int64_t>(limit / bytes_per_batch);
-    if (per_slice >= 2) per_slice = per_slice / 2 * 2;
-    if (per_slice < 1) {
-      throw std::invalid_argument(
-          fmt::format("attention: one head ({} bytes) exceeds the storage binding limit of {} bytes",
-                      bytes_per_batch, limit));
-    }
+  // Slices of the batch (batch * heads) small enough that each tensor fits one storage binding.
+  const int64_t per_batch = std::max({s.lq * s.d, s.lk * s.d, s.lk * s.dv, s.lq * s.dv});
+  const int64_t per_slice = rows_per_window(kc.gpu, q.dtype(), s.batch, per_batch);
+  if (per_slice < 1) {
+    throw std::invalid_argument(
+        fmt::format("attention: one head ({} bytes) exceeds the storage binding limit of {} bytes",
+                    static_cast<uint64_t>(per_batch) * device_element_size(q.dtype()),
+                    limits.maxStorageBufferBindingSize));
   }
   const int64_t row_blocks = (s.lq + kRowsPerWorkgroup - 1) / kRowsPerWorkgroup;
   for (int64_t begin = 0; begin < s.batch; begin += per_slice) {

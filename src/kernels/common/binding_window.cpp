@@ -44,4 +44,11 @@ int64_t window_capacity(const gpu::Context& context, DType dtype) {
   return std::max<int64_t>(static_cast<int64_t>((limit - slack) / device_element_size(dtype)) - 2, 0);
 }
 
+int64_t rows_per_window(const gpu::Context& context, DType dtype, int64_t rows, int64_t row_elements) {
+  const int64_t capacity = window_capacity(context, dtype);
+  const int64_t per_window = capacity / std::max<int64_t>(row_elements, 1);
+  if (per_window >= rows) return rows;
+  return per_window >= 2 ? per_window / 2 * 2 : per_window;
+}
+
 }  // namespace onda::kernels

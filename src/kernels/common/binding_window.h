@@ -32,4 +32,9 @@ bool fits_one_binding(const gpu::Context& context, const Tensor& t);
 // starts (the binding may begin up to one offset alignment early and ends on a 16-byte boundary).
 int64_t window_capacity(const gpu::Context& context, DType dtype);
 
+// How many of `rows` rows of `row_elements` elements of `dtype` one window takes so that a view of
+// whole rows fits one binding: all of them where they fit, else an even count (float16 views stay on
+// whole words) or 1; 0 when one row alone exceeds the binding limit.
+int64_t rows_per_window(const gpu::Context& context, DType dtype, int64_t rows, int64_t row_elements);
+
 }  // namespace onda::kernels

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "kernels/common/binding_window.h"
 #include "kernels/common/tensor_access.h"
 #include "kernels/shader_template.h"
 
@@ -25,20 +26,15 @@ void record_rotate_half(const KernelContext& kc, gpu::CommandRecorder& recorder,
                                          {{"X_ACCESS", tensor_access("x", 0, x.dtype(), false)},
                                           {"Y_ACCESS", tensor_access("y", 1, y.dtype(), true)}},
                                          "rotate_half");
-  // Whole rows per dispatch, few enough that each tensor fits one storage binding (the binding
-  // starts at the aligned offset below its view: leave that slack); even counts keep float16 views
-  // on whole words.
+  // Whole rows per dispatch, few enough that each tensor fits one storage binding.
   const wgpu::Limits& limits = kc.gpu.limits();
   const int64_t rows = x.numel() / last;
-  const uint64_t row_bytes = static_cast<uint64_t>(last) * device_element_size(x.dtype());
-  const uint64_t slack = limits.minStorageBufferOffsetAlignment + 16;
-  const uint64_t limit =
-      limits.maxStorageBufferBindingSize > slack ? limits.maxStorageBufferBindingSize - slack : 0;
-  int64_t per_slice = std::min<int64_t>(rows, static_cast<int64_t>(limit / row_bytes));
-  if (per_slice < rows && per_slice >= 2) per_slice = per_slice / 2 * 2;
-  if (per_slice < 1)
+  const int64_t per_slice = rows_per_window(kc.gpu, x.dtype(), rows, last);
+  if (per_slice < 1) {
     throw std::invalid_argument(
-        fmt::format("rotate_half: one row ({} bytes) exceeds the storage binding limit", row_bytes));
+        fmt::format("rotate_half: one row ({} bytes) exceeds the storage binding limit",
+                    static_cast<uint64_t>(last) * device_element_size(x.dtype())));
+  }
   const Tensor xr = x.reshape({rows, last}), yr = y.reshape({rows, last});
   for (int64_t begin = 0; begin < rows; begin += per_slice) {
     const int64_t end = std::min(rows, begin + per_slice);
