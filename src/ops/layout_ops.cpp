@@ -217,8 +217,8 @@ std::vector<Value> split(const Node& node, OpContext& context, const std::vector
     throw ModelError(fmt::format("{}: split sizes do not add up to {} or do not match {} outputs",
                                  node.describe(), length, outputs));
   }
-  std::vector<Value> results;
   if (auto views = split_into_views(context, x, axis, sizes)) return *views;
+  std::vector<Value> results;
   std::vector<Tensor> tensors;
   for (int64_t s : sizes) {
     Shape shape = x.shape();

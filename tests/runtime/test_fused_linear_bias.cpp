@@ -130,7 +130,9 @@ TEST(FuseMatmulBias, BiasAndGeluRunInTheGemmEpilogue) {
         EXPECT_EQ(stats.record_ms_by_op.count(fused), 0u) << fused;
       // Three GEMMs and fc3's Add (the first run also packs the three weights); under the small
       // binding each batch slice is a GEMM of its own.
-      if (binding == 0) EXPECT_EQ(stats.dispatches, run == 0 ? 7u : 4u) << "run " << run;
+      if (binding == 0) {
+        EXPECT_EQ(stats.dispatches, run == 0 ? 7u : 4u) << "run " << run;
+      }
     }
   }
 }
