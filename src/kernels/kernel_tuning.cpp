@@ -198,6 +198,8 @@ void set_tuning(KernelTuning& tuning, std::string_view assignment) {
     set_gemm(tuning.gemm, field, name, value);
   } else if (field == "conv.implicit_gemm") {
     tuning.conv.implicit_gemm = flag(field, value);
+  } else if (field == "attention.key_splits") {
+    tuning.attention.key_splits = number(field, value);
   } else {
     throw std::invalid_argument(fmt::format("unknown tuning field '{}'", field));
   }

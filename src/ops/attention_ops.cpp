@@ -38,8 +38,8 @@ std::vector<Value> attention(const Node& node, OpContext& context, const std::ve
     const Tensor q = context.to_device(inputs[0]), k = context.to_device(inputs[1]),
                  v = context.to_device(inputs[2]);
     if (k.rank() != q.rank()) throw std::invalid_argument("K must have Q's rank");
-    kernels::record_attention(context.kernels, context.recorder, as_batched(q), as_batched(k), as_batched(v),
-                              options, as_batched(out.device));
+    kernels::record_attention(context.kernels, context.recorder, context.pool, as_batched(q), as_batched(k),
+                              as_batched(v), options, as_batched(out.device));
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }

@@ -55,10 +55,30 @@ uint32_t keys_per_tile(const wgpu::Limits& limits, int64_t d4, int64_t dv4) {
   return bc;
 }
 
+struct AttentionUniforms {
+  uint32_t batch, lq, lk;
+  float scale;
+  uint32_t q_offset, k_offset, v_offset, o_offset;
+  uint32_t splits, keys_per_split, pad0 = 0, pad1 = 0;
+};
+
+struct CombineUniforms {
+  uint32_t rows, splits, p_offset, o_offset;
+};
+
 }  // namespace
 
-void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& q,
-                      const Tensor& k, const Tensor& v, const AttentionOptions& options, const Tensor& out) {
+int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk) {
+  if (kc.tuning.attention.key_splits > 0)
+    return std::clamp<int64_t>(kc.tuning.attention.key_splits, 1, std::max<int64_t>(lk, 1));
+  if (rows <= 0 || rows >= kAttentionBusyRows) return 1;
+  const int64_t wanted = (kAttentionBusyRows + rows - 1) / rows;
+  return std::clamp<int64_t>(wanted, 1, std::max<int64_t>(lk / kAttentionMinSliceKeys, 1));
+}
+
+void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options,
+                      const Tensor& out) {
   const AttentionShape s = checked_shape(q, k, v, options, out);
   if (out.numel() == 0) return;
   if (s.lk == 0) throw std::invalid_argument("attention: no keys (Lk = 0): the softmax is undefined");
@@ -71,10 +91,16 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                     "device's {} bytes",
                     s.d, s.dv, limits.maxComputeWorkgroupStorageSize));
   }
+  // Slices of the keys (attention_key_splits), each ceil(Lk / splits) long, none empty.
+  const int64_t wanted_splits = attention_key_splits(kc, s.batch * s.lq, s.lk);
+  const int64_t keys_per_split = (s.lk + wanted_splits - 1) / wanted_splits;
+  const int64_t splits = (s.lk + keys_per_split - 1) / keys_per_split;
+  const bool split = splits > 1;
   TemplateValues values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
                            {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
                            {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
-                           {"O_ACCESS", tensor_access("o", 3, out.dtype(), true)},
+                           {"O_ACCESS", tensor_access("o", 3, split ? DType::f32 : out.dtype(), true)},
+                           {"SPLIT", split ? "1" : "0"},
                            {"D", std::to_string(s.d)},
                            {"DV", std::to_string(s.dv)},
                            {"D4", std::to_string(d4)},
@@ -85,10 +111,20 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
                            {"V_TILE", std::to_string(bc * dv4)},
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
   const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
+  const wgpu::ComputePipeline* combine =
+      split ? &shader_pipeline(kc.pipelines, "attention/attention_combine.wgsl",
+                               {{"P_ACCESS", tensor_access("p", 0, DType::f32, false)},
+                                {"O_ACCESS", tensor_access("o", 1, out.dtype(), true)},
+                                {"DV", std::to_string(s.dv)}},
+                               "attention combine")
+            : nullptr;
 
-  // Slices of the batch (batch * heads) small enough that each tensor fits one storage binding.
+  // Slices of the batch (batch * heads) small enough that each tensor, and the partials of split
+  // keys, fit one storage binding.
   const int64_t per_batch = std::max({s.lq * s.d, s.lk * s.d, s.lk * s.dv, s.lq * s.dv});
-  const int64_t per_slice = rows_per_window(kc.gpu, q.dtype(), s.batch, per_batch);
+  int64_t per_slice = rows_per_window(kc.gpu, q.dtype(), s.batch, per_batch);
+  if (split)
+    per_slice = std::min(per_slice, rows_per_window(kc.gpu, DType::f32, s.batch, splits * s.lq * (s.dv + 2)));
   if (per_slice < 1) {
     throw std::invalid_argument(
         fmt::format("attention: one head ({} bytes) exceeds the storage binding limit of {} bytes",
@@ -101,18 +137,25 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, c
     const bool whole = begin == 0 && end == s.batch;
     const Tensor qs = whole ? q : q.slice_outer(begin, end), ks = whole ? k : k.slice_outer(begin, end),
                  vs = whole ? v : v.slice_outer(begin, end), os = whole ? out : out.slice_outer(begin, end);
-    struct {
-      uint32_t batch, lq, lk;
-      float scale;
-      uint32_t q_offset, k_offset, v_offset, o_offset;
-    } u{static_cast<uint32_t>(end - begin), static_cast<uint32_t>(s.lq),
-        static_cast<uint32_t>(s.lk),        options.scale,
-        qs.element_offset(kc.gpu),          ks.element_offset(kc.gpu),
-        vs.element_offset(kc.gpu),          os.element_offset(kc.gpu)};
+    // Split keys: the slices' partials [splits, rows, Dv + 2] in a temporary, merged into os.
+    const int64_t rows = (end - begin) * s.lq;
+    const Tensor partials = split ? Tensor::empty(pool, DType::f32, {splits * rows * (s.dv + 2)}) : Tensor();
+    const Tensor& target = split ? partials : os;
+    const AttentionUniforms u{static_cast<uint32_t>(end - begin), static_cast<uint32_t>(s.lq),
+                              static_cast<uint32_t>(s.lk),        options.scale,
+                              qs.element_offset(kc.gpu),          ks.element_offset(kc.gpu),
+                              vs.element_offset(kc.gpu),          target.element_offset(kc.gpu),
+                              static_cast<uint32_t>(splits),      static_cast<uint32_t>(keys_per_split)};
     recorder.dispatch(
-        pipeline, {qs.binding(kc.gpu), ks.binding(kc.gpu), vs.binding(kc.gpu), os.binding(kc.gpu)}, &u,
-        sizeof(u), gpu::split_workgroups(static_cast<uint64_t>((end - begin) * row_blocks), limits),
+        pipeline, {qs.binding(kc.gpu), ks.binding(kc.gpu), vs.binding(kc.gpu), target.binding(kc.gpu)}, &u,
+        sizeof(u), gpu::split_workgroups(static_cast<uint64_t>((end - begin) * splits * row_blocks), limits),
         "Attention");
+    if (!split) continue;
+    const CombineUniforms c{static_cast<uint32_t>(rows), static_cast<uint32_t>(splits),
+                            partials.element_offset(kc.gpu), os.element_offset(kc.gpu)};
+    const uint64_t elements = static_cast<uint64_t>(rows * s.dv);
+    recorder.dispatch(*combine, {partials.binding(kc.gpu), os.binding(kc.gpu)}, &c, sizeof(c),
+                      gpu::split_workgroups((elements + 255) / 256, limits), "Attention combine");
   }
 }
 

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstdint>
 
+#include "gpu/buffer_pool.h"
 #include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
 
@@ -20,10 +21,19 @@ struct AttentionOptions {
   bool k_transposed = false;  // k holds K^T [B, D, Lk]
 };
 
-// Records the dispatches (one per slice of B when a tensor exceeds the storage binding limit).
+// Key slices per query row: kc.tuning.attention.key_splits where set, else 1 when B x Lq rows keep
+// the GPU busy (kAttentionBusyRows) and otherwise enough slices of at least kAttentionMinSliceKeys
+// keys to reach that many (rows x slices); never more slices than keys.
+constexpr int64_t kAttentionBusyRows = 65536;
+constexpr int64_t kAttentionMinSliceKeys = 128;
+int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk);
+
+// Records the dispatches (one per slice of B when a tensor exceeds the storage binding limit; with
+// split keys, a second dispatch merging the slices, whose partials are a temporary from `pool`).
 // Throws std::invalid_argument for mismatched shapes or dtypes, or a head dim above
 // kAttentionMaxHeadDim or too large for the device's workgroup memory.
-void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, const Tensor& q,
-                      const Tensor& k, const Tensor& v, const AttentionOptions& options, const Tensor& out);
+void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options,
+                      const Tensor& out);
 
 }  // namespace onda::kernels

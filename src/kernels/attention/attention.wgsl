@@ -7,6 +7,9 @@
 // grows (rare after the first keys), so the [Lq, Lk] scores are never stored. Keys are taken four
 // at a time (BC is a multiple of 4).
 //   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: k is K^T [B, D, Lk].
+//   SPLIT: the keys are cut into params.splits slices of params.keys_per_split, a workgroup takes one
+//   slice, and o is the f32 partials [splits, B, Lq, DV + 2]: the unnormalized accumulator, then m
+//   and l (attention_combine.wgsl merges the slices). Without SPLIT, splits is 1 and o the output.
 {{Q_ACCESS}}
 {{K_ACCESS}}
 {{V_ACCESS}}
@@ -21,6 +24,10 @@ struct AttentionParams {
   k_offset: u32,
   v_offset: u32,
   o_offset: u32,
+  splits: u32,
+  keys_per_split: u32,
+  pad0: u32,
+  pad1: u32,
 }
 @group(0) @binding(4) var<uniform> params: AttentionParams;
 
@@ -54,9 +61,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         @builtin(local_invocation_index) lid: u32) {
   let row_blocks = (params.lq + BR - 1u) / BR;
   let group = wg.y * nwg.x + wg.x;
-  if (group >= params.batch * row_blocks) { return; }  // uniform per workgroup
-  let b = group / row_blocks;
+  if (group >= params.batch * params.splits * row_blocks) { return; }  // uniform per workgroup
+  // Neighbouring workgroups take the row blocks of one key slice: they stream the same keys.
+  let slice = (group / row_blocks) % params.splits;
+  let b = group / (row_blocks * params.splits);
   let row = (group % row_blocks) * BR + lid;
+  let key_begin = slice * params.keys_per_split;
+  let key_end = min(params.lk, key_begin + params.keys_per_split);
   let in_range = row < params.lq;
   // Rows past lq still load their share of each tile.
   let q_base = params.q_offset + (b * params.lq + min(row, params.lq - 1u)) * D;
@@ -76,8 +87,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   var m = -0x1.fffffep+127;  // running max of the row's scores
   var l = 0.0;               // running sum of exp(score - m)
 
-  for (var j0 = 0u; j0 < params.lk; j0 = j0 + BC) {
-    let n = min(BC, params.lk - j0);
+  for (var j0 = key_begin; j0 < key_end; j0 = j0 + BC) {
+    let n = min(BC, key_end - j0);
     workgroupBarrier();  // the previous tile is consumed
 #if K_TRANSPOSED
     // Consecutive invocations take consecutive keys: K^T rows are contiguous along the keys.
@@ -142,6 +153,17 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     }
   }
   if (!in_range) { return; }
+#if SPLIT
+  let part_base = params.o_offset + ((slice * params.batch + b) * params.lq + row) * (DV + 2u);
+#for c DV4
+  if (4u * {{c}}u + 0u < DV) { store_o(part_base + 4u * {{c}}u + 0u, acc[{{c}}].x); }
+  if (4u * {{c}}u + 1u < DV) { store_o(part_base + 4u * {{c}}u + 1u, acc[{{c}}].y); }
+  if (4u * {{c}}u + 2u < DV) { store_o(part_base + 4u * {{c}}u + 2u, acc[{{c}}].z); }
+  if (4u * {{c}}u + 3u < DV) { store_o(part_base + 4u * {{c}}u + 3u, acc[{{c}}].w); }
+#endfor
+  store_o(part_base + DV, m);
+  store_o(part_base + DV + 1u, l);
+#else
   let inv = 1.0 / l;
   let o_base = params.o_offset + (b * params.lq + row) * DV;
 #for c DV4
@@ -150,4 +172,5 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   if (4u * {{c}}u + 2u < DV) { store_o(o_base + 4u * {{c}}u + 2u, acc[{{c}}].z * inv); }
   if (4u * {{c}}u + 3u < DV) { store_o(o_base + 4u * {{c}}u + 3u, acc[{{c}}].w * inv); }
 #endfor
+#endif
 }

@@ -50,7 +50,9 @@ std::vector<double> reference(const AttentionCase& c, float scale, const std::ve
   return out;
 }
 
-double run_case(const AttentionCase& c, Random& rng) {
+double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1) {
+  kernels::KernelTuning tuning;
+  tuning.attention.key_splits = key_splits;
   const Shape q_shape{c.batch, c.lq, c.d}, v_shape{c.batch, c.lk, c.dv}, out_shape{c.batch, c.lq, c.dv};
   const Shape k_shape = c.k_transposed ? Shape{c.batch, c.d, c.lk} : Shape{c.batch, c.lk, c.d};
   const auto q = round_to_dtype(rng.normal(element_count(q_shape)), c.dtype);
@@ -64,13 +66,14 @@ double run_case(const AttentionCase& c, Random& rng) {
   kernels::AttentionOptions options;
   options.scale = scale;
   options.k_transposed = c.k_transposed;
-  kernels::record_attention({gpu().context, gpu().pipelines}, recorder, tq, tk, tv, options, out);
+  kernels::record_attention({gpu().context, gpu().pipelines, tuning}, recorder, gpu().pool, tq, tk, tv,
+                            options, out);
   recorder.submit_and_wait();
   const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
-  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s: rel L2 %.2e\n", static_cast<long long>(c.batch),
-              static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d),
-              static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
-              std::string(dtype_name(c.dtype)).c_str(), e);
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u: rel L2 %.2e\n",
+              static_cast<long long>(c.batch), static_cast<long long>(c.lq), static_cast<long long>(c.lk),
+              static_cast<long long>(c.d), static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
+              std::string(dtype_name(c.dtype)).c_str(), key_splits, e);
   return e;
 }
 
@@ -97,6 +100,41 @@ TEST(Attention, MatchesFloat64OverShapes) {
   }
 }
 
+// Keys cut into slices (attention.wgsl's SPLIT), merged by attention_combine.wgsl: even and uneven
+// slices, more slices asked for than keys, K transposed, float16 and odd head dims.
+TEST(Attention, SplitKeysMatchFloat64) {
+  Random rng(test_seed());
+  const std::pair<AttentionCase, uint32_t> cases[] = {
+      {{2, 70, 300, 64, 64, false, DType::f32}, 2}, {{3, 33, 301, 64, 64, true, DType::f32}, 3},
+      {{1, 5, 3, 16, 16, false, DType::f32}, 8},    {{2, 31, 200, 13, 7, false, DType::f32}, 7},
+      {{2, 17, 129, 64, 64, true, DType::f16}, 4},  {{1, 130, 1000, 16, 16, false, DType::f32}, 5}};
+  for (const auto& [c, splits] : cases) {
+    const double e = run_case(c, rng, splits);
+    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " splits " << splits;
+  }
+  // The automatic rule (key_splits 0) on a shape it splits: few rows, many keys.
+  const AttentionCase few_rows{1, 16, 1024, 16, 16, false, DType::f32};
+  EXPECT_GT(kernels::attention_key_splits({gpu().context, gpu().pipelines}, few_rows.batch * few_rows.lq,
+                                          few_rows.lk),
+            1);
+  EXPECT_LE(run_case(few_rows, rng, 0), 2e-6);
+}
+
+TEST(Attention, KeySplitsRule) {
+  const kernels::KernelContext kc{gpu().context, gpu().pipelines};
+  // Enough rows: one slice; few rows: slices of at least kAttentionMinSliceKeys keys.
+  EXPECT_EQ(kernels::attention_key_splits(kc, kernels::kAttentionBusyRows, 100000), 1);
+  EXPECT_EQ(kernels::attention_key_splits(kc, 8 * 2688, 2688), 4);
+  EXPECT_EQ(kernels::attention_key_splits(kc, 16, 1024), 1024 / kernels::kAttentionMinSliceKeys);
+  EXPECT_EQ(kernels::attention_key_splits(kc, 16, 100), 1);
+  kernels::KernelTuning tuning;
+  tuning.attention.key_splits = 6;
+  const kernels::KernelContext tuned{gpu().context, gpu().pipelines, tuning};
+  EXPECT_EQ(kernels::attention_key_splits(tuned, kernels::kAttentionBusyRows, 4096), 6);
+  EXPECT_EQ(kernels::attention_key_splits(tuned, 16, 3), 3);  // never more slices than keys
+}
+
 // K and V larger than one storage binding: the batch is split into slices, each its own dispatch.
 TEST(Attention, SplitsTheBatchOverStorageBindings) {
   const uint64_t limit = gpu().context.limits().maxStorageBufferBindingSize;
@@ -115,14 +153,17 @@ TEST(Attention, RejectsBadShapes) {
   Tensor q = poisoned(DType::f32, {2, 3, 8}), k = poisoned(DType::f32, {2, 5, 8}),
          v = poisoned(DType::f32, {2, 5, 4});
   Tensor out = poisoned(DType::f32, {2, 3, 4}), wrong = poisoned(DType::f32, {2, 3, 8});
-  EXPECT_THROW(kernels::record_attention(kc, recorder, q, k, v, {}, wrong), std::invalid_argument);
+  EXPECT_THROW(kernels::record_attention(kc, recorder, gpu().pool, q, k, v, {}, wrong),
+               std::invalid_argument);
   kernels::AttentionOptions transposed;
   transposed.k_transposed = true;
-  EXPECT_THROW(kernels::record_attention(kc, recorder, q, k, v, transposed, out), std::invalid_argument);
-  Tensor big_q = poisoned(DType::f32, {1, 1, 300}), big_k = poisoned(DType::f32, {1, 2, 300});
-  EXPECT_THROW(kernels::record_attention(kc, recorder, big_q, big_k, poisoned(DType::f32, {1, 2, 4}), {},
-                                         poisoned(DType::f32, {1, 1, 4})),
+  EXPECT_THROW(kernels::record_attention(kc, recorder, gpu().pool, q, k, v, transposed, out),
                std::invalid_argument);
+  Tensor big_q = poisoned(DType::f32, {1, 1, 300}), big_k = poisoned(DType::f32, {1, 2, 300});
+  EXPECT_THROW(
+      kernels::record_attention(kc, recorder, gpu().pool, big_q, big_k, poisoned(DType::f32, {1, 2, 4}), {},
+                                poisoned(DType::f32, {1, 1, 4})),
+      std::invalid_argument);
 }
 
 }  // namespace
