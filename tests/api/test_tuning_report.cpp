@@ -33,11 +33,16 @@ std::string value_of(const std::string& line) {
 TEST(TuningReport, NamesEveryFieldAndResolvesTheFftPathForTheAdapter) {
   const auto device = Device::open();
   const std::vector<std::string> lines = describe_tuning(*device);
-  for (const char* field :
-       {"fft.code_path", "fft.real_split_pairs", "fft.radices", "fft.threads", "fft.per_group",
-        "fft.group_iterations", "gemm.for_unroll", "gemm.tile", "gemm.double_buffer", "gemm.vec_store",
-        "gemm.unroll_k", "conv.implicit_gemm", "attention.key_splits", "rnn.step_kernel", "rnn.resident",
-        "rnn.cooperative", "rnn.rows", "rnn.tiled", "rnn.vec4"})
+  for (const char* field : {"fft.code_path",      "fft.real_split_pairs",
+                            "fft.radices",        "fft.threads",
+                            "fft.per_group",      "fft.group_iterations",
+                            "gemm.for_unroll",    "gemm.tile",
+                            "gemm.double_buffer", "gemm.vec_store",
+                            "gemm.unroll_k",      "conv.implicit_gemm",
+                            "attention.kernel",   "attention.key_splits",
+                            "rnn.step_kernel",    "rnn.resident",
+                            "rnn.cooperative",    "rnn.rows",
+                            "rnn.tiled",          "rnn.vec4"})
     line_of(lines, field);
   // Automatic: generic shaders on CPU adapters, unrolled on GPUs (fft_kernel.cpp's resolve_code_path).
   const bool cpu = device->adapter().type == "CPU";

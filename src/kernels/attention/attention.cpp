@@ -66,6 +66,22 @@ struct CombineUniforms {
   uint32_t rows, splits, p_offset, o_offset;
 };
 
+// Row groups of 4 per workgroup of the tiled kernel (attention_tiled.wgsl): 16 (64 rows, 128
+// invocations) where its workgroup memory fits, else 8; 0 when it does not apply (head dims above
+// 64, or too little workgroup memory) or the tuning asks for the row kernel.
+uint32_t tiled_row_groups(const KernelContext& kc, const AttentionShape& s) {
+  if (kc.tuning.attention.kernel == attention::AttentionKernel::rows) return 0;
+  if (s.d > kAttentionTiledMaxHeadDim || s.dv > kAttentionTiledMaxHeadDim) return 0;
+  const wgpu::Limits& limits = kc.gpu.limits();
+  const uint64_t dv4 = static_cast<uint64_t>((s.dv + 3) / 4), d = static_cast<uint64_t>(s.d);
+  for (uint32_t rg : {16u, 8u}) {
+    const uint64_t bytes = 16 * (d * rg + std::max<uint64_t>(d * 8, 32 * rg) + 32 * dv4 + 8 * rg);
+    if (bytes <= limits.maxComputeWorkgroupStorageSize && 8 * rg <= limits.maxComputeInvocationsPerWorkgroup)
+      return rg;
+  }
+  return 0;
+}
+
 }  // namespace
 
 int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk) {
@@ -110,7 +126,31 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                            {"K_TILE", std::to_string(bc * d4)},
                            {"V_TILE", std::to_string(bc * dv4)},
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
-  const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
+  const uint32_t rg = tiled_row_groups(kc, s);
+  if (rg > 0) {
+    const int64_t dvg = (dv4 + 7) / 8;
+    values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
+              {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
+              {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
+              {"O_ACCESS", tensor_access("o", 3, split ? DType::f32 : out.dtype(), true)},
+              {"SPLIT", split ? "1" : "0"},
+              {"D", std::to_string(s.d)},
+              {"DV", std::to_string(s.dv)},
+              {"DV4", std::to_string(dv4)},
+              {"DVG", std::to_string(dvg)},
+              {"RG", std::to_string(rg)},
+              {"THREADS", std::to_string(8 * rg)},
+              {"Q_TILE", std::to_string(s.d * rg)},
+              {"KP_TILE", std::to_string(std::max<int64_t>(s.d * 8, 32 * rg))},
+              {"V_TILE", std::to_string(32 * dv4)},
+              {"RED", std::to_string(8 * rg)},
+              {"O_REGS", std::to_string(4 * dvg)},
+              {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
+  }
+  const int64_t rows_per_group = rg > 0 ? 4 * rg : kRowsPerWorkgroup;
+  const auto& pipeline =
+      shader_pipeline(kc.pipelines, rg > 0 ? "attention/attention_tiled.wgsl" : "attention/attention.wgsl",
+                      values, rg > 0 ? "attention tiled" : "attention");
   const wgpu::ComputePipeline* combine =
       split ? &shader_pipeline(kc.pipelines, "attention/attention_combine.wgsl",
                                {{"P_ACCESS", tensor_access("p", 0, DType::f32, false)},
@@ -131,7 +171,7 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                     static_cast<uint64_t>(per_batch) * device_element_size(q.dtype()),
                     limits.maxStorageBufferBindingSize));
   }
-  const int64_t row_blocks = (s.lq + kRowsPerWorkgroup - 1) / kRowsPerWorkgroup;
+  const int64_t row_blocks = (s.lq + rows_per_group - 1) / rows_per_group;
   for (int64_t begin = 0; begin < s.batch; begin += per_slice) {
     const int64_t end = std::min(s.batch, begin + per_slice);
     const bool whole = begin == 0 && end == s.batch;

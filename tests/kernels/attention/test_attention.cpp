@@ -50,9 +50,13 @@ std::vector<double> reference(const AttentionCase& c, float scale, const std::ve
   return out;
 }
 
-double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1) {
+using kernels::attention::AttentionKernel;
+
+double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1,
+                AttentionKernel kernel = AttentionKernel::automatic) {
   kernels::KernelTuning tuning;
   tuning.attention.key_splits = key_splits;
+  tuning.attention.kernel = kernel;
   const Shape q_shape{c.batch, c.lq, c.d}, v_shape{c.batch, c.lk, c.dv}, out_shape{c.batch, c.lq, c.dv};
   const Shape k_shape = c.k_transposed ? Shape{c.batch, c.d, c.lk} : Shape{c.batch, c.lk, c.d};
   const auto q = round_to_dtype(rng.normal(element_count(q_shape)), c.dtype);
@@ -70,10 +74,11 @@ double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1) {
                             options, out);
   recorder.submit_and_wait();
   const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
-  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u: rel L2 %.2e\n",
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u%s: rel L2 %.2e\n",
               static_cast<long long>(c.batch), static_cast<long long>(c.lq), static_cast<long long>(c.lk),
               static_cast<long long>(c.d), static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
-              std::string(dtype_name(c.dtype)).c_str(), key_splits, e);
+              std::string(dtype_name(c.dtype)).c_str(), key_splits,
+              kernel == AttentionKernel::rows ? ", row kernel" : "", e);
   return e;
 }
 
@@ -85,10 +90,13 @@ TEST(Attention, MatchesFloat64OverShapes) {
       {4, 17, 100, 16, 16, true, DType::f32},    {2, 5, 64, 13, 7, false, DType::f32},   // odd head dims
       {1, 130, 65, 128, 128, false, DType::f32}, {6, 64, 32, 64, 64, false, DType::f32},
       {2, 31, 45, 64, 64, true, DType::f16},     {1, 3, 300, 20, 24, false, DType::f16}};
-  for (const AttentionCase& c : cases) {
-    const double e = run_case(c, rng);
-    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
-        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
+  // Both kernels: register tiles (head dims <= 64, automatic) and one row per invocation.
+  for (const AttentionKernel kernel : {AttentionKernel::automatic, AttentionKernel::rows}) {
+    for (const AttentionCase& c : cases) {
+      const double e = run_case(c, rng, 1, kernel);
+      EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+          << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
+    }
   }
   // Random shapes over the head dims compiled above (each new head dim is a pipeline to compile,
   // seconds on lavapipe).
@@ -108,10 +116,12 @@ TEST(Attention, SplitKeysMatchFloat64) {
       {{2, 70, 300, 64, 64, false, DType::f32}, 2}, {{3, 33, 301, 64, 64, true, DType::f32}, 3},
       {{1, 5, 3, 16, 16, false, DType::f32}, 8},    {{2, 31, 200, 13, 7, false, DType::f32}, 7},
       {{2, 17, 129, 64, 64, true, DType::f16}, 4},  {{1, 130, 1000, 16, 16, false, DType::f32}, 5}};
-  for (const auto& [c, splits] : cases) {
-    const double e = run_case(c, rng, splits);
-    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
-        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " splits " << splits;
+  for (const AttentionKernel kernel : {AttentionKernel::automatic, AttentionKernel::rows}) {
+    for (const auto& [c, splits] : cases) {
+      const double e = run_case(c, rng, splits, kernel);
+      EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+          << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " splits " << splits;
+    }
   }
   // The automatic rule (key_splits 0) on a shape it splits: few rows, many keys.
   const AttentionCase few_rows{1, 16, 1024, 16, 16, false, DType::f32};
