@@ -51,7 +51,8 @@ TEST(TuningReport, NamesEveryFieldAndResolvesTheFftPathForTheAdapter) {
   EXPECT_NE(code_path.find("(automatic"), std::string::npos) << code_path;
   EXPECT_EQ(value_of(line_of(lines, "conv.implicit_gemm")), "1");
   EXPECT_EQ(value_of(line_of(lines, "rnn.step_kernel")), "automatic");
-  EXPECT_EQ(value_of(line_of(lines, "attention.key_splits")), "automatic");
+  EXPECT_EQ(value_of(line_of(lines, "attention.key_splits")), "1");
+  EXPECT_EQ(value_of(line_of(lines, "attention.kernel")), "rows");
 }
 
 TEST(TuningReport, AppliesOverridesAndRejectsMalformedOnes) {

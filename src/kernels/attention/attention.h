@@ -24,7 +24,7 @@ struct AttentionOptions {
   bool k_transposed = false;  // k holds K^T [B, D, Lk]
 };
 
-// Key slices per query row: kc.tuning.attention.key_splits where set, else 1 when B x Lq rows keep
+// Key slices per query row: kc.tuning.attention.key_splits where nonzero, else 1 when B x Lq rows keep
 // the GPU busy (kAttentionBusyRows) and otherwise enough slices of at least kAttentionMinSliceKeys
 // keys to reach that many (rows x slices); never more slices than keys.
 constexpr int64_t kAttentionBusyRows = 65536;

@@ -6,15 +6,17 @@
 namespace onda::kernels::attention {
 
 // automatic: the register-tiled kernel where it applies (head dims <= 64, its workgroup memory fits),
-// else one query row per invocation; rows: always the latter (for A/B runs).
+// else one query row per invocation; rows: always the latter.
 enum class AttentionKernel { automatic, rows };
 
+// The defaults are the kernel measured on GPUs (rows, no key slices) until a GPU A/B of the tiled
+// kernel and of split keys on the reference models decides (README.md).
 struct AttentionTuning {
-  AttentionKernel kernel = AttentionKernel::automatic;
-  // Slices of the keys each query row is split over (0: automatic, attention.h). One invocation per
-  // query row leaves a GPU mostly idle when batch x heads x Lq is small (HTDemucs: 8 heads x 2688
-  // rows); each slice's partial softmax is combined by a second dispatch.
-  uint32_t key_splits = 0;
+  AttentionKernel kernel = AttentionKernel::rows;
+  // Slices of the keys each query row is split over (0: by rows and keys, attention.h). One
+  // invocation per query row leaves a GPU mostly idle when batch x heads x Lq is small (HTDemucs: 8
+  // heads x 2688 rows); each slice's partial softmax is combined by a second dispatch.
+  uint32_t key_splits = 1;
 };
 
 }  // namespace onda::kernels::attention

@@ -125,14 +125,18 @@ TEST(Attention, SplitKeysMatchFloat64) {
   }
   // The automatic rule (key_splits 0) on a shape it splits: few rows, many keys.
   const AttentionCase few_rows{1, 16, 1024, 16, 16, false, DType::f32};
-  EXPECT_GT(kernels::attention_key_splits({gpu().context, gpu().pipelines}, few_rows.batch * few_rows.lq,
-                                          few_rows.lk),
+  kernels::KernelTuning by_rule;
+  by_rule.attention.key_splits = 0;
+  EXPECT_GT(kernels::attention_key_splits({gpu().context, gpu().pipelines, by_rule},
+                                          few_rows.batch * few_rows.lq, few_rows.lk),
             1);
   EXPECT_LE(run_case(few_rows, rng, 0), 2e-6);
 }
 
 TEST(Attention, KeySplitsRule) {
-  const kernels::KernelContext kc{gpu().context, gpu().pipelines};
+  kernels::KernelTuning by_rule;
+  by_rule.attention.key_splits = 0;
+  const kernels::KernelContext kc{gpu().context, gpu().pipelines, by_rule};
   // Enough rows: one slice; few rows: slices of at least kAttentionMinSliceKeys keys.
   EXPECT_EQ(kernels::attention_key_splits(kc, kernels::kAttentionBusyRows, 100000), 1);
   EXPECT_EQ(kernels::attention_key_splits(kc, 8 * 2688, 2688), 4);
