@@ -249,10 +249,56 @@ Outputs transpose(const Node& node, const Inputs& inputs) {
   return {gather_elements(data, shape, source)};
 }
 
+// Writes `in` broadcast over axes axis.. of `to` at `out` (advanced past it): the last axis copies one
+// run (stride 1) or repeats one element (stride 0), so no index is computed per element.
+template <size_t N>
+void broadcast_into(const std::byte* in, const std::vector<int64_t>& stride, const Shape& to, size_t axis,
+                    int64_t source, std::byte*& out) {
+  const int64_t n = to[axis];
+  if (axis + 1 == to.size()) {
+    if (stride[axis] == 0) {
+      for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * N, in + source * N, N);
+    } else {
+      std::memcpy(out, in + source * N, static_cast<size_t>(n) * N);
+    }
+    out += n * N;
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) broadcast_into<N>(in, stride, to, axis + 1, source + i * stride[axis], out);
+}
+
 Outputs expand(const Node& node, const Inputs& inputs) {
   const HostTensor& data = input(node, inputs, 0);
   const Shape shape = broadcast_shapes(data.shape(), input(node, inputs, 1).to_int64());
-  return {gather_elements(data, shape, broadcast_source_indices(data.shape(), shape))};
+  const size_t element = host_element_size(data.dtype());
+  if (shape.empty() || shape_numel(shape) == 0 ||
+      (element != 1 && element != 2 && element != 4 && element != 8))
+    return {gather_elements(data, shape, broadcast_source_indices(data.shape(), shape))};
+  // The source stride of each output axis: 0 where `data` is broadcast (or has no such axis).
+  std::vector<int64_t> stride(shape.size(), 0);
+  int64_t run = 1;
+  for (size_t i = data.rank(); i-- > 0;) {
+    const size_t axis = i + (shape.size() - static_cast<size_t>(data.rank()));
+    stride[axis] = data.shape()[i] == 1 ? 0 : run;
+    run *= data.shape()[i];
+  }
+  HostTensor out(data.dtype(), shape);
+  std::byte* destination = out.mutable_data();
+  switch (element) {
+    case 1:
+      broadcast_into<1>(data.data(), stride, shape, 0, 0, destination);
+      break;
+    case 2:
+      broadcast_into<2>(data.data(), stride, shape, 0, 0, destination);
+      break;
+    case 4:
+      broadcast_into<4>(data.data(), stride, shape, 0, 0, destination);
+      break;
+    default:
+      broadcast_into<8>(data.data(), stride, shape, 0, 0, destination);
+      break;
+  }
+  return {out};
 }
 
 Outputs tile(const Node& node, const Inputs& inputs) {
