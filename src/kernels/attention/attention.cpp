@@ -112,6 +112,7 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   const int64_t keys_per_split = (s.lk + wanted_splits - 1) / wanted_splits;
   const int64_t splits = (s.lk + keys_per_split - 1) / keys_per_split;
   const bool split = splits > 1;
+  const uint32_t rg = tiled_row_groups(kc, s);
   TemplateValues values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
                            {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
                            {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
@@ -119,33 +120,24 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                            {"SPLIT", split ? "1" : "0"},
                            {"D", std::to_string(s.d)},
                            {"DV", std::to_string(s.dv)},
-                           {"D4", std::to_string(d4)},
                            {"DV4", std::to_string(dv4)},
-                           {"BR", std::to_string(kRowsPerWorkgroup)},
-                           {"BC", std::to_string(bc)},
-                           {"K_TILE", std::to_string(bc * d4)},
-                           {"V_TILE", std::to_string(bc * dv4)},
                            {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
-  const uint32_t rg = tiled_row_groups(kc, s);
   if (rg > 0) {
     const int64_t dvg = (dv4 + 7) / 8;
-    values = {{"Q_ACCESS", tensor_access("q", 0, q.dtype(), false)},
-              {"K_ACCESS", tensor_access("k", 1, k.dtype(), false)},
-              {"V_ACCESS", tensor_access("v", 2, v.dtype(), false)},
-              {"O_ACCESS", tensor_access("o", 3, split ? DType::f32 : out.dtype(), true)},
-              {"SPLIT", split ? "1" : "0"},
-              {"D", std::to_string(s.d)},
-              {"DV", std::to_string(s.dv)},
-              {"DV4", std::to_string(dv4)},
-              {"DVG", std::to_string(dvg)},
-              {"RG", std::to_string(rg)},
-              {"THREADS", std::to_string(8 * rg)},
-              {"Q_TILE", std::to_string(s.d * rg)},
-              {"KP_TILE", std::to_string(std::max<int64_t>(s.d * 8, 32 * rg))},
-              {"V_TILE", std::to_string(32 * dv4)},
-              {"RED", std::to_string(8 * rg)},
-              {"O_REGS", std::to_string(4 * dvg)},
-              {"K_TRANSPOSED", options.k_transposed ? "1" : "0"}};
+    values.insert({{"DVG", std::to_string(dvg)},
+                   {"RG", std::to_string(rg)},
+                   {"THREADS", std::to_string(8 * rg)},
+                   {"Q_TILE", std::to_string(s.d * rg)},
+                   {"KP_TILE", std::to_string(std::max<int64_t>(s.d * 8, 32 * rg))},
+                   {"V_TILE", std::to_string(32 * dv4)},
+                   {"RED", std::to_string(8 * rg)},
+                   {"O_REGS", std::to_string(4 * dvg)}});
+  } else {
+    values.insert({{"D4", std::to_string(d4)},
+                   {"BR", std::to_string(kRowsPerWorkgroup)},
+                   {"BC", std::to_string(bc)},
+                   {"K_TILE", std::to_string(bc * d4)},
+                   {"V_TILE", std::to_string(bc * dv4)}});
   }
   const int64_t rows_per_group = rg > 0 ? 4 * rg : kRowsPerWorkgroup;
   const auto& pipeline =

@@ -10,51 +10,14 @@
 //   SPLIT: the keys are cut into params.splits slices of params.keys_per_split, a workgroup takes one
 //   slice, and o is the f32 partials [splits, B, Lq, DV + 2]: the unnormalized accumulator, then m
 //   and l (attention_combine.wgsl merges the slices). Without SPLIT, splits is 1 and o the output.
-{{Q_ACCESS}}
-{{K_ACCESS}}
-{{V_ACCESS}}
-{{O_ACCESS}}
+#include "attention/attention_common.wgsl"
 
-struct AttentionParams {
-  batch: u32,
-  lq: u32,
-  lk: u32,
-  scale: f32,
-  q_offset: u32,
-  k_offset: u32,
-  v_offset: u32,
-  o_offset: u32,
-  splits: u32,
-  keys_per_split: u32,
-  pad0: u32,
-  pad1: u32,
-}
-@group(0) @binding(4) var<uniform> params: AttentionParams;
-
-const D: u32 = {{D}}u;
-const DV: u32 = {{DV}}u;
 const D4: u32 = {{D4}}u;
-const DV4: u32 = {{DV4}}u;
 const BR: u32 = {{BR}}u;
 const BC: u32 = {{BC}}u;
 
 var<workgroup> k_tile: array<vec4<f32>, {{K_TILE}}>;  // BC * D4
 var<workgroup> v_tile: array<vec4<f32>, {{V_TILE}}>;  // BC * DV4
-
-// Element d of key j (j < lk) of batch row b.
-fn key(b: u32, j: u32, d: u32) -> f32 {
-  if (d >= D) { return 0.0; }
-#if K_TRANSPOSED
-  return load_k(params.k_offset + (b * D + d) * params.lk + j);
-#else
-  return load_k(params.k_offset + (b * params.lk + j) * D + d);
-#endif
-}
-
-fn value(b: u32, j: u32, d: u32) -> f32 {
-  if (d >= DV) { return 0.0; }
-  return load_v(params.v_offset + (b * params.lk + j) * DV + d);
-}
 
 @compute @workgroup_size({{BR}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

@@ -8,30 +8,8 @@
 // its sum l stays split over them until the end.
 //   Q staged once, head dim major and pre-scaled; K staged per tile, head dim major; P replaces K once
 //   S is computed; V row major. SPLIT: as attention.wgsl (key slices, partials [splits, B, Lq, DV + 2]).
-{{Q_ACCESS}}
-{{K_ACCESS}}
-{{V_ACCESS}}
-{{O_ACCESS}}
+#include "attention/attention_common.wgsl"
 
-struct AttentionParams {
-  batch: u32,
-  lq: u32,
-  lk: u32,
-  scale: f32,
-  q_offset: u32,
-  k_offset: u32,
-  v_offset: u32,
-  o_offset: u32,
-  splits: u32,
-  keys_per_split: u32,
-  pad0: u32,
-  pad1: u32,
-}
-@group(0) @binding(4) var<uniform> params: AttentionParams;
-
-const D: u32 = {{D}}u;
-const DV: u32 = {{DV}}u;
-const DV4: u32 = {{DV4}}u;
 const DVG: u32 = {{DVG}}u;   // vec4 output columns per invocation: ceil(DV4 / 8)
 const RG: u32 = {{RG}}u;     // row groups of 4
 const BR: u32 = 4u * RG;
@@ -43,19 +21,6 @@ var<workgroup> q_tile: array<vec4<f32>, {{Q_TILE}}>;    // [D][RG]: 4 rows of on
 var<workgroup> kp_tile: array<vec4<f32>, {{KP_TILE}}>;  // K [D][8]: 4 keys of one dim; then P [BC][RG]
 var<workgroup> v_tile: array<vec4<f32>, {{V_TILE}}>;    // [BC][DV4]
 var<workgroup> red: array<vec4<f32>, {{RED}}>;          // [8][RG]: per-invocation row maxima, sums
-
-fn key(b: u32, j: u32, d: u32) -> f32 {
-#if K_TRANSPOSED
-  return load_k(params.k_offset + (b * D + d) * params.lk + j);
-#else
-  return load_k(params.k_offset + (b * params.lk + j) * D + d);
-#endif
-}
-
-fn value(b: u32, j: u32, c: u32) -> f32 {
-  if (c >= DV) { return 0.0; }
-  return load_v(params.v_offset + (b * params.lk + j) * DV + c);
-}
 
 @compute @workgroup_size({{THREADS}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,

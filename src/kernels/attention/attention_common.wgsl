@@ -1,0 +1,42 @@
+// What both attention kernels share (attention.cpp fills the uniform): q, k, v at bindings 0-2, o at 3
+// (the output, or the key slices' f32 partials with SPLIT), the parameters at 4, and the reads of one
+// key or value element (K_TRANSPOSED: k is K^T [B, D, Lk]; past the head dims: 0).
+{{Q_ACCESS}}
+{{K_ACCESS}}
+{{V_ACCESS}}
+{{O_ACCESS}}
+
+struct AttentionParams {
+  batch: u32,
+  lq: u32,
+  lk: u32,
+  scale: f32,
+  q_offset: u32,
+  k_offset: u32,
+  v_offset: u32,
+  o_offset: u32,
+  splits: u32,
+  keys_per_split: u32,
+  pad0: u32,
+  pad1: u32,
+}
+@group(0) @binding(4) var<uniform> params: AttentionParams;
+
+const D: u32 = {{D}}u;
+const DV: u32 = {{DV}}u;
+const DV4: u32 = {{DV4}}u;
+
+// Element d of key j (j < lk) of batch row b.
+fn key(b: u32, j: u32, d: u32) -> f32 {
+  if (d >= D) { return 0.0; }
+#if K_TRANSPOSED
+  return load_k(params.k_offset + (b * D + d) * params.lk + j);
+#else
+  return load_k(params.k_offset + (b * params.lk + j) * D + d);
+#endif
+}
+
+fn value(b: u32, j: u32, d: u32) -> f32 {
+  if (d >= DV) { return 0.0; }
+  return load_v(params.v_offset + (b * params.lk + j) * DV + d);
+}
