@@ -61,6 +61,7 @@
 #include "runtime/memory_planning.h"
 #include "runtime/model_pipeline_manifest.h"
 #include "runtime/roofline.h"
+#include "runtime/weight_prefault.h"
 
 namespace onda {
 namespace {
@@ -223,6 +224,9 @@ struct Session::Impl {
   };
   MemoryState memory;
   const uint64_t memory_limit;
+  // Reads the weights' pages ahead of the first run's upload (weight_prefault.h); last, so it stops
+  // first.
+  std::unique_ptr<runtime::WeightPrefault> prefault;
   const bool replay_enabled = gpu::user_environment().replay;
 
   // The captured run these inputs can replay, or null.
@@ -336,6 +340,18 @@ std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& wha
     spec.dim_names = dim_names_of(info, spec.shape.size());
     impl->output_specs.push_back(spec);
   }
+  // The weights the first run uploads (as upload_weights finds them: large initializers, in the
+  // order the nodes read them).
+  std::vector<HostTensor> weights;
+  std::set<std::string> seen;
+  for (const Node& node : impl->graph.nodes) {
+    for (const std::string& name : node.inputs) {
+      const HostTensor* init = name.empty() ? nullptr : impl->graph.find_initializer(name);
+      if (init && init->numel() > runtime::kMaxHostElements && seen.insert(name).second)
+        weights.push_back(*init);
+    }
+  }
+  impl->prefault = std::make_unique<runtime::WeightPrefault>(std::move(weights));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
 
