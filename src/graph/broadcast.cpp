@@ -19,11 +19,10 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
-std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to) {
+std::vector<int64_t> broadcast_source_strides(const Shape& from, const Shape& to) {
   const size_t rank = to.size();
   if (from.size() > rank || broadcast_shapes(from, to) != to)
     throw ModelError("shape " + shape_to_string(from) + " does not broadcast to " + shape_to_string(to));
-  // Stride of each output axis in the source (0 where the source is broadcast).
   std::vector<int64_t> source_stride(rank, 0);
   int64_t stride = 1;
   for (size_t i = from.size(); i-- > 0;) {
@@ -32,6 +31,12 @@ std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to
     // (An empty tensor may still claim dims whose product overflows.)
     stride = checked_multiply(stride, from[i], "broadcast");
   }
+  return source_stride;
+}
+
+std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to) {
+  const size_t rank = to.size();
+  const std::vector<int64_t> source_stride = broadcast_source_strides(from, to);
   const int64_t count = shape_numel(to);
   std::vector<int64_t> indices(static_cast<size_t>(count));
   std::vector<int64_t> coordinate(rank, 0);

@@ -11,6 +11,10 @@ namespace onda {
 // The broadcast of two shapes; ModelError when a pair of dimensions differs and neither is 1.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
 
+// For each axis of `to`, the stride (in elements) of `from` along it when `from` is broadcast to `to`:
+// 0 where `from` is broadcast or has no such axis. ModelError when `from` does not broadcast to `to`.
+std::vector<int64_t> broadcast_source_strides(const Shape& from, const Shape& to);
+
 // For each element of `to` (C order), the flat index of the element of `from` it reads when `from`
 // is broadcast to `to` (from must broadcast to it).
 std::vector<int64_t> broadcast_source_indices(const Shape& from, const Shape& to);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <type_traits>
 
 #include "graph/broadcast.h"
 #include "graph/model_error.h"
@@ -53,12 +54,28 @@ std::vector<int64_t> strides_of(const Shape& shape) {
   return strides;
 }
 
-// out[i] = in[source[i]] for elements of N bytes: a copy of constant size compiles to one move, where
-// a size known only at run time is a memcpy call per element (HTDemucs' position-embedding Expands and
-// Tiles copy ~10^6 elements each on its first run).
-template <size_t N>
-void gather_fixed(const std::byte* in, std::byte* out, const std::vector<int64_t>& source) {
-  for (size_t i = 0; i < source.size(); ++i) std::memcpy(out + i * N, in + source[i] * N, N);
+// Calls copy(std::integral_constant<size_t, N>{}) for elements of N = 1, 2, 4 or 8 bytes and returns
+// true; false for other sizes. A copy of constant size compiles to one move, where a size known only
+// at run time is a memcpy call per element (HTDemucs' position-table Expands and Tiles copy ~10^6
+// elements each on its first run).
+template <class Copy>
+bool with_fixed_element_size(size_t element, Copy&& copy) {
+  switch (element) {
+    case 1:
+      copy(std::integral_constant<size_t, 1>{});
+      return true;
+    case 2:
+      copy(std::integral_constant<size_t, 2>{});
+      return true;
+    case 4:
+      copy(std::integral_constant<size_t, 4>{});
+      return true;
+    case 8:
+      copy(std::integral_constant<size_t, 8>{});
+      return true;
+    default:
+      return false;
+  }
 }
 
 // Copies elements: out[i] = in[source[i]].
@@ -66,23 +83,13 @@ HostTensor gather_elements(const HostTensor& in, Shape out_shape, const std::vec
   HostTensor out(in.dtype(), std::move(out_shape));
   const size_t element = host_element_size(in.dtype());
   std::byte* destination = out.mutable_data();
-  switch (element) {
-    case 1:
-      gather_fixed<1>(in.data(), destination, source);
-      break;
-    case 2:
-      gather_fixed<2>(in.data(), destination, source);
-      break;
-    case 4:
-      gather_fixed<4>(in.data(), destination, source);
-      break;
-    case 8:
-      gather_fixed<8>(in.data(), destination, source);
-      break;
-    default:
-      for (size_t i = 0; i < source.size(); ++i)
-        std::memcpy(destination + i * element, in.data() + source[i] * element, element);
-  }
+  const bool fixed = with_fixed_element_size(element, [&](auto size) {
+    constexpr size_t n = decltype(size)::value;
+    for (size_t i = 0; i < source.size(); ++i) std::memcpy(destination + i * n, in.data() + source[i] * n, n);
+  });
+  if (!fixed)
+    for (size_t i = 0; i < source.size(); ++i)
+      std::memcpy(destination + i * element, in.data() + source[i] * element, element);
   return out;
 }
 
@@ -257,7 +264,7 @@ void broadcast_into(const std::byte* in, const std::vector<int64_t>& stride, con
   const int64_t n = to[axis];
   if (axis + 1 == to.size()) {
     if (stride[axis] == 0) {
-      for (int64_t i = 0; i < n; ++i) std::memcpy(out + i * N, in + source * N, N);
+      fill_fixed<N>(out, n, in + source * N);
     } else {
       std::memcpy(out, in + source * N, static_cast<size_t>(n) * N);
     }
@@ -270,35 +277,16 @@ void broadcast_into(const std::byte* in, const std::vector<int64_t>& stride, con
 Outputs expand(const Node& node, const Inputs& inputs) {
   const HostTensor& data = input(node, inputs, 0);
   const Shape shape = broadcast_shapes(data.shape(), input(node, inputs, 1).to_int64());
-  const size_t element = host_element_size(data.dtype());
-  if (shape.empty() || shape_numel(shape) == 0 ||
-      (element != 1 && element != 2 && element != 4 && element != 8))
-    return {gather_elements(data, shape, broadcast_source_indices(data.shape(), shape))};
-  // The source stride of each output axis: 0 where `data` is broadcast (or has no such axis).
-  std::vector<int64_t> stride(shape.size(), 0);
-  int64_t run = 1;
-  for (size_t i = data.rank(); i-- > 0;) {
-    const size_t axis = i + (shape.size() - static_cast<size_t>(data.rank()));
-    stride[axis] = data.shape()[i] == 1 ? 0 : run;
-    run *= data.shape()[i];
+  if (!shape.empty() && shape_numel(shape) > 0) {
+    const std::vector<int64_t> stride = broadcast_source_strides(data.shape(), shape);
+    HostTensor out(data.dtype(), shape);
+    std::byte* destination = out.mutable_data();
+    if (with_fixed_element_size(host_element_size(data.dtype()), [&](auto size) {
+          broadcast_into<decltype(size)::value>(data.data(), stride, shape, 0, 0, destination);
+        }))
+      return {out};
   }
-  HostTensor out(data.dtype(), shape);
-  std::byte* destination = out.mutable_data();
-  switch (element) {
-    case 1:
-      broadcast_into<1>(data.data(), stride, shape, 0, 0, destination);
-      break;
-    case 2:
-      broadcast_into<2>(data.data(), stride, shape, 0, 0, destination);
-      break;
-    case 4:
-      broadcast_into<4>(data.data(), stride, shape, 0, 0, destination);
-      break;
-    default:
-      broadcast_into<8>(data.data(), stride, shape, 0, 0, destination);
-      break;
-  }
-  return {out};
+  return {gather_elements(data, shape, broadcast_source_indices(data.shape(), shape))};
 }
 
 Outputs tile(const Node& node, const Inputs& inputs) {
@@ -328,23 +316,11 @@ Outputs constant_of_shape(const Node& node, const Inputs& inputs) {
     HostTensor out(fill.dtype(), shape);
     const size_t element = host_element_size(fill.dtype());
     std::byte* destination = out.mutable_data();
-    switch (element) {
-      case 1:
-        fill_fixed<1>(destination, out.numel(), fill.data());
-        break;
-      case 2:
-        fill_fixed<2>(destination, out.numel(), fill.data());
-        break;
-      case 4:
-        fill_fixed<4>(destination, out.numel(), fill.data());
-        break;
-      case 8:
-        fill_fixed<8>(destination, out.numel(), fill.data());
-        break;
-      default:
-        for (int64_t i = 0; i < out.numel(); ++i)
-          std::memcpy(destination + i * element, fill.data(), element);
-    }
+    const bool fixed = with_fixed_element_size(element, [&](auto size) {
+      fill_fixed<decltype(size)::value>(destination, out.numel(), fill.data());
+    });
+    if (!fixed)
+      for (int64_t i = 0; i < out.numel(); ++i) std::memcpy(destination + i * element, fill.data(), element);
     return {out};
   }
   return {HostTensor(DType::f32, shape)};

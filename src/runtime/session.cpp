@@ -224,8 +224,8 @@ struct Session::Impl {
   };
   MemoryState memory;
   const uint64_t memory_limit;
-  // Reads the weights' pages ahead of the first run's upload (weight_prefault.h); last, so it stops
-  // first.
+  // Reads the weights' pages ahead of the first run's upload (weight_prefault.h; it holds its own
+  // references to them).
   std::unique_ptr<runtime::WeightPrefault> prefault;
   const bool replay_enabled = gpu::user_environment().replay;
 

@@ -75,16 +75,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       k_tile[e] = slot;
     }
 #endif
-    for (var e = lid; e < BC * DV4; e = e + BR) {
-      let j = e / DV4;
-      let d = (e % DV4) * 4u;
-      var slot = vec4<f32>(0.0);
-      if (j < n) {
-        slot = vec4<f32>(value(b, j0 + j, d), value(b, j0 + j, d + 1u), value(b, j0 + j, d + 2u),
-                         value(b, j0 + j, d + 3u));
-      }
-      v_tile[e] = slot;
-    }
+    stage_values(b, j0, n, lid, BR);
     workgroupBarrier();
     if (in_range) {
       // Four keys at a time: four independent dot-product chains instead of one (a key's score is a

@@ -1,6 +1,7 @@
 // What both attention kernels share (attention.cpp fills the uniform): q, k, v at bindings 0-2, o at 3
-// (the output, or the key slices' f32 partials with SPLIT), the parameters at 4, and the reads of one
-// key or value element (K_TRANSPOSED: k is K^T [B, D, Lk]; past the head dims: 0).
+// (the output, or the key slices' f32 partials with SPLIT), the parameters at 4, the reads of one
+// key or value element (K_TRANSPOSED: k is K^T [B, D, Lk]; past the head dims: 0) and the staging
+// of a tile of values (each kernel declares v_tile [BC][DV4] and BC).
 {{Q_ACCESS}}
 {{K_ACCESS}}
 {{V_ACCESS}}
@@ -39,4 +40,19 @@ fn key(b: u32, j: u32, d: u32) -> f32 {
 fn value(b: u32, j: u32, d: u32) -> f32 {
   if (d >= DV) { return 0.0; }
   return load_v(params.v_offset + (b * params.lk + j) * DV + d);
+}
+
+// Values j0 .. j0 + n - 1 of batch row b into v_tile [BC][DV4] (rows past n zero), the invocations
+// taking slots first, first + step, ...
+fn stage_values(b: u32, j0: u32, n: u32, first: u32, step: u32) {
+  for (var e = first; e < BC * DV4; e = e + step) {
+    let j = e / DV4;
+    let c = (e % DV4) * 4u;
+    var x = vec4<f32>(0.0);
+    if (j < n) {
+      x = vec4<f32>(value(b, j0 + j, c), value(b, j0 + j, c + 1u), value(b, j0 + j, c + 2u),
+                    value(b, j0 + j, c + 3u));
+    }
+    v_tile[e] = x;
+  }
 }

@@ -67,16 +67,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
       if (j + 3u < n) { x.w = key(b, j0 + j + 3u, d); }
       kp_tile[e] = x;
     }
-    for (var e = lid; e < BC * DV4; e = e + THREADS) {
-      let j = e / DV4;
-      let c = (e % DV4) * 4u;
-      var x = vec4<f32>(0.0);
-      if (j < n) {
-        x = vec4<f32>(value(b, j0 + j, c), value(b, j0 + j, c + 1u), value(b, j0 + j, c + 2u),
-                      value(b, j0 + j, c + 3u));
-      }
-      v_tile[e] = x;
-    }
+    stage_values(b, j0, n, lid, THREADS);
     workgroupBarrier();
     var s0 = vec4<f32>(0.0);
     var s1 = vec4<f32>(0.0);
