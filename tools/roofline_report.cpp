@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -38,7 +40,46 @@ void print_header(const char* first) {
              "gap ms", "% floor", "GFLOP", "MB", "bound");
 }
 
+// A CSV field: quoted, inner quotes doubled (node names and shape lists hold commas).
+std::string csv_field(const std::string& text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
 }  // namespace
+
+void write_profile_csv(const RunStats& stats, const std::filesystem::path& path) {
+  std::filesystem::path partial = path;
+  partial += ".partial";
+  {
+    std::ofstream out(partial, std::ios::trunc);
+    if (!out) throw std::runtime_error(fmt::format("--profile-csv: cannot write '{}'", path.string()));
+    out << "op_type,node,input_shapes,gpu_ms,dispatches,floor_ms,gflop,mb,bound\n";
+    for (const ProfileLine& line : stats.profile) {
+      const Row row{line.op_type, "", line.gpu_ms, line.floor_ms, line.flops, line.bytes, line.latency_floor_ms,
+                    line.cost_modeled};
+      out << fmt::format("{},{},{},{:.4f},{},{:.4f},{:.6g},{:.6g},{}\n", csv_field(line.op_type),
+                         csv_field(line.node), csv_field(line.input_shapes), line.gpu_ms, line.dispatches,
+                         line.floor_ms, line.flops * 1e-9, line.bytes / 1e6, bound(row, stats));
+    }
+    out.flush();
+    if (!out) {
+      out.close();
+      std::filesystem::remove(partial);
+      throw std::runtime_error(fmt::format("--profile-csv: writing '{}' failed", path.string()));
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(partial, path, error);
+  if (error) {
+    std::filesystem::remove(partial);
+    throw std::runtime_error(fmt::format("--profile-csv: cannot write '{}': {}", path.string(), error.message()));
+  }
+}
 
 void print_roofline(const RunStats& stats, size_t top_nodes) {
   if (stats.profile.empty()) return;

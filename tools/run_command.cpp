@@ -28,6 +28,7 @@ struct RunArguments {
   std::string output_dir;
   int bench = 0;
   bool profile = false;
+  std::string profile_csv;  // every profiled node as CSV (implies profile)
   bool timings = false;  // where the first run's recording went, in detail
   std::string adapter;
   uint32_t first_submit = SessionOptions{}.first_submit_dispatches;
@@ -130,6 +131,12 @@ std::map<std::string, Shape> check_arguments(const RunArguments& a) {
   if (!a.output_dir.empty() && std::filesystem::exists(a.output_dir, ec) &&
       !std::filesystem::is_directory(a.output_dir, ec))
     throw std::invalid_argument(fmt::format("--output-dir {}: a file is in the way", a.output_dir));
+  if (!a.profile_csv.empty()) {
+    const std::filesystem::path folder = std::filesystem::absolute(a.profile_csv).parent_path();
+    if (!std::filesystem::is_directory(folder, ec) || std::filesystem::is_directory(a.profile_csv, ec))
+      throw std::invalid_argument(fmt::format("--profile-csv {}: no folder '{}' to write it in, or a folder in the way",
+                                              a.profile_csv, folder.string()));
+  }
   if (a.bench < 0) throw std::invalid_argument(fmt::format("--bench {}: give a count >= 0", a.bench));
   if (!(a.rtol >= 0) || !(a.atol >= 0))
     throw std::invalid_argument(fmt::format("--rtol {} / --atol {}: give tolerances >= 0", a.rtol, a.atol));
@@ -355,6 +362,7 @@ void run(const RunArguments& a) {
   if (!a.test_data.empty()) check_against_test_data(a, test_data, outputs);
   if (a.bench > 0) bench_runs(a, *session, inputs, outputs);
   if (a.profile) print_profile(session->last_run());
+  if (!a.profile_csv.empty()) write_profile_csv(session->last_run(), a.profile_csv);
   if (!a.output_dir.empty()) write_outputs(a.output_dir, outputs);
 }
 
@@ -385,6 +393,8 @@ void add_run_command(CLI::App& app) {
   command->add_option("--bench", a->bench,
                       "Time N more runs after the first (min/median/max); outputs are the last run's");
   command->add_flag("--profile", a->profile, "GPU time per kernel through timestamp queries");
+  command->add_option("--profile-csv", a->profile_csv,
+                      "With --profile: every node's GPU time and floor as CSV in FILE (the report shows the top ones)");
   command->add_flag(
       "--timings", a->timings,
       "Where the first run's recording went: by op type and the slowest nodes (also with --profile)");
@@ -412,7 +422,10 @@ void add_run_command(CLI::App& app) {
       "needs more fails naming the node at its peak");
   command->add_flag("--plan-memory", a->plan_memory,
                     "Print the static memory plan for the input shapes (--shape) without running the model");
-  command->callback([a] { run(*a); });
+  command->callback([a] {
+    if (!a->profile_csv.empty()) a->profile = true;
+    run(*a);
+  });
 }
 
 }  // namespace onda::cli

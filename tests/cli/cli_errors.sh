@@ -61,6 +61,7 @@ expect_error "enhance needs a model with one output stem" enhance mono.wav -m "$
 expect_error "Sharpen" enhance mono.wav -m "$models/unsupported.onnx" -o y.wav
 expect_error "--input mix=nothing.npy: no file 'nothing.npy'" run "$m" --input mix=nothing.npy --adapter no-such-gpu
 expect_error "--output-dir mono.wav: a file is in the way" run "$m" --random-inputs --output-dir mono.wav --adapter no-such-gpu
+expect_error "--profile-csv nowhere/p.csv: no folder" run "$m" --random-inputs --profile-csv nowhere/p.csv --adapter no-such-gpu
 touch x.npy
 allow_stdout=1 expect_error "no input 'noise' \(its inputs: 'mix'\)" run "$m" --input noise=x.npy
 printf 'not audio' > bad.wav

@@ -102,6 +102,16 @@ checks=$((checks + 1))
 [ "$rc" -eq 0 ] && grep -q "^onda: warning: --batch 4 ignored: the model's batch dimension is fixed at 1" <<< "$err" ||
   fail "--batch 4 on a batch-1 model: rc $rc, '$err'"
 
+# --profile-csv: a header and one line of nine fields per profiled node, the node named.
+run_onda run "$m" --random-inputs --profile-csv profile.csv
+checks=$((checks + 1))
+[ "$rc" -eq 0 ] && [ "$(head -1 profile.csv)" = "op_type,node,input_shapes,gpu_ms,dispatches,floor_ms,gflop,mb,bound" ] &&
+  [ "$(wc -l < profile.csv)" -ge 2 ] && tail -n +2 profile.csv | python3 -c "
+import csv, sys
+rows = list(csv.reader(sys.stdin))
+sys.exit(not rows or any(len(r) != 9 or not r[1] or float(r[3]) < 0 for r in rows))" &&
+  [ ! -e profile.csv.partial ] || fail "--profile-csv: rc $rc, '$err', $(head -3 profile.csv 2>&1)"
+
 # The progress line on a terminal (util-linux `script` provides one): drawn at once with 0
 # segments, then per segment with the rate and the time left, with three significant digits.
 if command -v script > /dev/null; then
