@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "gpu/gpu_error.h"
 #include "graph/fusion_passes.h"
@@ -66,6 +67,18 @@ WalkPlan make_walk_plan(Graph simplified) {
   for (const Node& node : plan.graph.nodes)
     plan.ops.push_back(ops::find_op(node.domain, node.op_type, plan.graph.opset_version(node.domain)));
   return plan;
+}
+
+std::vector<std::string> weights_read(const Graph& graph) {
+  std::vector<std::string> names;
+  std::unordered_set<std::string> seen;
+  for (const Node& node : graph.nodes) {
+    for (const std::string& name : node.inputs) {
+      const HostTensor* init = name.empty() ? nullptr : graph.find_initializer(name);
+      if (init && init->numel() > kMaxHostElements && seen.insert(name).second) names.push_back(name);
+    }
+  }
+  return names;
 }
 
 ops::Value GraphWalk::lookup(const Scope& scope, const Node& reader, const std::string& name, bool upload) {
@@ -193,16 +206,13 @@ void GraphWalk::upload_weights(const WalkPlan& plan, const Scope& scope) {
   *r_.weights_uploaded = true;
   const auto start = std::chrono::steady_clock::now();
   bool any = false;
-  for (const Node& node : plan.graph.nodes) {
-    for (const std::string& name : node.inputs) {
-      // A bound value (a graph input with a default) shadows the initializer, as in lookup().
-      if (name.empty() || scope.values.count(name) || r_.uploaded_initializers.count(name)) continue;
-      const HostTensor* init = scope.graph->find_initializer(name);
-      if (!init || init->numel() <= kMaxHostElements) continue;
-      r_.uploaded_initializers.emplace(
-          name, Tensor::upload_once(r_.context, r_.weights_pool, init->dtype(), init->shape(), init->data()));
-      any = true;
-    }
+  for (const std::string& name : weights_read(plan.graph)) {
+    // A bound value (a graph input with a default) shadows the initializer, as in lookup().
+    if (scope.values.count(name) || r_.uploaded_initializers.count(name)) continue;
+    const HostTensor* init = scope.graph->find_initializer(name);
+    r_.uploaded_initializers.emplace(
+        name, Tensor::upload_once(r_.context, r_.weights_pool, init->dtype(), init->shape(), init->data()));
+    any = true;
   }
   if (!any) return;
   r_.context.upload_ring().flush(r_.context);

@@ -41,6 +41,10 @@ struct WalkPlan {
 };
 WalkPlan make_walk_plan(Graph simplified);
 
+// The weights a walk of `graph` uploads in its first pass (GraphWalk::upload_weights): initializers
+// over kMaxHostElements that its nodes read, each named once, in the order the nodes read them.
+std::vector<std::string> weights_read(const Graph& graph);
+
 // The values of one graph being walked; names not found here are looked up in the enclosing scopes.
 struct Scope {
   const Graph* graph = nullptr;  // for its initializers

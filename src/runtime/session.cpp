@@ -120,6 +120,11 @@ struct Session::Impl {
   // Initializers uploaded once, on first GPU use.
   std::unordered_map<std::string, Tensor> uploaded;
   bool weights_uploaded = false;  // the first walk's one pass over them (GraphWalk::upload_weights)
+  // The loaded graph's weights (runtime::weights_read): uploaded while the first plan is made.
+  std::vector<std::string> first_weights;
+  // The first plan's time on its own thread and the weights' upload beside it, for the first run's
+  // RunStats (each, not their sum, is what the run waited for at most).
+  double first_plan_ms = 0, first_weights_ms = 0;
   // Small constants (biases, norm scales, folded shape tensors) a kernel needed on the GPU, by
   // their host data: uploaded once per plan instead of every run. Kept in persistent_pool, whose
   // buffers are never reused within a run, so a queue write cannot race with recorded work.
@@ -252,6 +257,10 @@ struct Session::Impl {
                                             const std::map<std::string, DeviceTensor>& device_inputs,
                                             uint64_t& host_upload_bytes) const;
   Graph simplified_for(const std::map<std::string, Shape>& shapes) const;
+  // The walk plan of these input shapes: CPU work only, touching nothing but the loaded graph.
+  runtime::WalkPlan make_plan(const std::map<std::string, Shape>& shapes) const;
+  // The first plan, made on a thread of its own while this one uploads the loaded graph's weights.
+  runtime::WalkPlan plan_while_uploading_weights(const std::map<std::string, Shape>& shapes);
   // True when it made a new plan (the input shapes changed).
   bool ensure_plan(const std::map<std::string, Shape>& shapes);
   void begin_memory_run();
@@ -340,17 +349,11 @@ std::unique_ptr<Session> Session::Impl::open(Graph graph, const std::string& wha
     spec.dim_names = dim_names_of(info, spec.shape.size());
     impl->output_specs.push_back(spec);
   }
-  // The weights the first run uploads (as upload_weights finds them: large initializers, in the
-  // order the nodes read them).
+  // The weights the first run uploads, in the order it uploads them: their pages are read ahead
+  // from here on, and the first plan is made while they go up (plan_while_uploading_weights).
+  impl->first_weights = runtime::weights_read(impl->graph);
   std::vector<HostTensor> weights;
-  std::set<std::string> seen;
-  for (const Node& node : impl->graph.nodes) {
-    for (const std::string& name : node.inputs) {
-      const HostTensor* init = name.empty() ? nullptr : impl->graph.find_initializer(name);
-      if (init && init->numel() > runtime::kMaxHostElements && seen.insert(name).second)
-        weights.push_back(*init);
-    }
-  }
+  for (const std::string& name : impl->first_weights) weights.push_back(*impl->graph.find_initializer(name));
   impl->prefault = std::make_unique<runtime::WeightPrefault>(std::move(weights));
   return std::unique_ptr<Session>(new Session(std::move(impl)));
 }
@@ -554,7 +557,13 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   RunStats& stats = run.stats;
   stats.record_ms = ms_since(start);
   stats.record_ms_by_op = std::move(*recorded.record_by_op);
-  if (new_plan) stats.record_ms_by_op["(graph plan)"] += plan_ms;
+  if (new_plan && first_plan_ms > 0) {  // the first plan, beside the weights' upload
+    stats.record_ms_by_op["(graph plan)"] += first_plan_ms;
+    stats.record_ms_by_op["(weights)"] += first_weights_ms;
+    first_plan_ms = 0;
+  } else if (new_plan) {
+    stats.record_ms_by_op["(graph plan)"] += plan_ms;
+  }
   stats.slow_node_record_ms = std::move(*recorded.slow_nodes);
   const gpu::PipelineCreationStats& pipelines_after = pipelines.stats();
   stats.pipelines_created = pipelines_after.pipelines - pipelines_before.pipelines;
@@ -619,12 +628,7 @@ Graph Session::Impl::simplified_for(const std::map<std::string, Shape>& shapes) 
   return simplified;
 }
 
-bool Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
-  if (plan && shapes == plan_shapes) return false;
-  // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
-  if (!pending.empty()) context.finish();
-  captured.clear();
-  plan_runs = 0;
+runtime::WalkPlan Session::Impl::make_plan(const std::map<std::string, Shape>& shapes) const {
   Graph simplified = simplified_for(shapes);
   if (memory_limit > 0) {
     // The dry run's plan (values only) fails early, before anything of this shape is allocated.
@@ -632,7 +636,48 @@ bool Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
     runtime::check_memory_limit(memory_limit, estimate.activation_bytes, estimate.weight_bytes,
                                 estimate.peak_node, "the plan of this input shape");
   }
-  plan = runtime::make_walk_plan(std::move(simplified));
+  return runtime::make_walk_plan(std::move(simplified));
+}
+
+// The graph plan (simplification, fusion: all CPU) and the weights' upload (host copies into the
+// upload ring) took about the same time in first runs (HTDemucs on an H100: 41 and 47-70 ms), one
+// after the other; here they overlap. Weights go up by the loaded graph's names; the plan keeps an
+// initializer under its name with the same data or drops it (folded away, dead), so an upload it does
+// not read is released, and upload_weights adds the plan's own (fused scale / bias tensors).
+runtime::WalkPlan Session::Impl::plan_while_uploading_weights(const std::map<std::string, Shape>& shapes) {
+  std::future<std::pair<runtime::WalkPlan, double>> planning = std::async(std::launch::async, [this, &shapes] {
+    const auto start = std::chrono::steady_clock::now();
+    runtime::WalkPlan made = make_plan(shapes);
+    return std::make_pair(std::move(made), ms_since(start));
+  });
+  const auto start = std::chrono::steady_clock::now();
+  for (const std::string& name : first_weights) {
+    if (uploaded.count(name)) continue;
+    const HostTensor& init = *graph.find_initializer(name);
+    uploaded.emplace(name, Tensor::upload_once(context, weights_pool, init.dtype(), init.shape(), init.data()));
+  }
+  context.upload_ring().flush(context);
+  first_weights_ms = ms_since(start);
+  auto [made, plan_ms] = planning.get();
+  first_plan_ms = plan_ms;
+  bool released = false;
+  for (const std::string& name : first_weights) {
+    const HostTensor* kept = made.graph.find_initializer(name);
+    if (kept && kept->data() == graph.find_initializer(name)->data()) continue;
+    released = uploaded.erase(name) > 0 || released;
+  }
+  if (released) weights_pool.trim();
+  return made;
+}
+
+bool Session::Impl::ensure_plan(const std::map<std::string, Shape>& shapes) {
+  if (plan && shapes == plan_shapes) return false;
+  // Prepacked weights and cached constants of the old plan may still be read by submitted runs.
+  if (!pending.empty()) context.finish();
+  captured.clear();
+  plan_runs = 0;
+  // Under a memory limit the plan comes first: one that does not fit fails before the weights go up.
+  plan = weights_uploaded || memory_limit > 0 ? make_plan(shapes) : plan_while_uploading_weights(shapes);
   plan_shapes = shapes;
   node_states.clear();
   uploaded_constants.clear();

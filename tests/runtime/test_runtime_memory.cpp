@@ -68,5 +68,38 @@ TEST(RuntimeMemory, ChainHoldsTwoActivationsAndReusesBuffers) {
   }
 }
 
+// The first run uploads the loaded graph's weights while its plan is made, by name: uploads that the
+// plan does not read (a weight only a dead node reads, one folded into another initializer by a
+// Reshape) must be released, and the plan's own initializers uploaded after it.
+TEST(RuntimeMemory, FirstRunKeepsOnlyTheWeightsItsPlanReads) {
+  const int64_t n = int64_t{1} << 18;
+  Random random(test_seed());
+  const std::vector<float> x = random.normal(n), w = random.normal(n), dead = random.normal(n),
+                           v = random.normal(n);
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {n});
+  add_float_initializer(graph, "w", {n}, w);
+  add_float_initializer(graph, "dead", {n}, dead);
+  add_float_initializer(graph, "v", {n / 2, 2}, v);
+  add_int64_initializer(graph, "flat", {1}, {n});
+  add_node(graph, "Neg", {"dead"}, {"unread"}, "dead_neg");
+  add_node(graph, "Reshape", {"v", "flat"}, {"r"}, "reshape");
+  add_node(graph, "Add", {"x", "w"}, {"a"}, "add_w");
+  add_node(graph, "Add", {"a", "r"}, {"y"}, "add_r");
+  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {n});
+  TemporaryFolder folder;
+  auto session = open_session(model, folder);
+  std::vector<double> reference(n);
+  for (int64_t i = 0; i < n; ++i) reference[i] = double(x[i]) + w[i] + v[i];
+  const uint64_t value_bytes = gpu::BufferPool::size_class(n * sizeof(float));
+  for (int run = 0; run < 2; ++run) {
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({n}, x)}});
+    const auto y = outputs.at("y").values<float>();
+    EXPECT_LT(rel_l2(std::vector<float>(y.begin(), y.end()), reference), 1e-6);
+    EXPECT_EQ(session->last_run().weight_bytes, 2 * value_bytes) << "run " << run << ": w and r only";
+  }
+}
+
 }  // namespace
 }  // namespace onda::test
