@@ -6,11 +6,13 @@
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/fuse_matmul_bias.h"
+#include "graph/fuse_pad_conv.h"
 #include "graph/fuse_rotate_half.h"
 
 namespace onda {
 
 void run_fusion_passes(Graph& graph) {
+  fuse_pad_into_conv(graph);
   fuse_matmul_bias(graph);
   fuse_activations(graph);
   fuse_group_norms(graph);
