@@ -21,8 +21,19 @@ struct NormParams {
   _pad2: u32,
 }
 
+// GPUs divide integers in software (tens of instructions), so the plan names the two common forms:
+// AFFINE_ROW (k_mod == 1: InstanceNorm, per-group GroupNorm) and AFFINE_K (row_mul == 0, k_div == 1,
+// k_mod >= row_size: LayerNorm), which need no division by k.
 fn affine_index(r: u32, k: u32) -> u32 {
+#if AFFINE_ROW
+  return (r % params.row_mod) * params.row_mul;
+#else
+#if AFFINE_K
+  return k;
+#else
   return (r % params.row_mod) * params.row_mul + (k / params.k_div) % params.k_mod;
+#endif
+#endif
 }
 
 // Statistics of a set: x = count, y = mean, z = M2 (sum of squared deviations).

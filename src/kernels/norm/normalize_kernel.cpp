@@ -137,6 +137,10 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
           fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel, affine_size));
     }
   }
+  // The long-row path steps the affine index through a row without wrapping it (norm_apply.wgsl).
+  if (spec.k_div * spec.k_mod < spec.row_size)
+    throw std::invalid_argument(fmt::format("normalize: an affine index of period {} x {} within rows of {}",
+                                            spec.k_div, spec.k_mod, spec.row_size));
   if (count == 0) return;
   auto pipelines = std::make_unique<Pipelines>();
   NormUniforms& u = pipelines->uniforms;
@@ -160,7 +164,10 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
     TemplateValues v = {{"X_ACCESS", x_access},
                         {"PER_THREAD", std::to_string(per_thread)},
                         {"ROW_THREADS", std::to_string(row_threads)},
-                        {"EPILOGUE", epilogue}};
+                        {"EPILOGUE", epilogue},
+                        // norm_common.wgsl's affine_index without a division by k where the spec allows
+                        {"AFFINE_ROW", flag(spec.k_mod == 1)},
+                        {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)}};
     affine_values(problem_, 1, v);
     pipelines->fused_rows = &shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
     pipelines->fused_groups = (spec.rows + rows_per_group - 1) / rows_per_group;

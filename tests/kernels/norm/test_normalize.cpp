@@ -134,7 +134,10 @@ TEST(Normalize, GroupNormBothAffineLayouts) {
   Random rng(test_seed());
   for (bool per_channel : {true, false}) {
     double worst = 0;
-    for (const Shape& shape : {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 9}}) {
+    // Long rows (the chunked path) whose rows and channels end at odd elements: an invocation's four
+    // elements then cross a channel or a row.
+    for (const Shape& shape :
+         {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 9}, Shape{3, 6, 1367}, Shape{2, 4, 4099}}) {
       for (int64_t groups : {1, 2}) {
         const double e = run(shape, kernels::group_norm_spec(shape, groups, per_channel, 1e-5f), DType::f32,
                              true, true, rng);
