@@ -6,6 +6,7 @@
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
 #include "graph/fuse_matmul_bias.h"
+#include "graph/fuse_norm_prelu.h"
 #include "graph/fuse_pad_conv.h"
 #include "graph/fuse_rotate_half.h"
 
@@ -16,6 +17,7 @@ void run_fusion_passes(Graph& graph) {
   fuse_matmul_bias(graph);
   fuse_activations(graph);
   fuse_group_norms(graph);
+  fuse_norm_prelu(graph);
   fuse_attention(graph);
   fuse_rotate_half(graph);
   fuse_elementwise(graph);

@@ -53,12 +53,16 @@ void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_
 
 void record_normalize(OpContext& context, const Tensor& x, const Tensor& scale, const Tensor& bias,
                       const Tensor& y, const kernels::NormalizeSpec& spec,
-                      const kernels::FusedEpilogue& epilogue) {
-  const kernels::NormalizeProblem problem{
-      x.shape(), x.dtype(), spec, kernels::NormalizeAffine::of(scale), kernels::NormalizeAffine::of(bias),
-      epilogue};
+                      const kernels::FusedEpilogue& epilogue, const Tensor& slope) {
+  const kernels::NormalizeProblem problem{x.shape(),
+                                          x.dtype(),
+                                          spec,
+                                          kernels::NormalizeAffine::of(scale),
+                                          kernels::NormalizeAffine::of(bias),
+                                          epilogue,
+                                          kernels::NormalizeAffine::of(slope)};
   with_plan(context, &KernelPlans::normalize, problem, [&](const kernels::Normalize& plan) {
-    plan.record(context.recorder, context.pool, x, scale, bias, y);
+    plan.record(context.recorder, context.pool, x, scale, bias, y, slope);
   });
 }
 

@@ -77,10 +77,11 @@ void record_gather(OpContext& context, const Tensor& data, const Tensor& indices
 // Records Softmax / LogSoftmax of `x` along `axis` into `y` with the node's kept plan.
 void record_softmax(OpContext& context, const Tensor& x, int64_t axis, bool log_softmax, const Tensor& y);
 
-// Records a normalisation (kernels::record_normalize) with the node's kept plan.
+// Records a normalisation (kernels::record_normalize) with the node's kept plan; `slope` (or none):
+// a PRelu fused after it (kernels::NormalizeProblem::slope).
 void record_normalize(OpContext& context, const Tensor& x, const Tensor& scale, const Tensor& bias,
                       const Tensor& y, const kernels::NormalizeSpec& spec,
-                      const kernels::FusedEpilogue& epilogue = {});
+                      const kernels::FusedEpilogue& epilogue = {}, const Tensor& slope = Tensor());
 
 // Records the reduction of `x` over `axes` into `y` with the node's kept plan for this problem.
 void record_reduce(OpContext& context, kernels::ReduceOp op, const Tensor& x,

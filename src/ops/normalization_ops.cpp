@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "graph/fuse_group_norm.h"
+#include "graph/fuse_norm_prelu.h"
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
 #include "kernels/norm/normalize_kernel.h"
@@ -30,8 +31,10 @@ std::vector<Value> normalize(const Node& node, OpContext& context, const std::ve
   try {
     // Elementwise ops fused after it at plan time (graph/fuse_epilogue.h), applied at its store.
     const kernels::FusedEpilogue epilogue = fused_epilogue_of(node, x.dtype());
+    // A PRelu fused after it at plan time (graph/fuse_norm_prelu.h): its slope, input 3.
+    const Tensor slope = node.has_attribute(kFusedPreluAttribute) ? optional_device(context, inputs, 3) : Tensor();
     record_normalize(context, context.to_device(x), optional_device(context, inputs, scale_input),
-                     optional_device(context, inputs, bias_input), y.device, spec, epilogue);
+                     optional_device(context, inputs, bias_input), y.device, spec, epilogue, slope);
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
   }

@@ -1,10 +1,11 @@
-// Pass 3 of the large-row normalization: y = (x - mean[r]) * rstd[r] * scale[a] + bias[a], four
-// consecutive elements per invocation.
+// Pass 3 of the large-row normalization: y = (x - mean[r]) * rstd[r] * scale[a] + bias[a] (then PRelu
+// by slope[a] where fused), four consecutive elements per invocation.
 #include "norm/norm_common.wgsl"
 {{X_ACCESS}}
 @group(0) @binding(1) var<storage, read> row_stats: array<vec2<f32>>;
 {{SCALE_ACCESS}}
 {{BIAS_ACCESS}}
+{{SLOPE_ACCESS}}
 {{Y_ACCESS}}
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
@@ -58,6 +59,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #endif
 #if HAS_BIAS
     v = v + load_bias(params.bias_offset + p.row_part + p.channel);
+#endif
+#if HAS_SLOPE
+    v = select(v * load_slope(params.slope_offset + p.row_part + p.channel), v, v >= 0.0);
 #endif
     store_y(params.y_offset + i, epilogue(v));
   }

@@ -16,7 +16,7 @@ struct NormParams {
   k_div: u32,
   k_mod: u32,
   epsilon: f32,
-  _pad0: u32,
+  slope_offset: u32,
   _pad1: u32,
   _pad2: u32,
 }

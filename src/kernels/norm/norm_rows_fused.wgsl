@@ -5,6 +5,7 @@
 {{X_ACCESS}}
 {{SCALE_ACCESS}}
 {{BIAS_ACCESS}}
+{{SLOPE_ACCESS}}
 {{Y_ACCESS}}
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
@@ -65,6 +66,9 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #endif
 #if HAS_BIAS
       v = v + load_bias(params.bias_offset + affine_index(r, k));
+#endif
+#if HAS_SLOPE
+      v = select(v * load_slope(params.slope_offset + affine_index(r, k)), v, v >= 0.0);
 #endif
       store_y(params.y_offset + base + k, epilogue(v));
     }

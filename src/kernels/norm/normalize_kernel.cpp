@@ -23,7 +23,8 @@ struct NormUniforms {
   uint32_t x_offset, y_offset, scale_offset, bias_offset;
   uint32_t row_mod, row_mul, k_div, k_mod;
   float epsilon;
-  uint32_t pad[3];
+  uint32_t slope_offset;
+  uint32_t pad[2];
 };
 
 std::string flag(bool on) {
@@ -90,22 +91,25 @@ NormalizeSpec group_norm_spec(const Shape& shape, int64_t num_groups, bool per_c
 
 namespace {
 
-// Bindings of the apply/fused kernels: x, [stats], [scale], [bias], y, params; the template values
-// from `first_binding` on.
+// Bindings of the apply/fused kernels: x, [stats], [scale], [bias], [slope], y, params; the template
+// values from `first_binding` on.
 void affine_values(const NormalizeProblem& p, int first_binding, TemplateValues& v) {
   int b = first_binding;
   v["HAS_SCALE"] = flag(p.scale.defined);
   v["HAS_BIAS"] = flag(p.bias.defined);
+  v["HAS_SLOPE"] = flag(p.slope.defined);
   v["SCALE_ACCESS"] = p.scale.defined ? tensor_access("scale", b++, p.scale.dtype, false) : std::string();
   v["BIAS_ACCESS"] = p.bias.defined ? tensor_access("bias", b++, p.bias.dtype, false) : std::string();
+  v["SLOPE_ACCESS"] = p.slope.defined ? tensor_access("slope", b++, p.slope.dtype, false) : std::string();
   v["Y_ACCESS"] = tensor_access("y", b, p.dtype, true);
   v["PARAMS_BINDING"] = std::to_string(b + 1);
 }
 
-void bind_affine_and_output(const KernelContext& kc, const Tensor& scale, const Tensor& bias, const Tensor& y,
-                            std::vector<gpu::BufferBinding>& bindings) {
+void bind_affine_and_output(const KernelContext& kc, const Tensor& scale, const Tensor& bias, const Tensor& slope,
+                            const Tensor& y, std::vector<gpu::BufferBinding>& bindings) {
   if (scale.defined()) bindings.push_back(scale.binding(kc.gpu));
   if (bias.defined()) bindings.push_back(bias.binding(kc.gpu));
+  if (slope.defined()) bindings.push_back(slope.binding(kc.gpu));
   bindings.push_back(y.binding(kc.gpu));
 }
 
@@ -131,7 +135,7 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
                                             shape_string(problem_.shape), spec.rows, spec.row_size));
   }
   const int64_t affine_size = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
-  for (const NormalizeAffine* p : {&problem_.scale, &problem_.bias}) {
+  for (const NormalizeAffine* p : {&problem_.scale, &problem_.bias, &problem_.slope}) {
     if (p->defined && p->numel != affine_size) {
       throw std::invalid_argument(
           fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel, affine_size));
@@ -185,16 +189,17 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
 Normalize::~Normalize() = default;
 Normalize::Normalize(Normalize&&) noexcept = default;
 
-void Normalize::check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias,
-                              const Tensor& y) const {
+void Normalize::check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                              const Tensor& slope) const {
   if (x.shape() != problem_.shape || x.dtype() != problem_.dtype || y.shape() != x.shape() ||
       y.dtype() != x.dtype()) {
     throw std::invalid_argument(fmt::format("normalize: input {} / output {} do not match {} rows of {}",
                                             shape_string(x.shape()), shape_string(y.shape()),
                                             problem_.spec.rows, problem_.spec.row_size));
   }
-  if (NormalizeAffine::of(scale) != problem_.scale || NormalizeAffine::of(bias) != problem_.bias) {
-    throw std::invalid_argument("normalize: scale/bias differ from the plan");
+  if (NormalizeAffine::of(scale) != problem_.scale || NormalizeAffine::of(bias) != problem_.bias ||
+      NormalizeAffine::of(slope) != problem_.slope) {
+    throw std::invalid_argument("normalize: scale/bias/slope differ from the plan");
   }
 }
 
@@ -208,9 +213,10 @@ const Normalize& Normalize::slice_plan(const NormalizeProblem& slice) const {
 
 // Rows are normalized independently, so an input larger than one storage binding runs as slices of
 // whole rows, each a view of x and y. A slice stays within one period of the affine index
-// (r % row_mod), so that its scale and bias are a view too, starting at the slice's first index.
+// (r % row_mod), so that its scale, bias and slope are a view too, starting at the slice's first index.
 void Normalize::record_in_row_slices(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
-                                     const Tensor& scale, const Tensor& bias, const Tensor& y) const {
+                                     const Tensor& scale, const Tensor& bias, const Tensor& y,
+                                     const Tensor& slope) const {
   const NormalizeSpec& spec = problem_.spec;
   const int64_t per_slice = window_capacity(kc_.gpu, x.dtype()) / spec.row_size;
   if (per_slice < 1) {
@@ -237,24 +243,27 @@ void Normalize::record_in_row_slices(gpu::CommandRecorder& recorder, gpu::Buffer
     auto affine = [&](const Tensor& t) {
       return t.defined() ? t.reshape({t.numel()}).slice_outer(first, first + count) : t;
     };
-    const Tensor x_slice = x_rows.slice_outer(r0, r1), scale_slice = affine(scale), bias_slice = affine(bias);
+    const Tensor x_slice = x_rows.slice_outer(r0, r1), scale_slice = affine(scale), bias_slice = affine(bias),
+                 slope_slice = affine(slope);
     const NormalizeProblem slice{x_slice.shape(),
                                  problem_.dtype,
                                  part,
                                  NormalizeAffine::of(scale_slice),
                                  NormalizeAffine::of(bias_slice),
-                                 problem_.epilogue};
-    slice_plan(slice).record(recorder, pool, x_slice, scale_slice, bias_slice, y_rows.slice_outer(r0, r1));
+                                 problem_.epilogue,
+                                 NormalizeAffine::of(slope_slice)};
+    slice_plan(slice).record(recorder, pool, x_slice, scale_slice, bias_slice, y_rows.slice_outer(r0, r1),
+                             slope_slice);
     r0 = r1;
   }
 }
 
 void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
-                       const Tensor& scale, const Tensor& bias, const Tensor& y) const {
-  check_tensors(x, scale, bias, y);
+                       const Tensor& scale, const Tensor& bias, const Tensor& y, const Tensor& slope) const {
+  check_tensors(x, scale, bias, y, slope);
   if (!pipelines_) return;  // empty
   if (!fits_one_binding(kc_.gpu, x) || !fits_one_binding(kc_.gpu, y)) {
-    record_in_row_slices(recorder, pool, x, scale, bias, y);
+    record_in_row_slices(recorder, pool, x, scale, bias, y, slope);
     return;
   }
   const Pipelines& p = *pipelines_;
@@ -263,10 +272,11 @@ void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
   u.y_offset = y.element_offset(kc_.gpu);
   u.scale_offset = scale.defined() ? scale.element_offset(kc_.gpu) : 0;
   u.bias_offset = bias.defined() ? bias.element_offset(kc_.gpu) : 0;
+  u.slope_offset = slope.defined() ? slope.element_offset(kc_.gpu) : 0;
   const NormalizeSpec& spec = problem_.spec;
   if (p.fused) {
     std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu)};
-    bind_affine_and_output(kc_, scale, bias, y, bindings);
+    bind_affine_and_output(kc_, scale, bias, slope, y, bindings);
     recorder.dispatch(*p.fused_rows, bindings, &u, sizeof(u),
                       gpu::split_workgroups(p.fused_groups, kc_.gpu.limits()), "normalize");
     return;
@@ -278,7 +288,7 @@ void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
   recorder.dispatch(*p.finalize, {partials.binding(kc_.gpu), stats.binding(kc_.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups((spec.rows + 63) / 64, kc_.gpu.limits()), "normalize finalize");
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu), stats.binding(kc_.gpu)};
-  bind_affine_and_output(kc_, scale, bias, y, bindings);
+  bind_affine_and_output(kc_, scale, bias, slope, y, bindings);
   const int64_t threads = (x.numel() + 3) / 4;
   recorder.dispatch(*p.apply, bindings, &u, sizeof(u),
                     gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc_.gpu.limits()),
@@ -294,7 +304,7 @@ void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                                             spec.row_size));
   }
   const Normalize plan(
-      kc, {x.shape(), x.dtype(), spec, NormalizeAffine::of(scale), NormalizeAffine::of(bias), {}});
+      kc, {x.shape(), x.dtype(), spec, NormalizeAffine::of(scale), NormalizeAffine::of(bias), {}, {}});
   plan.record(recorder, pool, x, scale, bias, y);
 }
 

@@ -47,6 +47,9 @@ struct NormalizeProblem {
   NormalizeSpec spec;
   NormalizeAffine scale, bias;
   FusedEpilogue epilogue;  // elementwise ops applied to each output element (none by default)
+  // PRelu's slope, indexed as scale and bias are: y = v >= 0 ? v : v * slope[a] after the affine map,
+  // before the epilogue (an InstanceNorm -> PRelu pair, graph/fuse_norm_prelu.h).
+  NormalizeAffine slope;
   bool operator==(const NormalizeProblem&) const = default;
 };
 
@@ -63,16 +66,17 @@ class Normalize {
 
   const NormalizeProblem& problem() const { return problem_; }
 
-  // The tensors must match the problem (undefined scale / bias where it has none). Scratch comes
-  // from `pool` and is kept alive by the recorder until its submit completes.
+  // The tensors must match the problem (undefined scale / bias / slope where it has none). Scratch
+  // comes from `pool` and is kept alive by the recorder until its submit completes.
   void record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x, const Tensor& scale,
-              const Tensor& bias, const Tensor& y) const;
+              const Tensor& bias, const Tensor& y, const Tensor& slope = Tensor()) const;
 
  private:
   struct Pipelines;
-  void check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y) const;
+  void check_tensors(const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& y,
+                     const Tensor& slope) const;
   void record_in_row_slices(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, const Tensor& x,
-                            const Tensor& scale, const Tensor& bias, const Tensor& y) const;
+                            const Tensor& scale, const Tensor& bias, const Tensor& y, const Tensor& slope) const;
   const Normalize& slice_plan(const NormalizeProblem& slice) const;
 
   KernelContext kc_;

@@ -15,7 +15,8 @@ namespace {
 using kernels::NormalizeSpec;
 
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& scale,
-                              const std::vector<float>& bias, const NormalizeSpec& s) {
+                              const std::vector<float>& bias, const NormalizeSpec& s,
+                              const std::vector<float>& slope = {}) {
   std::vector<double> y(x.size());
   for (int64_t r = 0; r < s.rows; ++r) {
     double mean = 0, var = 0;
@@ -29,6 +30,7 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
       double v = (x[r * s.row_size + k] - mean) * rstd;
       if (!scale.empty()) v *= scale[a];
       if (!bias.empty()) v += bias[a];
+      if (!slope.empty() && v < 0) v *= slope[a];
       y[r * s.row_size + k] = v;
     }
   }
@@ -38,24 +40,28 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
 // `epilogue` (applied at the store) and its float64 twin `after`, when given.
 double run(const Shape& shape, const NormalizeSpec& spec, DType dtype, bool with_scale, bool with_bias,
            Random& rng, const kernels::FusedEpilogue& epilogue = {},
-           const std::function<double(double)>& after = {}) {
+           const std::function<double(double)>& after = {}, bool with_slope = false) {
   const int64_t affine = (spec.row_mod - 1) * spec.row_mul + spec.k_mod;
   // A mean offset from zero makes cancellation in the variance visible.
   auto x = round_to_dtype(rng.normal(element_count(shape), 3.0, 2.0), dtype);
   std::vector<float> scale, bias;
   if (with_scale) scale = round_to_dtype(rng.normal(affine), dtype);
   if (with_bias) bias = round_to_dtype(rng.normal(affine), dtype);
+  std::vector<float> slope;
+  if (with_slope) slope = round_to_dtype(rng.uniform(affine, -0.5, 1.5), dtype);
   Tensor tx = upload_floats(x, dtype, shape);
   Tensor ts = with_scale ? upload_floats(scale, dtype, {affine}) : Tensor();
   Tensor tb = with_bias ? upload_floats(bias, dtype, {affine}) : Tensor();
+  Tensor tp = with_slope ? upload_floats(slope, dtype, {affine}) : Tensor();
   Tensor ty = poisoned(dtype, shape);
   gpu::CommandRecorder recorder(gpu().context);
   const kernels::Normalize plan(
       {gpu().context, gpu().pipelines},
-      {shape, dtype, spec, kernels::NormalizeAffine::of(ts), kernels::NormalizeAffine::of(tb), epilogue});
-  plan.record(recorder, gpu().pool, tx, ts, tb, ty);
+      {shape, dtype, spec, kernels::NormalizeAffine::of(ts), kernels::NormalizeAffine::of(tb), epilogue,
+       kernels::NormalizeAffine::of(tp)});
+  plan.record(recorder, gpu().pool, tx, ts, tb, ty, tp);
   recorder.submit_and_wait();
-  std::vector<double> ref = reference(x, scale, bias, spec);
+  std::vector<double> ref = reference(x, scale, bias, spec, slope);
   if (after)
     for (double& v : ref) v = after(v);
   return rel_l2(ty.download_floats(gpu().context), ref);
@@ -148,6 +154,28 @@ TEST(Normalize, GroupNormBothAffineLayouts) {
     std::printf("GroupNorm per_channel=%d rel L2 %.2e\n", per_channel, worst);
   }
   EXPECT_THROW(kernels::group_norm_spec({1, 6, 4}, 4, true, 1e-5f), std::invalid_argument);
+}
+
+// A PRelu fused at the store (graph/fuse_norm_prelu.h), indexed as the affine parameters: per channel
+// for InstanceNorm and a per-channel GroupNorm, on both paths, before an epilogue.
+TEST(Normalize, PreluSlopeAfterTheAffineMap) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    double worst = 0;
+    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}}) {
+      const double e =
+          run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, true, true, rng, {}, {}, true);
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
+      worst = std::max(worst, e);
+    }
+    for (const Shape& shape : {Shape{2, 6, 5}, Shape{3, 6, 1367}}) {
+      const double e = run(shape, kernels::group_norm_spec(shape, 2, true, 1e-5f), dtype, true, true, rng, {}, {},
+                           true);
+      EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape) << " groups 2";
+      worst = std::max(worst, e);
+    }
+    std::printf("Norm + PRelu %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
+  }
 }
 
 TEST(Normalize, RejectsMismatchedAffine) {
