@@ -5,11 +5,12 @@
 
 namespace onda {
 
-// Zero Pads into the convolutions that read them, linear layers' biases into their MatMuls, activations into their producers (after the biases, so
-// MatMul -> Add -> Relu fuses whole), GroupNorm patterns, PRelus into the InstanceNorms before them, attention, rotary embeddings' rotate_half
-// (before the elementwise groups could take its Neg), then the elementwise groups
-// (after attention, which absorbs the Mul/Div of its scale) and the groups that become a
-// normalization's or GEMM's epilogue (which need fuse_elementwise's groups).
+// Zero Pads into the convolutions that read them, linear layers' biases into their MatMuls,
+// activations into their producers (after the biases, so MatMul -> Add -> Relu fuses whole), GroupNorm
+// patterns, PRelus into the InstanceNorms before them, attention (then the Transposes around it),
+// rotary embeddings' rotate_half (before the elementwise groups could take its Neg), then the
+// elementwise groups (after attention, which absorbs the Mul/Div of its scale) and the groups that
+// become a normalization's or GEMM's epilogue (which need fuse_elementwise's groups).
 void run_fusion_passes(Graph& graph);
 
 }  // namespace onda

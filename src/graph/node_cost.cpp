@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "graph/einsum_equation.h"
+#include "graph/fold_attention_transposes.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
@@ -197,11 +198,17 @@ namespace {
 
 // Attention, onda's fused one (graph/fuse_attention.h) and ONNX's: Q [.., Lq, D], K [.., Lk, D] (or
 // K^T), V [.., Lk, Dv]: the two products, 2·Lq·Lk·(D + Dv) per batch row; the softmax's few per score.
-double attention_flops(const Types& in) {
-  const double keys = static_cast<double>(dim(at(in, 2), -2));
-  const double d = static_cast<double>(dim(at(in, 0), -1));
-  const double rows = numel(at(in, 0)) / std::max(1.0, d);
-  const double dv = static_cast<double>(dim(at(in, 2), -1));
+// With Transposes folded into the node (graph/fold_attention_transposes.h), Q and V are read through
+// their permutations.
+double attention_flops(const Node& node, const Types& in) {
+  const auto& q = at(in, 0);
+  const auto& v = at(in, 2);
+  if (!q || !v) return 0;
+  const Shape q_shape = attention_operand_shape(node, 0, q->shape), v_shape = attention_operand_shape(node, 2, v->shape);
+  const double keys = static_cast<double>(v_shape.size() >= 2 ? v_shape[v_shape.size() - 2] : 1);
+  const double d = static_cast<double>(q_shape.empty() ? 1 : q_shape.back());
+  const double rows = numel(q) / std::max(1.0, d);
+  const double dv = static_cast<double>(v_shape.empty() ? 1 : v_shape.back());
   return rows * keys * (2.0 * (d + dv) + 5.0);
 }
 
@@ -223,7 +230,7 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     return cost;
   }
   if (node.domain == kOndaDomain && op == kFusedAttentionOp) {
-    cost.flops = attention_flops(in);
+    cost.flops = attention_flops(node, in);
     return cost;
   }
   if (!canonical_domain(node.domain).empty()) {
@@ -270,7 +277,7 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
     if (op == "Clip") arity = 2;
     cost.flops = y_numel * arity * elementwise_flops_per_element(op);
   } else if (op == "Attention") {
-    cost.flops = attention_flops(in);
+    cost.flops = attention_flops(node, in);
   } else if (op == "Einsum") {
     // Every combination of the equation's labels is one multiply-add.
     cost.flops = 2.0 * einsum_products(node, in);

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 
+#include "graph/fold_attention_transposes.h"
 #include "graph/fuse_attention.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -175,6 +176,14 @@ size_t fused_in(const onnx::ModelProto& model) {
   return fused;
 }
 
+// Transposes folded into the fused node (graph/fold_attention_transposes.h).
+size_t folded_in(const onnx::ModelProto& model) {
+  Graph graph = parse_onnx_model(model.SerializeAsString(), ".", "attention test model");
+  simplify_graph(graph, {});
+  fuse_attention(graph);
+  return fold_attention_transposes(graph);
+}
+
 std::vector<float> run(const BuiltCase& built) {
   TemporaryFolder folder;
   auto session = open_session(built.model, folder);
@@ -199,6 +208,9 @@ TEST(FuseAttention, EveryExportedFormMatchesUnfusedAndFloat64) {
     const BuiltCase built = build(c, scale, q, k, v);
     const bool must_fuse = c.form != Form::softmax_over_queries && !c.expose_scores;
     EXPECT_EQ(fused_in(built.model), must_fuse ? 1u : 0u) << c.name;
+    // The MultiheadAttention layout's Transposes (Q, K^T, V and the output) go into the node, so the
+    // session run below reads and writes them through strides.
+    EXPECT_EQ(folded_in(built.model), c.form == Form::scale_q_torch_mha ? 4u : 0u) << c.name;
     std::vector<double> ref = reference(c, scale, q, k, v, c.form == Form::softmax_over_queries);
     if (built.output_swapped) {  // [B, Lq, Dv] -> [Lq, B, Dv]
       std::vector<double> r(ref.size());

@@ -6,6 +6,7 @@
 // B is batch * heads. Every tensor f32 or f16, all of one dtype; the math is f32.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "gpu/buffer_pool.h"
 #include "kernels/kernel_context.h"
@@ -31,12 +32,38 @@ constexpr int64_t kAttentionBusyRows = 65536;
 constexpr int64_t kAttentionMinSliceKeys = 128;
 int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk);
 
-// Records the dispatches (one per slice of B when a tensor exceeds the storage binding limit; with
-// split keys, a second dispatch merging the slices, whose partials are a temporary from `pool`).
-// Throws std::invalid_argument for mismatched shapes or dtypes, or a head dim above
-// kAttentionMaxHeadDim or too large for the device's workgroup memory.
+// Where an operand's logical [B, rows, cols] lies in its tensor: element (b, r, c) at the tensor's
+// first element + b * batch + r * row + c * col. Besides a contiguous [B, rows, cols] tensor, a
+// transposed view of a rank-3 tensor: K^T read as K, and the Transposes that PyTorch's
+// MultiheadAttention export puts around the attention, folded into the node
+// (graph/fold_attention_transposes.h) so that they move no data.
+struct AttentionOperand {
+  Tensor tensor;
+  Shape shape;  // logical [B, rows, cols]
+  int64_t batch = 0, row = 0, col = 0;
+
+  static AttentionOperand contiguous(const Tensor& t);  // t is [B, rows, cols]
+  // The logical operand is Transpose(t, perm): its dim i is t's dim perm[i] (t rank 3).
+  static AttentionOperand transposed(const Tensor& t, const std::vector<int64_t>& perm);
+  bool is_contiguous() const { return batch == shape[1] * shape[2] && row == shape[2] && col == 1; }
+};
+
+// Records the dispatches (with split keys, a second dispatch merging the slices, whose partials are a
+// temporary from `pool`). Contiguous operands larger than one storage binding run in slices of B,
+// each its own dispatch; strided ones must fit one binding (attention_fits_one_binding; the caller
+// copies them out otherwise). Throws std::invalid_argument for mismatched shapes or dtypes, or a head
+// dim above kAttentionMaxHeadDim or too large for the device's workgroup memory.
+void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
+                      const AttentionOperand& q, const AttentionOperand& k, const AttentionOperand& v,
+                      float scale, const AttentionOperand& out);
+
+// Contiguous q [B, Lq, D], k [B, Lk, D] (or K^T [B, D, Lk] with `k_transposed`), v, out.
 void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,
                       const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& options,
                       const Tensor& out);
+
+// Whether every operand's tensor fits one storage binding (strided operands must).
+bool attention_fits_one_binding(const KernelContext& kc, const AttentionOperand& q, const AttentionOperand& k,
+                                const AttentionOperand& v, const AttentionOperand& out);
 
 }  // namespace onda::kernels

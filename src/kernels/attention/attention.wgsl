@@ -6,7 +6,7 @@
 // the running max m and sum l, the accumulator rescaled by exp(m_old - m_new) only when the max
 // grows (rare after the first keys), so the [Lq, Lk] scores are never stored. Keys are taken four
 // at a time (BC is a multiple of 4).
-//   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: k is K^T [B, D, Lk].
+//   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: keys contiguous in k.
 //   SPLIT: the keys are cut into params.splits slices of params.keys_per_split, a workgroup takes one
 //   slice, and o is the f32 partials [splits, B, Lq, DV + 2]: the unnormalized accumulator, then m
 //   and l (attention_combine.wgsl merges the slices). Without SPLIT, splits is 1 and o the output.
@@ -33,16 +33,16 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   let key_end = min(params.lk, key_begin + params.keys_per_split);
   let in_range = row < params.lq;
   // Rows past lq still load their share of each tile.
-  let q_base = params.q_offset + (b * params.lq + min(row, params.lq - 1u)) * D;
+  let q_row = min(row, params.lq - 1u);
 
   var q: array<vec4<f32>, {{D4}}>;
   var acc: array<vec4<f32>, {{DV4}}>;
 #for c D4
   q[{{c}}] = params.scale * vec4<f32>(
-      select(0.0, load_q(q_base + min(4u * {{c}}u + 0u, D - 1u)), 4u * {{c}}u + 0u < D),
-      select(0.0, load_q(q_base + min(4u * {{c}}u + 1u, D - 1u)), 4u * {{c}}u + 1u < D),
-      select(0.0, load_q(q_base + min(4u * {{c}}u + 2u, D - 1u)), 4u * {{c}}u + 2u < D),
-      select(0.0, load_q(q_base + min(4u * {{c}}u + 3u, D - 1u)), 4u * {{c}}u + 3u < D));
+      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 0u, D - 1u))), 4u * {{c}}u + 0u < D),
+      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 1u, D - 1u))), 4u * {{c}}u + 1u < D),
+      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 2u, D - 1u))), 4u * {{c}}u + 2u < D),
+      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 3u, D - 1u))), 4u * {{c}}u + 3u < D));
 #endfor
 #for c DV4
   acc[{{c}}] = vec4<f32>(0.0);
@@ -54,7 +54,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     let n = min(BC, key_end - j0);
     workgroupBarrier();  // the previous tile is consumed
 #if K_TRANSPOSED
-    // Consecutive invocations take consecutive keys: K^T rows are contiguous along the keys.
+    // Consecutive invocations take consecutive keys: k is contiguous along the keys (K^T).
     for (var e = lid; e < BC * D4; e = e + BR) {
       let j = e % BC;
       let d = (e / BC) * 4u;
@@ -119,12 +119,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   store_o(part_base + DV + 1u, l);
 #else
   let inv = 1.0 / l;
-  let o_base = params.o_offset + (b * params.lq + row) * DV;
 #for c DV4
-  if (4u * {{c}}u + 0u < DV) { store_o(o_base + 4u * {{c}}u + 0u, acc[{{c}}].x * inv); }
-  if (4u * {{c}}u + 1u < DV) { store_o(o_base + 4u * {{c}}u + 1u, acc[{{c}}].y * inv); }
-  if (4u * {{c}}u + 2u < DV) { store_o(o_base + 4u * {{c}}u + 2u, acc[{{c}}].z * inv); }
-  if (4u * {{c}}u + 3u < DV) { store_o(o_base + 4u * {{c}}u + 3u, acc[{{c}}].w * inv); }
+  if (4u * {{c}}u + 0u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 0u), acc[{{c}}].x * inv); }
+  if (4u * {{c}}u + 1u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 1u), acc[{{c}}].y * inv); }
+  if (4u * {{c}}u + 2u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 2u), acc[{{c}}].z * inv); }
+  if (4u * {{c}}u + 3u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 3u), acc[{{c}}].w * inv); }
 #endfor
 #endif
 }

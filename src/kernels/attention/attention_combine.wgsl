@@ -1,6 +1,7 @@
 // Merges the key slices of a split attention (attention.wgsl with SPLIT): for each query row,
 // out = sum_s w_s acc_s / sum_s w_s l_s with w_s = exp(m_s - max_s m_s), the online softmax's merge
-// of partial (max, sum, accumulator) triples. One invocation per output element.
+// of partial (max, sum, accumulator) triples. One invocation per output element, written where the
+// output operand puts element (b, i, d) (attention_common.wgsl's strides).
 {{P_ACCESS}}
 {{O_ACCESS}}
 
@@ -9,6 +10,10 @@ struct CombineParams {
   splits: u32,
   p_offset: u32,
   o_offset: u32,
+  lq: u32,
+  o_batch: u32,
+  o_row: u32,
+  o_col: u32,
 }
 @group(0) @binding(2) var<uniform> params: CombineParams;
 
@@ -32,5 +37,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     l = l + w * load_p(base + DV + 1u);
     acc = acc + w * load_p(base + index % DV);
   }
-  store_o(params.o_offset + index, acc / l);
+  let b = row / params.lq;
+  store_o(params.o_offset + b * params.o_batch + (row - b * params.lq) * params.o_row + (index % DV) * params.o_col,
+          acc / l);
 }

@@ -40,11 +40,10 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   for (var e = lid; e < D * RG; e = e + THREADS) {
     let r = 4u * (e % RG);
     let d = e / RG;
-    let base = params.q_offset + b * params.lq * D + d;
-    q_tile[e] = params.scale * vec4<f32>(load_q(base + min(row0 + r + 0u, params.lq - 1u) * D),
-                                         load_q(base + min(row0 + r + 1u, params.lq - 1u) * D),
-                                         load_q(base + min(row0 + r + 2u, params.lq - 1u) * D),
-                                         load_q(base + min(row0 + r + 3u, params.lq - 1u) * D));
+    q_tile[e] = params.scale * vec4<f32>(load_q(q_index(b, min(row0 + r + 0u, params.lq - 1u), d)),
+                                         load_q(q_index(b, min(row0 + r + 1u, params.lq - 1u), d)),
+                                         load_q(q_index(b, min(row0 + r + 2u, params.lq - 1u), d)),
+                                         load_q(q_index(b, min(row0 + r + 3u, params.lq - 1u), d)));
   }
 
   var o: array<vec4<f32>, {{O_REGS}}>;  // o[i * DVG + g]: row 4 tr + i, columns 4 (tc + 8 g) ..
@@ -141,22 +140,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #if SPLIT
       let base = params.o_offset + ((slice * params.batch + b) * params.lq + row) * (DV + 2u);
       let inv = 1.0;
+      let step = 1u;
       if (tc == 0u) {
         store_o(base + DV, m[{{i}}u]);
         store_o(base + DV + 1u, total[{{i}}u]);
       }
 #else
-      let base = params.o_offset + (b * params.lq + row) * DV;
+      let base = o_index(b, row, 0u);
       let inv = 1.0 / total[{{i}}u];
+      let step = params.o_col;
 #endif
 #for g DVG
       {
         let c = 4u * (tc + 8u * {{g}}u);
         let x = o[{{i}}u * DVG + {{g}}u] * inv;
-        if (c + 0u < DV) { store_o(base + c + 0u, x.x); }
-        if (c + 1u < DV) { store_o(base + c + 1u, x.y); }
-        if (c + 2u < DV) { store_o(base + c + 2u, x.z); }
-        if (c + 3u < DV) { store_o(base + c + 3u, x.w); }
+        if (c + 0u < DV) { store_o(base + (c + 0u) * step, x.x); }
+        if (c + 1u < DV) { store_o(base + (c + 1u) * step, x.y); }
+        if (c + 2u < DV) { store_o(base + (c + 2u) * step, x.z); }
+        if (c + 3u < DV) { store_o(base + (c + 3u) * step, x.w); }
       }
 #endfor
     }

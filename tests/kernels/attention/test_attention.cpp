@@ -133,6 +133,98 @@ TEST(Attention, SplitKeysMatchFloat64) {
   EXPECT_LE(run_case(few_rows, rng, 0), 2e-6);
 }
 
+// Operands that are transposed views of their tensors (PyTorch's MultiheadAttention layout, folded
+// into the node): each of q, k, v and out under its own permutation, both kernels, split keys too.
+TEST(Attention, TransposedOperandsMatchFloat64) {
+  Random rng(test_seed());
+  struct Case {
+    int64_t batch, lq, lk, d;
+    std::vector<int64_t> q_perm, k_perm, v_perm, o_perm;
+    uint32_t splits;
+  };
+  const Case cases[] = {
+      {4, 37, 29, 16, {1, 0, 2}, {1, 2, 0}, {1, 0, 2}, {1, 0, 2}, 1},  // MP-SENet / HTDemucs: [L, B, D]
+      {3, 20, 70, 64, {1, 0, 2}, {1, 0, 2}, {1, 0, 2}, {1, 0, 2}, 3},
+      {2, 9, 41, 13, {2, 1, 0}, {0, 2, 1}, {2, 0, 1}, {0, 2, 1}, 2},
+      {3, 11, 23, 8, {0, 2, 1}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, 1},  // every stride of the output moved
+  };
+  for (const kernels::attention::AttentionKernel kernel :
+       {kernels::attention::AttentionKernel::automatic, kernels::attention::AttentionKernel::rows}) {
+    for (const Case& c : cases) {
+      kernels::KernelTuning tuning;
+      tuning.attention.key_splits = c.splits;
+      tuning.attention.kernel = kernel;
+      // A logical [B, R, C] operand in a tensor whose dim perm[i] is logical dim i.
+      struct Source {
+        Tensor tensor;
+        std::vector<float> data;
+        Shape shape;
+        std::vector<int64_t> perm;
+        size_t index(int64_t b, int64_t r, int64_t col) const {
+          int64_t coord[3];
+          coord[perm[0]] = b;
+          coord[perm[1]] = r;
+          coord[perm[2]] = col;
+          return static_cast<size_t>((coord[0] * shape[1] + coord[1]) * shape[2] + coord[2]);
+        }
+      };
+      auto source = [&](Shape logical, const std::vector<int64_t>& perm, bool poison) {
+        Source src;
+        src.perm = perm;
+        src.shape = Shape(3);
+        for (size_t i = 0; i < 3; ++i) src.shape[static_cast<size_t>(perm[i])] = logical[i];
+        if (poison) {
+          src.tensor = poisoned(DType::f32, src.shape);
+        } else {
+          src.data = rng.normal(element_count(src.shape));
+          src.tensor = upload_floats(src.data, DType::f32, src.shape);
+        }
+        return src;
+      };
+      const Source q = source({c.batch, c.lq, c.d}, c.q_perm, false), k = source({c.batch, c.lk, c.d}, c.k_perm, false),
+                   v = source({c.batch, c.lk, c.d}, c.v_perm, false), o = source({c.batch, c.lq, c.d}, c.o_perm, true);
+      const float scale = static_cast<float>(1.5 / std::sqrt(static_cast<double>(c.d)));
+      gpu::CommandRecorder recorder(gpu().context);
+      using kernels::AttentionOperand;
+      kernels::record_attention({gpu().context, gpu().pipelines, tuning}, recorder, gpu().pool,
+                                AttentionOperand::transposed(q.tensor, c.q_perm),
+                                AttentionOperand::transposed(k.tensor, c.k_perm),
+                                AttentionOperand::transposed(v.tensor, c.v_perm), scale,
+                                AttentionOperand::transposed(o.tensor, c.o_perm));
+      recorder.submit_and_wait();
+      const std::vector<float> got = o.tensor.download_floats(gpu().context);
+      std::vector<double> expected(got.size());
+      std::vector<float> got_logical(got.size());
+      std::vector<double> scores(static_cast<size_t>(c.lk));
+      size_t n = 0;
+      for (int64_t b = 0; b < c.batch; ++b) {
+        for (int64_t i = 0; i < c.lq; ++i) {
+          double m = -INFINITY;
+          for (int64_t j = 0; j < c.lk; ++j) {
+            double dot = 0;
+            for (int64_t d = 0; d < c.d; ++d) dot += double(q.data[q.index(b, i, d)]) * k.data[k.index(b, j, d)];
+            scores[j] = scale * dot;
+            m = std::max(m, scores[j]);
+          }
+          double sum = 0;
+          for (int64_t j = 0; j < c.lk; ++j) sum += scores[j] = std::exp(scores[j] - m);
+          for (int64_t e = 0; e < c.d; ++e) {
+            double acc = 0;
+            for (int64_t j = 0; j < c.lk; ++j) acc += scores[j] * v.data[v.index(b, j, e)];
+            expected[n] = acc / sum;
+            got_logical[n++] = got[o.index(b, i, e)];
+          }
+        }
+      }
+      const double e = rel_l2(got_logical, expected);
+      std::printf("  B %lld Lq %lld Lk %lld D %lld, splits %u%s: rel L2 %.2e\n", static_cast<long long>(c.batch),
+                  static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d), c.splits,
+                  kernel == kernels::attention::AttentionKernel::rows ? ", row kernel" : "", e);
+      EXPECT_LE(e, 2e-6);
+    }
+  }
+}
+
 TEST(Attention, KeySplitsRule) {
   kernels::KernelTuning by_rule;
   by_rule.attention.key_splits = 0;
