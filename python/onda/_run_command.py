@@ -32,6 +32,8 @@ def add_run_command(commands: "argparse._SubParsersAction") -> None:
     p.add_argument("--output-dir", help="Write every output as DIR/<name>.npy")
     p.add_argument("--bench", type=int, default=0, help="Time N more runs after the first (min/median/max); outputs are the last run's")
     p.add_argument("--profile", action="store_true", help="GPU time per kernel through timestamp queries")
+    p.add_argument("--profile-csv", metavar="FILE",
+                   help="With --profile: every node's GPU time and floor as CSV in FILE (the report shows the top ones)")
     p.add_argument("--timings", action="store_true", help="Where the first run's recording went, by op type")
     p.add_argument("--test-data", help="An ONNX test data set (DIR/input_N.pb, output_N.pb): its inputs, then a check of the outputs")
     p.add_argument("--rtol", type=float, default=DEFAULT_RTOL, help=f"--test-data: relative tolerance per element (default {DEFAULT_RTOL})")
@@ -179,6 +181,11 @@ def run(a: argparse.Namespace) -> None:
         raise ValueError(f"--test-data {a.test_data}: no such folder")
     if a.output_dir and os.path.exists(a.output_dir) and not os.path.isdir(a.output_dir):
         raise ValueError(f"--output-dir {a.output_dir}: a file is in the way")
+    if a.profile_csv:
+        a.profile = True
+        folder = os.path.dirname(os.path.abspath(a.profile_csv))
+        if not os.path.isdir(folder) or os.path.isdir(a.profile_csv):
+            raise ValueError(f"--profile-csv {a.profile_csv}: no folder '{folder}' to write it in, or a folder in the way")
     if a.bench < 0:
         raise ValueError(f"--bench {a.bench}: give a count >= 0")
     if not (a.rtol >= 0 and a.atol >= 0):
@@ -265,12 +272,43 @@ def run(a: argparse.Namespace) -> None:
             outputs = dict(zip(names, session.run(None, feed)))
     if a.profile:
         _print_profile(session.last_run())
+    if a.profile_csv:
+        _write_profile_csv(session.last_run(), a.profile_csv)
     if a.output_dir:
         os.makedirs(a.output_dir, exist_ok=True)
         for name, value in outputs.items():
             path = os.path.join(a.output_dir, _file_name_for(name) + ".npy")
             np.save(path, value)
             print(f"wrote {path} {value.dtype} {list(value.shape)}")
+
+
+def _bound(line: Dict[str, object], stats: Dict[str, object]) -> str:
+    """Which floor term is largest, as the C++ report names it (tools/roofline_report.cpp)."""
+    if not line["cost_modeled"] and line["flops"] == 0:
+        return "bytes?"
+    flops_peak, bytes_peak = stats["peak_flops_per_second"], stats["peak_bytes_per_second"]
+    compute = 1e3 * line["flops"] / flops_peak if flops_peak > 0 else 0.0
+    memory = 1e3 * line["bytes"] / bytes_peak if bytes_peak > 0 else 0.0
+    if line["latency_floor_ms"] > 0 and line["latency_floor_ms"] >= max(compute, memory):
+        return "latency"
+    return "compute" if compute >= memory else "memory"
+
+
+def _write_profile_csv(stats: Dict[str, object], path: str) -> None:
+    """Every profiled node as the C++ command writes it: beside the file, then renamed (whole or none)."""
+    partial = path + ".partial"
+    try:
+        with open(partial, "w", newline="") as f:
+            f.write("op_type,node,input_shapes,gpu_ms,dispatches,floor_ms,gflop,mb,bound\n")
+            for line in stats["profile"]:
+                quoted = ['"' + str(line[k]).replace('"', '""') + '"' for k in ("op_type", "node", "input_shapes")]
+                f.write(",".join(quoted) + f",{line['gpu_ms']:.4f},{int(line['dispatches'])},{line['floor_ms']:.4f},"
+                        f"{line['flops'] * 1e-9:.6g},{line['bytes'] / 1e6:.6g},{_bound(line, stats)}\n")
+        os.replace(partial, path)
+    except OSError as e:
+        if os.path.exists(partial):
+            os.remove(partial)
+        raise ValueError(f"--profile-csv: cannot write '{path}': {e.strerror}") from None
 
 
 def _print_profile(stats: Dict[str, object]) -> None:

@@ -5,6 +5,7 @@ a wrong expected output fails with exit status 1; --random-inputs / --shape / --
 
 from __future__ import annotations
 
+import csv
 import re
 import subprocess
 import sys
@@ -81,6 +82,17 @@ def test_run_random_inputs_outputs_bench_profile(models, tmp_path):
     y, z = np.load(out / "y.npy"), np.load(out / "z.npy")
     assert y.shape == (4, 3)
     np.testing.assert_array_equal(y, -z * np.float32(2) + np.array([0.5, -1.0, 3.0], np.float32))
+    # --profile-csv: the C++ command's header, a line of nine fields per profiled node, no partial file left.
+    done = python_onda("run", models["affine"], "--random-inputs", "--shape", "x=4,3", "--profile-csv",
+                       tmp_path / "profile.csv")
+    assert done.returncode == 0, done.stderr
+    rows = list(csv.reader((tmp_path / "profile.csv").read_text().splitlines()))
+    assert rows[0] == ["op_type", "node", "input_shapes", "gpu_ms", "dispatches", "floor_ms", "gflop", "mb", "bound"]
+    assert len(rows) >= 2 and all(len(r) == 9 and r[1] and float(r[3]) >= 0 for r in rows[1:]), rows
+    assert not (tmp_path / "profile.csv.partial").exists()
+    done = python_onda("run", models["affine"], "--random-inputs", "--shape", "x=4,3", "--profile-csv",
+                       tmp_path / "nowhere" / "p.csv")
+    assert done.returncode == 1 and "--profile-csv" in done.stderr and "no folder" in done.stderr
     done = python_onda("run", models["affine"], "--random-inputs", "--shape", "x=2,3", "--max-binding-bytes", "65536",
                        "--tuning", "rnn.step_kernel=vec4", "--output-dir", out)
     assert done.returncode == 0, done.stderr
