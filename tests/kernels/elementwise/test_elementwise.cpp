@@ -102,6 +102,9 @@ std::vector<float> draw_input(Random& rng, const std::string& op, size_t n, int 
   if (op == "Asin" || op == "Acos" || op == "Atanh") return rng.uniform(n, -0.999, 0.999);
   if (op == "Acosh") return rng.uniform(n, 1.001, 20.0);
   if (op == "Tan") return rng.uniform(n, -1.5, 1.5);  // away from the poles
+  // exp overflows float16 past 11.09 (sinh, cosh past 11.78); the default draw (sigma 2) passes that
+  // about once in 700 (1200) runs of the 1e5 values below, and the float16 check then fails on inf.
+  if (op == "Exp" || op == "Sinh" || op == "Cosh") return rng.uniform(n, -10.0, 10.0);
   if (op == "Floor" || op == "Ceil" || op == "Round") {
     auto v = rng.uniform(n, -8.0, 8.0);
     for (auto& x : v) {  // keep away from the rounding boundaries
