@@ -77,4 +77,18 @@ int64_t normalize_axis(int64_t axis, int64_t rank, const char* what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+std::optional<std::vector<double>> per_channel_values(const HostTensor& t, const Shape& x_shape) {
+  const int64_t channels = x_shape.size() > 1 ? x_shape[1] : 0;
+  const Shape& s = t.shape();
+  if (x_shape.size() < 2 || s.size() > x_shape.size()) return std::nullopt;
+  const size_t offset = x_shape.size() - s.size();
+  for (size_t i = 0; i < s.size(); ++i) {
+    const size_t axis = i + offset;
+    if (s[i] != 1 && !(axis == 1 && s[i] == channels)) return std::nullopt;
+  }
+  std::vector<double> values = t.to_double();
+  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
+  return values;
+}
+
 }  // namespace onda

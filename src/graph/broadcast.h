@@ -2,6 +2,7 @@
 // (https://onnx.ai/onnx/repo-docs/Broadcasting.html).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "graph/host_tensor.h"
@@ -10,6 +11,11 @@ namespace onda {
 
 // The broadcast of two shapes; ModelError when a pair of dimensions differs and neither is 1.
 Shape broadcast_shapes(const Shape& a, const Shape& b);
+
+// The values per channel of `t` when it broadcasts per channel against x [N, C, ...] (a scalar, or
+// all dims 1 but the one aligned with C, which is C; what the fusions of per-channel affine maps and
+// PRelu slopes accept): C values. nullopt when it is anything else.
+std::optional<std::vector<double>> per_channel_values(const HostTensor& t, const Shape& x_shape);
 
 // For each axis of `to`, the stride (in elements) of `from` along it when `from` is broadcast to `to`:
 // 0 where `from` is broadcast or has no such axis. ModelError when `from` does not broadcast to `to`.

@@ -29,13 +29,6 @@ std::optional<std::vector<int64_t>> rank3_perm(const Graph& graph, const Node& t
   return perm;
 }
 
-void set_ints(Node& node, std::string_view name, std::vector<int64_t> values) {
-  Attribute attribute;
-  attribute.name = std::string(name);
-  attribute.value = std::move(values);
-  node.attributes.push_back(std::move(attribute));
-}
-
 }  // namespace
 
 Shape attention_operand_shape(const Node& node, size_t input, const Shape& shape) {
@@ -61,7 +54,7 @@ size_t fold_attention_transposes(Graph& graph) {
       const std::optional<std::vector<int64_t>> perm = rank3_perm(graph, graph.nodes[*p]);
       if (!perm) continue;
       attention.inputs[input] = graph.nodes[*p].inputs[0];
-      set_ints(attention, kAttentionInputPerms[input], *perm);
+      attention.set_attribute(kAttentionInputPerms[input], *perm);
       graph.values.erase(name);
       removed[*p] = true;
       ++folded;
@@ -77,7 +70,7 @@ size_t fold_attention_transposes(Graph& graph) {
     if (!perm || removed[reader->second] || attention.has_attribute(kAttentionOutputPerm)) continue;
     graph.values.erase(out);
     attention.outputs[0] = transpose.outputs[0];
-    set_ints(attention, kAttentionOutputPerm, *perm);
+    attention.set_attribute(kAttentionOutputPerm, *perm);
     removed[reader->second] = true;
     ++folded;
   }

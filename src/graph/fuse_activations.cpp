@@ -40,14 +40,9 @@ size_t fuse_activations(Graph& graph) {
     const std::optional<size_t> p = producer_read_once(uses, y);
     if (!p || !takes_activation(graph.nodes[*p])) continue;
     Node& producer_node = graph.nodes[*p];
-    Attribute name;
-    name.name = std::string(kFusedActivationAttribute);
-    name.value = kind;
-    producer_node.attributes.push_back(name);
-    Attribute alpha;
-    alpha.name = std::string(kFusedActivationAlphaAttribute);
-    alpha.value = activation.attribute_float("alpha", 0.01f);  // LeakyRelu's default
-    producer_node.attributes.push_back(alpha);
+    producer_node.set_attribute(kFusedActivationAttribute, kind);
+    producer_node.set_attribute(kFusedActivationAlphaAttribute,
+                                activation.attribute_float("alpha", 0.01f));  // LeakyRelu's default
     producer_node.outputs[0] = activation.outputs[0];
     graph.values.erase(y);
     removed[i] = true;

@@ -178,13 +178,8 @@ class AttentionMatcher {
     fused.name = (softmax.name.empty() ? second.outputs[0] : softmax.name) + "/onda_attention";
     fused.inputs = {q, k, v};
     fused.outputs = {second.outputs[0]};
-    Attribute scale_attribute;
-    scale_attribute.name = std::string(kAttentionScale);
-    scale_attribute.value = static_cast<float>(scale);
-    Attribute transposed_attribute;
-    transposed_attribute.name = std::string(kAttentionKTransposed);
-    transposed_attribute.value = int64_t{k_transposed ? 1 : 0};
-    fused.attributes = {scale_attribute, transposed_attribute};
+    fused.set_attribute(kAttentionScale, static_cast<float>(scale));
+    fused.set_attribute(kAttentionKTransposed, int64_t{k_transposed ? 1 : 0});
     absorbed = std::move(nodes);
     return fused;
   }

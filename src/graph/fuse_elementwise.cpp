@@ -231,10 +231,7 @@ class ElementwiseGrouper {
     fused.name = body->name;
     fused.inputs = body->inputs;
     fused.outputs = {exit.outputs[0]};
-    Attribute attribute;
-    attribute.name = std::string(kFusedElementwiseBody);
-    attribute.value = std::shared_ptr<const Graph>(std::move(body));
-    fused.attributes = {attribute};
+    fused.set_attribute(kFusedElementwiseBody, std::shared_ptr<const Graph>(std::move(body)));
     return fused;
   }
 

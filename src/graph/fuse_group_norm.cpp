@@ -5,28 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "graph/broadcast.h"
 #include "graph/simplify.h"
 
 namespace onda {
-namespace {
-
-// Values per channel of a Mul/Add operand that broadcasts per channel against x [N, C, ...]: a
-// scalar, or all dims 1 except (right-aligned) dim 1 which is C. nullopt when it is anything else.
-std::optional<std::vector<double>> per_channel(const HostTensor& t, const Shape& x_shape) {
-  const int64_t channels = x_shape[1];
-  const Shape& s = t.shape();
-  if (s.size() > x_shape.size()) return std::nullopt;
-  const size_t offset = x_shape.size() - s.size();
-  for (size_t i = 0; i < s.size(); ++i) {
-    const size_t axis = i + offset;
-    if (s[i] != 1 && !(axis == 1 && s[i] == channels)) return std::nullopt;
-  }
-  std::vector<double> values = t.to_double();
-  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
-  return values;
-}
-
-}  // namespace
 
 size_t fuse_group_norms(Graph& graph) {
   const ValueUses u = value_uses(graph);
@@ -81,7 +63,7 @@ size_t fuse_group_norms(Graph& graph) {
       if (!next || !is_onnx_op(graph.nodes[*next], op) || graph.nodes[*next].outputs.size() != 1) continue;
       const HostTensor* operand = constant_operand(graph.nodes[*next], out);
       if (!operand || operand->dtype() != group_scale->dtype()) continue;
-      const auto values = per_channel(*operand, *x_shape);
+      const auto values = per_channel_values(*operand, *x_shape);
       if (!values || static_shape_of(graph, graph.nodes[*next].outputs[0]) != x_shape) continue;
       if (std::string_view(op) == "Mul") {
         weight = *values;
@@ -111,10 +93,7 @@ size_t fuse_group_norms(Graph& graph) {
     graph.values.erase(norm.inputs[0]);
     norm.inputs = {x, base + "_scale", base + "_bias"};
     norm.outputs = {out};
-    Attribute attribute;
-    attribute.name = std::string(kFusedGroupsAttribute);
-    attribute.value = groups;
-    norm.attributes.push_back(attribute);
+    norm.set_attribute(kFusedGroupsAttribute, groups);
     ++fused;
   }
   erase_marked_nodes(graph, removed);

@@ -4,27 +4,11 @@
 #include <string>
 #include <vector>
 
+#include "graph/broadcast.h"
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
 
 namespace onda {
-namespace {
-
-// The slope per channel of a PRelu slope that broadcasts per channel against x [N, C, ...]: one value,
-// or all dims 1 but (right-aligned) dim 1, which is C. nullopt otherwise.
-std::optional<std::vector<double>> slope_per_channel(const HostTensor& slope, const Shape& x_shape) {
-  const int64_t channels = x_shape[1];
-  const Shape& s = slope.shape();
-  if (s.size() > x_shape.size()) return std::nullopt;
-  const size_t offset = x_shape.size() - s.size();
-  for (size_t i = 0; i < s.size(); ++i)
-    if (s[i] != 1 && !(i + offset == 1 && s[i] == channels)) return std::nullopt;
-  std::vector<double> values = slope.to_double();
-  if (values.size() == 1) values.assign(static_cast<size_t>(channels), values[0]);
-  return values;
-}
-
-}  // namespace
 
 size_t fuse_norm_prelu(Graph& graph) {
   const ValueUses uses = value_uses(graph);
@@ -46,15 +30,12 @@ size_t fuse_norm_prelu(Graph& graph) {
     const std::optional<Shape> x_shape = static_shape_of(graph, norm.inputs[0]);
     const HostTensor* slope = graph.find_initializer(prelu.inputs[1]);
     if (!x_shape || x_shape->size() < 3 || !slope) continue;
-    const std::optional<std::vector<double>> per_channel = slope_per_channel(*slope, *x_shape);
+    const std::optional<std::vector<double>> per_channel = per_channel_values(*slope, *x_shape);
     if (!per_channel) continue;
     const std::string slope_name = norm.outputs[0] + "/onda_prelu_slope";
     graph.set_initializer(slope_name, HostTensor::from_double(slope->dtype(), {(*x_shape)[1]}, *per_channel));
     norm.inputs.push_back(slope_name);
-    Attribute marker;
-    marker.name = std::string(kFusedPreluAttribute);
-    marker.value = int64_t{1};
-    norm.attributes.push_back(marker);
+    norm.set_attribute(kFusedPreluAttribute, int64_t{1});
     graph.values.erase(norm.outputs[0]);
     norm.outputs[0] = prelu.outputs[0];
     removed[i] = true;

@@ -76,19 +76,6 @@ std::optional<std::vector<size_t>> conv_readers(const Graph& graph, const ValueU
   return convs;
 }
 
-void set_pads(Node& conv, std::vector<int64_t> pads) {
-  for (Attribute& attribute : conv.attributes) {
-    if (attribute.name == "pads") {
-      attribute.value = std::move(pads);
-      return;
-    }
-  }
-  Attribute attribute;
-  attribute.name = "pads";
-  attribute.value = std::move(pads);
-  conv.attributes.push_back(std::move(attribute));
-}
-
 }  // namespace
 
 size_t fuse_pad_into_conv(Graph& graph) {
@@ -119,7 +106,7 @@ size_t fuse_pad_into_conv(Graph& graph) {
         pads[d] += (*amounts)[2 + d];
         pads[spatial + d] += (*amounts)[rank + 2 + d];
       }
-      set_pads(conv, std::move(pads));
+      conv.set_attribute("pads", std::move(pads));
       conv.inputs[0] = pad.inputs[0];
     }
     graph.values.erase(pad.outputs[0]);

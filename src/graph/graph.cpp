@@ -65,6 +65,16 @@ const Attribute* Node::find_attribute(std::string_view attribute_name) const {
   return nullptr;
 }
 
+void Node::set_attribute(std::string_view attribute_name, decltype(Attribute::value) value) {
+  for (Attribute& attribute : attributes) {
+    if (attribute.name == attribute_name) {
+      attribute.value = std::move(value);
+      return;
+    }
+  }
+  attributes.push_back(Attribute{std::string(attribute_name), std::move(value)});
+}
+
 namespace {
 
 template <typename T>

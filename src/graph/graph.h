@@ -57,6 +57,9 @@ struct Node {
 
   const Attribute* find_attribute(std::string_view attribute_name) const;
   bool has_attribute(std::string_view attribute_name) const { return find_attribute(attribute_name); }
+  // Sets the attribute, replacing one of that name (what the fusion passes write on the nodes they
+  // rewrite).
+  void set_attribute(std::string_view attribute_name, decltype(Attribute::value) value);
   // Typed attribute access: the one-argument forms throw ModelError (naming the node) when the
   // attribute is missing or of another type; the two-argument forms return the default if missing.
   int64_t attribute_int(std::string_view attribute_name) const;
