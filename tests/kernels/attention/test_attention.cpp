@@ -192,30 +192,19 @@ TEST(Attention, TransposedOperandsMatchFloat64) {
                                 AttentionOperand::transposed(v.tensor, c.v_perm), scale,
                                 AttentionOperand::transposed(o.tensor, c.o_perm));
       recorder.submit_and_wait();
-      const std::vector<float> got = o.tensor.download_floats(gpu().context);
-      std::vector<double> expected(got.size());
-      std::vector<float> got_logical(got.size());
-      std::vector<double> scores(static_cast<size_t>(c.lk));
-      size_t n = 0;
-      for (int64_t b = 0; b < c.batch; ++b) {
-        for (int64_t i = 0; i < c.lq; ++i) {
-          double m = -INFINITY;
-          for (int64_t j = 0; j < c.lk; ++j) {
-            double dot = 0;
-            for (int64_t d = 0; d < c.d; ++d) dot += double(q.data[q.index(b, i, d)]) * k.data[k.index(b, j, d)];
-            scores[j] = scale * dot;
-            m = std::max(m, scores[j]);
-          }
-          double sum = 0;
-          for (int64_t j = 0; j < c.lk; ++j) sum += scores[j] = std::exp(scores[j] - m);
-          for (int64_t e = 0; e < c.d; ++e) {
-            double acc = 0;
-            for (int64_t j = 0; j < c.lk; ++j) acc += scores[j] * v.data[v.index(b, j, e)];
-            expected[n] = acc / sum;
-            got_logical[n++] = got[o.index(b, i, e)];
-          }
-        }
-      }
+      // The operands and the output in their logical order: the float64 reference above applies.
+      auto logical = [](const Source& src, const std::vector<float>& data, int64_t rows, int64_t cols, int64_t batch) {
+        std::vector<float> out;
+        for (int64_t b = 0; b < batch; ++b)
+          for (int64_t r = 0; r < rows; ++r)
+            for (int64_t col = 0; col < cols; ++col) out.push_back(data[src.index(b, r, col)]);
+        return out;
+      };
+      const std::vector<double> expected =
+          reference({c.batch, c.lq, c.lk, c.d, c.d, false, DType::f32}, scale, logical(q, q.data, c.lq, c.d, c.batch),
+                    logical(k, k.data, c.lk, c.d, c.batch), logical(v, v.data, c.lk, c.d, c.batch));
+      const std::vector<float> got_logical =
+          logical(o, o.tensor.download_floats(gpu().context), c.lq, c.d, c.batch);
       const double e = rel_l2(got_logical, expected);
       std::printf("  B %lld Lq %lld Lk %lld D %lld, splits %u%s: rel L2 %.2e\n", static_cast<long long>(c.batch),
                   static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d), c.splits,
