@@ -198,10 +198,6 @@ void set_tuning(KernelTuning& tuning, std::string_view assignment) {
     set_gemm(tuning.gemm, field, name, value);
   } else if (field == "conv.implicit_gemm") {
     tuning.conv.implicit_gemm = flag(field, value);
-  } else if (field == "attention.kernel") {
-    tuning.attention.kernel = named<attention::AttentionKernel>(
-        field, value,
-        {{"automatic", attention::AttentionKernel::automatic}, {"rows", attention::AttentionKernel::rows}});
   } else if (field == "attention.key_splits") {
     tuning.attention.key_splits = number(field, value);
   } else {

@@ -27,7 +27,7 @@ const KernelTuning& default_kernel_tuning();
 //   fft.code_path=automatic|generic|unrolled     fft.real_split_pairs=by_length|every_pass
 //   fft.radices=R1,R2,...   fft.threads=N   fft.per_group=N   fft.group_iterations=N
 //   gemm.for_unroll=0|1     gemm.double_buffer=0|1     gemm.vec_store=0|1     conv.implicit_gemm=0|1
-//   attention.key_splits=N (0: by rows and keys)   attention.kernel=automatic|rows
+//   attention.key_splits=N (0: by rows and keys)
 //   gemm.tile=WGX,WGY,TM,BK,NV,GROUP_M|0   (the tiled GEMM's tile where it fits; gemm_tuning.h)
 //   gemm.unroll_k=0|1      (the tiled GEMM's k loop; unset: unrolled on GPUs)
 //   rnn.step_kernel=automatic|dot|tiled|gemm|vec4

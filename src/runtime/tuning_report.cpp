@@ -104,10 +104,6 @@ std::vector<std::string> describe_tuning(const Device& device, const std::vector
            g.unroll_k ? "the tiled GEMM's k loop" : "the k loop unrolled on GPUs, rolled on CPU adapters"));
   lines.push_back(line("conv.implicit_gemm", tuning.conv.implicit_gemm ? "1" : "0",
                        "automatic Convs may take the implicit GEMM"));
-  const bool rows = tuning.attention.kernel == kernels::attention::AttentionKernel::rows;
-  lines.push_back(
-      line("attention.kernel", rows ? "rows" : "automatic",
-           rows ? "one query row per invocation" : "register tiles where the head dims are <= 64"));
   const uint32_t splits = tuning.attention.key_splits;
   lines.push_back(line("attention.key_splits", splits ? std::to_string(splits) : "automatic",
                        splits ? "key slices per query row" : "key slices by rows and keys (attention.h)"));

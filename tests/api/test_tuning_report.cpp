@@ -39,7 +39,7 @@ TEST(TuningReport, NamesEveryFieldAndResolvesTheFftPathForTheAdapter) {
                             "gemm.for_unroll",    "gemm.tile",
                             "gemm.double_buffer", "gemm.vec_store",
                             "gemm.unroll_k",      "conv.implicit_gemm",
-                            "attention.kernel",   "attention.key_splits",
+                            "attention.key_splits",
                             "rnn.step_kernel",    "rnn.resident",
                             "rnn.cooperative",    "rnn.rows",
                             "rnn.tiled",          "rnn.vec4"})
@@ -51,8 +51,7 @@ TEST(TuningReport, NamesEveryFieldAndResolvesTheFftPathForTheAdapter) {
   EXPECT_NE(code_path.find("(automatic"), std::string::npos) << code_path;
   EXPECT_EQ(value_of(line_of(lines, "conv.implicit_gemm")), "1");
   EXPECT_EQ(value_of(line_of(lines, "rnn.step_kernel")), "automatic");
-  EXPECT_EQ(value_of(line_of(lines, "attention.key_splits")), "1");
-  EXPECT_EQ(value_of(line_of(lines, "attention.kernel")), "rows");
+  EXPECT_EQ(value_of(line_of(lines, "attention.key_splits")), "automatic");
 }
 
 TEST(TuningReport, AppliesOverridesAndRejectsMalformedOnes) {

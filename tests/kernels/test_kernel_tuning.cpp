@@ -33,8 +33,7 @@ TEST(KernelTuning, DefaultsLeaveTheAutomaticRules) {
   EXPECT_FALSE(t.gemm.vec_store);
   EXPECT_FALSE(t.gemm.unroll_k);
   EXPECT_TRUE(t.conv.implicit_gemm);
-  EXPECT_EQ(t.attention.key_splits, 1u);
-  EXPECT_EQ(t.attention.kernel, kernels::attention::AttentionKernel::rows);
+  EXPECT_EQ(t.attention.key_splits, 0u);
 }
 
 TEST(KernelTuning, FieldsParse) {
@@ -42,7 +41,7 @@ TEST(KernelTuning, FieldsParse) {
       tuned({"fft.code_path=generic", "fft.real_split_pairs=every_pass", "fft.radices=8,8,16",
              "fft.threads=64", "fft.per_group=2", "fft.group_iterations=4", "gemm.for_unroll=1",
              "conv.implicit_gemm=0", "gemm.tile=16,16,8,16,2,8", "gemm.double_buffer=1", "gemm.vec_store=1",
-             "gemm.unroll_k=0", "attention.key_splits=4", "attention.kernel=automatic"});
+             "gemm.unroll_k=0", "attention.key_splits=4"});
   EXPECT_EQ(t.fft.code_path, kernels::fft::FftCodePath::generic);
   EXPECT_EQ(t.fft.real_split_pairs, kernels::fft::RealSplitPairs::every_pass);
   EXPECT_EQ(t.fft.radices, (std::vector<int>{8, 8, 16}));
@@ -56,7 +55,6 @@ TEST(KernelTuning, FieldsParse) {
   EXPECT_TRUE(t.gemm.vec_store);
   EXPECT_EQ(t.gemm.unroll_k, false);
   EXPECT_EQ(t.attention.key_splits, 4u);
-  EXPECT_EQ(t.attention.kernel, kernels::attention::AttentionKernel::automatic);
   EXPECT_FALSE(tuned({"gemm.tile=16,16,8,16,2,8", "gemm.tile=0"}).gemm.tile);
 }
 
@@ -68,7 +66,7 @@ TEST(KernelTuning, MalformedAssignmentsNameTheField) {
       {"gemm.for_unroll=yes", "gemm.for_unroll"},
       {"conv.implicit_gemm=2", "conv.implicit_gemm"},
       {"attention.key_splits=-1", "attention.key_splits"},
-      {"attention.kernel=tiles", "attention.kernel"},
+      {"attention.kernel=rows", "attention.kernel"},  // the tiled kernel and its knob are gone
       {"gemm.nv=2", "gemm.nv"},
       {"gemm.tile=16,16,8", "gemm.tile"},
       {"gemm.double_buffer=2", "gemm.double_buffer"},

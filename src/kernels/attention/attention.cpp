@@ -71,22 +71,6 @@ struct CombineUniforms {
   uint32_t lq, o_batch, o_row, o_col;
 };
 
-// Row groups of 4 per workgroup of the tiled kernel (attention_tiled.wgsl): 16 (64 rows, 128
-// invocations) where its workgroup memory fits, else 8; 0 when it does not apply (head dims above
-// 64, or too little workgroup memory) or the tuning asks for the row kernel.
-uint32_t tiled_row_groups(const KernelContext& kc, const AttentionShape& s) {
-  if (kc.tuning.attention.kernel == attention::AttentionKernel::rows) return 0;
-  if (s.d > kAttentionTiledMaxHeadDim || s.dv > kAttentionTiledMaxHeadDim) return 0;
-  const wgpu::Limits& limits = kc.gpu.limits();
-  const uint64_t dv4 = static_cast<uint64_t>((s.dv + 3) / 4), d = static_cast<uint64_t>(s.d);
-  for (uint32_t rg : {16u, 8u}) {
-    const uint64_t bytes = 16 * (d * rg + std::max<uint64_t>(d * 8, 32 * rg) + 32 * dv4 + 8 * rg);
-    if (bytes <= limits.maxComputeWorkgroupStorageSize && 8 * rg <= limits.maxComputeInvocationsPerWorkgroup)
-      return rg;
-  }
-  return 0;
-}
-
 }  // namespace
 
 int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk) {
@@ -164,7 +148,6 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   const int64_t keys_per_split = (s.lk + wanted_splits - 1) / wanted_splits;
   const int64_t splits = (s.lk + keys_per_split - 1) / keys_per_split;
   const bool split = splits > 1;
-  const uint32_t rg = tiled_row_groups(kc, s);
   const DType dtype = q.tensor.dtype();
   // Keys staged along the keys where k is contiguous along them (K^T), else along the head dim.
   const bool keys_along_rows = k.row == 1 && k.col != 1;
@@ -177,27 +160,12 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                            {"DV", std::to_string(s.dv)},
                            {"DV4", std::to_string(dv4)},
                            {"K_TRANSPOSED", keys_along_rows ? "1" : "0"}};
-  if (rg > 0) {
-    const int64_t dvg = (dv4 + 7) / 8;
-    values.insert({{"DVG", std::to_string(dvg)},
-                   {"RG", std::to_string(rg)},
-                   {"THREADS", std::to_string(8 * rg)},
-                   {"Q_TILE", std::to_string(s.d * rg)},
-                   {"KP_TILE", std::to_string(std::max<int64_t>(s.d * 8, 32 * rg))},
-                   {"V_TILE", std::to_string(32 * dv4)},
-                   {"RED", std::to_string(8 * rg)},
-                   {"O_REGS", std::to_string(4 * dvg)}});
-  } else {
-    values.insert({{"D4", std::to_string(d4)},
-                   {"BR", std::to_string(kRowsPerWorkgroup)},
-                   {"BC", std::to_string(bc)},
-                   {"K_TILE", std::to_string(bc * d4)},
-                   {"V_TILE", std::to_string(bc * dv4)}});
-  }
-  const int64_t rows_per_group = rg > 0 ? 4 * rg : kRowsPerWorkgroup;
-  const auto& pipeline =
-      shader_pipeline(kc.pipelines, rg > 0 ? "attention/attention_tiled.wgsl" : "attention/attention.wgsl",
-                      values, rg > 0 ? "attention tiled" : "attention");
+  values.insert({{"D4", std::to_string(d4)},
+                 {"BR", std::to_string(kRowsPerWorkgroup)},
+                 {"BC", std::to_string(bc)},
+                 {"K_TILE", std::to_string(bc * d4)},
+                 {"V_TILE", std::to_string(bc * dv4)}});
+  const auto& pipeline = shader_pipeline(kc.pipelines, "attention/attention.wgsl", values, "attention");
   const wgpu::ComputePipeline* combine =
       split ? &shader_pipeline(kc.pipelines, "attention/attention_combine.wgsl",
                                {{"P_ACCESS", tensor_access("p", 0, DType::f32, false)},
@@ -219,7 +187,7 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   }
   if (per_slice < s.batch && !sliceable)
     throw std::invalid_argument("attention: strided operands whose split-key partials exceed one storage binding");
-  const int64_t row_blocks = (s.lq + rows_per_group - 1) / rows_per_group;
+  const int64_t row_blocks = (s.lq + kRowsPerWorkgroup - 1) / kRowsPerWorkgroup;
   for (int64_t begin = 0; begin < s.batch; begin += per_slice) {
     const int64_t end = std::min(s.batch, begin + per_slice);
     const bool whole = begin == 0 && end == s.batch;

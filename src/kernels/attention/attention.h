@@ -16,9 +16,6 @@ namespace onda::kernels {
 
 // Head dims up to this are held in registers (one query row and its accumulator per invocation).
 constexpr int64_t kAttentionMaxHeadDim = 256;
-// Head dims up to this take the register-tiled kernel (attention_tiled.wgsl) where its workgroup
-// memory fits (AttentionTuning::kernel chooses otherwise).
-constexpr int64_t kAttentionTiledMaxHeadDim = 64;
 
 struct AttentionOptions {
   float scale = 1.0f;         // multiplies the scores Q K^T before the softmax

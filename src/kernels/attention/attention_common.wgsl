@@ -1,6 +1,6 @@
-// What both attention kernels share (attention.cpp fills the uniform): q, k, v at bindings 0-2, o at 3
+// The attention kernel's bindings and loads (attention.cpp fills the uniform): q, k, v at bindings 0-2, o at 3
 // (the output, or the key slices' f32 partials with SPLIT), the parameters at 4, the reads of one
-// key or value element (past the head dims: 0) and the staging of a tile of values (each kernel
+// key or value element (past the head dims: 0) and the staging of a tile of values (attention.wgsl
 // declares v_tile [BC][DV4] and BC). Each operand's logical [B, rows, cols] lies in its binding as
 // element (b, r, c) at offset + b * batch + r * row + c * col (AttentionOperand: a contiguous tensor,
 // K^T, or a transpose folded into the node); K_TRANSPOSED stages keys along the keys (row stride 1).

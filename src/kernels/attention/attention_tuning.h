@@ -5,18 +5,12 @@
 
 namespace onda::kernels::attention {
 
-// automatic: the register-tiled kernel where it applies (head dims <= 64, its workgroup memory fits),
-// else one query row per invocation; rows: always the latter.
-enum class AttentionKernel { automatic, rows };
-
-// The defaults are the kernel measured on GPUs (rows, no key slices) until a GPU A/B of the tiled
-// kernel and of split keys on the reference models decides (README.md).
 struct AttentionTuning {
-  AttentionKernel kernel = AttentionKernel::rows;
   // Slices of the keys each query row is split over (0: by rows and keys, attention.h). One
   // invocation per query row leaves a GPU mostly idle when batch x heads x Lq is small (HTDemucs: 8
-  // heads x 2688 rows); each slice's partial softmax is combined by a second dispatch.
-  uint32_t key_splits = 1;
+  // heads x 2688 rows); each slice's partial softmax is combined by a second dispatch. The rule
+  // measured faster on HTDemucs and even on MP-SENet and BS-RoFormer (docs/benchmark-log.md).
+  uint32_t key_splits = 0;
 };
 
 }  // namespace onda::kernels::attention

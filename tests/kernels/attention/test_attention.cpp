@@ -50,13 +50,9 @@ std::vector<double> reference(const AttentionCase& c, float scale, const std::ve
   return out;
 }
 
-using kernels::attention::AttentionKernel;
-
-double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1,
-                AttentionKernel kernel = AttentionKernel::automatic) {
+double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1) {
   kernels::KernelTuning tuning;
   tuning.attention.key_splits = key_splits;
-  tuning.attention.kernel = kernel;
   const Shape q_shape{c.batch, c.lq, c.d}, v_shape{c.batch, c.lk, c.dv}, out_shape{c.batch, c.lq, c.dv};
   const Shape k_shape = c.k_transposed ? Shape{c.batch, c.d, c.lk} : Shape{c.batch, c.lk, c.d};
   const auto q = round_to_dtype(rng.normal(element_count(q_shape)), c.dtype);
@@ -74,11 +70,10 @@ double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1,
                             options, out);
   recorder.submit_and_wait();
   const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
-  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u%s: rel L2 %.2e\n",
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u: rel L2 %.2e\n",
               static_cast<long long>(c.batch), static_cast<long long>(c.lq), static_cast<long long>(c.lk),
               static_cast<long long>(c.d), static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
-              std::string(dtype_name(c.dtype)).c_str(), key_splits,
-              kernel == AttentionKernel::rows ? ", row kernel" : "", e);
+              std::string(dtype_name(c.dtype)).c_str(), key_splits, e);
   return e;
 }
 
@@ -90,13 +85,10 @@ TEST(Attention, MatchesFloat64OverShapes) {
       {4, 17, 100, 16, 16, true, DType::f32},    {2, 5, 64, 13, 7, false, DType::f32},   // odd head dims
       {1, 130, 65, 128, 128, false, DType::f32}, {6, 64, 32, 64, 64, false, DType::f32},
       {2, 31, 45, 64, 64, true, DType::f16},     {1, 3, 300, 20, 24, false, DType::f16}};
-  // Both kernels: register tiles (head dims <= 64, automatic) and one row per invocation.
-  for (const AttentionKernel kernel : {AttentionKernel::automatic, AttentionKernel::rows}) {
-    for (const AttentionCase& c : cases) {
-      const double e = run_case(c, rng, 1, kernel);
-      EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
-          << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
-    }
+  for (const AttentionCase& c : cases) {
+    const double e = run_case(c, rng, 1);
+    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
   }
   // Random shapes over the head dims compiled above (each new head dim is a pipeline to compile,
   // seconds on lavapipe).
@@ -116,17 +108,14 @@ TEST(Attention, SplitKeysMatchFloat64) {
       {{2, 70, 300, 64, 64, false, DType::f32}, 2}, {{3, 33, 301, 64, 64, true, DType::f32}, 3},
       {{1, 5, 3, 16, 16, false, DType::f32}, 8},    {{2, 31, 200, 13, 7, false, DType::f32}, 7},
       {{2, 17, 129, 64, 64, true, DType::f16}, 4},  {{1, 130, 1000, 16, 16, false, DType::f32}, 5}};
-  for (const AttentionKernel kernel : {AttentionKernel::automatic, AttentionKernel::rows}) {
-    for (const auto& [c, splits] : cases) {
-      const double e = run_case(c, rng, splits, kernel);
-      EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
-          << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " splits " << splits;
-    }
+  for (const auto& [c, splits] : cases) {
+    const double e = run_case(c, rng, splits);
+    EXPECT_LE(e, c.dtype == DType::f32 ? 2e-6 : 2e-3)
+        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " splits " << splits;
   }
-  // The automatic rule (key_splits 0) on a shape it splits: few rows, many keys.
+  // The automatic rule (key_splits 0, the default) on a shape it splits: few rows, many keys.
   const AttentionCase few_rows{1, 16, 1024, 16, 16, false, DType::f32};
-  kernels::KernelTuning by_rule;
-  by_rule.attention.key_splits = 0;
+  const kernels::KernelTuning by_rule;
   EXPECT_GT(kernels::attention_key_splits({gpu().context, gpu().pipelines, by_rule},
                                           few_rows.batch * few_rows.lq, few_rows.lk),
             1);
@@ -134,7 +123,7 @@ TEST(Attention, SplitKeysMatchFloat64) {
 }
 
 // Operands that are transposed views of their tensors (PyTorch's MultiheadAttention layout, folded
-// into the node): each of q, k, v and out under its own permutation, both kernels, split keys too.
+// into the node): each of q, k, v and out under its own permutation, split keys too.
 TEST(Attention, TransposedOperandsMatchFloat64) {
   Random rng(test_seed());
   struct Case {
@@ -148,69 +137,64 @@ TEST(Attention, TransposedOperandsMatchFloat64) {
       {2, 9, 41, 13, {2, 1, 0}, {0, 2, 1}, {2, 0, 1}, {0, 2, 1}, 2},
       {3, 11, 23, 8, {0, 2, 1}, {2, 0, 1}, {0, 2, 1}, {2, 1, 0}, 1},  // every stride of the output moved
   };
-  for (const kernels::attention::AttentionKernel kernel :
-       {kernels::attention::AttentionKernel::automatic, kernels::attention::AttentionKernel::rows}) {
-    for (const Case& c : cases) {
-      kernels::KernelTuning tuning;
-      tuning.attention.key_splits = c.splits;
-      tuning.attention.kernel = kernel;
-      // A logical [B, R, C] operand in a tensor whose dim perm[i] is logical dim i.
-      struct Source {
-        Tensor tensor;
-        std::vector<float> data;
-        Shape shape;
-        std::vector<int64_t> perm;
-        size_t index(int64_t b, int64_t r, int64_t col) const {
-          int64_t coord[3];
-          coord[perm[0]] = b;
-          coord[perm[1]] = r;
-          coord[perm[2]] = col;
-          return static_cast<size_t>((coord[0] * shape[1] + coord[1]) * shape[2] + coord[2]);
-        }
-      };
-      auto source = [&](Shape logical, const std::vector<int64_t>& perm, bool poison) {
-        Source src;
-        src.perm = perm;
-        src.shape = Shape(3);
-        for (size_t i = 0; i < 3; ++i) src.shape[static_cast<size_t>(perm[i])] = logical[i];
-        if (poison) {
-          src.tensor = poisoned(DType::f32, src.shape);
-        } else {
-          src.data = rng.normal(element_count(src.shape));
-          src.tensor = upload_floats(src.data, DType::f32, src.shape);
-        }
-        return src;
-      };
-      const Source q = source({c.batch, c.lq, c.d}, c.q_perm, false), k = source({c.batch, c.lk, c.d}, c.k_perm, false),
-                   v = source({c.batch, c.lk, c.d}, c.v_perm, false), o = source({c.batch, c.lq, c.d}, c.o_perm, true);
-      const float scale = static_cast<float>(1.5 / std::sqrt(static_cast<double>(c.d)));
-      gpu::CommandRecorder recorder(gpu().context);
-      using kernels::AttentionOperand;
-      kernels::record_attention({gpu().context, gpu().pipelines, tuning}, recorder, gpu().pool,
-                                AttentionOperand::transposed(q.tensor, c.q_perm),
-                                AttentionOperand::transposed(k.tensor, c.k_perm),
-                                AttentionOperand::transposed(v.tensor, c.v_perm), scale,
-                                AttentionOperand::transposed(o.tensor, c.o_perm));
-      recorder.submit_and_wait();
-      // The operands and the output in their logical order: the float64 reference above applies.
-      auto logical = [](const Source& src, const std::vector<float>& data, int64_t rows, int64_t cols, int64_t batch) {
-        std::vector<float> out;
-        for (int64_t b = 0; b < batch; ++b)
-          for (int64_t r = 0; r < rows; ++r)
-            for (int64_t col = 0; col < cols; ++col) out.push_back(data[src.index(b, r, col)]);
-        return out;
-      };
-      const std::vector<double> expected =
-          reference({c.batch, c.lq, c.lk, c.d, c.d, false, DType::f32}, scale, logical(q, q.data, c.lq, c.d, c.batch),
-                    logical(k, k.data, c.lk, c.d, c.batch), logical(v, v.data, c.lk, c.d, c.batch));
-      const std::vector<float> got_logical =
-          logical(o, o.tensor.download_floats(gpu().context), c.lq, c.d, c.batch);
-      const double e = rel_l2(got_logical, expected);
-      std::printf("  B %lld Lq %lld Lk %lld D %lld, splits %u%s: rel L2 %.2e\n", static_cast<long long>(c.batch),
-                  static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d), c.splits,
-                  kernel == kernels::attention::AttentionKernel::rows ? ", row kernel" : "", e);
-      EXPECT_LE(e, 2e-6);
-    }
+  for (const Case& c : cases) {
+    kernels::KernelTuning tuning;
+    tuning.attention.key_splits = c.splits;
+    // A logical [B, R, C] operand in a tensor whose dim perm[i] is logical dim i.
+    struct Source {
+      Tensor tensor;
+      std::vector<float> data;
+      Shape shape;
+      std::vector<int64_t> perm;
+      size_t index(int64_t b, int64_t r, int64_t col) const {
+        int64_t coord[3];
+        coord[perm[0]] = b;
+        coord[perm[1]] = r;
+        coord[perm[2]] = col;
+        return static_cast<size_t>((coord[0] * shape[1] + coord[1]) * shape[2] + coord[2]);
+      }
+    };
+    auto source = [&](Shape logical, const std::vector<int64_t>& perm, bool poison) {
+      Source src;
+      src.perm = perm;
+      src.shape = Shape(3);
+      for (size_t i = 0; i < 3; ++i) src.shape[static_cast<size_t>(perm[i])] = logical[i];
+      if (poison) {
+        src.tensor = poisoned(DType::f32, src.shape);
+      } else {
+        src.data = rng.normal(element_count(src.shape));
+        src.tensor = upload_floats(src.data, DType::f32, src.shape);
+      }
+      return src;
+    };
+    const Source q = source({c.batch, c.lq, c.d}, c.q_perm, false), k = source({c.batch, c.lk, c.d}, c.k_perm, false),
+                 v = source({c.batch, c.lk, c.d}, c.v_perm, false), o = source({c.batch, c.lq, c.d}, c.o_perm, true);
+    const float scale = static_cast<float>(1.5 / std::sqrt(static_cast<double>(c.d)));
+    gpu::CommandRecorder recorder(gpu().context);
+    using kernels::AttentionOperand;
+    kernels::record_attention({gpu().context, gpu().pipelines, tuning}, recorder, gpu().pool,
+                              AttentionOperand::transposed(q.tensor, c.q_perm),
+                              AttentionOperand::transposed(k.tensor, c.k_perm),
+                              AttentionOperand::transposed(v.tensor, c.v_perm), scale,
+                              AttentionOperand::transposed(o.tensor, c.o_perm));
+    recorder.submit_and_wait();
+    // The operands and the output in their logical order: the float64 reference above applies.
+    auto logical = [](const Source& src, const std::vector<float>& data, int64_t rows, int64_t cols, int64_t batch) {
+      std::vector<float> out;
+      for (int64_t b = 0; b < batch; ++b)
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t col = 0; col < cols; ++col) out.push_back(data[src.index(b, r, col)]);
+      return out;
+    };
+    const std::vector<double> expected =
+        reference({c.batch, c.lq, c.lk, c.d, c.d, false, DType::f32}, scale, logical(q, q.data, c.lq, c.d, c.batch),
+                  logical(k, k.data, c.lk, c.d, c.batch), logical(v, v.data, c.lk, c.d, c.batch));
+    const std::vector<float> got_logical =
+        logical(o, o.tensor.download_floats(gpu().context), c.lq, c.d, c.batch);
+    const double e = rel_l2(got_logical, expected);
+    std::printf("  B %lld Lq %lld Lk %lld D %lld, splits %u: rel L2 %.2e\n", static_cast<long long>(c.batch),
+                static_cast<long long>(c.lq), static_cast<long long>(c.lk), static_cast<long long>(c.d), c.splits, e);
+    EXPECT_LE(e, 2e-6);
   }
 }
 
