@@ -1,6 +1,7 @@
 #include "graph/fusion_passes.h"
 
 #include "graph/fold_attention_transposes.h"
+#include "graph/fold_rnn_output_transposes.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
@@ -21,6 +22,7 @@ void run_fusion_passes(Graph& graph) {
   fuse_norm_prelu(graph);
   fuse_attention(graph);
   fold_attention_transposes(graph);
+  fold_rnn_output_transposes(graph);
   fuse_rotate_half(graph);
   fuse_elementwise(graph);
   fuse_epilogues(graph);

@@ -10,6 +10,7 @@
 
 #include "graph/broadcast.h"
 #include "graph/einsum_equation.h"
+#include "graph/fold_rnn_output_transposes.h"
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
@@ -192,6 +193,8 @@ Types recurrent(const Context& c, size_t state_outputs) {
   Types out(c.node.outputs.size());
   out[0] = TensorType{c.dtype(0), batch_first ? Shape{batch, sequence, directions, hidden}
                                               : Shape{sequence, directions, batch, hidden}};
+  if (c.node.has_attribute(kRnnOutputPerm) && !batch_first)  // folded Transpose(0, 2, 1, 3)
+    out[0] = TensorType{c.dtype(0), Shape{sequence, batch, directions, hidden}};
   const Shape state = batch_first ? Shape{batch, directions, hidden} : Shape{directions, batch, hidden};
   for (size_t i = 1; i <= state_outputs && i < out.size(); ++i) out[i] = TensorType{c.dtype(0), state};
   return out;

@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "graph/fold_rnn_output_transposes.h"
 #include "graph/model_error.h"
 #include "kernels/rnn/rnn_kernel.h"
 #include "ops/onnx_vocabulary.h"
@@ -40,6 +41,13 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
   spec.layout = context.opset >= 14 ? node.attribute_int("layout", 0) : 0;
   if (spec.layout != 0 && spec.layout != 1) {
     throw ModelError(fmt::format("{}: layout must be 0 or 1, got {}", node.describe(), spec.layout));
+  }
+  if (node.has_attribute(kRnnOutputPerm)) {
+    if (node.attribute_ints(kRnnOutputPerm, {}) != std::vector<int64_t>{0, 2, 1, 3} || spec.layout != 0) {
+      throw ModelError(fmt::format("{}: {} must be 0, 2, 1, 3 on a layer of layout 0", node.describe(),
+                                   kRnnOutputPerm));
+    }
+    spec.y_directions_inner = true;
   }
   if (inputs.size() < 3 || !inputs[0].defined() || !inputs[1].defined() || !inputs[2].defined()) {
     throw ModelError(node.describe() + ": needs inputs X, W and R");

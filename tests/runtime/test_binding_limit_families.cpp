@@ -166,6 +166,9 @@ struct RnnNode {
   kernels::rnn::RnnSpec spec;
   int64_t seq, batch, input;
   bool initial_state = false;
+  // Y read only by a Transpose(0, 2, 1, 3), as PyTorch exports it: folded into the layer
+  // (graph/fold_rnn_output_transposes.h), the layer writes [S, B, D, H].
+  bool transpose_y = false;
 };
 
 const char* op_of(kernels::rnn::CellType cell) {
@@ -176,7 +179,7 @@ TEST(BindingLimitFamilies, RecurrentLayersRunInTimeChunksUnderASmallBindingLimit
   using kernels::rnn::CellType;
   using kernels::rnn::Direction;
   Random random(test_seed());
-  std::vector<RnnNode> nodes(4);
+  std::vector<RnnNode> nodes(5);
   nodes[0] = {"gru_bidirectional", {}, 24, 16, 16};  // MP-SENet's feed-forward GRUs, smaller
   nodes[0].spec.cell = CellType::gru;
   nodes[0].spec.direction = Direction::bidirectional;
@@ -192,6 +195,8 @@ TEST(BindingLimitFamilies, RecurrentLayersRunInTimeChunksUnderASmallBindingLimit
   nodes[3].spec.cell = CellType::rnn;
   nodes[0].spec.hidden_size = 32, nodes[1].spec.hidden_size = 32, nodes[2].spec.hidden_size = 32;
   nodes[3].spec.hidden_size = 32;
+  nodes[4] = {"gru_y_transposed", {}, 24, 16, 16, true, true};
+  nodes[4].spec = nodes[0].spec;
 
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* g = model.mutable_graph();
@@ -238,8 +243,20 @@ TEST(BindingLimitFamilies, RecurrentLayersRunInTimeChunksUnderASmallBindingLimit
       direction->set_s(spec.direction == Direction::reverse ? "reverse" : "bidirectional");
     }
     const RnnReferenceOutputs ref = rnn_reference(spec, in);
-    add_float_output(g, n.name + "_y");
-    checked.push_back({n.name + "_y", ref.y});
+    if (n.transpose_y) {
+      add_ints_attribute(add_node(g, "Transpose", {n.name + "_y"}, {n.name + "_yt"}), "perm", {0, 2, 1, 3});
+      add_float_output(g, n.name + "_yt");
+      std::vector<double> yt(ref.y.size());  // [S, D, B, H] -> [S, B, D, H]
+      for (int64_t s = 0; s < n.seq; ++s)
+        for (int64_t d = 0; d < D; ++d)
+          for (int64_t b = 0; b < n.batch; ++b)
+            for (int64_t j = 0; j < H; ++j)
+              yt[((s * n.batch + b) * D + d) * H + j] = ref.y[((s * D + d) * n.batch + b) * H + j];
+      checked.push_back({n.name + "_yt", yt});
+    } else {
+      add_float_output(g, n.name + "_y");
+      checked.push_back({n.name + "_y", ref.y});
+    }
     // Y_h and Y_c (one state each, below the cap): the state the last chunk ended with.
     add_float_output(g, n.name + "_y_h");
     checked.push_back({n.name + "_y_h", ref.y_h, false});

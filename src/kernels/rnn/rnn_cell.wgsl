@@ -35,6 +35,7 @@ const F_PEEPHOLE = 128u;
 const F_CLIP = 256u;
 const F_LAYOUT1 = 512u;
 const F_TIME_MAJOR_XW = 1024u;
+const F_Y_DIRECTIONS_INNER = 2048u;  // Y [S, B, D, H]
 
 const BT: u32 = {{BT}}u;
 const G: u32 = {{G}}u;
@@ -246,6 +247,9 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       var yi = ((t * D + d) * B + b) * H + j;
       if (has(F_LAYOUT1)) {
         yi = ((b * S + t) * D + d) * H + j;
+      }
+      if (has(F_Y_DIRECTIONS_INNER)) {
+        yi = ((t * B + b) * D + d) * H + j;
       }
       store_y(p.outs.x + yi, select(0.0, h_new, valid));
     }

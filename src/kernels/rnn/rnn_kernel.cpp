@@ -186,6 +186,7 @@ void RnnKernel::plan_uniforms() {
   if (weights_->has_peepholes) flags |= kPeephole;
   if (spec_.clip) flags |= kClip;
   if (spec_.layout == 1) flags |= kLayout1;
+  if (spec_.y_directions_inner) flags |= kYDirectionsInner;
   if (chunked_ || spec_.layout == 0) flags |= kTimeMajorXw;  // xw rows t*B + b (else b*S + t)
   flags_ = flags;
   StepUniforms& u = uniforms_;

@@ -41,8 +41,9 @@ Shape rnn_y_shape(const RnnSpec& spec, const Shape& x_shape) {
   const int64_t seq = spec.layout == 0 ? x_shape[0] : x_shape[1];
   const int64_t batch = spec.layout == 0 ? x_shape[1] : x_shape[0];
   const int64_t d = spec.num_directions();
-  if (spec.layout == 0) return {seq, d, batch, spec.hidden_size};
-  return {batch, seq, d, spec.hidden_size};
+  if (spec.layout != 0) return {batch, seq, d, spec.hidden_size};
+  if (spec.y_directions_inner) return {seq, batch, d, spec.hidden_size};
+  return {seq, d, batch, spec.hidden_size};
 }
 
 Shape rnn_state_shape(const RnnSpec& spec, const Shape& x_shape) {

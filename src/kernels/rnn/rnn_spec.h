@@ -48,6 +48,9 @@ struct RnnSpec {
   std::optional<float> clip;                // bound on every gate pre-activation
   bool input_forget = false;                // LSTM: f = 1 - i
   bool linear_before_reset = false;         // GRU
+  // Y as [seq, batch, directions, hidden] (layout 0 only): the Transpose(0, 2, 1, 3) that PyTorch's
+  // export puts after a layer, folded into it (graph/fold_rnn_output_transposes.h).
+  bool y_directions_inner = false;
 
   int num_directions() const { return direction == Direction::bidirectional ? 2 : 1; }
 };
@@ -56,7 +59,7 @@ struct RnnSpec {
 int rnn_dispatches_per_step(const RnnSpec& spec);
 
 // Output shapes for X of shape `x_shape` (layout-dependent).
-Shape rnn_y_shape(const RnnSpec& spec, const Shape& x_shape);      // [S, D, B, H] or [B, S, D, H]
+Shape rnn_y_shape(const RnnSpec& spec, const Shape& x_shape);  // [S, D, B, H], [B, S, D, H] or [S, B, D, H]
 Shape rnn_state_shape(const RnnSpec& spec, const Shape& x_shape);  // [D, B, H] or [B, D, H]
 
 }  // namespace onda::kernels::rnn

@@ -53,6 +53,7 @@ int64_t steps_per_chunk(const KernelContext& k, const RnnDims& e, DType dtype) {
 RnnSpec direction_spec(const RnnSpec& spec, int64_t dir) {
   RnnSpec one = spec;
   one.layout = 0;
+  one.y_directions_inner = false;
   if (spec.direction == Direction::bidirectional)
     one.direction = dir == 0 ? Direction::forward : Direction::reverse;
   if (!spec.activations.empty()) {
@@ -136,7 +137,10 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
   const auto output_time_major = [&](const Tensor& t, const Shape& shape) {
     return time_major || !t.defined() ? t : scratch(pool, t.dtype(), shape);
   };
-  const Tensor y = output_time_major(out.y, {e.seq, e.dirs, e.batch, e.hidden});
+  // Y [S, B, D, H] (y_directions_inner) is written time-major too, and permuted at the end.
+  const Tensor y = spec_.y_directions_inner && out.y.defined()
+                       ? scratch(pool, dtype, {e.seq, e.dirs, e.batch, e.hidden})
+                       : output_time_major(out.y, {e.seq, e.dirs, e.batch, e.hidden});
   const Tensor y_h = output_time_major(out.y_h, state_shape);
   const Tensor y_c = output_time_major(out.y_c, state_shape);
 
@@ -180,6 +184,8 @@ void RnnTimeChunks::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool
       c = chunk_out.y_c;
     }
   }
+  if (spec_.y_directions_inner && out.y.defined())
+    record_transpose(k, recorder, y, std::vector<int64_t>{0, 2, 1, 3}, out.y);
   if (!time_major) {
     if (out.y.defined()) record_transpose(k, recorder, y, std::vector<int64_t>{2, 0, 1, 3}, out.y);
     if (out.y_h.defined()) record_transpose(k, recorder, y_h, std::vector<int64_t>{1, 0, 2}, out.y_h);

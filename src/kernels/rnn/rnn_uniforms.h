@@ -33,6 +33,7 @@ enum StepFlags : uint32_t {
   kClip = 256,
   kLayout1 = 512,
   kTimeMajorXw = 1024,
+  kYDirectionsInner = 2048,
 };
 
 // `v` as a uniform word; std::invalid_argument naming `what` when it does not fit.

@@ -18,6 +18,8 @@ void check_weights(const RnnSpec& spec, const Tensor& w, const Tensor& r, const 
   if (spec.layout != 0 && spec.layout != 1) {
     throw std::invalid_argument(fmt::format("layout must be 0 or 1, got {}", spec.layout));
   }
+  if (spec.y_directions_inner && spec.layout != 0)
+    throw std::invalid_argument("Y as [seq, batch, directions, hidden] needs layout 0");
   if (!spec.activations.empty() &&
       spec.activations.size() != static_cast<size_t>(activations_per_direction(spec.cell) * dirs)) {
     throw std::invalid_argument(fmt::format("{} activations given, expected {}", spec.activations.size(),
