@@ -286,7 +286,7 @@ void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
   recorder.dispatch(*p.stats, {x.binding(kc_.gpu), partials.binding(kc_.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups(spec.rows * u.chunks, kc_.gpu.limits()), "normalize stats");
   recorder.dispatch(*p.finalize, {partials.binding(kc_.gpu), stats.binding(kc_.gpu)}, &u, sizeof(u),
-                    gpu::split_workgroups((spec.rows + 63) / 64, kc_.gpu.limits()), "normalize finalize");
+                    gpu::split_workgroups(spec.rows, kc_.gpu.limits()), "normalize finalize");
   std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu), stats.binding(kc_.gpu)};
   bind_affine_and_output(kc_, scale, bias, slope, y, bindings);
   const int64_t threads = (x.numel() + 3) / 4;

@@ -88,7 +88,8 @@ TEST(Normalize, InstanceNormShortAndLongRows) {
   for (DType dtype : {DType::f32, DType::f16}) {
     double worst = 0;
     for (const Shape& shape :
-         {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7}}) {
+         {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7},
+          Shape{1, 2, 1100000}}) {  // 269 chunks a row: finalize invocations merge up to 2
       for (bool affine : {true, false}) {
         const double e = run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, affine, affine, rng);
         EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
