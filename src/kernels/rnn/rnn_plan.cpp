@@ -87,14 +87,10 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
   const bool other_asked =
       asked_tiling(in, in.options.cooperative_tiling, in.tuning.cooperative, in.tuning.cooperative_off).tiling ||
       asked_tiling(in, in.options.row_tiling, in.tuning.rows, in.tuning.rows_off).tiling;
-  // Automatic: up to kResidentMaxWorkgroups with a row per slice, and blocks of more rows only where
-  // they bring the grid to one wave (kResidentTargetWorkgroups).
-  const int64_t grid = row_blocks * d.dirs;
-  const bool grid_ok = grid <= (tiling->rows <= tiling->slices(d.hidden) ? kResidentMaxWorkgroups
-                                                                          : kResidentTargetWorkgroups);
-  const bool chosen = eligible && fits &&
-                      (forced || (in.automatic() && !disabled && !other_asked && dev.gpu &&
-                                  in.weight_bytes() <= kResidentMaxWeightBytes && grid_ok));
+  const bool chosen =
+      eligible && fits &&
+      (forced || (in.automatic() && !disabled && !other_asked && dev.gpu &&
+                  in.weight_bytes() <= kResidentMaxWeightBytes && row_blocks * d.dirs <= kResidentMaxWorkgroups));
   if (chosen) {
     plan.resident = *tiling;
     plan.subgroup_reduce = subgroup_reduce;

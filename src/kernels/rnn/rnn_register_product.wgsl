@@ -1,11 +1,9 @@
     // A step's recurrent products of the BM rows in hs (from vec4 hbase on), summed over the slices
-    // of the unit `sum_unit`: total_i_g holds gate g of row s + i * NS (i < RS: the rows slice s
-    // finishes). RU rows at a time: their products and sums are independent chains that overlap; one
-    // vec4 of h per row live at a time (R^T already holds G * KQ * 4 registers).
-#for i RS
+    // of the unit `sum_unit`: total_g holds row s's gate g. RU rows at a time: their products and
+    // sums are independent chains that overlap; one vec4 of h per row live at a time (R^T already
+    // holds G * KQ * 4 registers).
 #for g G
-    var total_{{i}}_{{g}} = 0.0;
-#endfor
+    var total_{{g}} = 0.0;
 #endfor
     for (var m0 = 0u; m0 < BM; m0 += RU) {
 #for u RU
@@ -26,11 +24,9 @@
 #for u RU
 #for g G
       a_{{u}}_{{g}} = slice_sum(a_{{u}}_{{g}}, sum_unit, s, {{g}}u);
-#for i RS
-      if (m0 + {{u}}u == s + {{i}}u * NS) {
-        total_{{i}}_{{g}} = a_{{u}}_{{g}};
+      if (m0 + {{u}}u == s) {
+        total_{{g}} = a_{{u}}_{{g}};
       }
-#endfor
 #endfor
 #endfor
     }

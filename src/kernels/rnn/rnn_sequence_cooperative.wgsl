@@ -134,7 +134,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) groups: v
       if (finishes) {
         var au: array<f32, {{ACC}}>;
 #for g G
-        au[{{g}}] = total_0_{{g}};
+        au[{{g}}] = total_{{g}};
 #endfor
         pre.h_prev = hs[s * HQ + h_slot(j)][j % 4u];
 #if CELL_LSTM

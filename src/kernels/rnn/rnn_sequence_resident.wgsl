@@ -10,9 +10,7 @@
 // rnn_step_tiling.h's kResidentMaxWeightBytes). A step is then, per row, KQ vec4 reads of h from
 // workgroup memory and G * KQ dot products per invocation, a sum over the NS slices of a unit
 // (consecutive invocations: subgroup shuffles, or workgroup memory without subgroups), and the cell
-// (finish_units) applied by slice s for rows s, s + NS, .. of the block (RS = ceil(BM / NS) rows at
-// most, one after the other): BM <= NS keeps a step's cells all in parallel, and blocks of more rows
-// than slices keep a large batch's grid to one wave of workgroups (rnn_step_tiling.h).
+// (finish_units) applied by slice s for row s of the block (BM <= NS), all in parallel.
 //
 // The registers (named variables unrolled with the template's #for: arrays indexed in loops the GPU
 // compiler may not unroll live in local memory, where the row-sequence kernel's TM > 1 ran several
@@ -20,7 +18,7 @@
 // products are rnn_register_slices / _weights / _product.wgsl's, shared with the cooperative kernel.
 //
 // Rendered with the cell flags of rnn_step.wgsl (PHASE_FUSED only), G (= GATES_TOTAL), BT = 1, H, KQ,
-// NS (a power of two, NS * 4 * KQ >= H), BM, RS (= ceil(BM / NS)), RU (1 or 2, divides BM), WG_SIZE (= H * NS), ACC (= G), ACTS,
+// NS (a power of two, NS * 4 * KQ >= H), BM (<= NS), RU (1 or 2, divides BM), WG_SIZE (= H * NS), ACC (= G), ACTS,
 // SUBGROUP_REDUCE (NS consecutive invocations share a subgroup), RED_SIZE.
 #if SUBGROUP_REDUCE
 enable subgroups;
@@ -66,28 +64,22 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
   }
   workgroupBarrier();
 
-  // Slice s applies the cell to rows s + i * NS of the block (i < RS); each row's c stays in a
-  // register and h_prev is read from workgroup memory (CellPreload: no dependent global read in a step).
-  let bias = bias_terms(d, j);
+  // Slice s applies the cell to row s of the block; its unit's c stays in a register and h_prev is
+  // read from workgroup memory (CellPreload: no dependent global read in a step).
+  let my_row = r0 + s;
+  let finishes = s < BM && my_row < B;
+  var pre: CellPreload;
+  pre.bias = bias_terms(d, j);
 #if CELL_LSTM
-  let peep = peepholes(d, j);
-#endif
-#for i RS
-  let my_row_{{i}} = r0 + s + {{i}}u * NS;
-  let finishes_{{i}} = s + {{i}}u * NS < BM && my_row_{{i}} < B;
-  var pre_{{i}}: CellPreload;
-  pre_{{i}}.bias = bias;
-#if CELL_LSTM
-  pre_{{i}}.peep = peep;
-  if (finishes_{{i}}) {
-    pre_{{i}}.c = state[p.st.z + (d * B + my_row_{{i}}) * H + j];
+  pre.peep = peepholes(d, j);
+  if (finishes) {
+    pre.c = state[p.st.z + (d * B + my_row) * H + j];
   }
 #endif
-  var xu_next_{{i}}: array<f32, GT>;
-  if (finishes_{{i}} && S > 0u) {
-    xu_next_{{i}} = projections(0u, d, my_row_{{i}}, j);
+  var xu_next: array<f32, GT>;
+  if (finishes && S > 0u) {
+    xu_next = projections(0u, d, my_row, j);
   }
-#endfor
   for (var step = 0u; step < S; step++) {
     let odd = (step & 1u) == 1u;
     let h_in = select(p.st.x, p.st.y, odd);
@@ -97,29 +89,24 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_index) l
 
     // The projections of this invocation's row, loaded a step ahead: the load's latency (most of a
     // short step's time when it was issued at the step's start) hides behind a whole step.
-#for i RS
-    var xu_{{i}} = xu_next_{{i}};
-    if (finishes_{{i}} && step + 1u < S) {
-      xu_next_{{i}} = projections(step + 1u, d, my_row_{{i}}, j);
+    var xu = xu_next;
+    if (finishes && step + 1u < S) {
+      xu_next = projections(step + 1u, d, my_row, j);
     }
-#endfor
 
     let hbase = cur;
     let sum_unit = j;
 #include "rnn/rnn_register_product.wgsl"
 
-#for i RS
-    if (finishes_{{i}}) {
+    if (finishes) {
       var au: array<f32, {{ACC}}>;
 #for g G
-      au[{{g}}] = total_{{i}}_{{g}};
+      au[{{g}}] = total_{{g}};
 #endfor
-      let row = s + {{i}}u * NS;
-      pre_{{i}}.h_prev = hs[cur + row * HQ + h_slot(j)][j % 4u];
-      let h_new = finish_units(step, my_row_{{i}}, d, j, h_in, h_out, &au, &xu_{{i}}, &pre_{{i}});
-      hs[nxt + row * HQ + h_slot(j)][j % 4u] = h_new;
+      pre.h_prev = hs[cur + s * HQ + h_slot(j)][j % 4u];
+      let h_new = finish_units(step, my_row, d, j, h_in, h_out, &au, &xu, &pre);
+      hs[nxt + s * HQ + h_slot(j)][j % 4u] = h_new;
     }
-#endfor
     workgroupBarrier();
   }
   if (p.dims.x == 0xffffffffu) {

@@ -168,11 +168,10 @@ RnnShader row_sequence_shader(const RnnSpec& spec, const TemplateValues& layer, 
 namespace {
 
 // The template values the register-resident kernels share (rnn_register_*.wgsl: resident and
-// cooperative): the fused cell, the K slices of R^T in registers, the rows of h and their sums, the
-// rows each slice finishes.
+// cooperative): the fused cell, the K slices of R^T in registers, the rows of h and their sums.
 TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues& layer, int64_t hidden,
                                       uint32_t slice_vectors, uint32_t slices, uint32_t rows,
-                                      uint32_t rows_per_slice, uint32_t workgroup_size, bool subgroup_reduce) {
+                                      uint32_t workgroup_size, bool subgroup_reduce) {
   const uint32_t g = static_cast<uint32_t>(gate_count(spec.cell));
   TemplateValues v = fused_cell_values(spec, layer);
   v.merge(TemplateValues{
@@ -181,7 +180,6 @@ TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues&
       {"KQ", std::to_string(slice_vectors)},
       {"NS", std::to_string(slices)},
       {"BM", std::to_string(rows)},
-      {"RS", std::to_string(rows_per_slice)},
       {"RU", rows % 2 == 0 ? "2" : "1"},
       {"WG_SIZE", std::to_string(workgroup_size)},
       {"ACC", std::to_string(g)},
@@ -196,9 +194,8 @@ TemplateValues register_kernel_values(const RnnSpec& spec, const TemplateValues&
 
 RnnShader resident_shader(const RnnSpec& spec, const TemplateValues& layer, const ResidentTiling& t,
                           int64_t hidden, bool subgroup_reduce, DType out) {
-  const TemplateValues v =
-      register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
-                             t.rows_per_slice(hidden), t.workgroup_size(hidden), subgroup_reduce);
+  const TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden),
+                                                  t.rows, t.workgroup_size(hidden), subgroup_reduce);
   // The kernel first: its `enable subgroups;` must precede every declaration (WGSL's module scope
   // is otherwise order-free, so the accessors may follow).
   return {"rnn/rnn_sequence_resident.wgsl", v, output_access(out), false};
@@ -206,7 +203,7 @@ RnnShader resident_shader(const RnnSpec& spec, const TemplateValues& layer, cons
 
 RnnShader cooperative_shader(const RnnSpec& spec, const TemplateValues& layer, const CooperativeTiling& t,
                              int64_t hidden, bool subgroup_reduce, bool on_gpu, DType out) {
-  TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows, 1,
+  TemplateValues v = register_kernel_values(spec, layer, hidden, t.slice_vectors, t.slices(hidden), t.rows,
                                             t.workgroup_size(hidden), subgroup_reduce);
   v.merge(TemplateValues{{"JT", std::to_string(t.units)},
                          {"RC", std::to_string(t.row_chunks)},

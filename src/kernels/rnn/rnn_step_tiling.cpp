@@ -140,13 +140,10 @@ ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t dir
   const bool few_small_rows = hidden <= 64 && batch * directions <= 16;
   t.slice_vectors = gates <= 3 || few_small_rows ? 8 : 4;
   while (t.workgroup_size(hidden) > max_invocations && t.slice_vectors < 16) t.slice_vectors *= 2;
-  const auto grid = [&](int64_t rows) { return (batch + rows - 1) / rows * directions; };
   t.rows = 1;
-  while (grid(t.rows) > kResidentTargetWorkgroups && t.rows * 2 <= t.slices(hidden)) t.rows *= 2;
-  if (grid(t.rows) > kResidentTargetWorkgroups) {
-    const int64_t blocks = std::max<int64_t>(1, kResidentTargetWorkgroups / std::max<int64_t>(directions, 1));
-    const int64_t most = int64_t{kResidentMaxRowsPerSlice} * t.slices(hidden);
-    t.rows = static_cast<uint32_t>(std::clamp<int64_t>((batch + blocks - 1) / blocks, t.rows, most));
+  while ((batch + t.rows - 1) / t.rows * directions > kResidentTargetWorkgroups &&
+         t.rows * 2 <= t.slices(hidden)) {
+    t.rows *= 2;
   }
   return t;
 }

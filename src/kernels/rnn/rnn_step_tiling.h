@@ -182,10 +182,6 @@ RowSequenceTiling choose_row_sequence_tiling(int64_t batch, int64_t hidden, int6
 // (KQ) vec4 registers per gate, a slice covering 4 * KQ entries of K; slices(hidden) = the power of two
 // >= ceil(hidden / (4 * KQ)). Slice s applies the cell to row s, so rows <= slices. Grid
 // (1, ceil(B / rows), D), workgroup hidden * slices.
-// The most rows one K slice of the resident kernel finishes per step, one after the other (2: the
-// most measured).
-constexpr uint32_t kResidentMaxRowsPerSlice = 2;
-
 struct ResidentTiling {
   uint32_t rows = 1;           // BM
   uint32_t slice_vectors = 8;  // KQ
@@ -198,16 +194,13 @@ struct ResidentTiling {
     return n;
   }
   uint32_t workgroup_size(int64_t hidden) const { return static_cast<uint32_t>(hidden) * slices(hidden); }
-  // Rows slice s finishes (s, s + NS, ..): one while BM <= NS.
-  uint32_t rows_per_slice(int64_t hidden) const { return (rows + slices(hidden) - 1) / slices(hidden); }
   // The double-buffered h of the rows, and without subgroups the partial sums of one row.
   uint64_t workgroup_bytes(int64_t hidden, uint32_t gates, bool subgroup_reduce) const {
     const uint64_t row_vectors = uint64_t{slices(hidden)} * slice_vectors;
     return 32ull * rows * row_vectors + (subgroup_reduce ? 0 : 4ull * gates * workgroup_size(hidden));
   }
   bool well_formed(int64_t hidden) const {
-    return hidden > 0 && rows > 0 && slice_vectors > 0 && slice_vectors <= 16 &&
-           rows <= kResidentMaxRowsPerSlice * slices(hidden);
+    return hidden > 0 && rows > 0 && slice_vectors > 0 && slice_vectors <= 16 && rows <= slices(hidden);
   }
 };
 
@@ -222,10 +215,7 @@ constexpr int64_t kResidentMaxWorkgroups = 256;
 // KQ = 8 for up to 3 gates (GRU: 96 registers of R^T), 4 for LSTM (64; 8 where H <= 64 and batch *
 // directions <= 16, a grid too small for occupancy to matter), doubled while the workgroup
 // exceeds `max_invocations`; rows doubled (up to the slices) until the grid is at most
-// kResidentTargetWorkgroups, and past the slices the fewest rows that reach it (up to
-// kResidentMaxRowsPerSlice per slice): a workgroup holds a multiprocessor's registers, so a grid
-// past one wave runs the whole sequence again for the second (MP-SENet's time GRUs, B = 321: 162
-// workgroups of 4 rows, 108 of 6).
+// kResidentTargetWorkgroups.
 ResidentTiling choose_resident_tiling(int64_t batch, int64_t hidden, int64_t directions, uint32_t gates,
                                       uint32_t max_invocations);
 

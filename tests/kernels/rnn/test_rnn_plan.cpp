@@ -214,7 +214,7 @@ TEST(RnnPlan, ForcedChoicesThatCannotRunSayWhy) {
   vec4.vec4_tiling = Vec4StepTiling{64, 64, 4, 1, 16, 1, true};  // 4096 invocations
   expect_error(kScnetH256Band, vec4, true, "vec4 step WGX=64 WGY=64");
   RnnOptions resident;
-  resident.resident_tiling = ResidentTiling{64, 1};  // 4096 invocations
+  resident.resident_tiling = ResidentTiling{64, 1};  // more rows than K slices
   expect_error(kMpsenetFreq, resident, true, "resident tiling BM=64");
   RnnOptions cooperative;
   cooperative.step_mode = StepMode::cooperative;
