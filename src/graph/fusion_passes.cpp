@@ -17,12 +17,12 @@ namespace onda {
 void run_fusion_passes(Graph& graph) {
   fuse_pad_into_conv(graph);
   fuse_matmul_bias(graph);
+  fold_rnn_output_transposes(graph);  // before fuse_activations: Y -> Transpose -> Reshape -> LeakyRelu
   fuse_activations(graph);
   fuse_group_norms(graph);
   fuse_norm_prelu(graph);
   fuse_attention(graph);
   fold_attention_transposes(graph);
-  fold_rnn_output_transposes(graph);
   fuse_rotate_half(graph);
   fuse_elementwise(graph);
   fuse_epilogues(graph);

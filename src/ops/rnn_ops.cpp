@@ -8,6 +8,7 @@
 #include "graph/fold_rnn_output_transposes.h"
 #include "graph/model_error.h"
 #include "kernels/rnn/rnn_kernel.h"
+#include "ops/fused_activation.h"
 #include "ops/onnx_vocabulary.h"
 #include "ops/op_registry.h"
 
@@ -49,6 +50,9 @@ kernels::rnn::RnnSpec read_spec(const Node& node, OpContext& context, CellType c
     }
     spec.y_directions_inner = true;
   }
+  const FusedActivation y_activation = fused_activation_of(node);  // graph/fuse_activations.h
+  spec.y_activation = y_activation.activation;
+  spec.y_activation_alpha = y_activation.alpha;
   if (inputs.size() < 3 || !inputs[0].defined() || !inputs[1].defined() || !inputs[2].defined()) {
     throw ModelError(node.describe() + ": needs inputs X, W and R");
   }

@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "graph/fold_rnn_output_transposes.h"
+#include "graph/fuse_activations.h"
+#include "graph/fusion_passes.h"
 #include "graph/shape_inference.h"
 #include "graph/simplify.h"
 #include "harness.h"
@@ -96,6 +98,49 @@ TEST(FoldRnnOutputTransposes, FoldedYHasTheTransposedShape) {
     ASSERT_FALSE(types.empty());
     ASSERT_TRUE(types[0].has_value());
     EXPECT_EQ(types[0]->shape, (Shape{kSeq, kBatch, 2, kHidden}));
+  }
+}
+
+// PyTorch's whole pattern, Y -> Transpose(0, 2, 1, 3) -> Reshape -> LeakyRelu (MP-SENet's feed-forward
+// GRUs): the layer writes the permuted, activated Y and the Reshape alone stays; a Relu reading the
+// Reshape next to another reader stays. Values: tests/runtime/test_binding_limit_families.cpp.
+TEST(FoldRnnOutputTransposes, ActivationAfterTheReshapeGoesIntoTheLayer) {
+  for (bool second_reader : {false, true}) {
+    onnx::ModelProto model = empty_model();
+    auto* graph = model.mutable_graph();
+    add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kSeq, kBatch, kInput});
+    add_float_initializer(graph, "w", {2, 3 * kHidden, kInput}, std::vector<float>(2 * 3 * kHidden * kInput, 0.1f));
+    add_float_initializer(graph, "r", {2, 3 * kHidden, kHidden}, std::vector<float>(2 * 3 * kHidden * kHidden, 0.1f));
+    add_int64_initializer(graph, "shape", {3}, {kSeq, kBatch, 2 * kHidden});
+    auto* layer = add_node(graph, "GRU", {"x", "w", "r"}, {"y"}, "layer");
+    add_int_attribute(layer, "hidden_size", kHidden);
+    onnx::AttributeProto* direction = layer->add_attribute();
+    direction->set_name("direction");
+    direction->set_type(onnx::AttributeProto::STRING);
+    direction->set_s("bidirectional");
+    add_ints_attribute(add_node(graph, "Transpose", {"y"}, {"yt"}, "transpose"), "perm", {0, 2, 1, 3});
+    add_node(graph, "Reshape", {"yt", "shape"}, {"flat"}, "reshape");
+    add_float_attribute(add_node(graph, "LeakyRelu", {"flat"}, {"out"}, "leaky"), "alpha", 0.2f);
+    add_float_output(graph, "out");
+    if (second_reader) {
+      add_node(graph, "Relu", {"flat"}, {"relu"}, "relu");
+      add_float_output(graph, "relu");
+    }
+    Graph g = parse_onnx_model(model.SerializeAsString(), ".", "rnn activation test model");
+    simplify_graph(g, {});
+    run_fusion_passes(g);
+    std::vector<std::string> ops;
+    for (const Node& node : g.nodes) ops.push_back(node.op_type);
+    const std::vector<std::string> expected =
+        second_reader ? std::vector<std::string>{"GRU", "Reshape", "LeakyRelu", "Relu"}
+                      : std::vector<std::string>{"GRU", "Reshape"};
+    EXPECT_EQ(ops, expected) << (second_reader ? "second reader" : "one reader");
+    const Node& gru = g.nodes[0];
+    EXPECT_EQ(gru.attribute_string(kFusedActivationAttribute, ""), second_reader ? "" : "leaky_relu");
+    if (!second_reader) {
+      EXPECT_FLOAT_EQ(gru.attribute_float(kFusedActivationAlphaAttribute, 0), 0.2f);
+      EXPECT_EQ(g.nodes[1].outputs[0], "out");
+    }
   }
 }
 

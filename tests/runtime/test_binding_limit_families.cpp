@@ -166,8 +166,9 @@ struct RnnNode {
   kernels::rnn::RnnSpec spec;
   int64_t seq, batch, input;
   bool initial_state = false;
-  // Y read only by a Transpose(0, 2, 1, 3), as PyTorch exports it: folded into the layer
-  // (graph/fold_rnn_output_transposes.h), the layer writes [S, B, D, H].
+  // Y read only by Transpose(0, 2, 1, 3) -> Reshape [S, B, D x H] -> LeakyRelu, as PyTorch exports a
+  // layer and its activation: both folded into the layer (graph/fold_rnn_output_transposes.h,
+  // graph/fuse_activations.h), which writes the activated [S, B, D, H].
   bool transpose_y = false;
 };
 
@@ -245,14 +246,19 @@ TEST(BindingLimitFamilies, RecurrentLayersRunInTimeChunksUnderASmallBindingLimit
     const RnnReferenceOutputs ref = rnn_reference(spec, in);
     if (n.transpose_y) {
       add_ints_attribute(add_node(g, "Transpose", {n.name + "_y"}, {n.name + "_yt"}), "perm", {0, 2, 1, 3});
-      add_float_output(g, n.name + "_yt");
-      std::vector<double> yt(ref.y.size());  // [S, D, B, H] -> [S, B, D, H]
+      add_int64_initializer(g, n.name + "_flat_shape", {3}, {n.seq, n.batch, D * H});
+      add_node(g, "Reshape", {n.name + "_yt", n.name + "_flat_shape"}, {n.name + "_flat"});
+      add_float_attribute(add_node(g, "LeakyRelu", {n.name + "_flat"}, {n.name + "_act"}), "alpha", 0.2f);
+      add_float_output(g, n.name + "_act");
+      std::vector<double> act(ref.y.size());  // [S, D, B, H] -> [S, B, D, H], then LeakyRelu
       for (int64_t s = 0; s < n.seq; ++s)
         for (int64_t d = 0; d < D; ++d)
           for (int64_t b = 0; b < n.batch; ++b)
-            for (int64_t j = 0; j < H; ++j)
-              yt[((s * n.batch + b) * D + d) * H + j] = ref.y[((s * D + d) * n.batch + b) * H + j];
-      checked.push_back({n.name + "_yt", yt});
+            for (int64_t j = 0; j < H; ++j) {
+              const double v = ref.y[((s * D + d) * n.batch + b) * H + j];
+              act[((s * n.batch + b) * D + d) * H + j] = v >= 0 ? v : 0.2 * v;
+            }
+      checked.push_back({n.name + "_act", act});
     } else {
       add_float_output(g, n.name + "_y");
       checked.push_back({n.name + "_y", ref.y});

@@ -45,6 +45,14 @@ inline onnx::AttributeProto* add_int_attribute(onnx::NodeProto* node, const std:
   return attribute;
 }
 
+inline onnx::AttributeProto* add_float_attribute(onnx::NodeProto* node, const std::string& name, float value) {
+  onnx::AttributeProto* attribute = node->add_attribute();
+  attribute->set_name(name);
+  attribute->set_type(onnx::AttributeProto::FLOAT);
+  attribute->set_f(value);
+  return attribute;
+}
+
 inline onnx::AttributeProto* add_ints_attribute(onnx::NodeProto* node, const std::string& name,
                                                 const std::vector<int64_t>& values) {
   onnx::AttributeProto* attribute = node->add_attribute();

@@ -56,6 +56,11 @@ fn gate_clip(x: f32) -> f32 {
   return x;
 }
 
+// Y's store activation (RnnSpec::y_activation; the identity without one), compiled in.
+fn y_activation(x: f32) -> f32 {
+  return {{Y_ACTIVATION}};
+}
+
 // Index of gate 0 of unit j in the projection X W^T for row b at time t of direction d.
 fn xw_index(t: u32, d: u32, b: u32, j: u32) -> u32 {
   var xrow = b * p.dims.y + t;
@@ -251,7 +256,7 @@ fn finish_units(step: u32, btile: u32, d: u32, j: u32, h_in: u32, h_out: u32, ac
       if (has(F_Y_DIRECTIONS_INNER)) {
         yi = ((t * B + b) * D + d) * H + j;
       }
-      store_y(p.outs.x + yi, select(0.0, h_new, valid));
+      store_y(p.outs.x + yi, y_activation(select(0.0, h_new, valid)));
     }
     var si = sidx;
     if (has(F_LAYOUT1)) {

@@ -1,6 +1,9 @@
 #include "kernels/rnn/rnn_shaders.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <stdexcept>
 
 #include "kernels/common/tensor_access.h"
 
@@ -43,8 +46,25 @@ TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& laye
 
 }  // namespace
 
-// What every cell kernel of one layer compiles in: its flags (StepFlags) and whether its activations
-// are the spec's defaults.
+namespace {
+
+// The WGSL expression of Y's store activation on `x` (rnn_cell.wgsl's y_activation).
+std::string y_activation_expression(const RnnSpec& spec) {
+  switch (spec.y_activation) {
+    case gemm::Activation::none: return "x";
+    case gemm::Activation::relu: return "max(x, 0.0)";
+    case gemm::Activation::leaky_relu: return fmt::format("select({:.9e} * x, x, x >= 0.0)", spec.y_activation_alpha);
+    case gemm::Activation::sigmoid: return "1.0 / (1.0 + exp(-x))";
+    case gemm::Activation::tanh: return "sign(x) * (1.0 - exp(-2.0 * abs(x))) / (1.0 + exp(-2.0 * abs(x)))";
+    case gemm::Activation::gelu_erf: break;
+  }
+  throw std::invalid_argument("an RNN's Y activation must be relu, leaky_relu, sigmoid or tanh");
+}
+
+}  // namespace
+
+// What every cell kernel of one layer compiles in: its flags (StepFlags), whether its activations
+// are the spec's defaults, and Y's store activation.
 TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directions) {
   bool defaults = true;
   if (!spec.activations.empty()) {
@@ -53,7 +73,9 @@ TemplateValues layer_values(const RnnSpec& spec, uint32_t flags, int64_t directi
     for (size_t i = 0; defaults && i < standard.size(); ++i)
       defaults = spec.activations[i].kind == standard[i].kind;
   }
-  return {{"FLAGS", std::to_string(flags)}, {"DEFAULT_ACTS", defaults ? "1" : "0"}};
+  return {{"FLAGS", std::to_string(flags)},
+          {"DEFAULT_ACTS", defaults ? "1" : "0"},
+          {"Y_ACTIVATION", y_activation_expression(spec)}};
 }
 
 RnnShader step_shader(const RnnSpec& spec, const TemplateValues& layer, const char* phase,

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gemm/gemm_epilogue.h"
 #include "tensor/tensor.h"
 
 namespace onda::kernels::rnn {
@@ -51,6 +52,10 @@ struct RnnSpec {
   // Y as [seq, batch, directions, hidden] (layout 0 only): the Transpose(0, 2, 1, 3) that PyTorch's
   // export puts after a layer, folded into it (graph/fold_rnn_output_transposes.h).
   bool y_directions_inner = false;
+  // An activation applied to Y at its store (not to the state): a Relu, LeakyRelu, Sigmoid or Tanh
+  // that read only Y, folded into the layer (graph/fuse_activations.h).
+  gemm::Activation y_activation = gemm::Activation::none;
+  float y_activation_alpha = 0.01f;  // LeakyRelu's slope
 
   int num_directions() const { return direction == Direction::bidirectional ? 2 : 1; }
 };
