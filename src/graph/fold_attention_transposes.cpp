@@ -62,16 +62,15 @@ size_t fold_attention_transposes(Graph& graph) {
     // The output: a Transpose that is its only reader.
     Node& attention = graph.nodes[i];
     const std::string& out = attention.outputs[0];
-    const auto reads = uses.reads.find(out);
-    const auto reader = uses.reader.find(out);
-    if (reads == uses.reads.end() || reads->second != 1 || reader == uses.reader.end()) continue;
-    const Node& transpose = graph.nodes[reader->second];
+    const std::optional<size_t> reader = sole_reader(uses, out);
+    if (!reader) continue;
+    const Node& transpose = graph.nodes[*reader];
     const std::optional<std::vector<int64_t>> perm = rank3_perm(graph, transpose);
-    if (!perm || removed[reader->second] || attention.has_attribute(kAttentionOutputPerm)) continue;
+    if (!perm || removed[*reader] || attention.has_attribute(kAttentionOutputPerm)) continue;
     graph.values.erase(out);
     attention.outputs[0] = transpose.outputs[0];
     attention.set_attribute(kAttentionOutputPerm, *perm);
-    removed[reader->second] = true;
+    removed[*reader] = true;
     ++folded;
   }
   erase_marked_nodes(graph, removed);

@@ -17,16 +17,12 @@ std::string fusable_activation(const Node& node) {
   return "";
 }
 
-bool is_recurrent(const Node& node) {
-  return is_onnx_op(node, "LSTM") || is_onnx_op(node, "GRU") || is_onnx_op(node, "RNN");
-}
-
 // A node whose kernels apply an activation at the store of its output 0: Conv, ConvTranspose, MatMul,
 // Gemm, and the recurrent layers' Y (not their states, outputs 1 and 2).
 bool takes_activation(const Node& node) {
   if (node.has_attribute(kFusedActivationAttribute) || node.outputs.empty() || node.outputs[0].empty())
     return false;
-  if (is_recurrent(node)) return true;
+  if (is_onnx_recurrent(node)) return true;
   return canonical_domain(node.domain).empty() &&
          (node.op_type == "Conv" || node.op_type == "ConvTranspose" || node.op_type == "MatMul" ||
           node.op_type == "Gemm") &&
@@ -52,7 +48,7 @@ size_t fuse_activations(Graph& graph) {
     std::optional<size_t> reshape;
     if (p && is_onnx_op(graph.nodes[*p], "Reshape") && !graph.nodes[*p].inputs.empty()) {
       const std::optional<size_t> layer = producer_read_once(uses, graph.nodes[*p].inputs[0]);
-      if (layer && is_recurrent(graph.nodes[*layer]) && graph.nodes[*layer].outputs[0] == graph.nodes[*p].inputs[0]) {
+      if (layer && is_onnx_recurrent(graph.nodes[*layer]) && graph.nodes[*layer].outputs[0] == graph.nodes[*p].inputs[0]) {
         reshape = p;
         p = layer;
       }

@@ -45,6 +45,10 @@ bool is_onnx_op(const Node& node, std::string_view op_type) {
   return canonical_domain(node.domain).empty() && node.op_type == op_type;
 }
 
+bool is_onnx_recurrent(const Node& node) {
+  return is_onnx_op(node, "LSTM") || is_onnx_op(node, "GRU") || is_onnx_op(node, "RNN");
+}
+
 std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name) {
   const ValueInfo* info = graph.find_value(name);
   if (!info || !info->shape) return std::nullopt;
@@ -230,6 +234,13 @@ std::optional<size_t> producer_read_once(const ValueUses& uses, const std::strin
   auto r = uses.reads.find(value);
   if (p == uses.producer.end() || r == uses.reads.end() || r->second != 1) return std::nullopt;
   return p->second;
+}
+
+std::optional<size_t> sole_reader(const ValueUses& uses, const std::string& value) {
+  auto reads = uses.reads.find(value);
+  auto reader = uses.reader.find(value);
+  if (reads == uses.reads.end() || reads->second != 1 || reader == uses.reader.end()) return std::nullopt;
+  return reader->second;
 }
 
 void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed) {

@@ -141,6 +141,10 @@ ValueUses value_uses(const Graph& graph);
 // output or through a subgraph): a producer a fusion may absorb its reader into, or be absorbed by.
 std::optional<size_t> producer_read_once(const ValueUses& uses, const std::string& value);
 
+// The node reading `value` when that node is its only reader (not also a graph output or another
+// node): a reader a fusion may fold into the value's producer.
+std::optional<size_t> sole_reader(const ValueUses& uses, const std::string& value);
+
 // Drops the nodes whose entry in `removed` is set, keeping the order of the others.
 void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed);
 
@@ -149,6 +153,9 @@ std::string_view canonical_domain(std::string_view domain);
 
 // A node of the default ONNX domain with this op type (what the fusion passes match).
 bool is_onnx_op(const Node& node, std::string_view op_type);
+
+// A default-domain LSTM, GRU or RNN.
+bool is_onnx_recurrent(const Node& node);
 
 // The value's shape when every dim is known, else nullopt.
 std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name);

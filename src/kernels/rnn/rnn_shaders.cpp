@@ -48,14 +48,15 @@ TemplateValues fused_cell_values(const RnnSpec& spec, const TemplateValues& laye
 
 namespace {
 
-// The WGSL expression of Y's store activation on `x` (rnn_cell.wgsl's y_activation).
+// The WGSL expression of Y's store activation on `x` (rnn_cell.wgsl's y_activation): the cell's own
+// activation functions (rnn_activation.wgsl), the slope a literal.
 std::string y_activation_expression(const RnnSpec& spec) {
   switch (spec.y_activation) {
     case gemm::Activation::none: return "x";
     case gemm::Activation::relu: return "max(x, 0.0)";
     case gemm::Activation::leaky_relu: return fmt::format("select({:.9e} * x, x, x >= 0.0)", spec.y_activation_alpha);
-    case gemm::Activation::sigmoid: return "1.0 / (1.0 + exp(-x))";
-    case gemm::Activation::tanh: return "sign(x) * (1.0 - exp(-2.0 * abs(x))) / (1.0 + exp(-2.0 * abs(x)))";
+    case gemm::Activation::sigmoid: return "rnn_sigmoid(x)";
+    case gemm::Activation::tanh: return "rnn_tanh(x)";
     case gemm::Activation::gelu_erf: break;
   }
   throw std::invalid_argument("an RNN's Y activation must be relu, leaky_relu, sigmoid or tanh");

@@ -50,6 +50,8 @@ struct Case {
   bool allow_subgroups = true;
   bool probe_cooperative_grid = true;
   bool want_y = true, want_yh = true, want_yc = true;
+  kernels::gemm::Activation y_activation = kernels::gemm::Activation::none;  // at Y's store
+  float y_activation_alpha = 0.01f;
 };
 
 std::string describe(const Case& c) {
@@ -116,6 +118,8 @@ double run_case(const Case& c, Random& rng) {
   spec.clip = c.clip;
   spec.input_forget = c.input_forget;
   spec.linear_before_reset = c.linear_before_reset;
+  spec.y_activation = c.y_activation;
+  spec.y_activation_alpha = c.y_activation_alpha;
   const int64_t D = spec.num_directions(), G = kernels::rnn::gate_count(c.cell), H = c.hidden;
   if (c.random_activations) spec.activations = random_activations(c.cell, static_cast<int>(D), rng);
 
@@ -134,7 +138,16 @@ double run_case(const Case& c, Random& rng) {
   if (c.lens) {
     for (int64_t b = 0; b < c.batch; ++b) ref.lens.push_back(static_cast<int>(rng.integer(b == 0 ? c.seq : 1, c.seq)));
   }
-  const RnnReferenceOutputs want = rnn_reference(spec, ref);
+  RnnReferenceOutputs want = rnn_reference(spec, ref);
+  for (double& v : want.y) {  // Y's store activation, on the zeros past a sequence's end too
+    switch (c.y_activation) {
+      case kernels::gemm::Activation::relu: v = std::max(v, 0.0); break;
+      case kernels::gemm::Activation::leaky_relu: v = v >= 0 ? v : c.y_activation_alpha * v; break;
+      case kernels::gemm::Activation::sigmoid: v = 1.0 / (1.0 + std::exp(-v)); break;
+      case kernels::gemm::Activation::tanh: v = std::tanh(v); break;
+      default: break;
+    }
+  }
 
   const Shape x_shape = c.layout == 0 ? Shape{c.seq, c.batch, c.input} : Shape{c.batch, c.seq, c.input};
   const Shape state_shape = kernels::rnn::rnn_state_shape(spec, x_shape);
@@ -199,6 +212,30 @@ void run_all(const std::vector<Case>& cases, bool also_per_step = false) {
       EXPECT_LE(run_case(per_step, rng), tolerance(c.dtype)) << describe(per_step) << " seed " << seed;
     }
   }
+}
+
+// An activation applied at Y's store (graph/fuse_activations.h), not to the state: every kind, on the
+// per-step, whole-sequence and resident kernels, with sequence lengths (Y's zeros activated too).
+TEST(RnnKernel, YActivationAtTheStore) {
+  using kernels::gemm::Activation;
+  std::vector<Case> cases;
+  const kernels::rnn::StepMode modes[] = {kernels::rnn::StepMode::per_step, kernels::rnn::StepMode::automatic,
+                                          kernels::rnn::StepMode::resident};
+  int i = 0;
+  for (Activation a : {Activation::relu, Activation::leaky_relu, Activation::sigmoid, Activation::tanh}) {
+    Case c;
+    c.cell = i % 2 ? CellType::gru : CellType::lstm;
+    c.linear_before_reset = true;
+    c.direction = Direction::bidirectional;
+    c.lens = c.h0 = true;
+    c.batch = 3;
+    c.y_activation = a;
+    c.y_activation_alpha = 0.3f;
+    c.mode = modes[i % 3];
+    cases.push_back(c);
+    ++i;
+  }
+  run_all(cases);
 }
 
 TEST(RnnKernel, LstmAttributes) {
