@@ -1,68 +1,57 @@
-// Pass 3 of the large-row normalization: y = (x - mean[r]) * rstd[r] * scale[a] + bias[a] (then PRelu
-// by slope[a] where fused), four consecutive elements per invocation.
+// Pass 2 of the long-row normalization: y = (x - mean[r]) * rstd[r] * scale[a] + bias[a] (then PRelu
+// by slope[a] where fused). Workgroup (row, block) first merges the row's chunk statistics (at most
+// 256, one per invocation: no separate finalize dispatch), then normalizes PER_THREAD elements per
+// invocation, 256 apart, loaded before any is stored.
 #include "norm/norm_common.wgsl"
 {{X_ACCESS}}
-@group(0) @binding(1) var<storage, read> row_stats: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read> partials: array<vec4<f32>>;
 {{SCALE_ACCESS}}
 {{BIAS_ACCESS}}
 {{SLOPE_ACCESS}}
 {{Y_ACCESS}}
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
+const PER_THREAD = {{PER_THREAD}}u;
+
 // Elementwise ops fused after the normalization (kernels/elementwise/fused_elementwise.h).
 {{EPILOGUE}}
-
-// Where element i is: its row r and place k in it, and the affine index's parts (element (r, k)
-// takes scale / bias (r % row_mod) * row_mul + channel, channel = (k / k_div) % k_mod, `within` =
-// k % k_div). Found by division once per invocation and stepped after that (step below).
-struct Place {
-  r: u32,
-  k: u32,
-  row_part: u32,
-  channel: u32,
-  within: u32,
-}
-
-fn locate(i: u32) -> Place {
-  let r = i / params.row_size;
-  let k = i - r * params.row_size;
-  let q = k / params.k_div;
-  return Place(r, k, (r % params.row_mod) * params.row_mul, q % params.k_mod, k - q * params.k_div);
-}
-
-// The place of element i + 1 (`next`, the index of that element).
-fn step(p: Place, next: u32) -> Place {
-  if (p.k + 1u == params.row_size) { return locate(next); }  // a new row: rare, rows here exceed 4096
-  var q = p;
-  q.k = p.k + 1u;
-  q.within = p.within + 1u;
-  if (q.within == params.k_div) {  // (k / k_div stays below k_mod within a row: the plan checks it)
-    q.within = 0u;
-    q.channel = p.channel + 1u;
-  }
-  return q;
-}
 
 @compute @workgroup_size(256)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
-  let first = ((wg.y * nwg.x + wg.x) * 256u + lid) * 4u;
-  let total = params.rows * params.row_size;
-  if (first >= total) { return; }
-  var p = locate(first);
-  for (var i = first; i < min(first + 4u, total); i = i + 1u) {
-    if (i != first) { p = step(p, i); }
-    let stats = row_stats[p.r];
-    var v = (load_x(params.x_offset + i) - stats.x) * stats.y;
+  let group = wg.y * nwg.x + wg.x;
+  if (group >= params.rows * params.blocks) { return; }  // uniform per workgroup
+  let r = group / params.blocks;
+  let block = group % params.blocks;
+  var mine = vec4<f32>(0.0);
+  if (lid < params.chunks) { mine = partials[r * params.chunks + lid]; }
+  workgroup_merge(lid, mine);
+  let total = shared_stats[0];
+  let mean = total.y;
+  let rstd = inverseSqrt(total.z / max(total.x, 1.0) + params.epsilon);
+  let base = r * params.row_size;
+  let first = block * 256u * PER_THREAD + lid;
+  var values: array<f32, PER_THREAD>;
+  for (var j = 0u; j < PER_THREAD; j = j + 1u) {
+    let k = first + j * 256u;
+    values[j] = 0.0;
+    if (k < params.row_size) { values[j] = load_x(params.x_offset + base + k); }
+  }
+  for (var j = 0u; j < PER_THREAD; j = j + 1u) {
+    let k = first + j * 256u;
+    if (k < params.row_size) {
+      let a = affine_index(r, k);
+      var v = (values[j] - mean) * rstd;
 #if HAS_SCALE
-    v = v * load_scale(params.scale_offset + p.row_part + p.channel);
+      v = v * load_scale(params.scale_offset + a);
 #endif
 #if HAS_BIAS
-    v = v + load_bias(params.bias_offset + p.row_part + p.channel);
+      v = v + load_bias(params.bias_offset + a);
 #endif
 #if HAS_SLOPE
-    v = select(v * load_slope(params.slope_offset + p.row_part + p.channel), v, v >= 0.0);
+      v = select(v * load_slope(params.slope_offset + a), v, v >= 0.0);
 #endif
-    store_y(params.y_offset + i, epilogue(v));
+      store_y(params.y_offset + base + k, epilogue(v));
+    }
   }
 }

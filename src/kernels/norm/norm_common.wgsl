@@ -5,7 +5,7 @@ struct NormParams {
   rows: u32,
   row_size: u32,
   chunk_size: u32,     // elements of a row per workgroup in the partial-stats pass
-  chunks: u32,         // ceil(row_size / chunk_size)
+  chunks: u32,         // ceil(row_size / chunk_size), at most 256 (one per invocation of a merge)
   x_offset: u32,
   y_offset: u32,
   scale_offset: u32,
@@ -17,8 +17,8 @@ struct NormParams {
   k_mod: u32,
   epsilon: f32,
   slope_offset: u32,
-  _pad1: u32,
-  _pad2: u32,
+  blocks: u32,         // workgroups per row in the apply pass
+  _pad: u32,
 }
 
 // GPUs divide integers in software (tens of instructions), so the plan names the two common forms:

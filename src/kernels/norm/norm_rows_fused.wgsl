@@ -1,6 +1,8 @@
-// Normalization of rows that fit in one workgroup's registers (row_size <= 256 * 16): ROW_THREADS
-// invocations per row (a whole workgroup for long rows) read the row once, computes the exact two-pass mean and variance from
-// registers, and writes the normalized row.
+// Normalization of rows that fit in one workgroup's registers (up to 16 values an invocation of 256,
+// or 32 of 1024 where the device allows such workgroups): ROW_THREADS invocations per row (a whole
+// workgroup for long rows) read the row once, compute the exact two-pass mean and variance from
+// registers, and write the normalized row: one dispatch and one read, against the long-row path's two
+// of each.
 #include "norm/norm_common.wgsl"
 {{X_ACCESS}}
 {{SCALE_ACCESS}}
@@ -10,11 +12,12 @@
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: NormParams;
 
 const PER_THREAD = {{PER_THREAD}}u;
-// Invocations per row, a power of two dividing 256: short rows (LayerNorm over 64 channels) share a
+const WORKGROUP = {{WORKGROUP}}u;
+// Invocations per row, a power of two dividing WORKGROUP: short rows (LayerNorm over 64 channels) share a
 // workgroup, so a row's reduction takes log2(ROW_THREADS) steps instead of 8 with 3/4 idle.
 const ROW_THREADS = {{ROW_THREADS}}u;
-const ROWS_PER_GROUP = 256u / ROW_THREADS;
-var<workgroup> partial_sums: array<f32, 256>;
+const ROWS_PER_GROUP = WORKGROUP / ROW_THREADS;
+var<workgroup> partial_sums: array<f32, WORKGROUP>;
 
 // Sum over the ROW_THREADS invocations of the caller's row; every invocation reaches each barrier.
 fn row_sum(lid: u32, value: f32) -> f32 {
@@ -33,7 +36,7 @@ fn row_sum(lid: u32, value: f32) -> f32 {
 // Elementwise ops fused after the normalization (kernels/elementwise/fused_elementwise.h).
 {{EPILOGUE}}
 
-@compute @workgroup_size(256)
+@compute @workgroup_size(WORKGROUP)
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
         @builtin(local_invocation_index) lid: u32) {
   let group = wg.y * nwg.x + wg.x;

@@ -14,8 +14,14 @@ namespace onda::kernels {
 namespace {
 
 constexpr int64_t kThreads = 256;
-constexpr int64_t kPerThread = 16;         // fused path: rows up to 4096 elements
-constexpr int64_t kChunk = kThreads * 16;  // partial-stats pass: elements per workgroup
+constexpr int64_t kPerThread = 16;  // fused path: rows up to 4096 elements in a workgroup of 256
+// Where the device allows workgroups of 1024, the fused path takes rows up to 1024 x 32 elements (an
+// MP-SENet InstanceNorm row is 321 x 101): one dispatch and one read instead of the long-row path's two.
+constexpr int64_t kWideThreads = 1024;
+constexpr int64_t kWidePerThread = 32;
+constexpr int64_t kBatch = kThreads * 16;  // partial-stats pass: elements per batch of loads (BATCH)
+constexpr int64_t kMaxChunks = 256;        // a row's chunks merge one per invocation (norm_apply.wgsl)
+constexpr int64_t kApplyPerThread = 8;     // apply pass: elements per invocation
 
 // Mirrors NormParams in norm_common.wgsl.
 struct NormUniforms {
@@ -24,7 +30,8 @@ struct NormUniforms {
   uint32_t row_mod, row_mul, k_div, k_mod;
   float epsilon;
   uint32_t slope_offset;
-  uint32_t pad[2];
+  uint32_t blocks;
+  uint32_t pad;
 };
 
 std::string flag(bool on) {
@@ -37,7 +44,16 @@ uint32_t u32(int64_t v, const char* what) {
   return static_cast<uint32_t>(v);
 }
 
+bool wide_workgroups(const wgpu::Limits& limits) {
+  return limits.maxComputeInvocationsPerWorkgroup >= kWideThreads &&
+         limits.maxComputeWorkgroupSizeX >= kWideThreads;
+}
+
 }  // namespace
+
+int64_t fused_row_capacity(const wgpu::Limits& limits) {
+  return wide_workgroups(limits) ? kWideThreads * kWidePerThread : kThreads * kPerThread;
+}
 
 NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon) {
   const int64_t rank = static_cast<int64_t>(shape.size());
@@ -115,16 +131,17 @@ void bind_affine_and_output(const KernelContext& kc, const Tensor& scale, const 
 
 }  // namespace
 
-// The path and its pipelines: rows of up to kThreads * kPerThread values in one fused dispatch (one
+// The path and its pipelines: rows that fit one workgroup's registers in one fused dispatch (one
 // read, about 4 values per invocation: rows of up to 1024 share a workgroup), longer rows as partial
-// statistics per chunk, their combination per row, then the output (two reads).
+// statistics per chunk, then the output, each workgroup merging its row's chunks (two reads).
 struct Normalize::Pipelines {
   NormUniforms uniforms{};  // but the offsets
   bool fused = false;
   int64_t fused_groups = 0;
   const wgpu::ComputePipeline* fused_rows = nullptr;
-  const wgpu::ComputePipeline *stats = nullptr, *finalize = nullptr, *apply = nullptr;
+  const wgpu::ComputePipeline *stats = nullptr, *apply = nullptr;
 };
+
 
 Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
     : kc_(kc), problem_(std::move(problem)) {
@@ -141,17 +158,17 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
           fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel, affine_size));
     }
   }
-  // The long-row path steps the affine index through a row without wrapping it (norm_apply.wgsl).
-  if (spec.k_div * spec.k_mod < spec.row_size)
-    throw std::invalid_argument(fmt::format("normalize: an affine index of period {} x {} within rows of {}",
-                                            spec.k_div, spec.k_mod, spec.row_size));
   if (count == 0) return;
   auto pipelines = std::make_unique<Pipelines>();
   NormUniforms& u = pipelines->uniforms;
   u.rows = u32(spec.rows, "rows");
   u.row_size = u32(spec.row_size, "row_size");
-  u.chunk_size = static_cast<uint32_t>(kChunk);
-  u.chunks = u32((spec.row_size + kChunk - 1) / kChunk, "chunks");
+  // Chunks of whole batches, at most kMaxChunks a row (a 4M-element row: 256 chunks of 4 batches).
+  const int64_t batches = (spec.row_size + kBatch - 1) / kBatch;
+  const int64_t chunk_batches = (batches + kMaxChunks - 1) / kMaxChunks;
+  u.chunk_size = u32(chunk_batches * kBatch, "chunk_size");
+  u.chunks = u32((batches + chunk_batches - 1) / chunk_batches, "chunks");
+  u.blocks = u32((spec.row_size + kThreads * kApplyPerThread - 1) / (kThreads * kApplyPerThread), "blocks");
   u.row_mod = u32(spec.row_mod, "row_mod");
   u.row_mul = u32(spec.row_mul, "row_mul");
   u.k_div = u32(spec.k_div, "k_div");
@@ -159,27 +176,34 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
   u.epsilon = spec.epsilon;
   const std::string x_access = tensor_access("x", 0, problem_.dtype, false);
   const std::string epilogue = render_epilogue(problem_.epilogue, problem_.dtype);
-  pipelines->fused = spec.row_size <= kThreads * kPerThread;
+  const int64_t workgroup =
+      spec.row_size > kThreads * kPerThread && wide_workgroups(kc.gpu.limits()) ? kWideThreads : kThreads;
+  pipelines->fused = spec.row_size <= fused_row_capacity(kc.gpu.limits());
+  // norm_common.wgsl's affine_index without a division by k where the spec allows
+  const TemplateValues affine_forms = {
+      {"AFFINE_ROW", flag(spec.k_mod == 1)},
+      {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)}};
   if (pipelines->fused) {
     int64_t row_threads = 8;
-    while (row_threads < kThreads && row_threads * 4 < spec.row_size) row_threads *= 2;
+    while (row_threads < workgroup && row_threads * 4 < spec.row_size) row_threads *= 2;
     const int64_t per_thread = (spec.row_size + row_threads - 1) / row_threads;
-    const int64_t rows_per_group = kThreads / row_threads;
-    TemplateValues v = {{"X_ACCESS", x_access},
-                        {"PER_THREAD", std::to_string(per_thread)},
-                        {"ROW_THREADS", std::to_string(row_threads)},
-                        {"EPILOGUE", epilogue},
-                        // norm_common.wgsl's affine_index without a division by k where the spec allows
-                        {"AFFINE_ROW", flag(spec.k_mod == 1)},
-                        {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)}};
+    const int64_t rows_per_group = workgroup / row_threads;
+    TemplateValues v = affine_forms;
+    v.insert({{"X_ACCESS", x_access},
+              {"WORKGROUP", std::to_string(workgroup)},
+              {"PER_THREAD", std::to_string(per_thread)},
+              {"ROW_THREADS", std::to_string(row_threads)},
+              {"EPILOGUE", epilogue}});
     affine_values(problem_, 1, v);
     pipelines->fused_rows = &shader_pipeline(kc.pipelines, "norm/norm_rows_fused.wgsl", v, "normalize rows");
     pipelines->fused_groups = (spec.rows + rows_per_group - 1) / rows_per_group;
   } else {
     pipelines->stats = &shader_pipeline(kc.pipelines, "norm/norm_partial_stats.wgsl",
                                         {{"X_ACCESS", x_access}}, "normalize stats");
-    pipelines->finalize = &shader_pipeline(kc.pipelines, "norm/norm_finalize.wgsl", {}, "normalize finalize");
-    TemplateValues v = {{"X_ACCESS", x_access}, {"EPILOGUE", epilogue}};
+    TemplateValues v = affine_forms;
+    v.insert({{"X_ACCESS", x_access},
+              {"PER_THREAD", std::to_string(kApplyPerThread)},
+              {"EPILOGUE", epilogue}});
     affine_values(problem_, 2, v);
     pipelines->apply = &shader_pipeline(kc.pipelines, "norm/norm_apply.wgsl", v, "normalize apply");
   }
@@ -282,17 +306,12 @@ void Normalize::record(gpu::CommandRecorder& recorder, gpu::BufferPool& pool, co
     return;
   }
   const Tensor partials = Tensor::empty(pool, DType::f32, {spec.rows * u.chunks, 4});
-  const Tensor stats = Tensor::empty(pool, DType::f32, {spec.rows, 2});
   recorder.dispatch(*p.stats, {x.binding(kc_.gpu), partials.binding(kc_.gpu)}, &u, sizeof(u),
                     gpu::split_workgroups(spec.rows * u.chunks, kc_.gpu.limits()), "normalize stats");
-  recorder.dispatch(*p.finalize, {partials.binding(kc_.gpu), stats.binding(kc_.gpu)}, &u, sizeof(u),
-                    gpu::split_workgroups(spec.rows, kc_.gpu.limits()), "normalize finalize");
-  std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu), stats.binding(kc_.gpu)};
+  std::vector<gpu::BufferBinding> bindings = {x.binding(kc_.gpu), partials.binding(kc_.gpu)};
   bind_affine_and_output(kc_, scale, bias, slope, y, bindings);
-  const int64_t threads = (x.numel() + 3) / 4;
   recorder.dispatch(*p.apply, bindings, &u, sizeof(u),
-                    gpu::split_workgroups((threads + kThreads - 1) / kThreads, kc_.gpu.limits()),
-                    "normalize apply");
+                    gpu::split_workgroups(spec.rows * u.blocks, kc_.gpu.limits()), "normalize apply");
 }
 
 void record_normalize(const KernelContext& kc, gpu::CommandRecorder& recorder, gpu::BufferPool& pool,

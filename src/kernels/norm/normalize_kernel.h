@@ -5,9 +5,10 @@
 //   InstanceNormalization: rows = N*C, row_size = spatial, affine index = r % C;
 //   GroupNormalization: rows = N*G, row_size = C/G*spatial, affine index per channel (opset 21)
 //   or per group (opset 18).
-// Rows up to 4096 elements: one fused kernel (one read). Longer rows: chunked partial statistics
-// (Chan's parallel merge), a per-row finalize, and an apply pass (two reads), so that a few long
-// rows (InstanceNorm over a whole spectrogram) still fill the GPU.
+// Rows up to 4096 elements (32768 where the device allows workgroups of 1024 invocations): one fused
+// kernel (one read). Longer rows: chunked partial statistics (Chan's parallel merge), then an apply
+// pass whose workgroups each merge their row's chunks (two reads), so that a few long rows
+// (InstanceNorm over a whole spectrogram, GroupNorm(1) over a whole layer) still fill the GPU.
 #pragma once
 #include <memory>
 #include <optional>
@@ -84,6 +85,10 @@ class Normalize {
   std::unique_ptr<Pipelines> pipelines_;  // none for an empty x
   mutable std::vector<std::unique_ptr<Normalize>> slice_plans_;
 };
+
+// The longest row one dispatch normalizes on a device with these limits (4096, or 32768 with
+// workgroups of 1024 invocations); longer rows take two dispatches.
+int64_t fused_row_capacity(const wgpu::Limits& limits);
 
 NormalizeSpec layer_norm_spec(const Shape& shape, int64_t axis, float epsilon);
 NormalizeSpec instance_norm_spec(const Shape& shape, float epsilon);

@@ -89,7 +89,9 @@ TEST(Normalize, InstanceNormShortAndLongRows) {
     double worst = 0;
     for (const Shape& shape :
          {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{2, 2, 3, 5, 7},
-          Shape{1, 2, 1100000}}) {  // 269 chunks a row: finalize invocations merge up to 2
+          // rows of 4097 and 32421 (MP-SENet's): the fused path with workgroups of 1024 where the
+          // device has them; rows of 1.1M: 135 chunks of two batches of loads, merged per apply workgroup
+          Shape{3, 2, 4097}, Shape{1, 2, 321, 101}, Shape{1, 2, 1100000}}) {
       for (bool affine : {true, false}) {
         const double e = run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, affine, affine, rng);
         EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
@@ -141,10 +143,11 @@ TEST(Normalize, GroupNormBothAffineLayouts) {
   Random rng(test_seed());
   for (bool per_channel : {true, false}) {
     double worst = 0;
-    // Long rows (the chunked path) whose rows and channels end at odd elements: an invocation's four
-    // elements then cross a channel or a row.
+    // Rows of the fused paths and of the chunked path (4 x 9001 with one group), whose rows and
+    // channels end at odd elements: a workgroup's elements then cross a channel.
     for (const Shape& shape :
-         {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 9}, Shape{3, 6, 1367}, Shape{2, 4, 4099}}) {
+         {Shape{2, 6, 5}, Shape{1, 8, 40, 40}, Shape{3, 4, 9}, Shape{3, 6, 1367}, Shape{2, 4, 4099},
+          Shape{2, 4, 9001}}) {
       for (int64_t groups : {1, 2}) {
         const double e = run(shape, kernels::group_norm_spec(shape, groups, per_channel, 1e-5f), DType::f32,
                              true, true, rng);
@@ -163,7 +166,7 @@ TEST(Normalize, PreluSlopeAfterTheAffineMap) {
   Random rng(test_seed());
   for (DType dtype : {DType::f32, DType::f16}) {
     double worst = 0;
-    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}}) {
+    for (const Shape& shape : {Shape{2, 3, 7}, Shape{1, 4, 50, 41}, Shape{1, 3, 70001}, Shape{1, 2, 321, 101}}) {
       const double e =
           run(shape, kernels::instance_norm_spec(shape, 1e-5f), dtype, true, true, rng, {}, {}, true);
       EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
