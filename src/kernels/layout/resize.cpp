@@ -18,7 +18,7 @@ constexpr uint32_t kWorkgroupSize = 256;
 // Mirrors `Params` in resize.wgsl.
 struct ResizeUniforms {
   uint32_t threads, words_per_row, run_length, out_offset;
-  uint32_t in_offset, pad0, pad1, pad2;
+  uint32_t in_offset, x_groups, rows, pad;
   uint32_t axis_h[4];  // in, out, scale numerator, scale denominator
   uint32_t axis_w[4];
 };
@@ -136,8 +136,13 @@ void record_resize(const KernelContext& kc, gpu::CommandRecorder& recorder, cons
       {"NEAREST_CEIL", nearest == ResizeNearestMode::Ceil ? "1" : "0"},
   };
   const auto& pipeline = shader_pipeline(kc.pipelines, "layout/resize.wgsl", values, "layout Resize");
-  const auto workgroups =
-      gpu::split_workgroups((u.threads + kWorkgroupSize - 1) / kWorkgroupSize, kc.gpu.limits());
+  // f16: one invocation per output word (store_elements.wgsl); 32-bit: 64 x 4 output elements a
+  // workgroup (resize.wgsl).
+  u.x_groups = (u.axis_w[1] + 63) / 64;
+  u.rows = static_cast<uint32_t>(count / u.axis_w[1]);
+  const uint64_t groups = half ? (u.threads + kWorkgroupSize - 1) / kWorkgroupSize
+                               : static_cast<uint64_t>(u.x_groups) * ((u.rows + 3) / 4);
+  const auto workgroups = gpu::split_workgroups(groups, kc.gpu.limits());
   recorder.dispatch(pipeline, {input.binding(kc.gpu), output.binding(kc.gpu)}, &u, sizeof(u), workgroups,
                     "Resize");
 }
