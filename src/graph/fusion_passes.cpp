@@ -10,6 +10,7 @@
 #include "graph/fuse_matmul_bias.h"
 #include "graph/fuse_norm_prelu.h"
 #include "graph/fuse_pad_conv.h"
+#include "graph/fuse_residual_add.h"
 #include "graph/fuse_rotate_half.h"
 
 namespace onda {
@@ -26,6 +27,7 @@ void run_fusion_passes(Graph& graph) {
   fuse_rotate_half(graph);
   fuse_elementwise(graph);
   fuse_epilogues(graph);
+  fuse_residual_adds(graph);  // after fuse_epilogues: a GEMM takes one epilogue
 }
 
 }  // namespace onda

@@ -210,8 +210,12 @@ FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<
 
 kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value) {
   if (!node.has_attribute(kFusedEpilogueAttribute)) return {};
-  FusedProgram program = fused_program_of(node, node.attribute_graph(kFusedEpilogueAttribute), {value});
-  return {std::move(program.constants), std::move(program.steps)};
+  const Graph& body = node.attribute_graph(kFusedEpilogueAttribute);
+  // A second body input is a residual of the value's shape and dtype (graph/fuse_residual_add.h).
+  const bool residual = body.inputs.size() == 2;
+  FusedProgram program =
+      fused_program_of(node, body, residual ? std::vector<DType>{value, value} : std::vector<DType>{value});
+  return {std::move(program.constants), std::move(program.steps), residual};
 }
 
 void register_fused_elementwise_ops(std::vector<OpEntry>& ops) {

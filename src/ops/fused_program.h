@@ -21,8 +21,9 @@ struct FusedProgram {
 // owner and the body node that cannot be translated or whose dtypes its op rejects.
 FusedProgram fused_program_of(const Node& owner, const Graph& body, std::vector<DType> input_dtypes);
 
-// The epilogue a normalization node carries (graph/fuse_epilogue.h), its one input being the
-// normalized value of dtype `value`; no steps when it carries none.
+// The epilogue a normalization or GEMM node carries (graph/fuse_epilogue.h), its first input being
+// the node's value of dtype `value` and a second, where the body has one, a residual of the same
+// shape and dtype (graph/fuse_residual_add.h); no steps when it carries none.
 kernels::FusedEpilogue fused_epilogue_of(const Node& node, DType value);
 
 }  // namespace onda::ops

@@ -49,7 +49,7 @@ const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, c
 
 Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
                        bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue,
-                       int b_input) {
+                       int b_input, const Value* residual) {
   if (!is_float(a.dtype()) || !is_float(b.dtype())) {
     throw ModelError(fmt::format("{}: float16/float32 operands required, got {} and {}", node.describe(),
                                  dtype_name(a.dtype()), dtype_name(b.dtype())));
@@ -91,6 +91,15 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
       tensors.b = context.to_device(b);
     }
     if (addend) tensors.addend = context.to_device(*addend);
+    if (epilogue.program.residual) {
+      if (!residual || !residual->defined()) throw ModelError(node.describe() + ": the residual input is missing");
+      if (residual->shape() != plan.output_shape() || residual->dtype() != problem.out_dtype) {
+        throw ModelError(fmt::format("{}: the residual is {} {}, the product {} {}", node.describe(),
+                                     dtype_name(residual->dtype()), shape_string(residual->shape()),
+                                     dtype_name(problem.out_dtype), shape_string(plan.output_shape())));
+      }
+      tensors.residual = context.to_device(*residual);
+    }
     Value out;
     out.device = context.allocate(problem.out_dtype, plan.output_shape());
     tensors.out = out.device;
@@ -107,7 +116,7 @@ namespace {
 // sequences on adapters with small bindings) runs as several MatMuls over slices of the leading
 // batch dimension, each writing its rows of the one output.
 std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context, const Value& a,
-                                            const Value& b, const Value* bias,
+                                            const Value& b, const Value* bias, const Value* residual,
                                             const gemm::GemmEpilogue& epilogue) {
   const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
   const Shape& as = a.shape();
@@ -126,6 +135,8 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   Value out;
   out.device = context.allocate(a.dtype(), out_shape);
   const Tensor ta = context.to_device(a), tb = context.to_device(b);
+  const Tensor tr = residual ? context.to_device(*residual) : Tensor();
+  if (tr.defined() && tr.shape() != out_shape) throw ModelError(node.describe() + ": the residual's shape differs from the product's");
   for (int64_t begin = 0; begin < as[0]; begin += rows) {
     const int64_t end = std::min(as[0], begin + rows);
     gemm::GemmProblem problem;
@@ -133,6 +144,7 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
     tensors.a = ta.slice_outer(begin, end);
     tensors.b = b_batched ? tb.slice_outer(begin, end) : tb;
     tensors.out = out.device.slice_outer(begin, end);
+    if (tr.defined()) tensors.residual = tr.slice_outer(begin, end);
     problem.a_shape = tensors.a.shape();
     problem.a_dtype = a.dtype();
     problem.b_shape = tensors.b.shape();
@@ -156,14 +168,22 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   return out;
 }
 
+// The fused residual of an epilogue (graph/fuse_residual_add.h): input 3 of MatMul and Gemm.
+const Value* residual_input(const std::vector<Value>& inputs) {
+  return inputs.size() > 3 && inputs[3].defined() ? &inputs[3] : nullptr;
+}
+
 // A third input is a per-column bias fused at plan time (graph/fuse_matmul_bias.h), added at the store.
 std::vector<Value> matmul(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   gemm::GemmEpilogue epilogue = fused_epilogue(node);
   epilogue.program = fused_epilogue_of(node, inputs.at(0).dtype());
   const Value* bias = inputs.size() > 2 && inputs[2].defined() ? &inputs[2] : nullptr;
-  if (auto sliced = matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), bias, epilogue))
+  const Value* residual = residual_input(inputs);
+  if (auto sliced =
+          matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), bias, residual, epilogue))
     return {*sliced};
-  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, bias, epilogue, 1)};
+  return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, bias, epilogue, 1,
+                           residual)};
 }
 
 std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
@@ -178,7 +198,7 @@ std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vect
   }
   const Value& c = input_or_empty(inputs, 2);
   return {record_gemm_node(node, context, inputs[0], transpose_a, inputs[1], transpose_b,
-                           c.defined() ? &c : nullptr, epilogue, 1)};
+                           c.defined() ? &c : nullptr, epilogue, 1, residual_input(inputs))};
 }
 
 }  // namespace

@@ -304,9 +304,14 @@ void FusedElementwise::record(gpu::CommandRecorder& recorder, std::span<const Te
 }
 
 std::string render_epilogue(const FusedEpilogue& epilogue, DType value, std::string_view name) {
-  if (epilogue.steps.empty()) return fmt::format("fn {}(x0: f32) -> f32 {{ return x0; }}\n", name);
+  const std::string parameters = epilogue.residual ? "x0: f32, x1: f32" : "x0: f32";
+  if (epilogue.steps.empty()) {
+    if (epilogue.residual) throw std::invalid_argument("fused epilogue: a residual without steps");
+    return fmt::format("fn {}({}) -> f32 {{ return x0; }}\n", name, parameters);
+  }
   if (!is_float(value)) throw std::invalid_argument("fused epilogue: the value must be float");
-  const std::vector<DType> input_dtypes = {value};
+  std::vector<DType> input_dtypes = {value};
+  if (epilogue.residual) input_dtypes.push_back(value);
   const std::vector<DType> step_dtypes = step_dtypes_of(epilogue.steps, input_dtypes, epilogue.constants);
   if (step_dtypes.back() != value)
     throw std::invalid_argument("fused epilogue: the result must have the value's type");
@@ -328,8 +333,8 @@ std::string render_epilogue(const FusedEpilogue& epilogue, DType value, std::str
       }};
   const auto [functions, body] =
       render_step_wgsl(epilogue.steps, input_dtypes, epilogue.constants, step_dtypes, literals);
-  return fmt::format("{}\n{}\nfn {}(x0: f32) -> f32 {{\n{}\n}}\n", shader_text("elementwise/math.wgsl"),
-                     functions, name, body);
+  return fmt::format("{}\n{}\nfn {}({}) -> f32 {{\n{}\n}}\n", shader_text("elementwise/math.wgsl"),
+                     functions, name, parameters, body);
 }
 
 }  // namespace onda::kernels

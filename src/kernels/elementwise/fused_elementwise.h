@@ -72,12 +72,16 @@ struct FusedElementwiseProblem {
 struct FusedEpilogue {
   std::vector<FusedConstant> constants;
   std::vector<FusedStep> steps;
+  // Input 1 is a tensor of the output's shape and dtype read at the stored element (a residual
+  // connection's other operand: graph/fuse_residual_add.h); only kernels that bind it take it.
+  bool residual = false;
   bool operator==(const FusedEpilogue&) const = default;
 };
 
-// `fn NAME(x0: f32) -> f32` and the functions it calls (the identity for no steps), the value of
-// dtype `value` (float16 or float32, computed in f32). Throws std::invalid_argument when a step
-// rejects its operands, the result is not of `value`'s type or a constant is not finite.
+// `fn NAME(x0: f32) -> f32` (with a residual `fn NAME(x0: f32, x1: f32) -> f32`) and the functions
+// it calls (the identity for no steps), the value of dtype `value` (float16 or float32, computed in
+// f32). Throws std::invalid_argument when a step rejects its operands, the result is not of
+// `value`'s type or a constant is not finite.
 std::string render_epilogue(const FusedEpilogue& epilogue, DType value, std::string_view name = "epilogue");
 
 class FusedElementwise {

@@ -26,7 +26,8 @@ struct GemmParams {
   float alpha, beta, activation_alpha;
   uint32_t b_k_limit;
   uint32_t k_step_runtime;
-  uint32_t pad[3];
+  uint32_t r_offset;
+  uint32_t pad[2];
 };
 static_assert(sizeof(GemmParams) == 144);
 
@@ -412,6 +413,11 @@ Tensor checked_b(const GemmProblem& p, const MatmulLayout& layout, const GemmTen
   } else if (t.addend.defined()) {
     throw std::invalid_argument("gemm: an addend was given but the plan has none");
   }
+  if (p.epilogue.program.residual) {
+    check_tensor(t.residual, layout.output_shape, p.out_dtype, "the residual");
+  } else if (t.residual.defined()) {
+    throw std::invalid_argument("gemm: a residual was given but the plan's epilogue has none");
+  }
   return b;
 }
 
@@ -455,7 +461,7 @@ GemmParams make_params(gpu::Context& context, const GemmProblem& p, const Matmul
   // A prepacked B's zero padding may be read (A is zero there), which keeps its rows vector-aligned.
   params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
   params.k_step_runtime = v.bk;
-
+  if (t.residual.defined()) params.r_offset = t.residual.element_offset(context);
   return params;
 }
 
@@ -473,7 +479,7 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
   // A binding starts up to one offset alignment before the tensor and ends on a 16-byte boundary.
   const uint64_t slack = context.limits().minStorageBufferOffsetAlignment + 16;
   auto oversize = [&](const Tensor& x) { return x.defined() && x.device_bytes() + slack > limit; };
-  if (oversize(t.a) || oversize(t.out) || oversize(t.addend)) {
+  if (oversize(t.a) || oversize(t.out) || oversize(t.addend) || oversize(t.residual)) {
     record_row_blocks(recorder, t, limit - std::min(limit, slack));
     return;
   }
@@ -482,14 +488,14 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
         "gemm: B ({} bytes) exceeds the storage binding limit of {} bytes", b.device_bytes(), limit));
   }
   // WebGPU forbids binding one buffer as read-only and writable in the same dispatch.
-  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend}) {
+  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.addend, &t.residual}) {
     if (x->defined() && x->buffer().Get() == t.out.buffer().Get()) {
       throw std::invalid_argument(
           "gemm: the output shares a buffer with an input (in-place GEMM is not supported)");
     }
   }
 
-  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.out, &t.addend}) {
+  for (const Tensor* x : std::initializer_list<const Tensor*>{&t.a, &b, &t.out, &t.addend, &t.residual}) {
     if (x->defined()) narrow_u32(x->numel() + x->element_offset(context), "a tensor's element count");
   }
   narrow_u32(layout_.batch_count, "the batch count");
@@ -543,6 +549,7 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
   std::vector<gpu::BufferBinding> bindings{shader_a.binding(context), shader_b.binding(context),
                                            t.out.binding(context)};
   if (layout_.has_addend) bindings.push_back(t.addend.binding(context));
+  if (t.residual.defined()) bindings.push_back(t.residual.binding(context));
   // The batch runs along z; more than maxComputeWorkgroupsPerDimension entries take several dispatches.
   for (int64_t start = 0; start < layout_.batch_count; start += max_groups) {
     params.batch_base = static_cast<uint32_t>(start);
@@ -567,6 +574,7 @@ void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& 
     ft.a = t.a.reshape(flat.a_shape);
     if (ft.b.defined()) ft.b = t.b.reshape(flat.b_shape);
     ft.out = t.out.reshape({layout_.batch_count * layout_.m, layout_.n});
+    if (t.residual.defined()) ft.residual = t.residual.reshape(ft.out.shape());
     GemmOptions flat_options = options_;
     flat_options.variant.reset();
     Gemm(kc_, flat, flat_options).record(recorder, ft);
@@ -585,7 +593,9 @@ void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& 
   if (addend_rows && p.addend_shape->size() != 2) {
     throw gpu::DeviceLimitError("gemm: an addend with rows must be 2-D for a split product");
   }
-  uint64_t row_bytes = std::max(t.a.device_bytes(), t.out.device_bytes()) / std::max<int64_t>(m, 1);
+  uint64_t row_bytes = std::max({t.a.device_bytes(), t.out.device_bytes(),
+                                 t.residual.defined() ? t.residual.device_bytes() : 0}) /
+                       std::max<int64_t>(m, 1);
   if (addend_rows) row_bytes = std::max<uint64_t>(row_bytes, t.addend.device_bytes() / m);
   if (layout_.has_addend && !addend_rows && t.addend.device_bytes() > limit) {
     throw gpu::DeviceLimitError("gemm: the addend exceeds the storage binding limit");
@@ -607,6 +617,7 @@ void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& 
     GemmTensors bt = t;
     bt.a = t.a.slice_outer(m0, m1);
     bt.out = t.out.slice_outer(m0, m1);
+    if (t.residual.defined()) bt.residual = t.residual.slice_outer(m0, m1);
     if (addend_rows) {
       block.addend_shape = Shape{m1 - m0, (*p.addend_shape)[1]};
       bt.addend = t.addend.slice_outer(m0, m1);
@@ -641,7 +652,10 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
       {"OUT_F16_ATOMIC", flag(out_f16 && !f.out_pairs)},
       {"OUT_VEC4", flag(f.out_vec4)},
       {"HAS_ADDEND", flag(layout_.has_addend)},
-      {"PARAMS_BINDING", layout_.has_addend ? "4" : "3"},
+      {"HAS_RESIDUAL", flag(p.epilogue.program.residual)},
+      {"RESIDUAL_F16", flag(p.epilogue.program.residual && out_f16)},
+      {"RESIDUAL_BINDING", layout_.has_addend ? "4" : "3"},
+      {"PARAMS_BINDING", std::to_string(3 + (layout_.has_addend ? 1 : 0) + (p.epilogue.program.residual ? 1 : 0))},
       {"PROGRAM", render_epilogue(p.epilogue.program, p.out_dtype, "program")},
   };
   for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,

@@ -105,6 +105,9 @@ struct GemmTensors {
   const PackedB* packed_b = nullptr;
   Tensor addend;  // undefined when the problem has none
   Tensor out;     // contiguous, shape output_shape(), dtype out_dtype
+  // The epilogue program's second input (GemmEpilogue::program.residual): out's shape and dtype,
+  // read at each stored element; undefined otherwise.
+  Tensor residual;
 };
 
 class Gemm {

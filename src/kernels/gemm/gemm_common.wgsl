@@ -4,7 +4,8 @@
 // Template values: A_F16 B_F16 OUT_F16 ADDEND_F16 (packed halves, 2 per u32), A_VEC B_VEC (the
 // operand's contiguous dimension, row stride and offset are multiples of 4: one 16-byte (f32) or
 // 8-byte (f16) load per 4 elements), OUT_MODE (f32 | f16_pairs | f16_atomic; OUT_VEC4 with f32: vec4
-// stores, tiled only), HAS_ADDEND,
+// stores, tiled only), HAS_ADDEND, HAS_RESIDUAL (the program's second input, a tensor of the
+// output's shape at RESIDUAL_BINDING; RESIDUAL_F16),
 // ACTIVATION (none | relu | leaky_relu | sigmoid | tanh | gelu_erf), PARAMS_BINDING.
 
 struct Params {
@@ -18,7 +19,8 @@ struct Params {
   alpha: f32, beta: f32, activation_alpha: f32,
   b_k_limit: u32,                // K extent of B's rows when K-contiguous: K, or K_pad when prepacked (zero padding)
   k_step_runtime: u32,           // the tiled K step as a uniform, for KEEP_K_LOOP (see gemm_tiled.wgsl)
-  _pad0: u32, _pad1: u32, _pad2: u32,
+  r_offset: u32,                 // the residual's element 0 (HAS_RESIDUAL)
+  _pad1: u32, _pad2: u32,
 }
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
@@ -121,18 +123,33 @@ fn d_elem(e: u32) -> f32 { return d_data[e]; }
 #endif
 #endif
 
+#if HAS_RESIDUAL
+#if RESIDUAL_F16
+@group(0) @binding({{RESIDUAL_BINDING}}) var<storage, read> r_data: array<u32>;
+fn r_elem(e: u32) -> f32 { return unpack2x16float(r_data[e >> 1u])[e & 1u]; }
+#else
+@group(0) @binding({{RESIDUAL_BINDING}}) var<storage, read> r_data: array<f32>;
+fn r_elem(e: u32) -> f32 { return r_data[e]; }
+#endif
+#endif
+
 #include "gemm/activation.wgsl"
 
 // The fused elementwise steps after the activation (GemmEpilogue::program; the identity if none).
 {{PROGRAM}}
 
-// alpha * acc + beta * addend, then the activation and the program: fused into the store.
-fn epilogue(acc: f32, d_base: u32, m: u32, n: u32) -> f32 {
+// alpha * acc + beta * addend, then the activation and the program: fused into the store of output
+// element `e` (the residual, laid out as the output, is read at the same place).
+fn epilogue(acc: f32, d_base: u32, m: u32, n: u32, e: u32) -> f32 {
   var v = params.alpha * acc;
 #if HAS_ADDEND
   v += params.beta * d_elem(d_base + m * params.d_row_stride + n * params.d_col_stride);
 #endif
+#if HAS_RESIDUAL
+  return program(activate(v), r_elem(e - params.c_offset + params.r_offset));
+#else
   return program(activate(v));
+#endif
 }
 
 // ---- output --------------------------------------------------------------------------------------

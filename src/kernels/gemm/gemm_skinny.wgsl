@@ -52,9 +52,9 @@ fn store_rows(base: BatchBase, m: u32, n: u32, sums: vec4<f32>) {
     let r = m + i;
 #if OUT_TRANS
     // The operands were swapped (C^T = B^T A^T): element (r, n) here is C[n, r].
-    if (r < params.M) { store_one(base.c + n * params.M + r, epilogue(sums[i], base.d, r, n)); }
+    if (r < params.M) { store_one(base.c + n * params.M + r, epilogue(sums[i], base.d, r, n, base.c + n * params.M + r)); }
 #else
-    if (r < params.M) { store_one(base.c + r * params.N + n, epilogue(sums[i], base.d, r, n)); }
+    if (r < params.M) { store_one(base.c + r * params.N + n, epilogue(sums[i], base.d, r, n, base.c + r * params.N + n)); }
 #endif
   }
 }

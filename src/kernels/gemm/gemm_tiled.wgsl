@@ -178,19 +178,21 @@ fn store_vec(row: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
 #if OUT_VEC4
   // N % 4 == 0: the four columns are all inside or all outside, and row + n is a multiple of 4.
   if (n < params.N) {
-    store_four(row + n, vec4<f32>(epilogue(c[0], d_base, m, n), epilogue(c[1], d_base, m, n + 1u),
-                                  epilogue(c[2], d_base, m, n + 2u), epilogue(c[3], d_base, m, n + 3u)));
+    store_four(row + n, vec4<f32>(epilogue(c[0], d_base, m, n, row + n), epilogue(c[1], d_base, m, n + 1u, row + n + 1u),
+                                  epilogue(c[2], d_base, m, n + 2u, row + n + 2u),
+                                  epilogue(c[3], d_base, m, n + 3u, row + n + 3u)));
   }
 #else
 #if OUT_F16_PAIRS
   for (var j = 0u; j < 4u; j += 2u) {
     if (n + j < params.N) {
-      store_pair(row + n + j, vec2<f32>(epilogue(c[j], d_base, m, n + j), epilogue(c[j + 1u], d_base, m, n + j + 1u)));
+      store_pair(row + n + j, vec2<f32>(epilogue(c[j], d_base, m, n + j, row + n + j),
+                                        epilogue(c[j + 1u], d_base, m, n + j + 1u, row + n + j + 1u)));
     }
   }
 #else
   for (var j = 0u; j < 4u; j++) {
-    if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], d_base, m, n + j)); }
+    if (n + j < params.N) { store_one(row + n + j, epilogue(c[j], d_base, m, n + j, row + n + j)); }
   }
 #endif
 #endif

@@ -158,6 +158,8 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
           fmt::format("normalize: scale/bias has {} elements, expected {}", p->numel, affine_size));
     }
   }
+  if (problem_.epilogue.residual)
+    throw std::invalid_argument("normalize: an epilogue with a residual input is not supported");
   if (count == 0) return;
   auto pipelines = std::make_unique<Pipelines>();
   NormUniforms& u = pipelines->uniforms;

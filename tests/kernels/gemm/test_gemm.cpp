@@ -37,6 +37,8 @@ struct GemmCase {
   // Positive inputs: no cancellation. For cases with a single output, where rel L2 is one relative
   // error and an unlucky cancellation would measure the conditioning of the data, not the kernel.
   bool positive = false;
+  // The epilogue program adds a tensor of the output's shape and dtype (FusedEpilogue::residual).
+  bool residual = false;
   GemmOptions options;
 };
 
@@ -68,7 +70,12 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   std::optional<HostMatrixOperand> d;
   if (c.addend_shape) d = HostMatrixOperand{draw(*c.addend_shape, c.addend_dtype), *c.addend_shape};
   Shape ref_shape;
-  const std::vector<double> ref = reference_gemm(a, b, d ? &*d : nullptr, c.epilogue, ref_shape);
+  std::vector<double> ref = reference_gemm(a, b, d ? &*d : nullptr, c.epilogue, ref_shape);
+  std::vector<float> residual;
+  if (c.residual) {
+    residual = draw(ref_shape, c.out_dtype);
+    for (size_t i = 0; i < ref.size(); ++i) ref[i] += residual[i];
+  }
 
   GemmTensors t;
   t.a = upload_floats(a.values, c.a_dtype, a.shape);
@@ -93,6 +100,12 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   problem.addend_dtype = c.addend_dtype;
   problem.out_dtype = c.out_dtype;
   problem.epilogue = c.epilogue;
+  if (c.residual) {
+    problem.epilogue.program.residual = true;
+    problem.epilogue.program.steps = {
+        {kernels::ElementwiseOp::Add, {}, {kernels::FusedOperand::input(0), kernels::FusedOperand::input(1)}}};
+    t.residual = upload_floats(residual, c.out_dtype, ref_shape);
+  }
   const Gemm plan(kc(), problem, c.options);
   EXPECT_EQ(plan.output_shape(), ref_shape) << case_name(c);
   t.out = poisoned(c.out_dtype, plan.output_shape());
@@ -259,6 +272,45 @@ TEST(GemmEpilogue, EveryActivation) {
       c.options.path = path;
       EXPECT_CASE(c, random);
     }
+  }
+}
+
+// A residual connection fused into the store (graph/fuse_residual_add.h): read at each stored
+// element on the tiled path (float32, vec4 stores, float16 pairs and atomics), the skinny paths
+// (swapped: the store is transposed), batched, after a bias and an activation, and in row blocks.
+TEST(GemmEpilogue, ResidualAddedAtTheStore) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    DType dtype;
+    GemmPath path;
+    bool transpose_b = false;
+    bool vec_store = false;
+    uint64_t max_binding_bytes = 0;
+  };
+  const std::vector<Shapes> cases = {
+      {{67, 40}, {40, 52}, DType::f32, GemmPath::automatic},
+      {{64, 32}, {32, 64}, DType::f32, GemmPath::tiled, false, true},
+      {{2, 33, 20}, {20, 18}, DType::f16, GemmPath::automatic},  // even N: float16 pairs
+      {{31, 20}, {20, 9}, DType::f16, GemmPath::tiled},          // odd N: float16 atomics
+      {{6, 48}, {40, 48}, DType::f32, GemmPath::skinny, true},
+      {{90, 24}, {24, 3}, DType::f32, GemmPath::skinny_transposed},
+      {{300, 16}, {16, 24}, DType::f32, GemmPath::automatic, false, false, 8 << 10},  // row blocks
+  };
+  for (const auto& s : cases) {
+    GemmCase c;
+    c.a_shape = s.a;
+    c.b_shape = s.b;
+    c.transpose_b = s.transpose_b;
+    c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = s.dtype;
+    c.addend_shape = Shape{s.transpose_b ? s.b.front() : s.b.back()};
+    c.epilogue.activation = Activation::relu;
+    c.residual = true;
+    c.options.path = s.path;
+    c.options.tuning.vec_store = s.vec_store;
+    c.options.max_binding_bytes = s.max_binding_bytes;
+    EXPECT_CASE(c, random);
   }
 }
 
