@@ -84,6 +84,13 @@ constexpr TileShape kTileLargeKContiguous{16, 16, 8, 32};
 constexpr TileShape kTileLargeSquareKContiguous{16, 16, 8, 16, 2};
 // The fewest 128 x 128 tiles of a problem that takes that tile (4x an H100's 132 SMs, rounded).
 constexpr int64_t kMinSquareTiles = 512;
+// 64 x 64 with 8 x 4 outputs per thread (128 threads) and a K step of 16, grouped, for a K-contiguous
+// B where the 128 x 64 tile above makes fewer than kMinLargeTiles tiles: on an H100 (2026-12-07,
+// GemmBench.TuningSweep) it beat that tile on all seven such shapes of HTDemucs and MP-SENet, by
+// 1.03x ([32421 x 64] x [64 x 192], 762 tiles) to 1.39x ([2688 x 2048] x [2048 x 512], 168 tiles)
+// and 1.25x ([2688 x 512] x [512 x 2048], 672 tiles); larger problems were not measured with it.
+constexpr TileShape kTileMidKContiguous{16, 8, 8, 16};
+constexpr int64_t kMinLargeTiles = 1024;
 
 // Narrow tiles for a row-major B with few columns (attention's softmax(QK^T) V: N = head size 16 or
 // 32, M = K = sequence length, a batch of heads x frames): all of N in one tile, 64 rows, so no
@@ -108,7 +115,8 @@ constexpr bool tile_fits(const TileShape& t, bool a_k_contiguous, bool b_k_conti
 }
 static_assert(tile_fits(kTileLargeSquareKContiguous, true, true) && tile_fits(kTileShapes[0], true, true) &&
               tile_fits(kTileShapes[1], true, true) && tile_fits(kTileShapes[2], true, true) &&
-              tile_fits(kTileLargeKContiguous, true, true) && tile_fits(kTileNarrow16, true, false) &&
+              tile_fits(kTileLargeKContiguous, true, true) && tile_fits(kTileMidKContiguous, true, true) &&
+              tile_fits(kTileNarrow16, true, false) &&
               tile_fits(kTileNarrow32, true, true));
 
 }  // namespace
@@ -275,7 +283,10 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
   const bool b_k_contiguous = problem_.transpose_b || problem_.b_prepacked;
   std::vector<TileShape> candidates(std::begin(kTileShapes) + first, std::end(kTileShapes));
   if (first == 0 && b_k_contiguous) {
-    candidates.insert(candidates.begin(), kTileLargeKContiguous);
+    const TileShape& large = kTileLargeKContiguous;
+    const int64_t large_tiles = layout_.batch_count * ((layout_.m + large.bm() - 1) / large.bm()) *
+                                ((layout_.n + large.bn() - 1) / large.bn());
+    candidates.insert(candidates.begin(), large_tiles < kMinLargeTiles ? kTileMidKContiguous : large);
     // Only where its tiles still fill a large GPU several times over: at HTDemucs's [2688 x 2048] x
     // [2048 x 512] (84 tiles of 128 x 128, 168 of 128 x 64) the model ran 35.5 -> 44.8 ms on an H100.
     const TileShape& square = kTileLargeSquareKContiguous;
@@ -323,7 +334,7 @@ GemmVariant Gemm::choose_tiled(const gpu::Context& context, const GemmOptions& o
     v.vec_store = tuning.vec_store;
     if (tuned_group_m) {
       v.group_m = *tuned_group_m;
-    } else if (t == kTileLargeKContiguous || t == kTileLargeSquareKContiguous) {
+    } else if (t == kTileLargeKContiguous || t == kTileLargeSquareKContiguous || t == kTileMidKContiguous) {
       // Grouped tile order for the large K-contiguous-B tiles (see GROUP_M in gemm_tiled.wgsl).
       v.group_m = 8;
     }

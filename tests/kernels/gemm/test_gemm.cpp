@@ -197,24 +197,30 @@ void expect_k_contiguous_tile(std::initializer_list<std::tuple<int64_t, int64_t,
 }
 
 TEST(GemmTiled, KContiguousBLargeTileBothLoopForms) {
-  // A K-contiguous B (transposed or prepacked) on a large problem takes the K-step-32 tile, whose
-  // staging of both K-contiguous operands is XOR-swizzled; check it rolled (CPU adapters) and
-  // unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and more tile rows
-  // (9) than one group of the grouped tile order (8), the last group partial.
-  expect_k_contiguous_tile({{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}}, "BK=32");
+  // A K-contiguous B (transposed or prepacked) on a problem of 1024 tiles of 128 x 64 or more takes
+  // the K-step-32 tile, whose staging of both K-contiguous operands is XOR-swizzled; check it rolled
+  // (CPU adapters) and unrolled (GPUs), with partial tiles in M, N and K, aligned / unaligned rows, and
+  // more tile rows than one group of the grouped tile order (8), the last group partial.
+  expect_k_contiguous_tile({{33000, 200, 37, true}, {33000, 250, 45, false}}, "128x64 (threads 16x16, 8x4 each) BK=32");
+}
+
+TEST(GemmTiled, KContiguousBMidTileBelow1024LargeTiles) {
+  // Fewer tiles of 128 x 64 take 64 x 64 tiles of 8 x 4 per thread (K step 16, grouped order).
+  expect_k_contiguous_tile({{300, 200, 72, false}, {1100, 140, 37, true}, {257, 140, 45, false}},
+                           "64x64 (threads 16x8, 8x4 each) BK=16 group-M 8");
 }
 
 TEST(GemmTiled, KContiguousBSquareTileAtLeast256Columns) {
   // From 256 columns and 512 tiles a K-contiguous B takes the 128 x 128 tile (8 x 8 per thread, K
   // step 16, grouped order): partial tiles in M, N and K, transposed and prepacked B, both loop forms,
-  // the last group of the grouped order partial. Fewer tiles keep the 128 x 64 tile.
+  // the last group of the grouped order partial. Fewer tiles take a smaller tile.
   expect_k_contiguous_tile({{22000, 300, 45, true}, {16500, 512, 37, false}, {21000, 390, 72, true}},
                            "128x128 (threads 16x16, 8x8 each) BK=16 group-M 8");
   GemmProblem few;  // HTDemucs's FFN down: 21 x 4 tiles of 128 x 128
   few.a_shape = {2688, 2048};
   few.b_shape = {512, 2048};
   few.transpose_b = true;
-  EXPECT_NE(Gemm(kc(), few).variant().describe().find("128x64"), std::string::npos);
+  EXPECT_NE(Gemm(kc(), few).variant().describe().find("64x64 (threads 16x8"), std::string::npos);
 }
 
 TEST(GemmTiled, UnrolledKLoopAsOnGpus) {
