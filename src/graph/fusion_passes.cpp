@@ -12,6 +12,7 @@
 #include "graph/fuse_pad_conv.h"
 #include "graph/fuse_residual_add.h"
 #include "graph/fuse_rotate_half.h"
+#include "graph/split_gemm_columns.h"
 
 namespace onda {
 
@@ -28,6 +29,7 @@ void run_fusion_passes(Graph& graph) {
   fuse_elementwise(graph);
   fuse_epilogues(graph);
   fuse_residual_adds(graph);  // after fuse_epilogues: a GEMM takes one epilogue
+  split_gemm_columns(graph);
 }
 
 }  // namespace onda

@@ -12,6 +12,7 @@
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_rotate_half.h"
+#include "graph/split_gemm_columns.h"
 #include "tensor/dtype.h"
 
 namespace onda {
@@ -239,7 +240,9 @@ NodeCost node_cost(const Node& node, const Types& in, const Types& out,
   }
   const auto& x = at(in, 0);
   const auto& y = at(out, 0);
-  const double y_numel = numel(y), x_numel = numel(x);
+  // A product stored in column parts (graph/split_gemm_columns.h) has one output per part.
+  const double y_numel = numel(y) * static_cast<double>(node.attribute_int(kColumnPartsAttribute, 1)),
+               x_numel = numel(x);
 
   if (op == "MatMul") {  // input 2: a bias fused at plan time (graph/fuse_matmul_bias.h)
     cost.flops = 2.0 * y_numel * static_cast<double>(dim(x, -1)) + (at(in, 2) ? y_numel : 0.0) +

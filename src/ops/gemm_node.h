@@ -15,4 +15,12 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
                        bool transpose_b, const Value* addend, const kernels::gemm::GemmEpilogue& epilogue,
                        int b_input = -1, const Value* residual = nullptr);
 
+// The same product stored as `column_parts` consecutive parts of its columns (graph/
+// split_gemm_columns.h): one Value per part, each a view. Where the product must be split into row
+// blocks or batch slices (storage binding limits), the whole product is recorded and the parts copied.
+std::vector<Value> record_gemm_node_in_parts(const Node& node, OpContext& context, const Value& a, bool transpose_a,
+                                             const Value& b, bool transpose_b, const Value* addend,
+                                             const kernels::gemm::GemmEpilogue& epilogue, int b_input,
+                                             int64_t column_parts);
+
 }  // namespace onda::ops

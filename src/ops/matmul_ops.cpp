@@ -6,6 +6,10 @@
 #include <algorithm>
 
 #include "graph/model_error.h"
+#include "graph/split_gemm_columns.h"
+#include "gpu/gpu_error.h"
+#include "kernels/layout/layout_plan.h"
+#include "kernels/layout/slice.h"
 #include "kernels/gemm/gemm.h"
 #include "ops/fused_activation.h"
 #include "ops/fused_program.h"
@@ -47,9 +51,14 @@ const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, c
 
 }  // namespace
 
-Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
-                       bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue,
-                       int b_input, const Value* residual) {
+namespace {
+
+// One GEMM node's product recorded; `column_parts` > 1 stores it as parts of its columns (the
+// output tensor then holds them one after the other) and returns the parts as views.
+std::vector<Value> record_product(const Node& node, OpContext& context, const Value& a, bool transpose_a,
+                                  const Value& b, bool transpose_b, const Value* addend,
+                                  const gemm::GemmEpilogue& epilogue, int b_input, const Value* residual,
+                                  int64_t column_parts) {
   if (!is_float(a.dtype()) || !is_float(b.dtype())) {
     throw ModelError(fmt::format("{}: float16/float32 operands required, got {} and {}", node.describe(),
                                  dtype_name(a.dtype()), dtype_name(b.dtype())));
@@ -75,6 +84,7 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
     }
     problem.out_dtype = a.dtype();
     problem.epilogue = epilogue;
+    problem.column_parts = column_parts;
     std::optional<gemm::Gemm> local_plan;
     std::optional<gemm::Gemm>& kept = state ? state->plan : local_plan;
     if (!kept || !(kept->problem() == problem)) {
@@ -104,9 +114,59 @@ Value record_gemm_node(const Node& node, OpContext& context, const Value& a, boo
     out.device = context.allocate(problem.out_dtype, plan.output_shape());
     tensors.out = out.device;
     plan.record(context.recorder, tensors);
-    return out;
+    if (column_parts == 1) return {out};
+    Shape part_shape = plan.output_shape();
+    part_shape.back() /= column_parts;
+    const Tensor parts = out.device.reshape({column_parts, shape_numel(part_shape)});
+    std::vector<Value> views(static_cast<size_t>(column_parts));
+    for (int64_t p = 0; p < column_parts; ++p) views[p].device = parts.slice_outer(p, p + 1).reshape(part_shape);
+    return views;
   } catch (const std::invalid_argument& e) {
     throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+}
+
+// Copies of `full`'s column parts (where the product could not be stored in parts).
+std::vector<Value> copy_column_parts(const Node& node, OpContext& context, const Value& full, int64_t parts) {
+  const Tensor whole = context.to_device(full);
+  const Shape& shape = whole.shape();
+  const int64_t width = shape.back() / parts, last = static_cast<int64_t>(shape.size()) - 1;
+  std::vector<Value> copies(static_cast<size_t>(parts));
+  try {
+    for (int64_t p = 0; p < parts; ++p) {
+      const std::vector<int64_t> starts = {p * width}, ends = {(p + 1) * width}, axes = {last}, steps = {1};
+      const auto dims = kernels::plan_slice(shape, starts, ends, axes, steps);
+      copies[p].device = context.allocate(whole.dtype(), kernels::slice_output_shape(dims));
+      kernels::LayoutPlan(context.kernels, kernels::LayoutProblem::slice(shape, whole.dtype(), dims,
+                                                                           copies[p].device.shape()))
+          .record(context.recorder, std::span(&whole, 1), std::span(&copies[p].device, 1));
+    }
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+  return copies;
+}
+
+}  // namespace
+
+Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
+                       bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue,
+                       int b_input, const Value* residual) {
+  return record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input, residual, 1)[0];
+}
+
+std::vector<Value> record_gemm_node_in_parts(const Node& node, OpContext& context, const Value& a, bool transpose_a,
+                                             const Value& b, bool transpose_b, const Value* addend,
+                                             const gemm::GemmEpilogue& epilogue, int b_input,
+                                             int64_t column_parts) {
+  try {
+    return record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input, nullptr,
+                          column_parts);
+  } catch (const gpu::DeviceLimitError&) {
+    // Thrown before anything is recorded (the binding checks come first).
+    const Value full = record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input,
+                                      nullptr, 1)[0];
+    return copy_column_parts(node, context, full, column_parts);
   }
 }
 
@@ -179,9 +239,15 @@ std::vector<Value> matmul(const Node& node, OpContext& context, const std::vecto
   epilogue.program = fused_epilogue_of(node, inputs.at(0).dtype());
   const Value* bias = inputs.size() > 2 && inputs[2].defined() ? &inputs[2] : nullptr;
   const Value* residual = residual_input(inputs);
+  const int64_t parts = node.attribute_int(kColumnPartsAttribute, 1);
   if (auto sliced =
           matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), bias, residual, epilogue))
-    return {*sliced};
+    return parts == 1 ? std::vector<Value>{*sliced} : copy_column_parts(node, context, *sliced, parts);
+  if (parts != 1) {
+    if (residual) throw ModelError(node.describe() + ": a residual and column parts together");
+    return record_gemm_node_in_parts(node, context, inputs.at(0), false, inputs.at(1), false, bias, epilogue, 1,
+                                     parts);
+  }
   return {record_gemm_node(node, context, inputs.at(0), false, inputs.at(1), false, bias, epilogue, 1,
                            residual)};
 }
@@ -197,6 +263,11 @@ std::vector<Value> gemm_op(const Node& node, OpContext& context, const std::vect
     throw ModelError(node.describe() + ": A and B must be 2-D");
   }
   const Value& c = input_or_empty(inputs, 2);
+  if (const int64_t parts = node.attribute_int(kColumnPartsAttribute, 1); parts != 1) {
+    if (residual_input(inputs)) throw ModelError(node.describe() + ": a residual and column parts together");
+    return record_gemm_node_in_parts(node, context, inputs[0], transpose_a, inputs[1], transpose_b,
+                                     c.defined() ? &c : nullptr, epilogue, 1, parts);
+  }
   return {record_gemm_node(node, context, inputs[0], transpose_a, inputs[1], transpose_b,
                            c.defined() ? &c : nullptr, epilogue, 1, residual_input(inputs))};
 }

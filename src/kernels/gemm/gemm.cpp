@@ -27,7 +27,8 @@ struct GemmParams {
   uint32_t b_k_limit;
   uint32_t k_step_runtime;
   uint32_t r_offset;
-  uint32_t pad[2];
+  uint32_t part_stride;
+  uint32_t pad;
 };
 static_assert(sizeof(GemmParams) == 144);
 
@@ -188,6 +189,16 @@ Gemm::Gemm(const KernelContext& kc, GemmProblem problem, GemmOptions options)
   const bool a_k_contiguous = !problem_.transpose_a;
   GemmPath path = options.path;
   bool swap = false;
+  if (problem_.column_parts != 1) {
+    const int64_t parts = problem_.column_parts;
+    if (parts < 1 || layout_.n % parts != 0 || (layout_.n / parts) % 4 != 0) {
+      throw std::invalid_argument(fmt::format("gemm: {} column parts of N = {} (each a multiple of 4 wide)",
+                                              parts, layout_.n));
+    }
+    if (path != GemmPath::automatic && path != GemmPath::tiled)
+      throw std::invalid_argument("gemm: column parts need the tiled path");
+    path = GemmPath::tiled;
+  }
   if (path == GemmPath::automatic) {
     // The skinny path streams B once per block of rows: it wins for up to 16 rows, and up to 64 while
     // B is small (it won at M = 64 with a small B and lost with a large one; docs/benchmark-log.md).
@@ -473,6 +484,7 @@ GemmParams make_params(gpu::Context& context, const GemmProblem& p, const Matmul
   params.b_k_limit = p.b_prepacked && !swap ? params.b_ld : params.k;
   params.k_step_runtime = v.bk;
   if (t.residual.defined()) params.r_offset = t.residual.element_offset(context);
+  params.part_stride = narrow_u32(layout.batch_count * layout.m * (layout.n / p.column_parts), "a column part");
   return params;
 }
 
@@ -533,6 +545,8 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
   const bool out_pairs = out_f16 && !skinny && layout_.n % 2 == 0 && c_off % 2 == 0;
   // (Batch entries of the output start at multiples of M N, hence of 4 too.)
   const bool out_vec4 = !out_f16 && !skinny && v.vec_store && layout_.n % 4 == 0 && c_off % 4 == 0;
+  if (p.column_parts != 1 && c_off % 4 != 0)
+    throw std::invalid_argument("gemm: an output in column parts must start at a multiple of 4 elements");
 
   const ShaderFlags flags{a_vec, b_vec, out_pairs, out_vec4};
   uint64_t groups_x = 0, groups_y = 0;
@@ -572,6 +586,11 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
 
 void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
   const GemmProblem& p = problem_;
+  if (p.column_parts != 1) {
+    throw gpu::DeviceLimitError(
+        fmt::format("gemm: an output in column parts ({} bytes) exceeds the storage binding limit of {} bytes",
+                    t.out.device_bytes(), limit));
+  }
   // A batched A times one shared B without an addend (a linear layer over [..., M, K] activations)
   // is the 2-D product of all rows of A: flattened, its rows split like any other.
   const bool b_shared = std::all_of(layout_.b_batch_strides.begin(), layout_.b_batch_strides.end(),
@@ -667,6 +686,8 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
       {"RESIDUAL_F16", flag(p.epilogue.program.residual && out_f16)},
       {"RESIDUAL_BINDING", layout_.has_addend ? "4" : "3"},
       {"PARAMS_BINDING", std::to_string(3 + (layout_.has_addend ? 1 : 0) + (p.epilogue.program.residual ? 1 : 0))},
+      {"COLUMN_PARTS", flag(p.column_parts != 1)},
+      {"PART_N", std::to_string(layout_.n / p.column_parts)},
       {"PROGRAM", render_epilogue(p.epilogue.program, p.out_dtype, "program")},
   };
   for (Activation act : {Activation::none, Activation::relu, Activation::leaky_relu, Activation::sigmoid,

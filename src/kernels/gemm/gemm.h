@@ -47,6 +47,11 @@ struct GemmProblem {
   DType addend_dtype = DType::f32;
   DType out_dtype = DType::f32;
   GemmEpilogue epilogue;
+  // The output stored as column_parts consecutive tensors [batch..., M, N / column_parts] (column n
+  // in part n / (N / column_parts)) instead of one [batch..., M, N]: a product whose readers split
+  // its columns (attention's packed Q, K and V; graph/split_gemm_columns.h) hands out views. Tiled
+  // path only; N / column_parts a multiple of 4.
+  int64_t column_parts = 1;
 
   // The problem a PackedB stands for, with A as given.
   static GemmProblem with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b);

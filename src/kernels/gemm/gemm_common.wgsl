@@ -20,7 +20,8 @@ struct Params {
   b_k_limit: u32,                // K extent of B's rows when K-contiguous: K, or K_pad when prepacked (zero padding)
   k_step_runtime: u32,           // the tiled K step as a uniform, for KEEP_K_LOOP (see gemm_tiled.wgsl)
   r_offset: u32,                 // the residual's element 0 (HAS_RESIDUAL)
-  _pad1: u32, _pad2: u32,
+  part_stride: u32,              // COLUMN_PARTS: elements from one part of the output to the next
+  _pad2: u32,
 }
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
@@ -98,10 +99,30 @@ fn load_b_unit(base: u32, r: u32, c: u32, rows: u32, cols: u32) -> vec4<f32> {
 // ---- batch -------------------------------------------------------------------------------------
 struct BatchBase { a: u32, b: u32, c: u32, d: u32 }
 
+// The output's row length: N, or with COLUMN_PARTS (the output stored as consecutive parts of PART_N
+// columns, GemmProblem::column_parts) one part's.
+fn c_row_length() -> u32 {
+#if COLUMN_PARTS
+  return {{PART_N}}u;
+#else
+  return params.N;
+#endif
+}
+
+// Element of output (m, n) of the batch entry starting at `c_base`.
+fn out_elem(c_base: u32, m: u32, n: u32) -> u32 {
+#if COLUMN_PARTS
+  let part = n / {{PART_N}}u;
+  return c_base + part * params.part_stride + m * {{PART_N}}u + (n - part * {{PART_N}}u);
+#else
+  return c_base + m * params.N + n;
+#endif
+}
+
 // Element offsets of one batch entry in every operand (numpy broadcasting through 0 strides).
 fn batch_base(batch: u32) -> BatchBase {
   var rest = batch;
-  var o = BatchBase(params.a_offset, params.b_offset, params.c_offset + batch * params.M * params.N, params.d_offset);
+  var o = BatchBase(params.a_offset, params.b_offset, params.c_offset + batch * params.M * c_row_length(), params.d_offset);
   for (var d = 3; d >= 0; d--) {
     let i = rest % params.batch_shape[d];
     rest = rest / params.batch_shape[d];

@@ -173,8 +173,10 @@ fn load_tiles(tid: u32, a_base: u32, b_base: u32, m0: u32, n0: u32, k0: u32) {
 }
 #endif
 
-// Columns n .. n + 3 of output row m (element offset `row`): the epilogue, then the store.
-fn store_vec(row: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
+// Columns n .. n + 3 of output row m (consecutive elements from `e`, also with COLUMN_PARTS: a part
+// is a multiple of 4 wide): the epilogue, then the store.
+fn store_vec(c_base: u32, m: u32, n: u32, c: vec4<f32>, d_base: u32) {
+  let row = out_elem(c_base, m, n) - n;
 #if OUT_VEC4
   // N % 4 == 0: the four columns are all inside or all outside, and row + n is a multiple of 4.
   if (n < params.N) {
@@ -292,12 +294,11 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
 #for i TM
   {
     let m = m0 + lid.y * TM + {{i}}u;
-    let row = base.c + m * params.N;
 #for v NV
     {
       let n = n0 + (lid.x + {{v}}u * WG_X) * 4u;
       let c = acc[{{i}}u * NV + {{v}}u];
-      if (m < params.M) { store_vec(row, m, n, c, base.d); }
+      if (m < params.M) { store_vec(base.c, m, n, c, base.d); }
     }
 #endfor
   }
@@ -306,9 +307,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_id) lid:
   for (var i = 0u; i < TM; i++) {
     let m = m0 + lid.y * TM + i;
     if (m >= params.M) { break; }
-    let row = base.c + m * params.N;
     for (var v = 0u; v < NV; v++) {
-      store_vec(row, m, n0 + (lid.x + v * WG_X) * 4u, acc[i * NV + v], base.d);
+      store_vec(base.c, m, n0 + (lid.x + v * WG_X) * 4u, acc[i * NV + v], base.d);
     }
   }
 #endif

@@ -39,6 +39,8 @@ struct GemmCase {
   bool positive = false;
   // The epilogue program adds a tensor of the output's shape and dtype (FusedEpilogue::residual).
   bool residual = false;
+  // The output stored as parts of its columns (GemmProblem::column_parts).
+  int64_t column_parts = 1;
   GemmOptions options;
 };
 
@@ -100,6 +102,14 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
   problem.addend_dtype = c.addend_dtype;
   problem.out_dtype = c.out_dtype;
   problem.epilogue = c.epilogue;
+  problem.column_parts = c.column_parts;
+  if (c.column_parts > 1) {  // the reference in the parts' layout: [part][rows][N / parts]
+    const int64_t n = ref_shape.back(), width = n / c.column_parts, rows = static_cast<int64_t>(ref.size()) / n;
+    std::vector<double> parts(ref.size());
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t j = 0; j < n; ++j) parts[(j / width) * rows * width + r * width + j % width] = ref[r * n + j];
+    ref = std::move(parts);
+  }
   if (c.residual) {
     problem.epilogue.program.residual = true;
     problem.epilogue.program.steps = {
@@ -318,6 +328,47 @@ TEST(GemmEpilogue, ResidualAddedAtTheStore) {
     c.options.max_binding_bytes = s.max_binding_bytes;
     EXPECT_CASE(c, random);
   }
+}
+
+// The output stored as consecutive parts of its columns (graph/split_gemm_columns.h: attention's
+// packed Q, K and V): float32 with scalar and vec4 stores, float16 pairs, batched, with a bias and an
+// activation, on every tile the automatic choice and the tuning give; a skinny-sized problem takes
+// the tiled path.
+TEST(GemmEpilogue, OutputInColumnParts) {
+  const uint64_t seed = test_seed();
+  Random random(seed);
+  struct Shapes {
+    Shape a, b;
+    int64_t parts;
+    DType dtype;
+    bool vec_store = false;
+    bool prepack = false;
+  };
+  const std::vector<Shapes> cases = {
+      {{67, 40}, {40, 48}, 3, DType::f32},
+      {{300, 32}, {32, 192}, 3, DType::f32, true, true},
+      {{2, 33, 20}, {20, 16}, 2, DType::f16},
+      {{3, 70, 24}, {24, 24}, 2, DType::f32, false, true},
+      {{5, 16}, {16, 24}, 3, DType::f32},  // 5 rows: skinny-sized
+      {{2, 37, 20}, {2, 20, 24}, 3, DType::f32},  // two batch entries in each part
+  };
+  for (const auto& s : cases) {
+    GemmCase c;
+    c.a_shape = s.a;
+    c.b_shape = s.b;
+    c.prepack = s.prepack;
+    c.a_dtype = c.b_dtype = c.out_dtype = c.addend_dtype = s.dtype;
+    c.addend_shape = Shape{s.b.back()};
+    c.epilogue.activation = Activation::tanh;
+    c.column_parts = s.parts;
+    c.options.tuning.vec_store = s.vec_store;
+    EXPECT_CASE(c, random);
+  }
+  GemmProblem odd;  // parts must be multiples of 4 columns
+  odd.a_shape = {8, 8};
+  odd.b_shape = {8, 18};
+  odd.column_parts = 3;
+  EXPECT_THROW(Gemm(kc(), odd), std::invalid_argument);
 }
 
 TEST(GemmBatched, NumpyBroadcastOfBatchDimensions) {

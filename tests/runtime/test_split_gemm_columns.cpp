@@ -1,0 +1,179 @@
+// A split of a product's columns folded into the product (graph/split_gemm_columns.h): the graph
+// pass, and the parts against float64 on random inputs, with the adapter's storage binding limit and
+// with a small one under which the product is recorded whole and its parts copied.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "graph/fusion_passes.h"
+#include "graph/simplify.h"
+#include "graph/split_gemm_columns.h"
+#include "onnx/onnx_loader.h"
+#include "harness.h"
+#include "test_graph_nodes.h"
+#include "test_session_support.h"
+
+namespace onda::test {
+namespace {
+
+void declare(Graph& graph, const std::string& name, const Shape& shape) {
+  ValueInfo info;
+  info.name = name;
+  info.dtype = DType::f32;
+  info.shape = shape;
+  graph.values[name] = info;
+}
+
+void ints(Graph& graph, const std::string& name, std::vector<int64_t> values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  graph.set_initializer(name, HostTensor::from_values<int64_t>({n}, values));
+}
+
+TEST(SplitGemmColumns, EqualPartsOfTheLastAxisFold) {
+  Graph graph;
+  graph.inputs = {"x"};
+  declare(graph, "x", {2, 5, 8});
+  graph.set_initializer("w", HostTensor::from_values<float>({8, 24}, std::vector<float>(192, 0.5f)));
+  graph.set_initializer("w6", HostTensor::from_values<float>({8, 18}, std::vector<float>(144, 0.5f)));
+  for (const char* y : {"y0", "y1", "y2", "y3"}) declare(graph, y, {2, 5, 24});
+  declare(graph, "y4", {2, 5, 18});
+  ints(graph, "last", {-1});
+  ints(graph, "axis2", {2});
+  for (int64_t v : {0, 8, 16, 24, 12}) ints(graph, "at" + std::to_string(v), {v});
+  ints(graph, "end", {std::numeric_limits<int64_t>::max()});
+  ints(graph, "halves", {12, 12});
+  // y0: three Slices, listed out of order, the last open-ended: folds into 3 parts.
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y0"}));
+  graph.nodes.push_back(graph_node("Slice", {"y0", "at16", "end", "last"}, {"v0"}));
+  graph.nodes.push_back(graph_node("Slice", {"y0", "at0", "at8", "axis2"}, {"q0"}));
+  graph.nodes.push_back(graph_node("Slice", {"y0", "at8", "at16", "last"}, {"k0"}));
+  // y1: a Split of the last axis in halves: folds into 2 parts.
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y1"}));
+  graph.nodes.push_back(graph_node("Split", {"y1", "halves"}, {"a1", "b1"}));
+  graph.nodes.back().set_attribute("axis", int64_t{-1});
+  // y2: two Slices that leave a gap: stays.
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y2"}));
+  graph.nodes.push_back(graph_node("Slice", {"y2", "at0", "at8", "last"}, {"q2"}));
+  graph.nodes.push_back(graph_node("Slice", {"y2", "at16", "at24", "last"}, {"v2"}));
+  // y3: also read by a Relu: stays.
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y3"}));
+  graph.nodes.push_back(graph_node("Slice", {"y3", "at0", "at12", "last"}, {"a3"}));
+  graph.nodes.push_back(graph_node("Slice", {"y3", "at12", "at24", "last"}, {"b3"}));
+  graph.nodes.push_back(graph_node("Relu", {"y3"}, {"r3"}));
+  // y4: parts of 6 columns (not a multiple of 4): stays.
+  graph.nodes.push_back(graph_node("MatMul", {"x", "w6"}, {"y4"}));
+  graph.nodes.push_back(graph_node("Split", {"y4"}, {"a4", "b4", "c4"}));
+  graph.nodes.back().set_attribute("axis", int64_t{2});
+  graph.outputs = {"q0", "k0", "v0", "a1", "b1", "q2", "v2", "a3", "b3", "r3", "a4", "b4", "c4"};
+  EXPECT_EQ(split_gemm_columns(graph), 2u);
+  graph.validate();
+  EXPECT_EQ(graph.nodes[0].outputs, (std::vector<std::string>{"q0", "k0", "v0"}));
+  EXPECT_EQ(graph.nodes[0].attribute_int(kColumnPartsAttribute), 3);
+  EXPECT_EQ(graph.nodes[1].outputs, (std::vector<std::string>{"a1", "b1"}));
+  EXPECT_EQ(graph.nodes[1].attribute_int(kColumnPartsAttribute), 2);
+  EXPECT_EQ(graph.nodes.size(), 2u + 3u + 4u + 2u);
+}
+
+constexpr int64_t kBatch = 4, kRows = 100, kInner = 16, kQkv = 96, kGlu = 48;
+
+// x [4, 100, 16]: p = x @ w + c, sliced into q, k, v (32 columns each, given out of order);
+// g = x @ u, split into halves a and b, then a * sigmoid(b) (a GLU).
+onnx::ModelProto parts_model(const std::vector<float>& w, const std::vector<float>& c, const std::vector<float>& u) {
+  onnx::ModelProto model = empty_model();
+  onnx::GraphProto* graph = model.mutable_graph();
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kBatch, kRows, kInner});
+  add_float_initializer(graph, "w", {kInner, kQkv}, w);
+  add_float_initializer(graph, "c", {kQkv}, c);
+  add_float_initializer(graph, "u", {kInner, kGlu}, u);
+  for (int64_t v : {0, 32, 64, 96}) add_int64_initializer(graph, "at" + std::to_string(v), {1}, {v});
+  add_int64_initializer(graph, "last", {1}, {-1});
+  add_int64_initializer(graph, "halves", {2}, {kGlu / 2, kGlu / 2});
+  add_node(graph, "MatMul", {"x", "w"}, {"p"}, "in_proj");
+  add_node(graph, "Add", {"c", "p"}, {"pb"}, "in_proj_bias");
+  add_node(graph, "Slice", {"pb", "at64", "at96", "last"}, {"v"}, "slice_v");
+  add_node(graph, "Slice", {"pb", "at0", "at32", "last"}, {"q"}, "slice_q");
+  add_node(graph, "Slice", {"pb", "at32", "at64", "last"}, {"k"}, "slice_k");
+  add_node(graph, "MatMul", {"x", "u"}, {"g"}, "glu_proj");
+  onnx::NodeProto* split = add_node(graph, "Split", {"g", "halves"}, {"a", "b"}, "glu_split");
+  add_int_attribute(split, "axis", -1);
+  add_node(graph, "Sigmoid", {"b"}, {"sb"}, "glu_sigmoid");
+  add_node(graph, "Mul", {"a", "sb"}, {"glu"}, "glu_mul");
+  for (const char* name : {"q", "k", "v", "glu"}) add_float_output(graph, name);
+  return model;
+}
+
+TEST(SplitGemmColumns, PartsMatchFloat64WithoutCopies) {
+  Random random(test_seed());
+  const std::vector<float> w = random.normal(kInner * kQkv), c = random.normal(kQkv), u = random.normal(kInner * kGlu);
+  TemporaryFolder folder;
+  const auto path = folder.path() / "parts.onnx";
+  write_file(path, parts_model(w, c, u).SerializeAsString());
+  for (const uint64_t binding : {uint64_t{0}, uint64_t{64} << 10}) {  // 0: the adapter's limit
+    SessionOptions options;
+    options.max_storage_binding_bytes = binding;
+    auto session = Session::open(path, options);
+    for (int run = 0; run < 2; ++run) {  // the second run replays the first's recording
+      const std::vector<float> x = random.normal(kBatch * kRows * kInner);
+      auto outputs = session->run({{"x", HostTensor::from_values<float>({kBatch, kRows, kInner}, x)}});
+      const int64_t rows = kBatch * kRows, width = kQkv / 3, half = kGlu / 2;
+      std::map<std::string, std::vector<double>> expected;
+      for (const char* name : {"q", "k", "v"}) expected[name].resize(rows * width);
+      expected["glu"].resize(rows * half);
+      for (int64_t r = 0; r < rows; ++r) {
+        for (int64_t j = 0; j < kQkv; ++j) {
+          double s = c[j];
+          for (int64_t k = 0; k < kInner; ++k) s += double(x[r * kInner + k]) * w[k * kQkv + j];
+          expected[j < width ? "q" : j < 2 * width ? "k" : "v"][r * width + j % width] = s;
+        }
+        for (int64_t j = 0; j < half; ++j) {
+          double a = 0, b = 0;
+          for (int64_t k = 0; k < kInner; ++k) {
+            a += double(x[r * kInner + k]) * u[k * kGlu + j];
+            b += double(x[r * kInner + k]) * u[k * kGlu + half + j];
+          }
+          expected["glu"][r * half + j] = a / (1.0 + std::exp(-b));
+        }
+      }
+      for (const auto& [name, values] : expected)
+        EXPECT_LT(rel_l2(values_of(outputs.at(name)), values), 1e-6) << name << " binding " << binding << " run " << run;
+      const RunStats& stats = session->last_run();
+      if (binding == 0) {
+        EXPECT_EQ(stats.record_ms_by_op.count("Slice"), 0u);
+        EXPECT_EQ(stats.record_ms_by_op.count("Split"), 0u);
+      }
+    }
+  }
+}
+
+// On the reference models (zero-filled weights: structure only), after the session's fusion passes.
+TEST(SplitGemmColumns, ReferenceModelsFoldTheirSplits) {
+  const std::optional<fs::path> models = reference_models_dir();
+  if (!models) GTEST_SKIP() << "reference models not found (set ONDA_MODELS_DIR)";
+  // MP-SENet: its 8 attentions' Q, K, V. HTDemucs: its 10 attentions' packed projections (Q, K, V
+  // of a self-attention, K, V of a cross-attention). BS-RoFormer: its 62 band MLPs' GLU halves.
+  const std::pair<const char*, size_t> expected[] = {
+      {"mpsenet", 8}, {"htdemucs6", 10}, {"bsroformer_viperx1297", 62}};
+  TemporaryFolder folder;
+  for (const auto& [name, count] : expected) {
+    const fs::path onnx_file = *models / (std::string(name) + ".onnx");
+    if (!fs::exists(onnx_file)) continue;
+    const nlohmann::json recipe =
+        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
+    fs::copy_file(onnx_file, folder.path() / onnx_file.filename());
+    const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
+    write_file(weights, "");
+    fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
+    Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    simplify_graph(graph, {});
+    run_fusion_passes(graph);
+    size_t folded = 0;
+    for (const Node& node : graph.nodes) folded += node.has_attribute(kColumnPartsAttribute);
+    std::printf("  %-22s %zu products stored in column parts\n", name, folded);
+    EXPECT_EQ(folded, count) << name;
+  }
+}
+
+}  // namespace
+}  // namespace onda::test
