@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "kernels/common/binding_window.h"
@@ -109,6 +110,7 @@ void LayoutPlan::plan_steps() {
     case LayoutOp::Pad:
       return one(pad_map(p.inputs[0], p.dtype, p.params, p.pad_mode, p.pad_value, p.outputs[0]));
     case LayoutOp::Concat: {
+      if (auto blocks = ConcatBlocks::plan(kc_, p.inputs, p.dtype, p.params.at(0))) blocks_.emplace(std::move(*blocks));
       std::vector<IndexMap> maps = concat_maps(p.inputs, p.params.at(0), p.outputs[0]);
       for (size_t k = 0; k < maps.size(); ++k) {
         steps_.push_back({k, 0, IndexMapKernel(kc_, std::move(maps[k]), p.dtype, name)});
@@ -148,6 +150,11 @@ void LayoutPlan::record(gpu::CommandRecorder& recorder, std::span<const Tensor> 
   check_tensors(inputs, outputs);
   if (tiled_ && fits_one_binding(kc_.gpu, inputs[0]) && fits_one_binding(kc_.gpu, outputs[0])) {
     tiled_->record(recorder, inputs[0], outputs[0]);
+    return;
+  }
+  if (blocks_ && fits_one_binding(kc_.gpu, outputs[0]) &&
+      std::all_of(inputs.begin(), inputs.end(), [&](const Tensor& t) { return fits_one_binding(kc_.gpu, t); })) {
+    blocks_->record(recorder, inputs, outputs[0]);
     return;
   }
   for (const Step& step : steps_) step.map.record(recorder, inputs[step.input], outputs[step.output]);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/kernel_context.h"
+#include "kernels/layout/concat_blocks.h"
 #include "kernels/layout/index_map.h"
 #include "kernels/layout/pad.h"
 #include "kernels/layout/slice.h"
@@ -67,6 +68,7 @@ class LayoutPlan {
   LayoutProblem problem_;
   std::vector<Step> steps_;
   std::optional<TiledTranspose> tiled_;  // a transpose's alternative when both tensors fit one binding
+  std::optional<ConcatBlocks> blocks_;   // a concat's, likewise
 };
 
 }  // namespace onda::kernels

@@ -3,6 +3,8 @@
 // sizes), input and output views with element offsets, outputs poisoned (inside and around).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "kernels/layout/slice.h"
 #include "test_layout_util.h"
 
@@ -72,6 +74,41 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
     }
   }
   std::printf("Concat/Split: %d random cases checked byte for byte\n", cases);
+}
+
+// Channel concats of batch-1 tensors (every dim before the axis 1): one dispatch of whole blocks
+// (concat_blocks.h) for 32-bit elements and up to 6 inputs, the index map otherwise (float16, 7
+// inputs); views at element offsets, an output poisoned around.
+TEST(LayoutConcatSplit, WholeBlocksInOneDispatch) {
+  Random rng(test_seed());
+  const std::vector<std::pair<int, Shape>> cases = {
+      {2, {1, 0, 5, 7}}, {3, {1, 0, 33, 41}}, {6, {1, 1, 0, 300}}, {7, {1, 0, 9, 8}}, {2, {0, 1000}}};
+  for (DType dtype : {DType::f32, DType::i64, DType::f16}) {
+    for (const auto& [parts, base] : cases) {
+      const int64_t axis = std::find(base.begin(), base.end(), 0) - base.begin();
+      std::vector<HostTensor> pieces;
+      std::vector<Tensor> inputs;
+      Shape out_shape = base;
+      for (int k = 0; k < parts; ++k) {
+        Shape s = base;
+        s[axis] = rng.integer(1, 5);
+        out_shape[axis] += s[axis];
+        pieces.push_back(random_host(rng, dtype, s));
+        inputs.push_back(upload_view(rng, pieces.back(), random_offset(rng, dtype)));
+      }
+      // Whole blocks: the expected output is the pieces' bytes one after the other.
+      HostTensor expected{dtype, out_shape, {}};
+      for (const HostTensor& p : pieces) expected.bytes.insert(expected.bytes.end(), p.bytes.begin(), p.bytes.end());
+      gpu::CommandRecorder probe(gpu().context);
+      const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
+        kernels::record_concat(layout_kc(), r, inputs, axis, out);
+        kernels::record_concat(layout_kc(), probe, inputs, axis, out);
+      });
+      EXPECT_EQ(bad, 0) << dtype_label(dtype) << " " << shape_string(out_shape) << " axis " << axis;
+      const bool blocks = dtype != DType::f16 && parts <= 6;
+      EXPECT_EQ(probe.dispatch_count(), blocks ? 1u : static_cast<size_t>(parts)) << dtype_label(dtype) << " " << parts;
+    }
+  }
 }
 
 }  // namespace
