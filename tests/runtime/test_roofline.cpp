@@ -74,6 +74,16 @@ TEST(RooflineCost, MatMulCountsItsFusedBiasAndEpilogue) {
   EXPECT_EQ(c.bytes, 4.0 * (3 * 8 * 5 + 5 * 7 + 7 + y));
 }
 
+// A product stored in column parts (graph/split_gemm_columns.h) has one output per part: the FLOPs
+// and bytes of the whole product.
+TEST(RooflineCost, MatMulInColumnPartsCountsEveryPart) {
+  Node node = make_node("MatMul", 2, {{"onda.column_parts", int64_t{3}}});
+  node.outputs = {"q", "k", "v"};
+  const NodeCost c = cost_of(node, {f32({100, 64}), f32({64, 192})}, {f32({100, 64}), f32({100, 64}), f32({100, 64})});
+  EXPECT_EQ(c.flops, 2.0 * 100 * 64 * 192);
+  EXPECT_EQ(c.bytes, 4.0 * (100 * 64 + 64 * 192 + 100 * 192));
+}
+
 TEST(RooflineCost, GemmCountsTransposedAAndBias) {
   // transA: A is [K, M]. C adds one FLOP per output element.
   const NodeCost c = cost_of(make_node("Gemm", 3, {{"transA", int64_t{1}}}),
@@ -230,10 +240,11 @@ TEST(RooflineProbe, PositiveFiniteAndMeasuredOncePerProcess) {
   EXPECT_EQ(kernels::device_peak_probes_run(), probes_after);
 }
 
-// x [4, 32] -> MatMul W [32, 48] -> Add b [4, 48] -> Tanh -> Transpose: a floor for every profiled
+// x [4, 32] -> MatMul W [32, 48] -> Add b [4, 1] -> Tanh -> Transpose: a floor for every profiled
 // node, FLOPs as worked out by hand, and the model's floor the sum of the nodes'. Add and Tanh run
 // as one fused node (graph/fuse_elementwise.h): 1 + 4 FLOPs per element. (A bias of one value per
-// column would go into the MatMul instead: RooflineCost.MatMulCountsItsFusedBiasAndEpilogue.)
+// column would go into the MatMul instead: RooflineCost.MatMulCountsItsFusedBiasAndEpilogue; so would
+// an addend of the product's shape, graph/fuse_residual_add.h.)
 TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   Random r(test_seed());
   TemporaryFolder folder;
@@ -241,7 +252,7 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   auto* graph = model.mutable_graph();
   add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {4, 32});
   add_float_initializer(graph, "w", {32, 48}, r.normal(32 * 48));
-  add_float_initializer(graph, "b", {4, 48}, r.normal(4 * 48));
+  add_float_initializer(graph, "b", {4, 1}, r.normal(4));
   add_node(graph, "MatMul", {"x", "w"}, {"xw"}, "matmul");
   add_node(graph, "Add", {"xw", "b"}, {"biased"}, "add");
   add_node(graph, "Tanh", {"biased"}, {"t"}, "tanh");
@@ -285,7 +296,7 @@ TEST(RooflineSession, ProfiledRunHasAFloorPerNodeAndTheirSum) {
   const auto fused = std::find_if(stats.profile.begin(), stats.profile.end(),
                                   [](const ProfileLine& l) { return l.op_type == "FusedElementwise"; });
   ASSERT_NE(fused, stats.profile.end());
-  EXPECT_EQ(fused->bytes, 4.0 * (4 * 48 + 4 * 48 + 4 * 48));  // xw and b read, t written, once
+  EXPECT_EQ(fused->bytes, 4.0 * (4 * 48 + 4 + 4 * 48));  // xw and b read, t written, once
 }
 
 // An LSTM over 6 steps gets a latency floor of 6 dependent dispatches.
