@@ -12,6 +12,7 @@
 #include "graph/fuse_attention.h"
 #include "graph/simplify.h"
 #include "harness.h"
+#include "reference_graphs.h"
 #include "onnx/onnx_loader.h"
 #include "test_session_support.h"
 
@@ -248,15 +249,9 @@ TEST(FuseAttention, ReferenceModelsFuseEveryAttention) {
       {"htdemucs6", 10}, {"mpsenet", 8}, {"bsroformer_viperx1297", 24}};
   TemporaryFolder folder;
   for (const auto& [name, attentions] : expected) {
-    const fs::path onnx_file = *models / (std::string(name) + ".onnx");
-    if (!fs::exists(onnx_file)) continue;
-    const nlohmann::json recipe =
-        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
-    fs::copy_file(onnx_file, folder.path() / onnx_file.filename());
-    const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
-    write_file(weights, "");
-    fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
-    Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    std::optional<Graph> loaded = zero_weight_reference_graph(*models, name, folder);
+    if (!loaded) continue;
+    Graph& graph = *loaded;
     simplify_graph(graph, {});
     size_t softmaxes = 0;
     for (const Node& node : graph.nodes) softmaxes += node.op_type == "Softmax";

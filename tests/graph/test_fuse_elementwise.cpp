@@ -21,6 +21,7 @@
 #include "graph/node_cost.h"
 #include "graph/simplify.h"
 #include "harness.h"
+#include "reference_graphs.h"
 #include "kernels/elementwise/fused_elementwise.h"
 #include "onnx/onnx_loader.h"
 #include "ops/fused_program.h"
@@ -431,15 +432,9 @@ TEST(FuseElementwise, ReferenceModelsFuseTheirChains) {
       {"mdx23c_vocals", 99}, {"htdemucs6", 56}, {"bsroformer_viperx1297", 111}, {"mpsenet", 1}};
   TemporaryFolder folder;
   for (const auto& [name, at_least] : expected) {
-    const fs::path onnx_file = *models / (std::string(name) + ".onnx");
-    if (!fs::exists(onnx_file)) continue;
-    const nlohmann::json recipe =
-        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
-    fs::copy_file(onnx_file, folder.path() / onnx_file.filename());
-    const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
-    write_file(weights, "");
-    fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
-    Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    std::optional<Graph> loaded = zero_weight_reference_graph(*models, name, folder);
+    if (!loaded) continue;
+    Graph& graph = *loaded;
     // The session's passes, in its order (Session::Impl::simplified_for).
     simplify_graph(graph, {});
     const size_t biases = fuse_matmul_bias(graph);

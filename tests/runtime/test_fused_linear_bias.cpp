@@ -14,19 +14,11 @@
 namespace onda::test {
 namespace {
 
-void declare(Graph& graph, const std::string& name, const Shape& shape) {
-  ValueInfo info;
-  info.name = name;
-  info.dtype = DType::f32;
-  info.shape = shape;
-  graph.values[name] = info;
-}
-
 TEST(FuseMatmulBias, ColumnBiasesFuseOthersStay) {
   Graph graph;
   graph.inputs = {"x"};
-  declare(graph, "x", {2, 5, 8});
-  for (const char* y : {"y0", "y1", "y2", "y3", "y4"}) declare(graph, y, {2, 5, 6});
+  declare_f32(graph, "x", {2, 5, 8});
+  for (const char* y : {"y0", "y1", "y2", "y3", "y4"}) declare_f32(graph, y, {2, 5, 6});
   graph.initializers["w"] = HostTensor::from_values<float>({8, 6}, std::vector<float>(48, 0.5f));
   graph.initializers["bias"] = HostTensor::from_values<float>({6}, std::vector<float>(6, 1.0f));
   graph.initializers["bias_row"] = HostTensor::from_values<float>({1, 1, 6}, std::vector<float>(6, 1.0f));

@@ -4,37 +4,28 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 
 #include "graph/fuse_residual_add.h"
 #include "graph/fusion_passes.h"
 #include "graph/simplify.h"
-#include "onnx/onnx_loader.h"
 #include "harness.h"
+#include "reference_graphs.h"
 #include "test_graph_nodes.h"
 #include "test_session_support.h"
 
 namespace onda::test {
 namespace {
 
-void declare(Graph& graph, const std::string& name, const Shape& shape) {
-  ValueInfo info;
-  info.name = name;
-  info.dtype = DType::f32;
-  info.shape = shape;
-  graph.values[name] = info;
-}
-
 TEST(FuseResidualAdd, SumsOfAProductAndAnIndependentTensorFuse) {
   Graph graph;
   graph.inputs = {"x", "r", "r_t"};
-  declare(graph, "x", {2, 5, 8});
-  declare(graph, "r_t", {2, 6, 5});
-  declare(graph, "x2", {10, 8});
-  declare(graph, "g", {10, 6});
+  declare_f32(graph, "x", {2, 5, 8});
+  declare_f32(graph, "r_t", {2, 6, 5});
+  declare_f32(graph, "x2", {10, 8});
+  declare_f32(graph, "g", {10, 6});
   for (const char* name : {"r", "y0", "z0", "y1", "z1", "y2", "z2", "y3", "z3", "y4", "z4", "y5", "z5", "rr", "gr", "z6"})
-    declare(graph, name, {2, 5, 6});
-  declare(graph, "b6", {2, 1, 6});
+    declare_f32(graph, name, {2, 5, 6});
+  declare_f32(graph, "b6", {2, 1, 6});
   graph.set_initializer("w", HostTensor::from_values<float>({8, 6}, std::vector<float>(48, 0.5f)));
   graph.set_initializer("shape2d", HostTensor::from_values<int64_t>({2}, {10, 8}));
   graph.set_initializer("shape3d", HostTensor::from_values<int64_t>({3}, {2, 5, 6}));
@@ -176,15 +167,9 @@ TEST(FuseResidualAdd, ReferenceModelsFuseTheirResiduals) {
   const std::pair<const char*, size_t> expected[] = {{"mpsenet", 16}, {"bsroformer_viperx1297", 48}};
   TemporaryFolder folder;
   for (const auto& [name, count] : expected) {
-    const fs::path onnx_file = *models / (std::string(name) + ".onnx");
-    if (!fs::exists(onnx_file)) continue;
-    const nlohmann::json recipe =
-        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
-    fs::copy_file(onnx_file, folder.path() / onnx_file.filename());
-    const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
-    write_file(weights, "");
-    fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
-    Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    std::optional<Graph> loaded = zero_weight_reference_graph(*models, name, folder);
+    if (!loaded) continue;
+    Graph& graph = *loaded;
     simplify_graph(graph, {});
     run_fusion_passes(graph);
     size_t fused = 0;

@@ -5,26 +5,17 @@
 
 #include <cmath>
 #include <limits>
-#include <nlohmann/json.hpp>
 
 #include "graph/fusion_passes.h"
 #include "graph/simplify.h"
 #include "graph/split_gemm_columns.h"
-#include "onnx/onnx_loader.h"
 #include "harness.h"
+#include "reference_graphs.h"
 #include "test_graph_nodes.h"
 #include "test_session_support.h"
 
 namespace onda::test {
 namespace {
-
-void declare(Graph& graph, const std::string& name, const Shape& shape) {
-  ValueInfo info;
-  info.name = name;
-  info.dtype = DType::f32;
-  info.shape = shape;
-  graph.values[name] = info;
-}
 
 void ints(Graph& graph, const std::string& name, std::vector<int64_t> values) {
   const int64_t n = static_cast<int64_t>(values.size());
@@ -34,13 +25,13 @@ void ints(Graph& graph, const std::string& name, std::vector<int64_t> values) {
 TEST(SplitGemmColumns, EqualPartsOfTheLastAxisFold) {
   Graph graph;
   graph.inputs = {"x"};
-  declare(graph, "x", {2, 50, 8});
+  declare_f32(graph, "x", {2, 50, 8});
   graph.set_initializer("w", HostTensor::from_values<float>({8, 96}, std::vector<float>(768, 0.5f)));
   graph.set_initializer("w90", HostTensor::from_values<float>({8, 90}, std::vector<float>(720, 0.5f)));
   graph.set_initializer("w24", HostTensor::from_values<float>({8, 24}, std::vector<float>(192, 0.5f)));
-  for (const char* y : {"y0", "y1", "y2", "y3"}) declare(graph, y, {2, 50, 96});
-  declare(graph, "y4", {2, 50, 90});
-  declare(graph, "y5", {2, 50, 24});
+  for (const char* y : {"y0", "y1", "y2", "y3"}) declare_f32(graph, y, {2, 50, 96});
+  declare_f32(graph, "y4", {2, 50, 90});
+  declare_f32(graph, "y5", {2, 50, 24});
   ints(graph, "last", {-1});
   ints(graph, "axis2", {2});
   for (int64_t v : {0, 12, 24, 32, 48, 64, 96}) ints(graph, "at" + std::to_string(v), {v});
@@ -164,15 +155,9 @@ TEST(SplitGemmColumns, ReferenceModelsFoldTheirSplits) {
       {"mpsenet", 8}, {"htdemucs6", 10}, {"bsroformer_viperx1297", 26}};
   TemporaryFolder folder;
   for (const auto& [name, count] : expected) {
-    const fs::path onnx_file = *models / (std::string(name) + ".onnx");
-    if (!fs::exists(onnx_file)) continue;
-    const nlohmann::json recipe =
-        nlohmann::json::parse(read_file_bytes(*models / (std::string(name) + ".recipe.json")));
-    fs::copy_file(onnx_file, folder.path() / onnx_file.filename());
-    const fs::path weights = folder.path() / recipe["weights"].get<std::string>();
-    write_file(weights, "");
-    fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
-    Graph graph = load_onnx_model(folder.path() / onnx_file.filename());
+    std::optional<Graph> loaded = zero_weight_reference_graph(*models, name, folder);
+    if (!loaded) continue;
+    Graph& graph = *loaded;
     simplify_graph(graph, {});
     run_fusion_passes(graph);
     size_t folded = 0;

@@ -18,4 +18,13 @@ inline Node graph_node(const std::string& op, std::vector<std::string> inputs,
   return n;
 }
 
+// Declares `name` a float32 value of `shape` in `graph` (what a pass reads of a value it matches).
+inline void declare_f32(Graph& graph, const std::string& name, const Shape& shape) {
+  ValueInfo info;
+  info.name = name;
+  info.dtype = DType::f32;
+  info.shape = shape;
+  graph.values[name] = info;
+}
+
 }  // namespace onda::test
