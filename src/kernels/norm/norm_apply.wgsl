@@ -37,10 +37,12 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     values[j] = 0.0;
     if (k < params.row_size) { values[j] = load_x(params.x_offset + base + k); }
   }
+  var walk = affine_walk(r, first);
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
     let k = first + j * 256u;
+    if (j > 0u) { walk = affine_step(walk, 256u, r, k); }
     if (k < params.row_size) {
-      let a = affine_index(r, k);
+      let a = affine_at(walk, r, k);
       var v = (values[j] - mean) * rstd;
 #if HAS_SCALE
       v = v * load_scale(params.scale_offset + a);

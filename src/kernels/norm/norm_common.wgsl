@@ -21,17 +21,46 @@ struct NormParams {
   _pad: u32,
 }
 
-// GPUs divide integers in software (tens of instructions), so the plan names the two common forms:
-// AFFINE_ROW (k_mod == 1: InstanceNorm, per-group GroupNorm) and AFFINE_K (row_mul == 0, k_div == 1,
-// k_mod >= row_size: LayerNorm), which need no division by k.
-fn affine_index(r: u32, k: u32) -> u32 {
+// The affine parameter index of elements k, k + stride, k + 2 stride, ... of row r. GPUs divide
+// integers in software (tens of instructions), so the divisions are done once per invocation
+// (affine_walk) and the index is stepped after that (affine_step); the plan also names the two common
+// forms, AFFINE_ROW (k_mod == 1: InstanceNorm, per-group GroupNorm) and AFFINE_K (row_mul == 0,
+// k_div == 1, k_mod >= row_size: LayerNorm), whose index needs no walk at all (affine_at; the
+// compiler drops the unused walk).
+struct AffineWalk {
+  row_part: u32,  // (r % row_mod) * row_mul
+  channel: u32,   // (k / k_div) % k_mod
+  within: u32,    // k % k_div
+}
+
+fn affine_walk(r: u32, k: u32) -> AffineWalk {
+  let q = k / params.k_div;
+  return AffineWalk((r % params.row_mod) * params.row_mul, q % params.k_mod, k - q * params.k_div);
+}
+
+// The walk moved on by `stride` to element k of row r: one carry at most while stride < k_div, else
+// found again by division.
+fn affine_step(w: AffineWalk, stride: u32, r: u32, k: u32) -> AffineWalk {
+  if (stride >= params.k_div) { return affine_walk(r, k); }
+  var next = w;
+  next.within = w.within + stride;
+  if (next.within >= params.k_div) {
+    next.within = next.within - params.k_div;
+    next.channel = next.channel + 1u;
+    if (next.channel == params.k_mod) { next.channel = 0u; }
+  }
+  return next;
+}
+
+// Element (r, k)'s index, `w` its walk.
+fn affine_at(w: AffineWalk, r: u32, k: u32) -> u32 {
 #if AFFINE_ROW
   return (r % params.row_mod) * params.row_mul;
 #else
 #if AFFINE_K
   return k;
 #else
-  return (r % params.row_mod) * params.row_mul + (k / params.k_div) % params.k_mod;
+  return w.row_part + w.channel;
 #endif
 #endif
 }

@@ -60,18 +60,21 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (live && k < params.row_size) { squares = squares + (values[j] - mean) * (values[j] - mean); }
   }
   let rstd = inverseSqrt(row_sum(lid, squares) / f32(params.row_size) + params.epsilon);
+  var walk = affine_walk(r, lane);
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
     let k = lane + j * ROW_THREADS;
+    if (j > 0u) { walk = affine_step(walk, ROW_THREADS, r, k); }
     if (live && k < params.row_size) {
+      let a = affine_at(walk, r, k);
       var v = (values[j] - mean) * rstd;
 #if HAS_SCALE
-      v = v * load_scale(params.scale_offset + affine_index(r, k));
+      v = v * load_scale(params.scale_offset + a);
 #endif
 #if HAS_BIAS
-      v = v + load_bias(params.bias_offset + affine_index(r, k));
+      v = v + load_bias(params.bias_offset + a);
 #endif
 #if HAS_SLOPE
-      v = select(v * load_slope(params.slope_offset + affine_index(r, k)), v, v >= 0.0);
+      v = select(v * load_slope(params.slope_offset + a), v, v >= 0.0);
 #endif
       store_y(params.y_offset + base + k, epilogue(v));
     }

@@ -181,7 +181,7 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
   const int64_t workgroup =
       spec.row_size > kThreads * kPerThread && wide_workgroups(kc.gpu.limits()) ? kWideThreads : kThreads;
   pipelines->fused = spec.row_size <= fused_row_capacity(kc.gpu.limits());
-  // norm_common.wgsl's affine_index without a division by k where the spec allows
+  // norm_common.wgsl's affine_at without a walk where the spec allows
   const TemplateValues affine_forms = {
       {"AFFINE_ROW", flag(spec.k_mod == 1)},
       {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)}};
