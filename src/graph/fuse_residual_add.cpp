@@ -13,9 +13,10 @@
 namespace onda {
 namespace {
 
-// A GEMM whose store can take the sum: one output, no epilogue yet, at most its bias as input 2.
-bool takes_residual(const Node& node) {
-  if (!is_onnx_op(node, "MatMul") && !is_onnx_op(node, "Gemm")) return false;
+// A GEMM whose store can take the sum: a matrix product with one output, no epilogue yet, at most
+// its bias as input 2.
+bool takes_residual(const Graph& graph, const Node& node) {
+  if (!is_static_matrix_product(graph, node)) return false;
   if (node.has_attribute(kFusedEpilogueAttribute) || node.outputs.size() != 1 || node.inputs.size() > 3)
     return false;
   return !node.outputs[0].empty();
@@ -105,14 +106,7 @@ size_t fuse_residual_adds(Graph& graph) {
         gemm_index = *q;
       }
       Node& gemm = graph.nodes[gemm_index];
-      if (!takes_residual(gemm)) continue;
-      // Matrices, not vectors: the product's shape is then the GEMM's own output shape.
-      bool matrices = true;
-      for (size_t operand_index : {size_t{0}, size_t{1}}) {
-        const std::optional<Shape> s = static_shape_of(graph, gemm.inputs[operand_index]);
-        matrices = matrices && s && s->size() >= 2;
-      }
-      if (!matrices) continue;
+      if (!takes_residual(graph, gemm)) continue;
       const std::optional<Shape> gemm_shape = static_shape_of(graph, gemm.outputs[0]);
       if (!gemm_shape || depends_on(graph, uses, residual, gemm_index)) continue;
       std::string residual_input = residual;

@@ -49,6 +49,15 @@ bool is_onnx_recurrent(const Node& node) {
   return is_onnx_op(node, "LSTM") || is_onnx_op(node, "GRU") || is_onnx_op(node, "RNN");
 }
 
+bool is_static_matrix_product(const Graph& graph, const Node& node) {
+  if ((!is_onnx_op(node, "MatMul") && !is_onnx_op(node, "Gemm")) || node.inputs.size() < 2) return false;
+  for (size_t k : {size_t{0}, size_t{1}}) {
+    const std::optional<Shape> s = static_shape_of(graph, node.inputs[k]);
+    if (!s || s->size() < 2) return false;
+  }
+  return true;
+}
+
 std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name) {
   const ValueInfo* info = graph.find_value(name);
   if (!info || !info->shape) return std::nullopt;

@@ -160,4 +160,9 @@ bool is_onnx_recurrent(const Node& node);
 // The value's shape when every dim is known, else nullopt.
 std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name);
 
+// A default-domain MatMul or Gemm whose A and B have static shapes of rank 2 or more: its product's
+// shape is then the GEMM's own output shape (no vector operand squeezed away), as the passes that
+// rewrite a GEMM's output (its residual, its column parts) need.
+bool is_static_matrix_product(const Graph& graph, const Node& node);
+
 }  // namespace onda

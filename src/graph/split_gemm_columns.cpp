@@ -96,20 +96,13 @@ size_t split_gemm_columns(Graph& graph) {
   size_t rewritten = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
     Node& gemm = graph.nodes[i];
-    if (!is_onnx_op(gemm, "MatMul") && !is_onnx_op(gemm, "Gemm")) continue;
+    if (!is_static_matrix_product(graph, gemm)) continue;
     if (gemm.outputs.size() != 1 || gemm.has_attribute(kColumnPartsAttribute)) continue;
     const std::string y = gemm.outputs[0];
     if (y.empty() || std::find(graph.outputs.begin(), graph.outputs.end(), y) != graph.outputs.end()) continue;
     const std::optional<Shape> shape = static_shape_of(graph, y);
     const auto it = readers.find(y);
     if (!shape || shape->size() < 2 || it == readers.end()) continue;
-    // Matrices, not vectors: the product's shape is then the GEMM's own output shape.
-    bool matrices = true;
-    for (size_t k : {size_t{0}, size_t{1}}) {
-      const std::optional<Shape> s = static_shape_of(graph, gemm.inputs[k]);
-      matrices = matrices && s && s->size() >= 2;
-    }
-    if (!matrices) continue;
     const int64_t rank = static_cast<int64_t>(shape->size()), n = shape->back();
     // Column parts take the tiled path: leave the products the GEMM runs on its skinny path (up to 64
     // rows or columns, kernels/gemm/gemm.cpp). BS-RoFormer's [801 x 2048] x [2048 x 16] band outputs

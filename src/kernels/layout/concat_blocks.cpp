@@ -1,7 +1,5 @@
 #include "kernels/layout/concat_blocks.h"
 
-#include <fmt/format.h>
-
 #include <stdexcept>
 
 #include "gpu/command_recorder.h"
@@ -57,7 +55,6 @@ void ConcatBlocks::record(gpu::CommandRecorder& recorder, std::span<const Tensor
     u.in_offsets[k] = inputs[k].element_offset(kc_.gpu);
     bindings.push_back(inputs[k].binding(kc_.gpu));
   }
-  if (u.total == 0) return;
   bindings.push_back(output.binding(kc_.gpu));
   recorder.dispatch(*pipeline_, bindings, &u, sizeof(u),
                     gpu::split_workgroups((u.total + kPerWorkgroup - 1) / kPerWorkgroup, kc_.gpu.limits()),
