@@ -81,6 +81,16 @@ int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk) 
   return std::clamp<int64_t>(wanted, 1, std::max<int64_t>(lk / kAttentionMinSliceKeys, 1));
 }
 
+int64_t attention_lanes(const KernelContext& kc, int64_t d, int64_t dv) {
+  const auto& gpu = kc.gpu;
+  // The two lanes of a row pair must be neighbouring lanes of one subgroup: subgroups of one
+  // power-of-two size of at least 4 (the shuffle's partner is lane ^ 1).
+  const uint32_t size = gpu.subgroup_min_size();
+  const bool subgroups = gpu.has(gpu::Feature::Subgroups) && size >= 4 && (size & (size - 1)) == 0;
+  // Each lane keeps at least one vec4 of both head dims.
+  return subgroups && std::min(d, dv) >= 8 ? 2 : 1;
+}
+
 AttentionOperand AttentionOperand::contiguous(const Tensor& t) {
   if (t.rank() != 3) throw std::invalid_argument("attention: operands must be 3-D [batch, rows, head dim]");
   const Shape& s = t.shape();
@@ -126,7 +136,9 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
   const AttentionShape s = checked_shape(q, k, v, out);
   if (out.tensor.numel() == 0) return;
   if (s.lk == 0) throw std::invalid_argument("attention: no keys (Lk = 0): the softmax is undefined");
-  const int64_t d4 = (s.d + 3) / 4, dv4 = (s.dv + 3) / 4;
+  const int64_t lanes = attention_lanes(kc, s.d, s.dv);
+  // Head dims in vec4s, padded to a multiple of the lanes that share a row (attention.wgsl).
+  const int64_t d4 = ((s.d + 3) / 4 + lanes - 1) / lanes * lanes, dv4 = ((s.dv + 3) / 4 + lanes - 1) / lanes * lanes;
   const wgpu::Limits& limits = kc.gpu.limits();
   const uint32_t bc = keys_per_tile(limits, d4, dv4);
   if (bc < 4 || limits.maxComputeInvocationsPerWorkgroup < kRowsPerWorkgroup) {  // 4 keys a step
@@ -159,7 +171,11 @@ void record_attention(const KernelContext& kc, gpu::CommandRecorder& recorder, g
                            {"D", std::to_string(s.d)},
                            {"DV", std::to_string(s.dv)},
                            {"DV4", std::to_string(dv4)},
-                           {"K_TRANSPOSED", keys_along_rows ? "1" : "0"}};
+                           {"K_TRANSPOSED", keys_along_rows ? "1" : "0"},
+                           {"LANES", std::to_string(lanes)},
+                           {"DS4", std::to_string(d4 / lanes)},
+                           {"DVS4", std::to_string(dv4 / lanes)},
+                           {"SUBGROUPS", lanes > 1 ? "1" : "0"}};
   values.insert({{"D4", std::to_string(d4)},
                  {"BR", std::to_string(kRowsPerWorkgroup)},
                  {"BC", std::to_string(bc)},

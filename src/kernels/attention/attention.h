@@ -29,6 +29,12 @@ constexpr int64_t kAttentionBusyRows = 65536;
 constexpr int64_t kAttentionMinSliceKeys = 128;
 int64_t attention_key_splits(const KernelContext& kc, int64_t rows, int64_t lk);
 
+// Invocations that share a group of as many query rows, each holding its share of the head dims
+// (attention.wgsl's LANES): 2 on a device with subgroups of one known power-of-two size >= 4 for head
+// dims >= 8, else 1. On an H100 (2026-12-07) two lanes took HTDemucs' attentions from 6.21 to 5.57 ms
+// and BS-RoFormer's from 73.8 to 68.5; four lanes gained nothing over one (docs/benchmark-log.md).
+int64_t attention_lanes(const KernelContext& kc, int64_t d, int64_t dv);
+
 // Where an operand's logical [B, rows, cols] lies in its tensor: element (b, r, c) at the tensor's
 // first element + b * batch + r * row + c * col. Besides a contiguous [B, rows, cols] tensor, a
 // transposed view of a rank-3 tensor: K^T read as K, and the Transposes that PyTorch's

@@ -1,23 +1,44 @@
 // Fused attention out = softmax(scale * Q K^T) V (attention.h), flash style: a workgroup takes BR
-// query rows of one (batch, head), one invocation per row with its query (pre-scaled) and its
-// output accumulator in registers as vec4s (the template's #for indexes them by constants only, so a
-// GPU compiler keeps them out of local memory). The keys and values stream through workgroup memory
-// in tiles of BC; each invocation keeps the online softmax of its row (Milakov & Gimelshein 2018):
-// the running max m and sum l, the accumulator rescaled by exp(m_old - m_new) only when the max
-// grows (rare after the first keys), so the [Lq, Lk] scores are never stored. Keys are taken four
-// at a time (BC is a multiple of 4).
-//   D4, DV4: head dims in vec4s (zero-padded past D and DV); K_TRANSPOSED: keys contiguous in k.
+// query rows of one (batch, head), BR invocations. LANES (1 or 2) neighbouring invocations share
+// LANES rows: each holds its rows' queries (pre-scaled) and output accumulators for its share of
+// the head dims (vec4 slots part, part + LANES, ...) in registers (the template's #for indexes them
+// by constants only, so a GPU compiler keeps them out of local memory); with two lanes the partial
+// scores are summed across the pair with subgroupShuffleXor (neighbouring invocations of a 1-D
+// workgroup are one subgroup's neighbouring lanes on every Vulkan / Metal / D3D driver, as
+// gemm_skinny.wgsl's reduction assumes too). Why two: the keys and values stream through workgroup
+// memory in tiles of BC, and a pair makes every 16-byte load of a key or value feed two rows'
+// multiply-adds instead of one (measured in attention.h).
+// Each invocation keeps the online softmax of its rows (Milakov & Gimelshein 2018): running max m
+// and sum l (identical in both invocations of a pair: a + b == b + a), the accumulators rescaled by
+// exp(m_old - m_new) only when the max grows (rare after the first keys), so the [Lq, Lk] scores are
+// never stored. Keys are taken four at a time (BC is a multiple of 4).
+//   D4, DV4: head dims in vec4s (zero-padded past D and DV, to a multiple of LANES); K_TRANSPOSED:
+//   keys contiguous in k; SUBGROUPS: LANES = 2.
 //   SPLIT: the keys are cut into params.splits slices of params.keys_per_split, a workgroup takes one
 //   slice, and o is the f32 partials [splits, B, Lq, DV + 2]: the unnormalized accumulator, then m
 //   and l (attention_combine.wgsl merges the slices). Without SPLIT, splits is 1 and o the output.
+#if SUBGROUPS
+enable subgroups;
+#endif
 #include "attention/attention_common.wgsl"
 
 const D4: u32 = {{D4}}u;
 const BR: u32 = {{BR}}u;
 const BC: u32 = {{BC}}u;
+const LANES: u32 = {{LANES}}u;
+const DS4: u32 = {{DS4}}u;    // D4 / LANES: query vec4s of one row in one invocation
+const DVS4: u32 = {{DVS4}}u;  // DV4 / LANES: accumulator vec4s of one row in one invocation
 
 var<workgroup> k_tile: array<vec4<f32>, {{K_TILE}}>;  // BC * D4
 var<workgroup> v_tile: array<vec4<f32>, {{V_TILE}}>;  // BC * DV4
+
+// Elements d .. d + 3 of query row r of batch row b (zero past D).
+fn query4(b: u32, r: u32, d: u32) -> vec4<f32> {
+  return vec4<f32>(select(0.0, load_q(q_index(b, r, min(d, D - 1u))), d < D),
+                   select(0.0, load_q(q_index(b, r, min(d + 1u, D - 1u))), d + 1u < D),
+                   select(0.0, load_q(q_index(b, r, min(d + 2u, D - 1u))), d + 2u < D),
+                   select(0.0, load_q(q_index(b, r, min(d + 3u, D - 1u))), d + 3u < D));
+}
 
 @compute @workgroup_size({{BR}})
 fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
@@ -28,27 +49,25 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   // Neighbouring workgroups take the row blocks of one key slice: they stream the same keys.
   let slice = (group / row_blocks) % params.splits;
   let b = group / (row_blocks * params.splits);
-  let row = (group % row_blocks) * BR + lid;
+  let part = lid % LANES;
+  let first_row = (group % row_blocks) * BR + lid - part;  // this invocation's rows: first_row + i, i < LANES
   let key_begin = slice * params.keys_per_split;
   let key_end = min(params.lk, key_begin + params.keys_per_split);
-  let in_range = row < params.lq;
-  // Rows past lq still load their share of each tile.
-  let q_row = min(row, params.lq - 1u);
 
-  var q: array<vec4<f32>, {{D4}}>;
-  var acc: array<vec4<f32>, {{DV4}}>;
-#for c D4
-  q[{{c}}] = params.scale * vec4<f32>(
-      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 0u, D - 1u))), 4u * {{c}}u + 0u < D),
-      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 1u, D - 1u))), 4u * {{c}}u + 1u < D),
-      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 2u, D - 1u))), 4u * {{c}}u + 2u < D),
-      select(0.0, load_q(q_index(b, q_row, min(4u * {{c}}u + 3u, D - 1u))), 4u * {{c}}u + 3u < D));
+  // Rows past lq compute on the last row (every invocation takes part in the shuffles and the
+  // tile loads) and store nothing.
+  var q: array<vec4<f32>, D4>;   // [row i][slot c]: head-dim vec4 c LANES + part of row i
+  var acc: array<vec4<f32>, DV4>;
+#for i LANES
+#for c DS4
+  q[{{i}}u * DS4 + {{c}}u] = params.scale * query4(b, min(first_row + {{i}}u, params.lq - 1u), 4u * ({{c}}u * LANES + part));
+#endfor
 #endfor
 #for c DV4
   acc[{{c}}] = vec4<f32>(0.0);
 #endfor
-  var m = -0x1.fffffep+127;  // running max of the row's scores
-  var l = 0.0;               // running sum of exp(score - m)
+  var m = vec2<f32>(-0x1.fffffep+127);  // running max of row i's scores, component i
+  var l = vec2<f32>(0.0);               // running sum of exp(score - m)
 
   for (var j0 = key_begin; j0 < key_end; j0 = j0 + BC) {
     let n = min(BC, key_end - j0);
@@ -77,53 +96,93 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
 #endif
     stage_values(b, j0, n, lid, BR);
     workgroupBarrier();
-    if (in_range) {
-      // Four keys at a time: four independent dot-product chains instead of one (a key's score is a
-      // chain of D dependent multiply-adds), one max test and one vec4 exp per four keys. BC is a
-      // multiple of 4 and the tile's slots past n are zero; their scores are masked out here.
-      for (var j = 0u; j < n; j = j + 4u) {
-        var s = vec4<f32>(0.0);
-#for c D4
-        s = s + vec4<f32>(dot(q[{{c}}], k_tile[j * D4 + {{c}}u]), dot(q[{{c}}], k_tile[(j + 1u) * D4 + {{c}}u]),
-                          dot(q[{{c}}], k_tile[(j + 2u) * D4 + {{c}}u]), dot(q[{{c}}], k_tile[(j + 3u) * D4 + {{c}}u]));
+    // Four keys at a time: four independent dot-product chains per row instead of one (a key's score
+    // is a chain of D dependent multiply-adds), one max test and one vec4 exp per four keys and row.
+    // BC is a multiple of 4 and the tile's slots past n are zero; their scores are masked out here.
+    // n is uniform across the workgroup, so every invocation reaches the shuffles.
+    for (var j = 0u; j < n; j = j + 4u) {
+#for i LANES
+      var s{{i}} = vec4<f32>(0.0);
 #endfor
-        s = select(vec4<f32>(-0x1.fffffep+127), s, j + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n));
-        let s_max = max(max(s.x, s.y), max(s.z, s.w));
-        if (s_max > m) {
-          let correction = exp(m - s_max);
-          l = l * correction;
-#for c DV4
-          acc[{{c}}] = acc[{{c}}] * correction;
-#endfor
-          m = s_max;
-        }
-        let p = exp(s - m);
-        l = l + (p.x + p.y) + (p.z + p.w);
-#for c DV4
-        acc[{{c}}] = acc[{{c}}] + (p.x * v_tile[j * DV4 + {{c}}u] + p.y * v_tile[(j + 1u) * DV4 + {{c}}u]) +
-                     (p.z * v_tile[(j + 2u) * DV4 + {{c}}u] + p.w * v_tile[(j + 3u) * DV4 + {{c}}u]);
+#for c DS4
+      {
+        let slot = {{c}}u * LANES + part;
+        let k0 = k_tile[j * D4 + slot];
+        let k1 = k_tile[(j + 1u) * D4 + slot];
+        let k2 = k_tile[(j + 2u) * D4 + slot];
+        let k3 = k_tile[(j + 3u) * D4 + slot];
+#for i LANES
+        let qi{{i}} = q[{{i}}u * DS4 + {{c}}u];
+        s{{i}} = s{{i}} + vec4<f32>(dot(qi{{i}}, k0), dot(qi{{i}}, k1), dot(qi{{i}}, k2), dot(qi{{i}}, k3));
 #endfor
       }
+#endfor
+      let live = j + vec4<u32>(0u, 1u, 2u, 3u) < vec4<u32>(n);
+#for i LANES
+#if SUBGROUPS
+      s{{i}} = s{{i}} + subgroupShuffleXor(s{{i}}, 1u);
+#endif
+      s{{i}} = select(vec4<f32>(-0x1.fffffep+127), s{{i}}, live);
+      {
+        let s_max = max(max(s{{i}}.x, s{{i}}.y), max(s{{i}}.z, s{{i}}.w));
+        if (s_max > m[{{i}}]) {
+          let correction = exp(m[{{i}}] - s_max);
+          l[{{i}}] = l[{{i}}] * correction;
+#for c DVS4
+          acc[{{i}}u * DVS4 + {{c}}u] = acc[{{i}}u * DVS4 + {{c}}u] * correction;
+#endfor
+          m[{{i}}] = s_max;
+        }
+      }
+      let p{{i}} = exp(s{{i}} - m[{{i}}]);
+      l[{{i}}] = l[{{i}}] + (p{{i}}.x + p{{i}}.y) + (p{{i}}.z + p{{i}}.w);
+#endfor
+#for c DVS4
+      {
+        let slot = {{c}}u * LANES + part;
+        let v0 = v_tile[j * DV4 + slot];
+        let v1 = v_tile[(j + 1u) * DV4 + slot];
+        let v2 = v_tile[(j + 2u) * DV4 + slot];
+        let v3 = v_tile[(j + 3u) * DV4 + slot];
+#for i LANES
+        acc[{{i}}u * DVS4 + {{c}}u] = acc[{{i}}u * DVS4 + {{c}}u] + (p{{i}}.x * v0 + p{{i}}.y * v1) + (p{{i}}.z * v2 + p{{i}}.w * v3);
+#endfor
+      }
+#endfor
     }
   }
-  if (!in_range) { return; }
+#for i LANES
+  if (first_row + {{i}}u < params.lq) {
+    let row = first_row + {{i}}u;
 #if SPLIT
-  let part_base = params.o_offset + ((slice * params.batch + b) * params.lq + row) * (DV + 2u);
-#for c DV4
-  if (4u * {{c}}u + 0u < DV) { store_o(part_base + 4u * {{c}}u + 0u, acc[{{c}}].x); }
-  if (4u * {{c}}u + 1u < DV) { store_o(part_base + 4u * {{c}}u + 1u, acc[{{c}}].y); }
-  if (4u * {{c}}u + 2u < DV) { store_o(part_base + 4u * {{c}}u + 2u, acc[{{c}}].z); }
-  if (4u * {{c}}u + 3u < DV) { store_o(part_base + 4u * {{c}}u + 3u, acc[{{c}}].w); }
+    let part_base = params.o_offset + ((slice * params.batch + b) * params.lq + row) * (DV + 2u);
+#for c DVS4
+    {
+      let d = 4u * ({{c}}u * LANES + part);
+      let a = acc[{{i}}u * DVS4 + {{c}}u];
+      if (d < DV) { store_o(part_base + d, a.x); }
+      if (d + 1u < DV) { store_o(part_base + d + 1u, a.y); }
+      if (d + 2u < DV) { store_o(part_base + d + 2u, a.z); }
+      if (d + 3u < DV) { store_o(part_base + d + 3u, a.w); }
+    }
 #endfor
-  store_o(part_base + DV, m);
-  store_o(part_base + DV + 1u, l);
+    if (part == 0u) {
+      store_o(part_base + DV, m[{{i}}]);
+      store_o(part_base + DV + 1u, l[{{i}}]);
+    }
 #else
-  let inv = 1.0 / l;
-#for c DV4
-  if (4u * {{c}}u + 0u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 0u), acc[{{c}}].x * inv); }
-  if (4u * {{c}}u + 1u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 1u), acc[{{c}}].y * inv); }
-  if (4u * {{c}}u + 2u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 2u), acc[{{c}}].z * inv); }
-  if (4u * {{c}}u + 3u < DV) { store_o(o_index(b, row, 4u * {{c}}u + 3u), acc[{{c}}].w * inv); }
+    let inv = 1.0 / l[{{i}}];
+#for c DVS4
+    {
+      let d = 4u * ({{c}}u * LANES + part);
+      let a = acc[{{i}}u * DVS4 + {{c}}u];
+      if (d < DV) { store_o(o_index(b, row, d), a.x * inv); }
+      if (d + 1u < DV) { store_o(o_index(b, row, d + 1u), a.y * inv); }
+      if (d + 2u < DV) { store_o(o_index(b, row, d + 2u), a.z * inv); }
+      if (d + 3u < DV) { store_o(o_index(b, row, d + 3u), a.w * inv); }
+    }
 #endfor
 #endif
+  }
+#endfor
 }

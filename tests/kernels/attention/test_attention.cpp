@@ -70,10 +70,11 @@ double run_case(const AttentionCase& c, Random& rng, uint32_t key_splits = 1) {
                             options, out);
   recorder.submit_and_wait();
   const double e = rel_l2(out.download_floats(gpu().context), reference(c, scale, q, k, v));
-  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u: rel L2 %.2e\n",
+  std::printf("  B %lld Lq %lld Lk %lld D %lld Dv %lld%s %s, key splits %u, lanes %lld: rel L2 %.2e\n",
               static_cast<long long>(c.batch), static_cast<long long>(c.lq), static_cast<long long>(c.lk),
               static_cast<long long>(c.d), static_cast<long long>(c.dv), c.k_transposed ? " K^T" : "",
-              std::string(dtype_name(c.dtype)).c_str(), key_splits, e);
+              std::string(dtype_name(c.dtype)).c_str(), key_splits,
+              static_cast<long long>(kernels::attention_lanes({gpu().context, gpu().pipelines, tuning}, c.d, c.dv)), e);
   return e;
 }
 
@@ -97,6 +98,26 @@ TEST(Attention, MatchesFloat64OverShapes) {
     const AttentionCase c{rng.integer(1, 5), rng.integer(1, 150), rng.integer(1, 150), d, d,
                           trial >= 2,        DType::f32};
     EXPECT_LE(run_case(c, rng), 2e-6) << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d;
+  }
+}
+
+// Row pairs (attention.wgsl's LANES = 2 where the device has subgroups; each lane half of the head
+// dims, the scores summed by a subgroup shuffle): head dims that pad to the pair, Lq odd (a pair
+// straddling the last row), K^T, split keys (the pair's first lane stores the partial max and sum)
+// and float16. Head dims below 8 keep one lane per row (covered above: D 1, Dv 7).
+TEST(Attention, RowPairsMatchFloat64) {
+  Random rng(test_seed());
+  const kernels::KernelContext kc{gpu().context, gpu().pipelines, kernels::default_kernel_tuning()};
+  const bool pairs = kernels::attention_lanes(kc, 64, 64) == 2;
+  std::printf("  row pairs on this device: %s\n", pairs ? "yes" : "no (one lane per row)");
+  EXPECT_EQ(kernels::attention_lanes(kc, 64, 7), 1);
+  const std::pair<AttentionCase, uint32_t> cases[] = {
+      {{2, 67, 37, 64, 64, true, DType::f32}, 1},  {{1, 65, 70, 20, 12, false, DType::f32}, 1},
+      {{3, 7, 33, 20, 24, false, DType::f16}, 1},  {{2, 33, 300, 64, 64, false, DType::f32}, 3},
+      {{1, 63, 129, 36, 8, true, DType::f32}, 2}};
+  for (const auto& [c, splits] : cases) {
+    EXPECT_LE(run_case(c, rng, splits), c.dtype == DType::f32 ? 2e-6 : 2e-3)
+        << "B " << c.batch << " Lq " << c.lq << " Lk " << c.lk << " D " << c.d << " Dv " << c.dv;
   }
 }
 
