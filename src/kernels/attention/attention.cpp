@@ -12,8 +12,9 @@
 namespace onda::kernels {
 namespace {
 
-// Query rows per workgroup (one invocation each).
-constexpr uint32_t kRowsPerWorkgroup = 64;
+// Query rows per workgroup, as many invocations (one row each, or two per pair of invocations): 128
+// against 64, 256 and 512 rows, and key tiles of 16 against 32, measured in docs/benchmark-log.md.
+constexpr uint32_t kRowsPerWorkgroup = 128;
 // Keys per tile at most: more keys per barrier, as long as K and V tiles fit in workgroup memory.
 constexpr uint32_t kMaxKeysPerTile = 32;
 

@@ -112,8 +112,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         let k2 = k_tile[(j + 2u) * D4 + slot];
         let k3 = k_tile[(j + 3u) * D4 + slot];
 #for i LANES
-        let qi{{i}} = q[{{i}}u * DS4 + {{c}}u];
-        s{{i}} = s{{i}} + vec4<f32>(dot(qi{{i}}, k0), dot(qi{{i}}, k1), dot(qi{{i}}, k2), dot(qi{{i}}, k3));
+        {
+          // One multiply-add chain per key: no separate products and sums (fewer instructions).
+          let qv = q[{{i}}u * DS4 + {{c}}u];
+          s{{i}}.x = fma(qv.w, k0.w, fma(qv.z, k0.z, fma(qv.y, k0.y, fma(qv.x, k0.x, s{{i}}.x))));
+          s{{i}}.y = fma(qv.w, k1.w, fma(qv.z, k1.z, fma(qv.y, k1.y, fma(qv.x, k1.x, s{{i}}.y))));
+          s{{i}}.z = fma(qv.w, k2.w, fma(qv.z, k2.z, fma(qv.y, k2.y, fma(qv.x, k2.x, s{{i}}.z))));
+          s{{i}}.w = fma(qv.w, k3.w, fma(qv.z, k3.z, fma(qv.y, k3.y, fma(qv.x, k3.x, s{{i}}.w))));
+        }
 #endfor
       }
 #endfor
@@ -145,7 +151,8 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
         let v2 = v_tile[(j + 2u) * DV4 + slot];
         let v3 = v_tile[(j + 3u) * DV4 + slot];
 #for i LANES
-        acc[{{i}}u * DVS4 + {{c}}u] = acc[{{i}}u * DVS4 + {{c}}u] + (p{{i}}.x * v0 + p{{i}}.y * v1) + (p{{i}}.z * v2 + p{{i}}.w * v3);
+        acc[{{i}}u * DVS4 + {{c}}u] = fma(vec4<f32>(p{{i}}.w), v3, fma(vec4<f32>(p{{i}}.z), v2,
+            fma(vec4<f32>(p{{i}}.y), v1, fma(vec4<f32>(p{{i}}.x), v0, acc[{{i}}u * DVS4 + {{c}}u]))));
 #endfor
       }
 #endfor
