@@ -14,7 +14,8 @@
 
 namespace onda::kernels {
 
-// Head dims up to this are held in registers (one query row and its accumulator per invocation).
+// Head dims up to this are held in registers: an invocation keeps one row's query and accumulator,
+// or half of each of two rows' in a pair (attention_lanes).
 constexpr int64_t kAttentionMaxHeadDim = 256;
 
 struct AttentionOptions {
