@@ -7,6 +7,7 @@
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_epilogue.h"
 #include "graph/fuse_group_norm.h"
+#include "graph/fuse_l2_norm.h"
 #include "graph/fuse_matmul_bias.h"
 #include "graph/fuse_norm_prelu.h"
 #include "graph/fuse_pad_conv.h"
@@ -22,6 +23,7 @@ void run_fusion_passes(Graph& graph) {
   fold_rnn_output_transposes(graph);  // before fuse_activations: Y -> Transpose -> Reshape -> LeakyRelu
   fuse_activations(graph);
   fuse_group_norms(graph);
+  fuse_l2_norms(graph);  // before fuse_elementwise takes its Div and Muls
   fuse_norm_prelu(graph);
   fuse_attention(graph);
   fold_attention_transposes(graph);

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "graph/fuse_group_norm.h"
+#include "graph/fuse_l2_norm.h"
 #include "graph/fuse_norm_prelu.h"
 #include "graph/model_error.h"
 #include "kernels/elementwise/elementwise_kernel.h"
@@ -52,7 +53,9 @@ Value elementwise(OpContext& context, kernels::ElementwiseOp op, std::vector<Ten
 std::vector<Value> layer_norm(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Shape& shape = inputs.at(0).shape();
   const float epsilon = node.attribute_float("epsilon", 1e-5f);
-  const auto spec = kernels::layer_norm_spec(shape, node.attribute_int("axis", -1), epsilon);
+  auto spec = kernels::layer_norm_spec(shape, node.attribute_int("axis", -1), epsilon);
+  // A fused F.normalize (graph/fuse_l2_norm.h): rows over their Euclidean norm; no statistics outputs.
+  spec.l2 = node.attribute_int(kL2NormAttribute, 0) != 0;
   std::vector<Value> outputs = normalize(node, context, inputs, spec, 1, 2);
   const bool wants_stats = (node.outputs.size() > 1 && !node.outputs[1].empty()) ||
                            (node.outputs.size() > 2 && !node.outputs[2].empty());

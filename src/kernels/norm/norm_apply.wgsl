@@ -27,8 +27,14 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
   if (lid < params.chunks) { mine = partials[r * params.chunks + lid]; }
   workgroup_merge(lid, mine);
   let total = shared_stats[0];
+#if L2
+  // x / max(||x||, epsilon): the sum of squares from (count, mean, M2), no centering.
+  let mean = 0.0;
+  let rstd = 1.0 / max(sqrt(total.z + total.x * total.y * total.y), params.epsilon);
+#else
   let mean = total.y;
   let rstd = inverseSqrt(total.z / max(total.x, 1.0) + params.epsilon);
+#endif
   let base = r * params.row_size;
   let first = block * 256u * PER_THREAD + lid;
   var values: array<f32, PER_THREAD>;

@@ -2,7 +2,8 @@
 // or 32 of 1024 where the device allows such workgroups): ROW_THREADS invocations per row (a whole
 // workgroup for long rows) read the row once, compute the exact two-pass mean and variance from
 // registers, and write the normalized row: one dispatch and one read, against the long-row path's two
-// of each.
+// of each. L2: the row over its Euclidean norm instead (x / max(||x||, epsilon), an exported
+// F.normalize; NormalizeSpec::l2).
 #include "norm/norm_common.wgsl"
 {{X_ACCESS}}
 {{SCALE_ACCESS}}
@@ -53,6 +54,13 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (live && k < params.row_size) { values[j] = load_x(params.x_offset + base + k); }
     sum = sum + values[j];
   }
+#if L2
+  // x / max(||x||, epsilon): no centering; the padding values are zeros.
+  var squares = 0.0;
+  for (var j = 0u; j < PER_THREAD; j = j + 1u) { squares = squares + values[j] * values[j]; }
+  let mean = 0.0;
+  let rstd = 1.0 / max(sqrt(row_sum(lid, squares)), params.epsilon);
+#else
   let mean = row_sum(lid, sum) / f32(params.row_size);
   var squares = 0.0;
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
@@ -60,6 +68,7 @@ fn main(@builtin(workgroup_id) wg: vec3<u32>, @builtin(num_workgroups) nwg: vec3
     if (live && k < params.row_size) { squares = squares + (values[j] - mean) * (values[j] - mean); }
   }
   let rstd = inverseSqrt(row_sum(lid, squares) / f32(params.row_size) + params.epsilon);
+#endif
   var walk = affine_walk(r, lane);
   for (var j = 0u; j < PER_THREAD; j = j + 1u) {
     let k = lane + j * ROW_THREADS;

@@ -184,7 +184,8 @@ Normalize::Normalize(const KernelContext& kc, NormalizeProblem problem)
   // norm_common.wgsl's affine_at without a walk where the spec allows
   const TemplateValues affine_forms = {
       {"AFFINE_ROW", flag(spec.k_mod == 1)},
-      {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)}};
+      {"AFFINE_K", flag(spec.row_mul == 0 && spec.k_div == 1 && spec.k_mod >= spec.row_size)},
+      {"L2", flag(spec.l2)}};
   if (pipelines->fused) {
     int64_t row_threads = 8;
     while (row_threads < workgroup && row_threads * 4 < spec.row_size) row_threads *= 2;

@@ -4,7 +4,8 @@
 //   LayerNormalization: rows = prod(shape[:axis]), row_size = prod(shape[axis:]), affine index = k;
 //   InstanceNormalization: rows = N*C, row_size = spatial, affine index = r % C;
 //   GroupNormalization: rows = N*G, row_size = C/G*spatial, affine index per channel (opset 21)
-//   or per group (opset 18).
+//   or per group (opset 18);
+//   a fused L2 normalization (NormalizeSpec::l2): LayerNormalization's rows, divided by their norm.
 // Rows up to 4096 elements (32768 where the device allows workgroups of 1024 invocations): one fused
 // kernel (one read). Longer rows: chunked partial statistics (Chan's parallel merge), then an apply
 // pass whose workgroups each merge their row's chunks (two reads), so that a few long rows
@@ -27,6 +28,9 @@ struct NormalizeSpec {
   // Affine parameter index of element (r, k): (r % row_mod) * row_mul + (k / k_div) % k_mod.
   int64_t row_mod = 1, row_mul = 0, k_div = 1, k_mod = 1;
   float epsilon = 1e-5f;
+  // Each row over its Euclidean norm instead of standardized: x / max(||x||, epsilon), no centering
+  // (PyTorch's F.normalize, as RMSNorm layers export it: graph/fuse_l2_norm.h).
+  bool l2 = false;
   bool operator==(const NormalizeSpec&) const = default;
 };
 

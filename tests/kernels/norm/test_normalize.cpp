@@ -19,12 +19,18 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
                               const std::vector<float>& slope = {}) {
   std::vector<double> y(x.size());
   for (int64_t r = 0; r < s.rows; ++r) {
-    double mean = 0, var = 0;
-    for (int64_t k = 0; k < s.row_size; ++k) mean += x[r * s.row_size + k];
-    mean /= static_cast<double>(s.row_size);
-    for (int64_t k = 0; k < s.row_size; ++k) var += std::pow(x[r * s.row_size + k] - mean, 2);
-    var /= static_cast<double>(s.row_size);
-    const double rstd = 1.0 / std::sqrt(var + s.epsilon);
+    double mean = 0, var = 0, rstd = 0;
+    if (s.l2) {  // x / max(||x||, epsilon)
+      double squares = 0;
+      for (int64_t k = 0; k < s.row_size; ++k) squares += std::pow(double(x[r * s.row_size + k]), 2);
+      rstd = 1.0 / std::max(std::sqrt(squares), double(s.epsilon));
+    } else {
+      for (int64_t k = 0; k < s.row_size; ++k) mean += x[r * s.row_size + k];
+      mean /= static_cast<double>(s.row_size);
+      for (int64_t k = 0; k < s.row_size; ++k) var += std::pow(x[r * s.row_size + k] - mean, 2);
+      var /= static_cast<double>(s.row_size);
+      rstd = 1.0 / std::sqrt(var + s.epsilon);
+    }
     for (int64_t k = 0; k < s.row_size; ++k) {
       const int64_t a = (r % s.row_mod) * s.row_mul + (k / s.k_div) % s.k_mod;
       double v = (x[r * s.row_size + k] - mean) * rstd;
@@ -81,6 +87,35 @@ TEST(Normalize, LayerNorm) {
     }
     std::printf("LayerNorm %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
   }
+}
+
+// Rows over their Euclidean norm (NormalizeSpec::l2, a fused F.normalize): BS-RoFormer's rows of 512
+// and band widths, the wide fused path, the chunked long-row path (norm from count, mean and M2), a
+// zero row (the epsilon floor), with and without a scale.
+TEST(Normalize, L2RowsMatchFloat64) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    double worst = 0;
+    for (const Shape& shape : {Shape{3, 50, 512}, Shape{1, 801, 8}, Shape{2, 5, 4100}, Shape{2, 40000}, Shape{1, 1100000}}) {
+      for (bool scale : {true, false}) {
+        NormalizeSpec spec = kernels::layer_norm_spec(shape, -1, 1e-12f);
+        spec.l2 = true;
+        const double e = run(shape, spec, dtype, scale, false, rng);
+        EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << shape_string(shape);
+        worst = std::max(worst, e);
+      }
+    }
+    std::printf("L2 rows %s rel L2 %.2e\n", std::string(dtype_name(dtype)).c_str(), worst);
+  }
+  // A row of zeros divides by epsilon: zeros out, not NaN.
+  NormalizeSpec spec = kernels::layer_norm_spec({2, 64}, -1, 1e-12f);
+  spec.l2 = true;
+  Tensor tx = upload_floats(std::vector<float>(128, 0.0f), DType::f32, {2, 64});
+  Tensor ty = poisoned(DType::f32, {2, 64});
+  gpu::CommandRecorder recorder(gpu().context);
+  kernels::record_normalize({gpu().context, gpu().pipelines}, recorder, gpu().pool, tx, Tensor(), Tensor(), ty, spec);
+  recorder.submit_and_wait();
+  for (float v : ty.download_floats(gpu().context)) EXPECT_EQ(v, 0.0f);
 }
 
 TEST(Normalize, InstanceNormShortAndLongRows) {
