@@ -46,16 +46,12 @@ class AttentionMatcher {
   // leaves Pow to the GPU); `pow_node` is then that Pow, absorbed with its reader.
   std::optional<double> scalar_constant(const std::string& value, size_t reader,
                                         std::optional<size_t>& pow_node) const {
-    auto scalar = [&](const std::string& name) -> std::optional<double> {
-      const HostTensor* constant = graph_.find_initializer(name);
-      if (!constant || constant->numel() != 1 || !is_float(constant->dtype())) return std::nullopt;
-      return constant->to_double()[0];
-    };
-    if (auto direct = scalar(value)) return direct;
+    if (auto direct = float_scalar_initializer(graph_, value)) return direct;
     auto p = private_producer(value, reader);
     if (!p || !is_onnx_op(graph_.nodes[*p], "Pow") || graph_.nodes[*p].inputs.size() != 2)
       return std::nullopt;
-    const auto base = scalar(graph_.nodes[*p].inputs[0]), exponent = scalar(graph_.nodes[*p].inputs[1]);
+    const auto base = float_scalar_initializer(graph_, graph_.nodes[*p].inputs[0]),
+               exponent = float_scalar_initializer(graph_, graph_.nodes[*p].inputs[1]);
     const auto shape = static_shape_of(graph_, value);
     if (!base || !exponent || !shape) return std::nullopt;
     for (int64_t d : *shape)

@@ -12,12 +12,6 @@ namespace onda {
 
 size_t fuse_group_norms(Graph& graph) {
   const ValueUses u = value_uses(graph);
-  // The single node reading `value`, if exactly one node (and no graph output) reads it.
-  auto only_reader = [&](const std::string& value) -> std::optional<size_t> {
-    auto r = u.reads.find(value);
-    if (r == u.reads.end() || r->second != 1 || !u.reader.count(value)) return std::nullopt;
-    return u.reader.at(value);
-  };
   // The initializer operand of a binary node whose other operand is `value`.
   auto constant_operand = [&](const Node& node, const std::string& value) -> const HostTensor* {
     if (node.inputs.size() != 2) return nullptr;
@@ -39,7 +33,7 @@ size_t fuse_group_norms(Graph& graph) {
     // Reshape [N, C, ...] -> [N, G, ...] in front.
     auto before = u.producer.find(norm.inputs[0]);
     if (before == u.producer.end() || !is_onnx_op(graph.nodes[before->second], "Reshape") ||
-        !only_reader(norm.inputs[0]))
+        !sole_reader(u, norm.inputs[0]))
       continue;
     const size_t split_index = before->second;
     const std::string x = graph.nodes[split_index].inputs.at(0);
@@ -50,7 +44,7 @@ size_t fuse_group_norms(Graph& graph) {
         group_bias->numel() != groups)
       continue;
     // Reshape back to x's shape after.
-    auto merge = only_reader(norm.outputs[0]);
+    auto merge = sole_reader(u, norm.outputs[0]);
     if (!merge || !is_onnx_op(graph.nodes[*merge], "Reshape") ||
         static_shape_of(graph, graph.nodes[*merge].outputs[0]) != x_shape)
       continue;
@@ -59,7 +53,7 @@ size_t fuse_group_norms(Graph& graph) {
     std::vector<double> weight(static_cast<size_t>(channels), 1.0), beta(static_cast<size_t>(channels), 0.0);
     // Optional per-channel Mul, then optional per-channel Add.
     for (const char* op : {"Mul", "Add"}) {
-      auto next = only_reader(out);
+      auto next = sole_reader(u, out);
       if (!next || !is_onnx_op(graph.nodes[*next], op) || graph.nodes[*next].outputs.size() != 1) continue;
       const HostTensor* operand = constant_operand(graph.nodes[*next], out);
       if (!operand || operand->dtype() != group_scale->dtype()) continue;

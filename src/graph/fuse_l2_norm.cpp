@@ -9,13 +9,6 @@
 namespace onda {
 namespace {
 
-// The single value of a one-element initializer.
-std::optional<double> scalar_initializer(const Graph& graph, const std::string& name) {
-  const HostTensor* t = name.empty() ? nullptr : graph.find_initializer(name);
-  if (!t || t->numel() != 1 || !is_float(t->dtype())) return std::nullopt;
-  return t->to_double()[0];
-}
-
 // Whether ReduceL2 reduces only the last axis of an input of rank `rank`, keeping it.
 bool reduces_last_axis(const Graph& graph, const Node& reduce, size_t rank) {
   if (reduce.attribute_int("keepdims", 1) != 1 || reduce.attribute_int("noop_with_empty_axes", 0) != 0) return false;
@@ -55,9 +48,9 @@ size_t fuse_l2_norms(Graph& graph) {
     std::optional<double> epsilon;
     if (is_onnx_op(floor, "Clip") && floor.inputs.at(0) == reduce.outputs[0]) {
       if (floor.inputs.size() == 2 || (floor.inputs.size() == 3 && floor.inputs[2].empty()))
-        epsilon = scalar_initializer(graph, floor.inputs[1]);
+        epsilon = float_scalar_initializer(graph, floor.inputs[1]);
     } else if (is_onnx_op(floor, "Max") && floor.inputs.size() == 2) {
-      epsilon = scalar_initializer(graph, floor.inputs[floor.inputs[0] == reduce.outputs[0] ? 1 : 0]);
+      epsilon = float_scalar_initializer(graph, floor.inputs[floor.inputs[0] == reduce.outputs[0] ? 1 : 0]);
     }
     if (!epsilon || !(*epsilon >= 0) || floor.outputs.size() != 1) continue;
     std::vector<size_t> absorbed{i, *clip};

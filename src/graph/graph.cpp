@@ -66,6 +66,12 @@ std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name
   return info->shape;
 }
 
+std::optional<double> float_scalar_initializer(const Graph& graph, const std::string& name) {
+  const HostTensor* t = graph.find_initializer(name);
+  if (!t || t->numel() != 1 || !is_float(t->dtype())) return std::nullopt;
+  return t->to_double()[0];
+}
+
 // ---- Node attributes
 
 std::string Node::describe() const {

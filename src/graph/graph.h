@@ -160,6 +160,9 @@ bool is_onnx_recurrent(const Node& node);
 // The value's shape when every dim is known, else nullopt.
 std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name);
 
+// The value of a one-element float initializer (an epsilon, a scale the passes fold), else nullopt.
+std::optional<double> float_scalar_initializer(const Graph& graph, const std::string& name);
+
 // A default-domain MatMul or Gemm whose A and B have static shapes of rank 2 or more: its product's
 // shape is then the GEMM's own output shape (no vector operand squeezed away), as the passes that
 // rewrite a GEMM's output (its residual, its column parts) need.

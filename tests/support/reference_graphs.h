@@ -6,7 +6,9 @@
 #include <optional>
 #include <string>
 
+#include "graph/fusion_passes.h"
 #include "graph/graph.h"
+#include "graph/simplify.h"
 #include "onnx/onnx_loader.h"
 #include "test_onnx_support.h"
 
@@ -24,6 +26,17 @@ inline std::optional<Graph> zero_weight_reference_graph(const fs::path& models, 
   write_file(weights, "");
   fs::resize_file(weights, recipe["total_bytes"].get<uint64_t>());
   return load_onnx_model(folder.path() / onnx_file.filename());
+}
+
+// The same graph after the session's plan steps for it (simplify_graph with its own input shapes,
+// then run_fusion_passes, as Session::Impl::simplified_for); nullopt when the model is not there.
+inline std::optional<Graph> fused_reference_graph(const fs::path& models, const std::string& name,
+                                                  const TemporaryFolder& folder) {
+  std::optional<Graph> graph = zero_weight_reference_graph(models, name, folder);
+  if (!graph) return std::nullopt;
+  simplify_graph(*graph, {});
+  run_fusion_passes(*graph);
+  return graph;
 }
 
 }  // namespace onda::test
