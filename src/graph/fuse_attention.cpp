@@ -18,27 +18,18 @@ std::optional<DType> dtype_of(const Graph& graph, const std::string& name) {
 
 class AttentionMatcher {
  public:
-  explicit AttentionMatcher(Graph& graph) : graph_(graph) {
-    ValueUses uses = value_uses(graph);
-    reads_ = std::move(uses.reads);
-    reader_ = std::move(uses.reader);
-    producer_ = std::move(uses.producer);
-  }
+  explicit AttentionMatcher(Graph& graph) : graph_(graph), uses_(value_uses(graph)) {}
 
   // The node producing `value`, if `value` is read by node `reader` only (no other node, subgraph
   // or graph output), so that absorbing the producer loses nothing.
   std::optional<size_t> private_producer(const std::string& value, size_t reader) const {
-    auto r = reads_.find(value);
-    auto p = producer_.find(value);
-    if (r == reads_.end() || r->second != 1 || reader_.at(value) != reader || p == producer_.end())
-      return std::nullopt;
-    return p->second;
+    const std::optional<size_t> p = producer_read_once(uses_, value);
+    if (!p || uses_.reader(value) != reader) return std::nullopt;
+    return p;
   }
 
   std::optional<size_t> only_reader(const std::string& value) const {
-    auto r = reads_.find(value);
-    if (r == reads_.end() || r->second != 1 || !reader_.count(value)) return std::nullopt;
-    return reader_.at(value);
+    return sole_reader(uses_, value);
   }
 
   // The value of a float scalar initializer, or of Pow(scalar, scalar) of two such read only by
@@ -182,9 +173,7 @@ class AttentionMatcher {
 
  private:
   Graph& graph_;
-  decltype(ValueUses::reads) reads_;
-  decltype(ValueUses::reader) reader_;  // the (last) node reading each value
-  decltype(ValueUses::producer) producer_;
+  ValueUses uses_;
 };
 
 }  // namespace

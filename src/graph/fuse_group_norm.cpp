@@ -31,11 +31,10 @@ size_t fuse_group_norms(Graph& graph) {
     const HostTensor* group_bias = graph.find_initializer(norm.inputs[2]);
     if (!group_scale || !group_bias) continue;
     // Reshape [N, C, ...] -> [N, G, ...] in front.
-    auto before = u.producer.find(norm.inputs[0]);
-    if (before == u.producer.end() || !is_onnx_op(graph.nodes[before->second], "Reshape") ||
-        !sole_reader(u, norm.inputs[0]))
+    const std::optional<size_t> before = u.producer(norm.inputs[0]);
+    if (!before || !is_onnx_op(graph.nodes[*before], "Reshape") || !sole_reader(u, norm.inputs[0]))
       continue;
-    const size_t split_index = before->second;
+    const size_t split_index = *before;
     const std::string x = graph.nodes[split_index].inputs.at(0);
     const auto x_shape = static_shape_of(graph, x), grouped = static_shape_of(graph, norm.inputs[0]);
     if (!x_shape || !grouped || x_shape->size() < 2 || grouped->size() < 3) continue;

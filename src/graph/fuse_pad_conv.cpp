@@ -52,8 +52,8 @@ std::optional<std::vector<int64_t>> zero_pads(const Graph& graph, const Node& pa
 
 // The Conv nodes reading `value`, when they are all its reads and each reads it as X only.
 std::optional<std::vector<size_t>> conv_readers(const Graph& graph, const ValueUses& uses, const std::string& value) {
-  const auto reads = uses.reads.find(value);
-  if (reads == uses.reads.end()) return std::nullopt;
+  const int reads = uses.reads(value);
+  if (reads == 0) return std::nullopt;
   std::vector<size_t> convs;
   int conv_reads = 0;
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
@@ -68,7 +68,7 @@ std::optional<std::vector<size_t>> conv_readers(const Graph& graph, const ValueU
     if (reads_it) convs.push_back(i);
   }
   // Reads beyond the Convs' (a graph output, a subgraph) keep the Pad.
-  if (convs.empty() || conv_reads != reads->second) return std::nullopt;
+  if (convs.empty() || conv_reads != reads) return std::nullopt;
   for (size_t i : convs) {
     const Node& conv = graph.nodes[i];
     if (conv.attribute_string("auto_pad", "NOTSET") != "NOTSET") return std::nullopt;

@@ -2,7 +2,6 @@
 
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -26,18 +25,26 @@ bool is_float_type(const std::optional<DType>& t) {
   return t && (*t == DType::f32 || *t == DType::f16);
 }
 
-// Whether `value` is computed from node `target`'s output (walking producers back from it).
+// Whether `value` is computed from node `target`'s output (walking producers back from it). The
+// nodes are in topological order, so a producer before `target` cannot depend on it: the walk stops
+// there. (Unpruned, it went back to the graph's inputs for every candidate sum: 75 of BS-RoFormer's
+// 230 ms of fusion passes on this repository's development CPU.)
 bool depends_on(const Graph& graph, const ValueUses& uses, const std::string& value, size_t target) {
-  std::vector<std::string> stack = {value};
-  std::set<std::string> seen;
+  std::vector<size_t> stack;
+  std::vector<bool> seen(graph.nodes.size(), false);
+  auto push_producer = [&](const std::string& name) {
+    if (name.empty()) return;
+    const std::optional<size_t> p = uses.producer(name);
+    if (!p || *p < target || seen[*p]) return;  // a graph input, an initializer, an earlier node
+    seen[*p] = true;
+    stack.push_back(*p);
+  };
+  push_producer(value);
   while (!stack.empty()) {
-    const std::string name = stack.back();
+    const size_t n = stack.back();
     stack.pop_back();
-    if (name.empty() || !seen.insert(name).second) continue;
-    const auto p = uses.producer.find(name);
-    if (p == uses.producer.end()) continue;  // a graph input or an initializer
-    if (p->second == target) return true;
-    for (const std::string& input : values_read_by(graph.nodes[p->second])) stack.push_back(input);
+    if (n == target) return true;
+    for (const std::string& input : values_read_by(graph.nodes[n])) push_producer(input);
   }
   return false;
 }

@@ -17,21 +17,29 @@
 
 namespace onda {
 
+std::span<const FusionPass> fusion_passes() {
+  static constexpr FusionPass kPasses[] = {
+      {"fuse_pad_into_conv", fuse_pad_into_conv},
+      {"fuse_matmul_bias", fuse_matmul_bias},
+      // before fuse_activations: Y -> Transpose -> Reshape -> LeakyRelu
+      {"fold_rnn_output_transposes", fold_rnn_output_transposes},
+      {"fuse_activations", fuse_activations},
+      {"fuse_group_norms", fuse_group_norms},
+      {"fuse_l2_norms", fuse_l2_norms},  // before fuse_elementwise takes its Div and Muls
+      {"fuse_norm_prelu", fuse_norm_prelu},
+      {"fuse_attention", fuse_attention},
+      {"fold_attention_transposes", fold_attention_transposes},
+      {"fuse_rotate_half", fuse_rotate_half},
+      {"fuse_elementwise", fuse_elementwise},
+      {"fuse_epilogues", fuse_epilogues},
+      {"fuse_residual_adds", fuse_residual_adds},  // after fuse_epilogues: a GEMM takes one epilogue
+      {"split_gemm_columns", split_gemm_columns},
+  };
+  return kPasses;
+}
+
 void run_fusion_passes(Graph& graph) {
-  fuse_pad_into_conv(graph);
-  fuse_matmul_bias(graph);
-  fold_rnn_output_transposes(graph);  // before fuse_activations: Y -> Transpose -> Reshape -> LeakyRelu
-  fuse_activations(graph);
-  fuse_group_norms(graph);
-  fuse_l2_norms(graph);  // before fuse_elementwise takes its Div and Muls
-  fuse_norm_prelu(graph);
-  fuse_attention(graph);
-  fold_attention_transposes(graph);
-  fuse_rotate_half(graph);
-  fuse_elementwise(graph);
-  fuse_epilogues(graph);
-  fuse_residual_adds(graph);  // after fuse_epilogues: a GEMM takes one epilogue
-  split_gemm_columns(graph);
+  for (const FusionPass& pass : fusion_passes()) pass.run(graph);
 }
 
 }  // namespace onda

@@ -207,6 +207,11 @@ std::set<std::string> names_defined_at_entry(const Graph& graph, const std::set<
   return defined;
 }
 
+bool has_subgraph(const Node& node) {
+  return std::any_of(node.attributes.begin(), node.attributes.end(),
+                     [](const Attribute& a) { return a.type() == AttributeType::graph; });
+}
+
 // Values a subgraph reads from enclosing scopes (recursively), which its parent node depends on.
 void collect_outer_reads(const Graph& graph, std::set<std::string>& reads) {
   std::set<std::string> local(graph.inputs.begin(), graph.inputs.end());
@@ -227,48 +232,73 @@ void collect_outer_reads(const Graph& graph, std::set<std::string>& reads) {
 
 }  // namespace
 
+int ValueUses::reads(const std::string& value) const {
+  const auto it = by_value.find(value);
+  return it == by_value.end() ? 0 : it->second.reads;
+}
+
+std::optional<size_t> ValueUses::reader(const std::string& value) const {
+  const auto it = by_value.find(value);
+  if (it == by_value.end() || it->second.reader == kNone) return std::nullopt;
+  return it->second.reader;
+}
+
+std::optional<size_t> ValueUses::producer(const std::string& value) const {
+  const auto it = by_value.find(value);
+  if (it == by_value.end() || it->second.producer == kNone) return std::nullopt;
+  return it->second.producer;
+}
+
 ValueUses value_uses(const Graph& graph) {
   ValueUses uses;
-  const size_t expected = graph.values.size() + graph.initializers.size();
-  uses.reads.reserve(expected);
-  uses.reader.reserve(expected);
-  uses.producer.reserve(expected);
+  uses.by_value.reserve(graph.values.size() + graph.initializers.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i) {
-    for (const std::string& name : values_read_by(graph.nodes[i])) {
-      ++uses.reads[name];
-      uses.reader[name] = i;
+    const Node& node = graph.nodes[i];
+    auto count = [&](const std::string& name) {
+      ValueUses::Use& use = uses.by_value[name];
+      ++use.reads;
+      use.reader = i;
+    };
+    if (has_subgraph(node)) {
+      for (const std::string& name : values_read_by(node)) count(name);
+    } else {  // the inputs, each once, without values_read_by's sorted copy
+      for (size_t k = 0; k < node.inputs.size(); ++k) {
+        const std::string& name = node.inputs[k];
+        if (!name.empty() && std::find(node.inputs.begin(), node.inputs.begin() + k, name) == node.inputs.begin() + k)
+          count(name);
+      }
     }
-    for (const std::string& name : graph.nodes[i].outputs) uses.producer[name] = i;
+    for (const std::string& name : node.outputs) uses.by_value[name].producer = i;
   }
-  for (const std::string& name : graph.outputs) ++uses.reads[name];
+  for (const std::string& name : graph.outputs) ++uses.by_value[name].reads;
   return uses;
 }
 
 std::optional<size_t> producer_read_once(const ValueUses& uses, const std::string& value) {
-  auto p = uses.producer.find(value);
-  auto r = uses.reads.find(value);
-  if (p == uses.producer.end() || r == uses.reads.end() || r->second != 1) return std::nullopt;
-  return p->second;
+  const auto it = uses.by_value.find(value);
+  if (it == uses.by_value.end() || it->second.reads != 1 || it->second.producer == ValueUses::kNone)
+    return std::nullopt;
+  return it->second.producer;
 }
 
 std::optional<size_t> sole_reader(const ValueUses& uses, const std::string& value) {
-  auto reads = uses.reads.find(value);
-  auto reader = uses.reader.find(value);
-  if (reads == uses.reads.end() || reads->second != 1 || reader == uses.reader.end()) return std::nullopt;
-  return reader->second;
+  const auto it = uses.by_value.find(value);
+  if (it == uses.by_value.end() || it->second.reads != 1 || it->second.reader == ValueUses::kNone)
+    return std::nullopt;
+  return it->second.reader;
 }
 
 void erase_marked_nodes(Graph& graph, const std::vector<bool>& removed) {
+  if (std::find(removed.begin(), removed.end(), true) == removed.end()) return;
   std::vector<Node> kept;
+  kept.reserve(graph.nodes.size());
   for (size_t i = 0; i < graph.nodes.size(); ++i)
     if (!removed[i]) kept.push_back(std::move(graph.nodes[i]));
   graph.nodes = std::move(kept);
 }
 
 std::vector<std::string> values_read_by(const Node& node) {
-  const bool has_subgraph = std::any_of(node.attributes.begin(), node.attributes.end(),
-                                        [](const Attribute& a) { return a.type() == AttributeType::graph; });
-  if (!has_subgraph) {  // the common case, without building a set: the inputs, sorted, once each
+  if (!has_subgraph(node)) {  // the common case, without building a set: the inputs, sorted, once each
     std::vector<std::string> reads;
     reads.reserve(node.inputs.size());
     for (const std::string& name : node.inputs)

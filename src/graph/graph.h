@@ -128,12 +128,20 @@ std::vector<std::string> values_read_by(const Node& node);
 
 // How the values of a graph are used, as the fusion passes ask: how often each value is read (by
 // nodes, through subgraphs, as a graph output), the last node reading it and the node producing it.
-// (Hashed: every fusion pass builds one over the whole graph, and ordered maps of string keys were
-// most of a large model's plan time.)
+// (One hashed entry per value: every fusion pass builds one over the whole graph, and ordered maps,
+// then three maps, of string keys were most of a large model's plan time.)
 struct ValueUses {
-  std::unordered_map<std::string, int> reads;
-  std::unordered_map<std::string, size_t> reader;
-  std::unordered_map<std::string, size_t> producer;
+  static constexpr size_t kNone = static_cast<size_t>(-1);
+  struct Use {
+    int reads = 0;
+    size_t reader = kNone;    // the (last) node reading the value, kNone if no node does
+    size_t producer = kNone;  // kNone for graph inputs and initializers
+  };
+  std::unordered_map<std::string, Use> by_value;
+
+  int reads(const std::string& value) const;
+  std::optional<size_t> reader(const std::string& value) const;
+  std::optional<size_t> producer(const std::string& value) const;
 };
 ValueUses value_uses(const Graph& graph);
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <deque>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "graph/host_ops.h"
 #include "graph/model_error.h"
@@ -235,20 +237,26 @@ SimplifyReport simplify_graph(Graph& graph, const std::map<std::string, Shape>& 
 }
 
 std::pair<size_t, size_t> remove_dead_nodes(Graph& graph) {
-  std::set<std::string> needed(graph.outputs.begin(), graph.outputs.end());
+  // Names are views of the graph's own strings, hashed: ordered sets of copied names were a tenth of
+  // a large model's plan. The views are used only before the nodes move below.
+  std::unordered_set<std::string_view> needed(graph.outputs.begin(), graph.outputs.end());
   std::vector<bool> live(graph.nodes.size(), false);
+  std::vector<std::vector<std::string>> subgraph_reads;  // owns the names read through subgraphs
   for (size_t n = graph.nodes.size(); n-- > 0;) {
     const Node& node = graph.nodes[n];
     for (const std::string& output : node.outputs)
       live[n] = live[n] || (!output.empty() && needed.count(output));
     if (!live[n]) continue;
-    for (const std::string& read : values_read_by(node)) needed.insert(read);
+    const bool nested = std::any_of(node.attributes.begin(), node.attributes.end(),
+                                    [](const Attribute& a) { return a.type() == AttributeType::graph; });
+    if (!nested) {
+      for (const std::string& input : node.inputs)
+        if (!input.empty()) needed.insert(input);
+      continue;
+    }
+    subgraph_reads.push_back(values_read_by(node));
+    needed.insert(subgraph_reads.back().begin(), subgraph_reads.back().end());
   }
-  std::vector<Node> kept;
-  for (size_t n = 0; n < graph.nodes.size(); ++n)
-    if (live[n]) kept.push_back(std::move(graph.nodes[n]));
-  const size_t removed_nodes = graph.nodes.size() - kept.size();
-  graph.nodes = std::move(kept);
 
   size_t removed_initializers = 0;
   for (auto it = graph.initializers.begin(); it != graph.initializers.end();) {
@@ -261,11 +269,19 @@ std::pair<size_t, size_t> remove_dead_nodes(Graph& graph) {
     }
   }
   // Forget values that nothing defines or reads any more.
-  std::set<std::string> referenced(needed);
+  std::unordered_set<std::string_view> referenced(needed);
   referenced.insert(graph.inputs.begin(), graph.inputs.end());
-  for (const Node& node : graph.nodes) referenced.insert(node.outputs.begin(), node.outputs.end());
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (live[n]) referenced.insert(graph.nodes[n].outputs.begin(), graph.nodes[n].outputs.end());
   for (auto it = graph.values.begin(); it != graph.values.end();)
     it = referenced.count(it->first) ? std::next(it) : graph.values.erase(it);
+
+  std::vector<Node> kept;
+  kept.reserve(graph.nodes.size());
+  for (size_t n = 0; n < graph.nodes.size(); ++n)
+    if (live[n]) kept.push_back(std::move(graph.nodes[n]));
+  const size_t removed_nodes = graph.nodes.size() - kept.size();
+  graph.nodes = std::move(kept);
   return {removed_nodes, removed_initializers};
 }
 
