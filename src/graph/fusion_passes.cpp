@@ -1,6 +1,7 @@
 #include "graph/fusion_passes.h"
 
 #include "graph/fold_attention_transposes.h"
+#include "graph/fold_gemm_output_transpose.h"
 #include "graph/fold_rnn_output_transposes.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
@@ -34,6 +35,7 @@ std::span<const FusionPass> fusion_passes() {
       {"fuse_epilogues", fuse_epilogues},
       {"fuse_residual_adds", fuse_residual_adds},  // after fuse_epilogues: a GEMM takes one epilogue
       {"split_gemm_columns", split_gemm_columns},
+      {"fold_gemm_output_transposes", fold_gemm_output_transposes},
   };
   return kPasses;
 }

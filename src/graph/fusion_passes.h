@@ -20,7 +20,8 @@ struct FusionPass {
 // patterns, PRelus into the InstanceNorms before them, attention (then the Transposes around it),
 // rotary embeddings' rotate_half (before the elementwise groups could take its Neg), then the
 // elementwise groups (after attention, which absorbs the Mul/Div of its scale) and the groups that
-// become a normalization's or GEMM's epilogue (which need fuse_elementwise's groups).
+// become a normalization's or GEMM's epilogue (which need fuse_elementwise's groups), then the
+// layout changes after products that their stores take (column parts, a head split's transpose).
 std::span<const FusionPass> fusion_passes();
 
 // Every pass of fusion_passes(), in order.

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 
+#include "graph/fold_gemm_output_transpose.h"
 #include "graph/model_error.h"
 #include "graph/split_gemm_columns.h"
 #include "gpu/gpu_error.h"
@@ -53,12 +55,21 @@ const gemm::PackedB* packed_constant_b(OpContext& context, MatmulState* state, c
 
 namespace {
 
+// How a product is stored: whole (row-major), in column parts, or permuted into another shape.
+struct ProductStore {
+  int64_t column_parts = 1;
+  std::optional<gemm::OutputPermutation> permutation;
+  Shape permuted_shape;  // with a permutation: the output's shape
+};
+
 // One GEMM node's product recorded; `column_parts` > 1 stores it as parts of its columns (the
-// output tensor then holds them one after the other) and returns the parts as views.
+// output tensor then holds them one after the other) and returns the parts as views; a permutation
+// stores it as a tensor of `permuted_shape`.
 std::vector<Value> record_product(const Node& node, OpContext& context, const Value& a, bool transpose_a,
                                   const Value& b, bool transpose_b, const Value* addend,
                                   const gemm::GemmEpilogue& epilogue, int b_input, const Value* residual,
-                                  int64_t column_parts) {
+                                  const ProductStore& store) {
+  const int64_t column_parts = store.column_parts;
   if (!is_float(a.dtype()) || !is_float(b.dtype())) {
     throw ModelError(fmt::format("{}: float16/float32 operands required, got {} and {}", node.describe(),
                                  dtype_name(a.dtype()), dtype_name(b.dtype())));
@@ -85,6 +96,7 @@ std::vector<Value> record_product(const Node& node, OpContext& context, const Va
     problem.out_dtype = a.dtype();
     problem.epilogue = epilogue;
     problem.column_parts = column_parts;
+    problem.output_permutation = store.permutation;
     std::optional<gemm::Gemm> local_plan;
     std::optional<gemm::Gemm>& kept = state ? state->plan : local_plan;
     if (!kept || !(kept->problem() == problem)) {
@@ -111,8 +123,8 @@ std::vector<Value> record_product(const Node& node, OpContext& context, const Va
       tensors.residual = context.to_device(*residual);
     }
     Value out;
-    out.device = context.allocate(problem.out_dtype, plan.output_shape());
-    tensors.out = out.device;
+    out.device = context.allocate(problem.out_dtype, store.permutation ? store.permuted_shape : plan.output_shape());
+    tensors.out = out.device.reshape(plan.output_shape());
     plan.record(context.recorder, tensors);
     if (column_parts == 1) return {out};
     Shape part_shape = plan.output_shape();
@@ -152,7 +164,7 @@ std::vector<Value> copy_column_parts(const Node& node, OpContext& context, const
 Value record_gemm_node(const Node& node, OpContext& context, const Value& a, bool transpose_a, const Value& b,
                        bool transpose_b, const Value* addend, const gemm::GemmEpilogue& epilogue,
                        int b_input, const Value* residual) {
-  return record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input, residual, 1)[0];
+  return record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input, residual, {})[0];
 }
 
 std::vector<Value> record_gemm_node_in_parts(const Node& node, OpContext& context, const Value& a, bool transpose_a,
@@ -161,11 +173,11 @@ std::vector<Value> record_gemm_node_in_parts(const Node& node, OpContext& contex
                                              int64_t column_parts) {
   try {
     return record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input, nullptr,
-                          column_parts);
+                          {column_parts, std::nullopt, {}});
   } catch (const gpu::DeviceLimitError&) {
     // Thrown before anything is recorded (the binding checks come first).
     const Value full = record_product(node, context, a, transpose_a, b, transpose_b, addend, epilogue, b_input,
-                                      nullptr, 1)[0];
+                                      nullptr, {})[0];
     return copy_column_parts(node, context, full, column_parts);
   }
 }
@@ -228,6 +240,53 @@ std::optional<Value> matmul_in_batch_slices(const Node& node, OpContext& context
   return out;
 }
 
+// A MatMul that stores its product reshaped and transposed (graph/fold_gemm_output_transpose.h),
+// or, where the GEMM cannot (a product beyond one storage binding), computes it whole and transposes
+// a copy.
+Value permuted_matmul(const Node& node, OpContext& context, const Value& a, const Value& b, const Value* bias,
+                      const gemm::GemmEpilogue& epilogue) {
+  const Shape dims = node.attribute_ints(kOutputDimsAttribute);
+  const std::vector<int64_t> perm = node.attribute_ints(kOutputPermAttribute);
+  const Shape product_shape = gemm::plan_matmul_layout(a.shape(), false, b.shape(), false, std::nullopt).output_shape;
+  const int64_t n = product_shape.empty() ? 0 : product_shape.back(), numel = shape_numel(product_shape);
+  const std::optional<GemmOutputLayout> layout =
+      n > 0 && shape_numel(dims) == numel ? gemm_output_layout(numel / n, n, dims, perm) : std::nullopt;
+  if (!layout) {
+    throw ModelError(fmt::format("{}: its product {} cannot be stored as {} transposed by [{}]", node.describe(),
+                                 shape_string(product_shape), shape_string(dims), fmt::join(perm, ", ")));
+  }
+  ProductStore store;
+  store.permuted_shape.resize(perm.size());
+  for (size_t q = 0; q < perm.size(); ++q) store.permuted_shape[q] = dims[perm[q]];
+  const auto u32 = [&](int64_t v) {
+    if (v < 0 || v > std::numeric_limits<uint32_t>::max())
+      throw ModelError(node.describe() + ": its output is too large for 32-bit indices");
+    return static_cast<uint32_t>(v);
+  };
+  gemm::OutputPermutation& p = store.permutation.emplace();
+  for (size_t i = 0; i < 2; ++i) p.row_radix[i] = u32(layout->row_radix[i]);
+  for (size_t i = 0; i < 3; ++i) p.row_stride[i] = u32(layout->row_stride[i]);
+  for (size_t i = 0; i < 2; ++i) p.col_radix[i] = u32(layout->col_radix[i]);
+  for (size_t i = 0; i < 2; ++i) p.col_stride[i] = u32(layout->col_stride[i]);
+  try {
+    return record_product(node, context, a, false, b, false, bias, epilogue, 1, nullptr, store)[0];
+  } catch (const gpu::DeviceLimitError&) {
+    // Thrown before anything is recorded (the binding checks come first).
+  }
+  std::optional<Value> full = matmul_in_batch_slices(node, context, a, b, bias, nullptr, epilogue);
+  if (!full) full = record_product(node, context, a, false, b, false, bias, epilogue, 1, nullptr, {})[0];
+  const Tensor whole = context.to_device(*full).reshape(dims);
+  Value out;
+  out.device = context.allocate(whole.dtype(), store.permuted_shape);
+  try {
+    kernels::LayoutPlan(context.kernels, kernels::LayoutProblem::transpose(dims, whole.dtype(), perm, store.permuted_shape))
+        .record(context.recorder, std::span(&whole, 1), std::span(&out.device, 1));
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+  return out;
+}
+
 // The fused residual of an epilogue (graph/fuse_residual_add.h): input 3 of MatMul and Gemm.
 const Value* residual_input(const std::vector<Value>& inputs) {
   return inputs.size() > 3 && inputs[3].defined() ? &inputs[3] : nullptr;
@@ -240,6 +299,10 @@ std::vector<Value> matmul(const Node& node, OpContext& context, const std::vecto
   const Value* bias = inputs.size() > 2 && inputs[2].defined() ? &inputs[2] : nullptr;
   const Value* residual = residual_input(inputs);
   const int64_t parts = node.attribute_int(kColumnPartsAttribute, 1);
+  if (node.has_attribute(kOutputPermAttribute)) {
+    if (residual || parts != 1) throw ModelError(node.describe() + ": a permuted output with a residual or column parts");
+    return {permuted_matmul(node, context, inputs.at(0), inputs.at(1), bias, epilogue)};
+  }
   if (auto sliced =
           matmul_in_batch_slices(node, context, inputs.at(0), inputs.at(1), bias, residual, epilogue))
     return parts == 1 ? std::vector<Value>{*sliced} : copy_column_parts(node, context, *sliced, parts);

@@ -28,9 +28,11 @@ struct GemmParams {
   uint32_t k_step_runtime;
   uint32_t r_offset;
   uint32_t part_stride;
-  uint32_t pad;
+  uint32_t perm_col_stride2;      // OutputPermutation::col_stride[1]
+  uint32_t perm_radix[4];         // row_radix[0..1], col_radix[0..1]
+  uint32_t perm_stride[4];        // row_stride[0..2], col_stride[0]
 };
-static_assert(sizeof(GemmParams) == 144);
+static_assert(sizeof(GemmParams) == 176);
 
 constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
 
@@ -197,6 +199,35 @@ Gemm::Gemm(const KernelContext& kc, GemmProblem problem, GemmOptions options)
     }
     if (path != GemmPath::automatic && path != GemmPath::tiled)
       throw std::invalid_argument("gemm: column parts need the tiled path");
+    path = GemmPath::tiled;
+  }
+  if (const auto& perm = problem_.output_permutation) {
+    if (problem_.column_parts != 1) throw std::invalid_argument("gemm: a permuted output in column parts");
+    if (perm->col_radix[0] % 4 != 0 || perm->row_radix[0] == 0 || perm->row_radix[1] == 0 ||
+        perm->col_radix[1] == 0 || layout_.n % perm->col_radix[0] != 0) {
+      throw std::invalid_argument(
+          fmt::format("gemm: a permuted output's innermost column digit ({} of N = {}) must be a multiple of 4 "
+                      "dividing N",
+                      perm->col_radix[0], layout_.n));
+    }
+    // Every element inside the output (the kernels write without bounds checks).
+    const int64_t rows = layout_.batch_count * layout_.m, r01 = int64_t{perm->row_radix[0]} * perm->row_radix[1],
+                  c01 = int64_t{perm->col_radix[0]} * perm->col_radix[1];
+    const int64_t last = (perm->row_radix[0] - 1) * int64_t{perm->row_stride[0]} +
+                         (perm->row_radix[1] - 1) * int64_t{perm->row_stride[1]} +
+                         (rows / r01 - 1) * int64_t{perm->row_stride[2]} + (perm->col_radix[0] - 1) +
+                         (perm->col_radix[1] - 1) * int64_t{perm->col_stride[0]} +
+                         (layout_.n / c01 - 1) * int64_t{perm->col_stride[1]};
+    if (rows % r01 != 0 || layout_.n % c01 != 0 || last >= rows * layout_.n) {
+      throw std::invalid_argument(fmt::format(
+          "gemm: the output permutation (row radices {}, {}, column radices {}, {}) does not map the [{}, {}] "
+          "product into itself",
+          perm->row_radix[0], perm->row_radix[1], perm->col_radix[0], perm->col_radix[1], rows, layout_.n));
+    }
+    if (problem_.epilogue.program.residual)
+      throw std::invalid_argument("gemm: a permuted output with a residual in its epilogue");
+    if (path != GemmPath::automatic && path != GemmPath::tiled)
+      throw std::invalid_argument("gemm: a permuted output needs the tiled path");
     path = GemmPath::tiled;
   }
   if (path == GemmPath::automatic) {
@@ -486,6 +517,15 @@ GemmParams make_params(gpu::Context& context, const GemmProblem& p, const Matmul
   params.k_step_runtime = v.bk;
   if (t.residual.defined()) params.r_offset = t.residual.element_offset(context);
   params.part_stride = narrow_u32(layout.batch_count * layout.m * (layout.n / p.column_parts), "a column part");
+  if (const auto& perm = p.output_permutation) {
+    params.perm_radix[0] = perm->row_radix[0];
+    params.perm_radix[1] = perm->row_radix[1];
+    params.perm_radix[2] = perm->col_radix[0];
+    params.perm_radix[3] = perm->col_radix[1];
+    for (size_t i = 0; i < 3; ++i) params.perm_stride[i] = perm->row_stride[i];
+    params.perm_stride[3] = perm->col_stride[0];
+    params.perm_col_stride2 = perm->col_stride[1];
+  }
   return params;
 }
 
@@ -587,10 +627,10 @@ void Gemm::record(gpu::CommandRecorder& recorder, const GemmTensors& t) const {
 
 void Gemm::record_row_blocks(gpu::CommandRecorder& recorder, const GemmTensors& t, uint64_t limit) const {
   const GemmProblem& p = problem_;
-  if (p.column_parts != 1) {
-    throw gpu::DeviceLimitError(
-        fmt::format("gemm: an output in column parts ({} bytes) exceeds the storage binding limit of {} bytes",
-                    t.out.device_bytes(), limit));
+  if (p.column_parts != 1 || p.output_permutation) {
+    throw gpu::DeviceLimitError(fmt::format(
+        "gemm: an output {} ({} bytes) exceeds the storage binding limit of {} bytes",
+        p.column_parts != 1 ? "in column parts" : "stored permuted", t.out.device_bytes(), limit));
   }
   // A batched A times one shared B without an addend (a linear layer over [..., M, K] activations)
   // is the 2-D product of all rows of A: flattened, its rows split like any other.
@@ -688,6 +728,7 @@ const wgpu::ComputePipeline& Gemm::pipeline_for(gpu::PipelineCache& pipelines, c
       {"RESIDUAL_BINDING", layout_.has_addend ? "4" : "3"},
       {"PARAMS_BINDING", std::to_string(3 + (layout_.has_addend ? 1 : 0) + (p.epilogue.program.residual ? 1 : 0))},
       {"COLUMN_PARTS", flag(p.column_parts != 1)},
+      {"OUT_PERMUTED", flag(p.output_permutation.has_value())},
       {"PART_N", std::to_string(layout_.n / p.column_parts)},
       {"PROGRAM", render_epilogue(p.epilogue.program, p.out_dtype, "program")},
   };

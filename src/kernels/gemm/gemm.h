@@ -18,6 +18,7 @@
 //           K-contiguous B (every prepacked weight) on a large problem gets a K step of 32 (whole
 //           128-byte lines per staged row) and the grouped tile order.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -33,6 +34,20 @@
 #include "tensor/tensor.h"
 
 namespace onda::kernels::gemm {
+
+// Where a permuted output puts element (r, n) of the [R, N] product, r the row over all batch entries
+// (r = batch M + m): r's digits, innermost first, are r0 = r % row_radix[0], r1 = r / row_radix[0] %
+// row_radix[1], r2 = the rest; n's are n0 = n % col_radix[0], n1, n2 likewise. The element goes to
+// r0 row_stride[0] + r1 row_stride[1] + r2 row_stride[2] + n0 + n1 col_stride[0] + n2 col_stride[1]
+// (elements from the output's start). col_radix[0] is a multiple of 4 (four neighbouring columns stay
+// neighbours). Tiled path only, without column parts or a residual.
+struct OutputPermutation {
+  std::array<uint32_t, 2> row_radix{1, 1};
+  std::array<uint32_t, 3> row_stride{0, 0, 0};
+  std::array<uint32_t, 2> col_radix{4, 1};
+  std::array<uint32_t, 2> col_stride{0, 0};
+  bool operator==(const OutputPermutation&) const = default;
+};
 
 // What is multiplied: shapes and dtypes only, no buffers.
 struct GemmProblem {
@@ -52,6 +67,9 @@ struct GemmProblem {
   // its columns (attention's packed Q, K and V; graph/split_gemm_columns.h) hands out views. Tiled
   // path only; N / column_parts a multiple of 4.
   int64_t column_parts = 1;
+  // The output stored permuted (graph/fold_gemm_output_transpose.h: a product reshaped and
+  // transposed, the last axis kept last, as a packed Q/K/V projection's head split); none: row-major.
+  std::optional<OutputPermutation> output_permutation;
 
   // The problem a PackedB stands for, with A as given.
   static GemmProblem with_packed_b(const Shape& a_shape, DType a_dtype, bool transpose_a, const PackedB& b);

@@ -4,7 +4,7 @@
 // Template values: A_F16 B_F16 OUT_F16 ADDEND_F16 (packed halves, 2 per u32), A_VEC B_VEC (the
 // operand's contiguous dimension, row stride and offset are multiples of 4: one 16-byte (f32) or
 // 8-byte (f16) load per 4 elements), OUT_MODE (f32 | f16_pairs | f16_atomic; OUT_VEC4 with f32: vec4
-// stores, tiled only), HAS_ADDEND, HAS_RESIDUAL (the program's second input, a tensor of the
+// stores, tiled only), OUT_PERMUTED (out_elem), HAS_ADDEND, HAS_RESIDUAL (the program's second input, a tensor of the
 // output's shape at RESIDUAL_BINDING; RESIDUAL_F16),
 // ACTIVATION (none | relu | leaky_relu | sigmoid | tanh | gelu_erf), PARAMS_BINDING.
 
@@ -21,7 +21,9 @@ struct Params {
   k_step_runtime: u32,           // the tiled K step as a uniform, for KEEP_K_LOOP (see gemm_tiled.wgsl)
   r_offset: u32,                 // the residual's element 0 (HAS_RESIDUAL)
   part_stride: u32,              // COLUMN_PARTS: elements from one part of the output to the next
-  _pad2: u32,
+  perm_col_stride2: u32,         // OUT_PERMUTED (GemmProblem::output_permutation): col_stride[1]
+  perm_radix: vec4<u32>,         // row_radix[0], row_radix[1], col_radix[0], col_radix[1]
+  perm_stride: vec4<u32>,        // row_stride[0..2], col_stride[0]
 }
 @group(0) @binding({{PARAMS_BINDING}}) var<uniform> params: Params;
 
@@ -111,11 +113,22 @@ fn c_row_length() -> u32 {
 
 // Element of output (m, n) of the batch entry starting at `c_base`.
 fn out_elem(c_base: u32, m: u32, n: u32) -> u32 {
+#if OUT_PERMUTED
+  // The row over all batch entries (c_base is c_offset + batch M N), then both indices' digits.
+  let r = (c_base - params.c_offset) / params.N + m;
+  let rq = r / params.perm_radix.x;
+  let nq = n / params.perm_radix.z;
+  return params.c_offset + (r % params.perm_radix.x) * params.perm_stride.x +
+         (rq % params.perm_radix.y) * params.perm_stride.y + (rq / params.perm_radix.y) * params.perm_stride.z +
+         n % params.perm_radix.z + (nq % params.perm_radix.w) * params.perm_stride.w +
+         (nq / params.perm_radix.w) * params.perm_col_stride2;
+#else
 #if COLUMN_PARTS
   let part = n / {{PART_N}}u;
   return c_base + part * params.part_stride + m * {{PART_N}}u + (n - part * {{PART_N}}u);
 #else
   return c_base + m * params.N + n;
+#endif
 #endif
 }
 
