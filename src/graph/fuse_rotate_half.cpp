@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "graph/fuse_attention.h"
+#include "graph/fuse_elementwise.h"
 
 namespace onda {
 namespace {
@@ -109,6 +110,72 @@ size_t fuse_rotate_half(Graph& graph) {
   }
   erase_marked_nodes(graph, removed);
   return fused;
+}
+
+size_t fold_rotate_half_into_elementwise(Graph& graph) {
+  const ValueUses uses = value_uses(graph);
+  std::vector<bool> removed(graph.nodes.size(), false);
+  std::vector<Node> added;  // the views of the RotateHalfs' inputs in their readers' shapes
+  size_t folded = 0;
+  for (size_t f = 0; f < graph.nodes.size(); ++f) {
+    if (graph.nodes[f].domain != kOndaDomain || graph.nodes[f].op_type != kFusedElementwiseOp ||
+        graph.nodes[f].outputs.size() != 1)
+      continue;
+    const std::optional<Shape> out_shape = static_shape_of(graph, graph.nodes[f].outputs[0]);
+    if (!out_shape || out_shape->empty() || out_shape->back() % 2 != 0) continue;
+    std::vector<int64_t> rotated = graph.nodes[f].attribute_ints(kRotatedInputsAttribute, {});
+    for (size_t k = 0; k < graph.nodes[f].inputs.size(); ++k) {
+      const std::string value = graph.nodes[f].inputs[k];
+      if (static_shape_of(graph, value) != out_shape || sole_reader(uses, value) != f) continue;
+      std::optional<size_t> p = producer_read_once(uses, value);
+      std::optional<size_t> reshape;
+      if (p && is_onnx_op(graph.nodes[*p], "Reshape") && !removed[*p]) {
+        reshape = p;
+        p = producer_read_once(uses, graph.nodes[*p].inputs.at(0));
+      }
+      if (!p || removed[*p] || graph.nodes[*p].domain != kOndaDomain || graph.nodes[*p].op_type != kRotateHalfOp)
+        continue;
+      const std::string x = graph.nodes[*p].inputs.at(0);
+      const std::optional<Shape> x_shape = static_shape_of(graph, x);
+      const ValueInfo* info = graph.find_value(x);
+      if (!x_shape || x_shape->empty() || x_shape->back() != 2 || !info || !info->dtype ||
+          (*info->dtype != DType::f32 && *info->dtype != DType::f16))
+        continue;
+      std::string read = x;
+      if (*x_shape != *out_shape) {  // x viewed in the reader's shape (a Reshape is a view)
+        std::string shape_name = x + "/onda_pairs_shape", view = x + "/onda_pairs_view";
+        for (int n = 1; graph.find_value(shape_name) || graph.is_initializer(shape_name); ++n)
+          shape_name = x + "/onda_pairs_shape_" + std::to_string(n);
+        for (int n = 1; graph.find_value(view) || graph.is_initializer(view); ++n)
+          view = x + "/onda_pairs_view_" + std::to_string(n);
+        graph.set_initializer(shape_name, HostTensor::from_values<int64_t>({static_cast<int64_t>(out_shape->size())},
+                                                                           *out_shape));
+        ValueInfo& view_info = graph.value(view);
+        view_info.dtype = info->dtype;
+        view_info.shape = *out_shape;
+        Node view_node;
+        view_node.op_type = "Reshape";
+        view_node.name = view;
+        view_node.inputs = {x, shape_name};
+        view_node.outputs = {view};
+        added.push_back(std::move(view_node));
+        read = view;
+      }
+      for (const size_t n : {*p, reshape.value_or(*p)}) {
+        removed[n] = true;
+        graph.values.erase(graph.nodes[n].outputs.at(0));
+      }
+      graph.nodes[f].inputs[k] = read;
+      rotated.push_back(static_cast<int64_t>(k));
+      ++folded;
+    }
+    if (!rotated.empty()) graph.nodes[f].set_attribute(kRotatedInputsAttribute, std::move(rotated));
+  }
+  if (folded == 0) return 0;
+  erase_marked_nodes(graph, removed);
+  for (Node& node : added) graph.nodes.push_back(std::move(node));
+  graph.sort_topologically();  // the views come before their readers
+  return folded;
 }
 
 }  // namespace onda

@@ -21,4 +21,15 @@ inline constexpr std::string_view kRotateHalfOp = "RotateHalf";  // in kOndaDoma
 // fuse_elementwise. Returns the number of fused patterns.
 size_t fuse_rotate_half(Graph& graph);
 
+// The attribute (onda-internal) on a FusedElementwise: the positions of the inputs it reads with
+// their neighbouring pairs rotated (kernels::FusedElementwiseProblem::pair_rotated).
+inline constexpr std::string_view kRotatedInputsAttribute = "onda.rotated_inputs";
+
+// Folds every RotateHalf of pairs (its input's last dim is 2: BS-RoFormer's interleaved rotary
+// embedding) read, directly or through a Reshape, only by one standalone FusedElementwise (the
+// rotary's x cos + rotate_half(x) sin) as an input of the output's shape, into that node: it then
+// reads the RotateHalf's input with its pairs rotated, and the RotateHalf's pass over the tensor
+// goes. Run after fuse_epilogues (an epilogue's program has no such input). Returns the number folded.
+size_t fold_rotate_half_into_elementwise(Graph& graph);
+
 }  // namespace onda

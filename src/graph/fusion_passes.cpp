@@ -36,6 +36,7 @@ std::span<const FusionPass> fusion_passes() {
       {"fuse_residual_adds", fuse_residual_adds},  // after fuse_epilogues: a GEMM takes one epilogue
       {"split_gemm_columns", split_gemm_columns},
       {"fold_gemm_output_transposes", fold_gemm_output_transposes},
+      {"fold_rotate_half_into_elementwise", fold_rotate_half_into_elementwise},
   };
   return kPasses;
 }

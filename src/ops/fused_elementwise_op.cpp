@@ -12,6 +12,7 @@
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_epilogue.h"
+#include "graph/fuse_rotate_half.h"
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/fused_elementwise.h"
@@ -177,6 +178,13 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
   if (!kept->program || kept->program->input_dtypes != dtypes)
     kept->program = fused_program_of(node, body, dtypes);
   const FusedProgram& program = *kept->program;
+  std::vector<bool> rotated;  // graph/fuse_rotate_half.h
+  for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
+    if (k < 0 || k >= static_cast<int64_t>(inputs.size()))
+      throw ModelError(fmt::format("{}: rotated input {} of {}", node.describe(), k, inputs.size()));
+    rotated.resize(inputs.size(), false);
+    rotated[k] = true;
+  }
   Value out;
   out.device = context.allocate(program.output_dtype, program.output_shape);
   try {
@@ -188,6 +196,7 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
                                problem.constants = program.constants;
                                problem.steps = program.steps;
                                problem.output_shape = out_slice.shape();
+                               problem.pair_rotated = rotated;
                                const kernels::FusedElementwise& plan = kept->plans.find_or_plan(problem, [&] {
                                  return kernels::FusedElementwise(context.kernels, problem);
                                });

@@ -1,12 +1,15 @@
 // Rotary embeddings' rotate_half as exporters write it (Split, Squeeze, Neg, Unsqueeze, Concat)
 // fused into one onda::RotateHalf node (graph/fuse_rotate_half.h): the interleaved pairs of
 // rotary-embedding-torch (BS-RoFormer) and the halves of GPT-NeoX-style models, in a session
-// against float64 references; a Concat in the other order stays as it is.
+// against float64 references; a Concat in the other order stays as it is. A rotation of pairs read
+// only by its rotary sum is folded into that sum's FusedElementwise.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
+#include "graph/fuse_rotate_half.h"
 #include "harness.h"
+#include "reference_graphs.h"
 #include "test_session_support.h"
 
 namespace onda::test {
@@ -79,12 +82,31 @@ TEST(FuseRotateHalf, PairsAndHalvesRunAsOneNode) {
   EXPECT_LT(rel_l2(values_of(outputs.at("z")), z), 1e-6);
   EXPECT_LT(rel_l2(values_of(outputs.at("w")), w), 1e-6);
   const RunStats& stats = session->last_run();
+  // The halves' rotation runs as a RotateHalf; the pairs' is read by its rotary sum
+  // (fold_rotate_half_into_elementwise).
   EXPECT_EQ(stats.record_ms_by_op.count("RotateHalf"), 1u);
   // The swapped Concat stays: its Split, Neg and Concat are all that is left of those ops.
   EXPECT_EQ(stats.record_ms_by_op.count("Concat"), 1u);
   EXPECT_EQ(stats.record_ms_by_op.count("Neg"), 1u);
-  // Two rotations, two fused rotary sums, and the swapped Split (2), Neg and Concat (2: one per input).
-  EXPECT_EQ(stats.dispatches, 9u);
+  // One rotation, two fused rotary sums, and the swapped Split (2), Neg and Concat (2: one per input).
+  EXPECT_EQ(stats.dispatches, 8u);
+}
+
+// On the reference models (zero-filled weights: structure only), after the session's fusion passes:
+// BS-RoFormer's 48 rotations of Q and K are read by their rotary sums.
+TEST(FuseRotateHalf, ReferenceModelsFoldPairRotationsIntoTheirSums) {
+  const std::optional<fs::path> models = reference_models_dir();
+  if (!models) GTEST_SKIP() << "reference models not found (set ONDA_MODELS_DIR)";
+  TemporaryFolder folder;
+  std::optional<Graph> loaded = fused_reference_graph(*models, "bsroformer_viperx1297", folder);
+  if (!loaded) GTEST_SKIP() << "bsroformer_viperx1297 not found";
+  size_t rotated = 0, rotate_half = 0;
+  for (const Node& node : loaded->nodes) {
+    rotated += node.attribute_ints(kRotatedInputsAttribute, {}).size();
+    rotate_half += node.op_type == kRotateHalfOp;
+  }
+  EXPECT_EQ(rotated, 48u);
+  EXPECT_EQ(rotate_half, 0u);
 }
 
 }  // namespace

@@ -167,6 +167,21 @@ FusedElementwise::FusedElementwise(const KernelContext& kc, FusedElementwiseProb
   if (count_ == 0) return;
   if (count_ > int64_t{0xFFFFFFFF} - 4)
     throw std::invalid_argument("fused elementwise: more than 2^32 elements");
+  if (!problem_.pair_rotated.empty()) {
+    if (problem_.pair_rotated.size() != inputs)
+      throw std::invalid_argument("fused elementwise: pair_rotated needs one flag per input");
+    for (size_t k = 0; k < inputs; ++k) {
+      if (!problem_.pair_rotated[k]) continue;
+      const Shape& shape = problem_.input_shapes[k];
+      if (shape != problem_.output_shape || shape.empty() || shape.back() % 2 != 0 ||
+          !is_float(problem_.input_dtypes[k])) {
+        throw std::invalid_argument(fmt::format(
+            "fused elementwise: input {} ({} {}) is read with its pairs rotated, which needs a float input of the "
+            "output's shape {} with an even last dim",
+            k, dtype_name(problem_.input_dtypes[k]), shape_string(shape), shape_string(problem_.output_shape)));
+      }
+    }
+  }
   layout_ = plan_broadcast(problem_.input_shapes, problem_.output_shape);
   if (layout_.out_dims.size() > kMaxRank)
     throw std::invalid_argument("fused elementwise: more than 8 broadcast dims");
@@ -202,7 +217,12 @@ std::string FusedElementwise::render_wgsl(const Alignment& alignment) const {
     const DType dtype = problem_.input_dtypes[k];
     input_functions += render_elementwise_input(k, dtype, layout_.modes[k], alignment.in_alignment[k]);
     parameters += fmt::format("{}x{}: {}", k ? ", " : "", k, elementwise_compute_type(dtype));
-    loads += fmt::format("  let in{0} = load4_in{0}(i);\n", k);
+    if (rotated(k)) {  // i is a multiple of 4: both pairs of the vec4 are whole
+      loads += fmt::format("  let in{0}_loaded = load4_in{0}(i);\n", k);
+      loads += fmt::format("  let in{0} = vec4<f32>(-in{0}_loaded.y, in{0}_loaded.x, -in{0}_loaded.w, in{0}_loaded.z);\n", k);
+    } else {
+      loads += fmt::format("  let in{0} = load4_in{0}(i);\n", k);
+    }
     for (size_t lane = 0; lane < 4; ++lane)
       lanes[lane] += fmt::format("{}in{}.{}", k ? ", " : "", k, "xyzw"[lane]);
   }
@@ -248,6 +268,7 @@ const wgpu::ComputePipeline& FusedElementwise::pipeline_for(const Alignment& ali
     std::string mode(dtype_name(problem_.input_dtypes[k]));
     mode += static_cast<char>('0' + static_cast<int>(layout_.modes[k]));
     mode += static_cast<char>('0' + alignment.in_alignment[k]);
+    if (rotated(k)) mode += 'r';
     key.values["in" + std::to_string(k)] = std::move(mode);
   }
   const auto& pipeline = kc_.pipelines.get(

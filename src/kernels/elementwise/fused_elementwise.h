@@ -63,6 +63,10 @@ struct FusedElementwiseProblem {
   std::vector<FusedConstant> constants;
   std::vector<FusedStep> steps;
   Shape output_shape;  // every input broadcasts to it (folded constants may have widened the rank)
+  // Per input (empty: none): read with neighbouring pairs rotated, element 2i as -x[2i + 1] and 2i + 1
+  // as x[2i] (a rotary embedding's rotate_half folded in: graph/fuse_rotate_half.h). Such an input
+  // has the output's shape, a float dtype and an even last dim.
+  std::vector<bool> pair_rotated;
   bool operator==(const FusedElementwiseProblem&) const = default;
 };
 
@@ -110,6 +114,7 @@ class FusedElementwise {
   void check_tensors(std::span<const Tensor> inputs, const Tensor& output) const;
   const wgpu::ComputePipeline& pipeline_for(const Alignment& alignment) const;
   std::string render_wgsl(const Alignment& alignment) const;
+  bool rotated(size_t k) const { return k < problem_.pair_rotated.size() && problem_.pair_rotated[k]; }
   // The WGSL of the step functions and of `fused`'s body; also the shader's cache key.
   std::pair<std::string, std::string> render_steps() const;
   std::vector<uint32_t> uniforms(std::span<const Tensor> inputs, uint32_t out_offset) const;

@@ -459,6 +459,61 @@ TEST(FusedElementwise, RandomGroupsMatchFloat64) {
   EXPECT_LE(all, 1e-6);
 }
 
+// A rotary embedding with its rotate_half folded in (FusedElementwiseProblem::pair_rotated):
+// y = x cos + rot(x) sin, x given twice, the second copy read with its pairs rotated; the reference
+// reads a rotated copy. Shapes with a partial last vec4 and views off 16-byte alignment included.
+TEST(FusedElementwise, PairRotatedInputsMatchFloat64) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    for (const Shape& shape : {Shape{3, 5, 6}, Shape{2, 8, 33, 64}, Shape{2}}) {
+      const Shape table(shape.end() - std::min<size_t>(shape.size(), 2), shape.end());
+      Case c = make_case({shape, shape, table, table}, {dtype, dtype, dtype, dtype}, {},
+                         {step(Op::Mul, {in(0), in(2)}), step(Op::Mul, {in(1), in(3)}), step(Op::Add, {st(0), st(1)})},
+                         {}, rng);
+      c.inputs[1] = c.inputs[0];
+      Case rotated_reference = c;
+      std::vector<double>& r = rotated_reference.inputs[1];
+      for (size_t i = 0; i < r.size(); i += 2) std::tie(r[i], r[i + 1]) = std::pair(-c.inputs[0][i + 1], c.inputs[0][i]);
+      c.problem.pair_rotated = {false, true, false, false};
+      for (const int64_t offset : {int64_t{0}, int64_t{dtype == DType::f16 ? 2 : 3}}) {  // f16 views start even
+        const FusedElementwise plan(kc(), c.problem);
+        std::vector<Tensor> tensors;
+        for (size_t k = 0; k < c.inputs.size(); ++k) {
+          const int64_t n = element_count(c.problem.input_shapes[k]);
+          std::vector<double> padded(static_cast<size_t>(offset), 0.0);
+          padded.insert(padded.end(), c.inputs[k].begin(), c.inputs[k].end());
+          tensors.push_back(upload_values(padded, dtype, {offset + n}).slice_outer(offset, offset + n).reshape(c.problem.input_shapes[k]));
+        }
+        const Tensor out = poisoned(plan.output_dtype(), shape);
+        gpu::CommandRecorder recorder(gpu().context);
+        plan.record(recorder, tensors, out);
+        recorder.submit_and_wait();
+        const std::vector<double> ref = reference(rotated_reference.problem, rotated_reference.inputs,
+                                                  rotated_reference.constants, rotated_reference.step_dtypes);
+        const std::vector<double> got = download_values(out);
+        const double e = rel_l2(std::vector<float>(got.begin(), got.end()), ref);
+        EXPECT_LE(e, dtype == DType::f32 ? 1e-6 : 1e-3) << dtype_name(dtype) << " " << shape_string(shape) << " offset " << offset;
+      }
+    }
+  }
+  // Only inputs of the output's shape with an even last dim, in a float dtype, can be rotated.
+  FusedElementwiseProblem p;
+  p.input_shapes = {{4, 3}};
+  p.input_dtypes = {DType::f32};
+  p.output_shape = {4, 3};
+  p.steps = {step(Op::Neg, {in(0)})};
+  p.pair_rotated = {true};
+  EXPECT_THROW(FusedElementwise(kc(), p), std::invalid_argument);
+  p.output_shape = {2, 4};
+  p.input_shapes = {{4}};
+  EXPECT_THROW(FusedElementwise(kc(), p), std::invalid_argument);  // broadcast
+  p.input_shapes = {{2, 4}};
+  p.input_dtypes = {DType::i32};
+  EXPECT_THROW(FusedElementwise(kc(), p), std::invalid_argument);
+  p.input_dtypes = {DType::f32};
+  EXPECT_NO_THROW(FusedElementwise(kc(), p));
+}
+
 TEST(FusedElementwise, MalformedProblemsThrow) {
   FusedElementwiseProblem p;
   p.input_shapes = {{4}};
