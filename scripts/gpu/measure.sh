@@ -22,6 +22,8 @@
 #                     manifests) and warm (blob cache and manifest), with --timings; then
 #                     bench_pipeline_creation on the WGSL the cold run compiled: one by one against all
 #                     at once on Dawn's worker threads, cold and warm
+#   plan[=NAMES]      bench_plan on the host's CPU: each graph plan step (simplification, every fusion
+#                     pass) per model (default all six), the part of a first run before recording
 #   ortweb            bench/ort-webgpu.sh: ONNX Runtime WebGPU per model (carry .ortweb: bundle-ort.sh)
 #   compare           bench/models.py: every model, onda against ONNX Runtime CPU (time, rel L2), and
 #                     ONNX Runtime WebGPU where an ortweb step ran before it; results.json to $OUT
@@ -45,6 +47,7 @@ targets() {
   case ${1%%=*} in
     info | models | separate | torch) echo onda ;;
     firstrun) echo onda bench_pipeline_creation ;;
+    plan) echo bench_plan ;;
     tests) echo onda_tests ;;
     fft | gemm | conv | rnn | layout | elementwise) echo bench_${1%%=*} ;;
     stream) echo bench_stream_latency ;;
@@ -53,7 +56,7 @@ targets() {
 }
 carry() {
   for t in $(targets "$1"); do echo "build/$t"; done
-  case ${1%%=*} in models | firstrun | compare | separate | accurate | trace | ortweb | torch) echo .models-small ;; esac
+  case ${1%%=*} in models | firstrun | plan | compare | separate | accurate | trace | ortweb | torch) echo .models-small ;; esac
   [ "${1%%=*}" = ortweb ] && echo .ortweb
 }
 if [ "${1:-}" = --targets ] || [ "${1:-}" = --carry ]; then
@@ -117,6 +120,9 @@ for s in "$@"; do
         echo "$m: $(field $logs/onda_$m.txt '^runs:' 7) / $(field $logs/torch_$m.txt '^torch runs:' 5) ms," \
           "$(field $logs/onda_$m.txt '^peak GPU memory:' 4) / $(field $logs/torch_$m.txt '^torch peak GPU memory:' 5) MiB"
       done ;;
+    plan)
+      ONDA_MODELS_DIR=.models-small timeout 200 run build/bench_plan --runs 7 ${arg//,/ } > $logs/plan.txt 2>&1
+      grep -E "^[a-z]|whole plan" $logs/plan.txt ;;
     firstrun)
       materialize_models
       for m in ${arg:-mpsenet vr_hp_wind_inst htdemucs6 scnetlargestarrytong}; do
