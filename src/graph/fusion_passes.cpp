@@ -3,6 +3,7 @@
 #include "graph/fold_attention_transposes.h"
 #include "graph/fold_gemm_output_transpose.h"
 #include "graph/fold_rnn_output_transposes.h"
+#include "graph/fold_split_views.h"
 #include "graph/fuse_activations.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
@@ -37,6 +38,7 @@ std::span<const FusionPass> fusion_passes() {
       {"split_gemm_columns", split_gemm_columns},
       {"fold_gemm_output_transposes", fold_gemm_output_transposes},
       {"fold_rotate_half_into_elementwise", fold_rotate_half_into_elementwise},
+      {"fold_splits_into_elementwise", fold_splits_into_elementwise},
   };
   return kPasses;
 }

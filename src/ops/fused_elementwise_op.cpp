@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 
+#include "graph/fold_split_views.h"
 #include "graph/fuse_attention.h"
 #include "graph/fuse_elementwise.h"
 #include "graph/fuse_epilogue.h"
@@ -16,6 +17,8 @@
 #include "graph/model_error.h"
 #include "graph/onnx_data_type.h"
 #include "kernels/elementwise/fused_elementwise.h"
+#include "kernels/layout/layout_plan.h"
+#include "kernels/layout/slice.h"
 #include "ops/elementwise_call.h"
 #include "ops/fused_program.h"
 #include "ops/kernel_plans.h"
@@ -156,6 +159,93 @@ struct FusedState {
   KeptPlans<kernels::FusedElementwise> plans;
 };
 
+// The views of a group's inputs (graph/fold_split_views.h): per input position, the axis, first
+// index and extent of the part of its tensor it reads.
+struct InputView {
+  int64_t axis = 0, start = 0, length = 0;
+};
+std::map<size_t, InputView> input_views(const Node& node, const std::vector<Tensor>& tensors) {
+  const std::vector<int64_t> words = node.attribute_ints(kInputViewsAttribute);
+  std::map<size_t, InputView> views;
+  for (size_t i = 0; i + 4 <= words.size(); i += 4) {
+    const int64_t k = words[i];
+    const InputView v{words[i + 1], words[i + 2], words[i + 3]};
+    if (k < 0 || k >= static_cast<int64_t>(tensors.size()) || v.axis < 0 || v.axis >= tensors[k].rank() ||
+        v.start < 0 || v.length < 0 || v.start + v.length > tensors[k].shape()[v.axis])
+      throw ModelError(fmt::format("{}: input view {} of {} is outside its tensor", node.describe(), i / 4, k));
+    views[static_cast<size_t>(k)] = v;
+  }
+  if (words.size() % 4 != 0) throw ModelError(node.describe() + ": malformed input views");
+  return views;
+}
+
+// Each viewed input's part copied out into a tensor of its own (where the views cannot be read in
+// place: a source beyond one storage binding).
+std::vector<Tensor> materialized_views(const Node& node, OpContext& context, std::vector<Tensor> tensors) {
+  for (const auto& [k, v] : input_views(node, tensors)) {
+    const Tensor source = tensors[k];
+    const std::vector<int64_t> starts = {v.start}, ends = {v.start + v.length}, axes = {v.axis}, steps = {1};
+    try {
+      const auto dims = kernels::plan_slice(source.shape(), starts, ends, axes, steps);
+      tensors[k] = context.allocate(source.dtype(), kernels::slice_output_shape(dims));
+      kernels::LayoutPlan(context.kernels, kernels::LayoutProblem::slice(source.shape(), source.dtype(), dims,
+                                                                           tensors[k].shape()))
+          .record(context.recorder, std::span(&source, 1), std::span(&tensors[k], 1));
+    } catch (const std::invalid_argument& e) {
+      throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+    }
+  }
+  return tensors;
+}
+
+// The group with its viewed inputs read in place, in one dispatch; nullopt where a tensor exceeds
+// one storage binding (the caller then copies the parts out).
+std::optional<std::vector<Value>> fused_with_views(const Node& node, OpContext& context,
+                                                   const std::vector<Tensor>& tensors, const FusedProgram& program,
+                                                   FusedState& kept) {
+  const std::map<size_t, InputView> views = input_views(node, tensors);
+  const uint64_t limit = context.kernels.gpu.limits().maxStorageBufferBindingSize;
+  const uint64_t slack = context.kernels.gpu.limits().minStorageBufferOffsetAlignment + 16;
+  const uint64_t out_bytes = static_cast<uint64_t>(shape_numel(program.output_shape)) * device_element_size(program.output_dtype);
+  if (out_bytes + slack > limit) return std::nullopt;
+  for (const Tensor& t : tensors)
+    if (t.device_bytes() + slack > limit) return std::nullopt;
+  kernels::FusedElementwiseProblem problem;
+  problem.input_dtypes = program.input_dtypes;
+  problem.constants = program.constants;
+  problem.steps = program.steps;
+  problem.output_shape = program.output_shape;
+  problem.view_sources.resize(tensors.size());
+  problem.view_strides.resize(tensors.size());
+  problem.view_offsets.assign(tensors.size(), 0);
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    Shape shape = tensors[k].shape();
+    if (const auto v = views.find(k); v != views.end()) {
+      std::vector<int64_t> strides(shape.size(), 1);
+      for (size_t d = shape.size() - 1; d-- > 0;) strides[d] = strides[d + 1] * shape[d + 1];
+      problem.view_sources[k] = shape;
+      problem.view_strides[k] = strides;
+      problem.view_offsets[k] = v->second.start * strides[v->second.axis];
+      shape[v->second.axis] = v->second.length;
+    }
+    problem.input_shapes.push_back(shape);
+  }
+  for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
+    problem.pair_rotated.resize(tensors.size(), false);
+    if (k >= 0 && k < static_cast<int64_t>(tensors.size())) problem.pair_rotated[k] = true;
+  }
+  Value out;
+  out.device = context.allocate(program.output_dtype, program.output_shape);
+  try {
+    const kernels::FusedElementwise& plan =
+        kept.plans.find_or_plan(problem, [&] { return kernels::FusedElementwise(context.kernels, problem); });
+    plan.record(context.recorder, tensors, out.device);
+  } catch (const std::invalid_argument& e) {
+    throw ModelError(fmt::format("{}: {}", node.describe(), e.what()));
+  }
+  return std::vector<Value>{out};
+}
+
 std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const std::vector<Value>& inputs) {
   const Graph& body = node.attribute_graph(kFusedElementwiseBody);
   if (inputs.size() != body.inputs.size() || body.outputs.size() != 1)
@@ -178,6 +268,11 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
   if (!kept->program || kept->program->input_dtypes != dtypes)
     kept->program = fused_program_of(node, body, dtypes);
   const FusedProgram& program = *kept->program;
+  if (node.has_attribute(kInputViewsAttribute)) {
+    if (std::optional<std::vector<Value>> out = fused_with_views(node, context, tensors, program, *kept))
+      return *out;
+    tensors = materialized_views(node, context, tensors);  // beyond one binding: the parts copied out
+  }
   std::vector<bool> rotated;  // graph/fuse_rotate_half.h
   for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
     if (k < 0 || k >= static_cast<int64_t>(inputs.size()))

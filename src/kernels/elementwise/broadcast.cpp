@@ -27,7 +27,10 @@ Shape broadcast_shape(std::span<const Shape> shapes) {
   return out;
 }
 
-BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out) {
+BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out,
+                               std::span<const std::vector<int64_t>> strides) {
+  if (!strides.empty() && strides.size() != inputs.size())
+    throw std::invalid_argument("plan_broadcast: strides for some inputs only");
   const size_t rank = out.size();
   const int64_t count = element_count(out);
   // Full-rank strides per input.
@@ -42,7 +45,10 @@ BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out) 
       if (s[i] != 1 && s[i] != out[o]) {
         throw std::invalid_argument(fmt::format("shape {} does not broadcast to {}", shape_string(s), shape_string(out)));
       }
-      full[k][o] = s[i] == 1 ? 0 : stride;
+      const bool view = !strides.empty() && !strides[k].empty();
+      if (view && strides[k].size() != s.size())
+        throw std::invalid_argument("plan_broadcast: a view's strides must match its rank");
+      full[k][o] = s[i] == 1 ? 0 : view ? strides[k][i] : stride;
       stride *= s[i];
     }
   }
@@ -65,7 +71,13 @@ BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out) 
   }
   for (size_t k = 0; k < inputs.size(); ++k) {
     const int64_t n = element_count(inputs[k]);
-    layout.modes.push_back(n == count ? BroadcastMode::Same : n == 1 ? BroadcastMode::Scalar : BroadcastMode::Strided);
+    // A view walks contiguously only when its coalesced layout is one run of stride 1.
+    const bool view = !strides.empty() && !strides[k].empty();
+    const bool contiguous = !view || (layout.strides[k].size() <= 1 &&
+                                      (layout.strides[k].empty() || layout.strides[k][0] == 1));
+    layout.modes.push_back(n == count && contiguous ? BroadcastMode::Same
+                           : n == 1                 ? BroadcastMode::Scalar
+                                                    : BroadcastMode::Strided);
   }
   return layout;
 }

@@ -22,6 +22,10 @@ struct BroadcastLayout {
 // Right-aligns each input against `out`, gives broadcast dims stride 0, drops size-1 dims and merges
 // neighbouring dims that every input walks contiguously (or all broadcast), so most real cases
 // become Same/Scalar (vector loads) and the rest walk few dims.
-BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out);
+// `strides` (empty, or one entry per input): where an entry is not empty, that input is a strided view
+// (its element at index i sits at sum i_d strides[d] from its start) instead of a contiguous tensor;
+// it walks Strided unless its strides are the contiguous ones.
+BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out,
+                               std::span<const std::vector<int64_t>> strides = {});
 
 }  // namespace onda::kernels

@@ -182,7 +182,28 @@ FusedElementwise::FusedElementwise(const KernelContext& kc, FusedElementwiseProb
       }
     }
   }
-  layout_ = plan_broadcast(problem_.input_shapes, problem_.output_shape);
+  const auto& views = problem_.view_strides;
+  if (!views.empty()) {
+    if (views.size() != inputs || problem_.view_sources.size() != inputs || problem_.view_offsets.size() != inputs)
+      throw std::invalid_argument("fused elementwise: views need a source, strides and an offset per input");
+    for (size_t k = 0; k < inputs; ++k) {
+      if (views[k].empty()) continue;
+      const Shape& shape = problem_.input_shapes[k];
+      // Every element of the view inside its source (the kernel reads without bounds checks).
+      int64_t last = problem_.view_offsets[k];
+      bool valid = views[k].size() == shape.size() && last >= 0 && !rotated(k);
+      for (size_t d = 0; valid && d < shape.size(); ++d) {
+        valid = views[k][d] >= 0;
+        last += shape[d] > 0 ? (shape[d] - 1) * views[k][d] : 0;
+      }
+      if (!valid || (element_count(shape) > 0 && last >= element_count(problem_.view_sources[k]))) {
+        throw std::invalid_argument(fmt::format("fused elementwise: input {} is no view of {} ({} from offset {})", k,
+                                                shape_string(problem_.view_sources[k]), shape_string(shape),
+                                                problem_.view_offsets[k]));
+      }
+    }
+  }
+  layout_ = plan_broadcast(problem_.input_shapes, problem_.output_shape, views);
   if (layout_.out_dims.size() > kMaxRank)
     throw std::invalid_argument("fused elementwise: more than 8 broadcast dims");
 }
@@ -198,8 +219,8 @@ std::pair<std::string, std::string> FusedElementwise::render_steps() const {
 void FusedElementwise::check_tensors(std::span<const Tensor> inputs, const Tensor& output) const {
   bool inputs_match = inputs.size() == problem_.input_shapes.size();
   for (size_t k = 0; inputs_match && k < inputs.size(); ++k) {
-    inputs_match =
-        inputs[k].shape() == problem_.input_shapes[k] && inputs[k].dtype() == problem_.input_dtypes[k];
+    const Shape& expected = is_view(k) ? problem_.view_sources[k] : problem_.input_shapes[k];
+    inputs_match = inputs[k].shape() == expected && inputs[k].dtype() == problem_.input_dtypes[k];
   }
   if (!inputs_match) throw std::invalid_argument("fused elementwise: inputs differ from the planned problem");
   if (output.dtype() != output_dtype() || output.shape() != output_shape()) {
@@ -277,6 +298,13 @@ const wgpu::ComputePipeline& FusedElementwise::pipeline_for(const Alignment& ali
   return pipeline;
 }
 
+// Input k's first element in its buffer (a view's, past its source's start).
+uint32_t FusedElementwise::input_offset(std::span<const Tensor> inputs, size_t k) const {
+  const int64_t offset = inputs[k].element_offset(kc_.gpu) + (is_view(k) ? problem_.view_offsets[k] : 0);
+  if (offset > int64_t{0xFFFFFFFF}) throw std::invalid_argument("fused elementwise: an input offset past 2^32");
+  return static_cast<uint32_t>(offset);
+}
+
 // The words of `Params` in fused_elementwise.wgsl.
 std::vector<uint32_t> FusedElementwise::uniforms(std::span<const Tensor> inputs, uint32_t out_offset) const {
   const size_t n = inputs.size();
@@ -287,7 +315,7 @@ std::vector<uint32_t> FusedElementwise::uniforms(std::span<const Tensor> inputs,
     words[4 + d] = static_cast<uint32_t>(layout_.out_dims[d]);
   const size_t offsets_at = words.size();
   words.resize(offsets_at + 4 * vec4s_for(n), 0);
-  for (size_t k = 0; k < n; ++k) words[offsets_at + k] = inputs[k].element_offset(kc_.gpu);
+  for (size_t k = 0; k < n; ++k) words[offsets_at + k] = input_offset(inputs, k);
   const size_t strides_at = words.size();
   words.resize(strides_at + kMaxRank * n, 0);
   for (size_t k = 0; k < n; ++k)
@@ -310,7 +338,7 @@ void FusedElementwise::record(gpu::CommandRecorder& recorder, std::span<const Te
   Alignment alignment;
   alignment.out_vec4 = output_dtype() != DType::f16 && out_offset % 4 == 0 && count_ % 4 == 0;
   for (size_t k = 0; k < inputs.size(); ++k)
-    alignment.in_alignment[k] = alignment_of_offset(inputs[k].element_offset(kc_.gpu));
+    alignment.in_alignment[k] = alignment_of_offset(input_offset(inputs, k));
   const std::vector<uint32_t> words = uniforms(inputs, out_offset);
   const auto& pipeline = pipeline_for(alignment);
 

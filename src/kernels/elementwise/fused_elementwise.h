@@ -67,6 +67,12 @@ struct FusedElementwiseProblem {
   // as x[2i] (a rotary embedding's rotate_half folded in: graph/fuse_rotate_half.h). Such an input
   // has the output's shape, a float dtype and an even last dim.
   std::vector<bool> pair_rotated;
+  // Per input (empty: none): the input is a view of a larger tensor (a Split's part folded in:
+  // graph/fold_split_views.h). The tensor passed for it is that source; input_shapes[k] is the view's
+  // shape, its element i at view_offsets[k] + sum i_d view_strides[k][d] in the source.
+  std::vector<Shape> view_sources;            // empty Shape entries: not a view
+  std::vector<std::vector<int64_t>> view_strides;
+  std::vector<int64_t> view_offsets;
   bool operator==(const FusedElementwiseProblem&) const = default;
 };
 
@@ -115,9 +121,11 @@ class FusedElementwise {
   const wgpu::ComputePipeline& pipeline_for(const Alignment& alignment) const;
   std::string render_wgsl(const Alignment& alignment) const;
   bool rotated(size_t k) const { return k < problem_.pair_rotated.size() && problem_.pair_rotated[k]; }
+  bool is_view(size_t k) const { return k < problem_.view_strides.size() && !problem_.view_strides[k].empty(); }
   // The WGSL of the step functions and of `fused`'s body; also the shader's cache key.
   std::pair<std::string, std::string> render_steps() const;
   std::vector<uint32_t> uniforms(std::span<const Tensor> inputs, uint32_t out_offset) const;
+  uint32_t input_offset(std::span<const Tensor> inputs, size_t k) const;
 
   KernelContext kc_;
   FusedElementwiseProblem problem_;

@@ -514,6 +514,46 @@ TEST(FusedElementwise, PairRotatedInputsMatchFloat64) {
   EXPECT_NO_THROW(FusedElementwise(kc(), p));
 }
 
+// Inputs read as strided views of larger tensors (FusedElementwiseProblem's views): the second half of
+// a channel axis, a permuted view (a transpose's strides), next to a broadcast input; float16 too.
+TEST(FusedElementwise, ViewInputsMatchFloat64) {
+  Random rng(test_seed());
+  for (DType dtype : {DType::f32, DType::f16}) {
+    const Shape out = {3, 5, 34};
+    // Input 0: channels 5..9 of a [3, 10, 34] source. Input 1: a [34, 5, 3] source read transposed.
+    // Input 2: a [34] row broadcast. y = x0 * x1 + x2.
+    Case c = make_case({out, out, {34}}, {dtype, dtype, dtype}, {},
+                       {step(Op::Mul, {in(0), in(1)}), step(Op::Add, {st(0), in(2)})}, {}, rng);
+    const std::vector<double> x0 = c.inputs[0], x1 = c.inputs[1];
+    std::vector<double> source0(3 * 10 * 34, 7.0), source1(34 * 5 * 3, 0.0);
+    for (int64_t n = 0; n < 3; ++n)
+      for (int64_t ch = 0; ch < 5; ++ch)
+        for (int64_t t = 0; t < 34; ++t) {
+          source0[(n * 10 + 5 + ch) * 34 + t] = x0[(n * 5 + ch) * 34 + t];
+          source1[(t * 5 + ch) * 3 + n] = x1[(n * 5 + ch) * 34 + t];
+        }
+    FusedElementwiseProblem p = c.problem;
+    p.view_sources = {{3, 10, 34}, {34, 5, 3}, {}};
+    p.view_strides = {{340, 34, 1}, {1, 3, 15}, {}};
+    p.view_offsets = {5 * 34, 0, 0};
+    const FusedElementwise plan(kc(), p);
+    const std::vector<Tensor> tensors = {upload_values(source0, dtype, {3, 10, 34}),
+                                         upload_values(source1, dtype, {34, 5, 3}),
+                                         upload_values(c.inputs[2], dtype, {34})};
+    const Tensor y = poisoned(plan.output_dtype(), out);
+    gpu::CommandRecorder recorder(gpu().context);
+    plan.record(recorder, tensors, y);
+    recorder.submit_and_wait();
+    const std::vector<double> ref = reference(c.problem, c.inputs, c.constants, c.step_dtypes);
+    const std::vector<double> got = download_values(y);
+    EXPECT_LE(rel_l2(std::vector<float>(got.begin(), got.end()), ref), dtype == DType::f32 ? 1e-6 : 1e-3)
+        << dtype_name(dtype);
+    // A view reaching past its source is refused.
+    p.view_offsets[0] = 6 * 34;
+    EXPECT_THROW(FusedElementwise(kc(), p), std::invalid_argument);
+  }
+}
+
 TEST(FusedElementwise, MalformedProblemsThrow) {
   FusedElementwiseProblem p;
   p.input_shapes = {{4}};
