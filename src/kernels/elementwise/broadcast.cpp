@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace onda::kernels {
@@ -75,8 +76,12 @@ BroadcastLayout plan_broadcast(std::span<const Shape> inputs, const Shape& out,
     const bool view = !strides.empty() && !strides[k].empty();
     const bool contiguous = !view || (layout.strides[k].size() <= 1 &&
                                       (layout.strides[k].empty() || layout.strides[k][0] == 1));
+    const std::vector<int64_t>& st = layout.strides[k];
+    const bool rows = !st.empty() && st.back() == 1 && layout.out_dims.back() % 4 == 0 &&
+                      std::all_of(st.begin(), st.end() - 1, [](int64_t v) { return v % 4 == 0; });
     layout.modes.push_back(n == count && contiguous ? BroadcastMode::Same
                            : n == 1                 ? BroadcastMode::Scalar
+                           : rows                   ? BroadcastMode::Rows
                                                     : BroadcastMode::Strided);
   }
   return layout;

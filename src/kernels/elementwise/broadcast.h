@@ -11,7 +11,11 @@ namespace onda::kernels {
 // The broadcast result shape; throws std::invalid_argument naming the shapes when incompatible.
 Shape broadcast_shape(std::span<const Shape> shapes);
 
-enum class BroadcastMode { Same, Scalar, Strided };
+// Same: the output's own layout (vector loads). Scalar: one element. Rows: strided, but the innermost
+// coalesced dim is contiguous and a multiple of 4 long and the outer strides are multiples of 4, so an
+// invocation's 4 output elements are 4 neighbours (one index computation and one vector load per 4).
+// Strided: any other walk (an index per element).
+enum class BroadcastMode { Same, Scalar, Strided, Rows };
 
 struct BroadcastLayout {
   std::vector<int64_t> out_dims;                 // coalesced output dims (size-1 dims dropped)

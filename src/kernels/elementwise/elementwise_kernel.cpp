@@ -64,7 +64,8 @@ std::string render_elementwise_input(size_t k, DType dtype, BroadcastMode mode, 
   const std::string ct = elementwise_compute_type(dtype);
   const bool f16 = dtype == DType::f16;
   const bool same = mode == BroadcastMode::Same;
-  const bool vec4 = !f16 && same && alignment == 4;
+  const bool rows = mode == BroadcastMode::Rows;
+  const bool vec4 = !f16 && (same || rows) && alignment == 4;
   const TemplateValues values = {
       {"IN", fmt::format("in{}", k)},
       {"INDEX", std::to_string(k)},
@@ -76,6 +77,7 @@ std::string render_elementwise_input(size_t k, DType dtype, BroadcastMode mode, 
       {"MODE_SAME", same ? "1" : "0"},
       {"MODE_SCALAR", mode == BroadcastMode::Scalar ? "1" : "0"},
       {"MODE_BROADCAST", mode == BroadcastMode::Strided ? "1" : "0"},
+      {"MODE_ROWS", rows ? "1" : "0"},
       {"VEC4", vec4 ? "1" : "0"},
       {"F16", f16 ? "1" : "0"},
       {"F16_PAIRS", f16 && same && alignment % 2 == 0 ? "1" : "0"},

@@ -1,6 +1,7 @@
 // Binding and load function of one elementwise input, rendered once per input with
 //   IN (in0/in1/in2), INDEX (0..2), BINDING, STORAGE (array element type), CT (compute type),
-//   MODE_SAME / MODE_SCALAR / MODE_BROADCAST, VEC4 (16-byte aligned vec4 storage), F16 (packed halves).
+//   MODE_SAME / MODE_SCALAR / MODE_BROADCAST / MODE_ROWS (BroadcastMode), VEC4 (16-byte aligned vec4
+//   storage), F16 (packed halves).
 // The storage scalar type is the compute type (f32 for f32/f16, i32 for i32/i64, u32 for u8/bool).
 // The including shader defines params.count, input_offset(k) and broadcast_index(linear, k).
 @group(0) @binding({{BINDING}}) var<storage, read> {{IN}}_buf: array<{{STORAGE}}>;
@@ -36,6 +37,16 @@ fn load4_{{IN}}(i: u32) -> vec4<{{CT}}> {
   return vec4<{{CT}}>(load_{{IN}}(base + min(i, last)), load_{{IN}}(base + min(i + 1u, last)),
                       load_{{IN}}(base + min(i + 2u, last)), load_{{IN}}(base + min(i + 3u, last)));
 #endif
+#endif
+#endif
+#if MODE_ROWS
+  // i is a multiple of 4 and so is the innermost dim's extent (BroadcastMode::Rows): elements i .. i + 3
+  // are neighbours from one index on (a multiple of 4 where VEC4: the outer strides are).
+  let e = base + broadcast_index(i, {{INDEX}}u);
+#if VEC4
+  return {{IN}}_buf[e / 4u];
+#else
+  return vec4<{{CT}}>(load_{{IN}}(e), load_{{IN}}(e + 1u), load_{{IN}}(e + 2u), load_{{IN}}(e + 3u));
 #endif
 #endif
 #if MODE_BROADCAST

@@ -554,7 +554,19 @@ TEST(Broadcast, CoalescesToFewestDims) {
   EXPECT_EQ(layout.strides[0], (std::vector<int64_t>{20, 1}));
   EXPECT_EQ(layout.strides[1], (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(layout.modes[0], kernels::BroadcastMode::Same);
+  // Rows of 20 contiguous elements (a multiple of 4), repeated: 4 neighbours per 4 outputs.
+  EXPECT_EQ(layout.modes[1], kernels::BroadcastMode::Rows);
+  // Rows of 15 are not whole vec4s; a broadcast innermost dim has stride 0.
+  const Shape odd[] = {{2, 3, 5}, {3, 5}, {2, 3, 1}};
+  layout = kernels::plan_broadcast(odd, {2, 3, 5});
   EXPECT_EQ(layout.modes[1], kernels::BroadcastMode::Strided);
+  EXPECT_EQ(layout.modes[2], kernels::BroadcastMode::Strided);
+  // A view: the second half of [2, 8, 12]'s middle axis, rows of 48 with stride 96.
+  const Shape half[] = {{2, 4, 12}};
+  const std::vector<int64_t> half_strides[] = {{96, 12, 1}};
+  layout = kernels::plan_broadcast(half, {2, 4, 12}, half_strides);
+  EXPECT_EQ(layout.out_dims, (std::vector<int64_t>{2, 48}));
+  EXPECT_EQ(layout.modes[0], kernels::BroadcastMode::Rows);
   const Shape bad[] = {{2, 3}, {4, 3, 2}};
   EXPECT_THROW(kernels::broadcast_shape(bad), std::invalid_argument);
 }
