@@ -115,7 +115,7 @@ size_t fuse_rotate_half(Graph& graph) {
 size_t fold_rotate_half_into_elementwise(Graph& graph) {
   const ValueUses uses = value_uses(graph);
   std::vector<bool> removed(graph.nodes.size(), false);
-  std::vector<Node> added;  // the views of the RotateHalfs' inputs in their readers' shapes
+  std::vector<std::pair<size_t, Node>> added;  // the views of the RotateHalfs' inputs, by reader
   size_t folded = 0;
   for (size_t f = 0; f < graph.nodes.size(); ++f) {
     if (graph.nodes[f].domain != kOndaDomain || graph.nodes[f].op_type != kFusedElementwiseOp ||
@@ -158,7 +158,7 @@ size_t fold_rotate_half_into_elementwise(Graph& graph) {
         view_node.name = view;
         view_node.inputs = {x, shape_name};
         view_node.outputs = {view};
-        added.push_back(std::move(view_node));
+        added.emplace_back(f, std::move(view_node));
         read = view;
       }
       for (const size_t n : {*p, reshape.value_or(*p)}) {
@@ -172,9 +172,15 @@ size_t fold_rotate_half_into_elementwise(Graph& graph) {
     if (!rotated.empty()) graph.nodes[f].set_attribute(kRotatedInputsAttribute, std::move(rotated));
   }
   if (folded == 0) return 0;
-  erase_marked_nodes(graph, removed);
-  for (Node& node : added) graph.nodes.push_back(std::move(node));
-  graph.sort_topologically();  // the views come before their readers
+  // Each view goes right before its reader (after x's producer, which the reader followed already).
+  std::vector<Node> nodes;
+  nodes.reserve(graph.nodes.size() + added.size());
+  auto next_view = added.begin();
+  for (size_t n = 0; n < graph.nodes.size(); ++n) {
+    for (; next_view != added.end() && next_view->first == n; ++next_view) nodes.push_back(std::move(next_view->second));
+    if (!removed[n]) nodes.push_back(std::move(graph.nodes[n]));
+  }
+  graph.nodes = std::move(nodes);
   return folded;
 }
 

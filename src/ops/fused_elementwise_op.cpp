@@ -159,6 +159,31 @@ struct FusedState {
   KeptPlans<kernels::FusedElementwise> plans;
 };
 
+// Which inputs the group reads with their pairs rotated (graph/fuse_rotate_half.h); empty: none.
+std::vector<bool> rotated_inputs(const Node& node, size_t inputs) {
+  std::vector<bool> rotated;
+  for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
+    if (k < 0 || k >= static_cast<int64_t>(inputs))
+      throw ModelError(fmt::format("{}: rotated input {} of {}", node.describe(), k, inputs));
+    rotated.resize(inputs, false);
+    rotated[k] = true;
+  }
+  return rotated;
+}
+
+// The kernel's problem for the program: its steps, with these input shapes and output shape.
+kernels::FusedElementwiseProblem problem_of(const FusedProgram& program, std::vector<Shape> input_shapes,
+                                            const Shape& output_shape, std::vector<bool> rotated) {
+  kernels::FusedElementwiseProblem problem;
+  problem.input_shapes = std::move(input_shapes);
+  problem.input_dtypes = program.input_dtypes;
+  problem.constants = program.constants;
+  problem.steps = program.steps;
+  problem.output_shape = output_shape;
+  problem.pair_rotated = std::move(rotated);
+  return problem;
+}
+
 // The views of a group's inputs (graph/fold_split_views.h): per input position, the axis, first
 // index and extent of the part of its tensor it reads.
 struct InputView {
@@ -210,11 +235,8 @@ std::optional<std::vector<Value>> fused_with_views(const Node& node, OpContext& 
   if (out_bytes + slack > limit) return std::nullopt;
   for (const Tensor& t : tensors)
     if (t.device_bytes() + slack > limit) return std::nullopt;
-  kernels::FusedElementwiseProblem problem;
-  problem.input_dtypes = program.input_dtypes;
-  problem.constants = program.constants;
-  problem.steps = program.steps;
-  problem.output_shape = program.output_shape;
+  kernels::FusedElementwiseProblem problem =
+      problem_of(program, {}, program.output_shape, rotated_inputs(node, tensors.size()));
   problem.view_sources.resize(tensors.size());
   problem.view_strides.resize(tensors.size());
   problem.view_offsets.assign(tensors.size(), 0);
@@ -229,10 +251,6 @@ std::optional<std::vector<Value>> fused_with_views(const Node& node, OpContext& 
       shape[v->second.axis] = v->second.length;
     }
     problem.input_shapes.push_back(shape);
-  }
-  for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
-    problem.pair_rotated.resize(tensors.size(), false);
-    if (k >= 0 && k < static_cast<int64_t>(tensors.size())) problem.pair_rotated[k] = true;
   }
   Value out;
   out.device = context.allocate(program.output_dtype, program.output_shape);
@@ -273,25 +291,16 @@ std::vector<Value> fused_elementwise(const Node& node, OpContext& context, const
       return *out;
     tensors = materialized_views(node, context, tensors);  // beyond one binding: the parts copied out
   }
-  std::vector<bool> rotated;  // graph/fuse_rotate_half.h
-  for (const int64_t k : node.attribute_ints(kRotatedInputsAttribute, {})) {
-    if (k < 0 || k >= static_cast<int64_t>(inputs.size()))
-      throw ModelError(fmt::format("{}: rotated input {} of {}", node.describe(), k, inputs.size()));
-    rotated.resize(inputs.size(), false);
-    rotated[k] = true;
-  }
+  const std::vector<bool> rotated = rotated_inputs(node, inputs.size());
   Value out;
   out.device = context.allocate(program.output_dtype, program.output_shape);
   try {
     record_in_binding_slices(context, std::move(tensors), out.device,
                              [&](std::span<const Tensor> slices, const Tensor& out_slice) {
-                               kernels::FusedElementwiseProblem problem;
-                               for (const Tensor& t : slices) problem.input_shapes.push_back(t.shape());
-                               problem.input_dtypes = program.input_dtypes;
-                               problem.constants = program.constants;
-                               problem.steps = program.steps;
-                               problem.output_shape = out_slice.shape();
-                               problem.pair_rotated = rotated;
+                               std::vector<Shape> shapes;
+                               for (const Tensor& t : slices) shapes.push_back(t.shape());
+                               const kernels::FusedElementwiseProblem problem =
+                                   problem_of(program, std::move(shapes), out_slice.shape(), rotated);
                                const kernels::FusedElementwise& plan = kept->plans.find_or_plan(problem, [&] {
                                  return kernels::FusedElementwise(context.kernels, problem);
                                });
