@@ -69,13 +69,6 @@ std::shared_ptr<const Graph> residual_body(const Graph& graph, const Node& sum, 
   return body;
 }
 
-// A name no value of `graph` has yet.
-std::string fresh_name(const Graph& graph, const std::string& base) {
-  std::string name = base;
-  for (int k = 1; graph.find_value(name) || graph.is_initializer(name); ++k) name = base + "_" + std::to_string(k);
-  return name;
-}
-
 }  // namespace
 
 size_t fuse_residual_adds(Graph& graph) {
@@ -118,19 +111,8 @@ size_t fuse_residual_adds(Graph& graph) {
       if (!gemm_shape || depends_on(graph, uses, residual, gemm_index)) continue;
       std::string residual_input = residual;
       if (reshape) {  // the residual viewed in the GEMM's output shape, as the sum was
-        const std::string shape_name = fresh_name(graph, residual + "/onda_residual_shape");
-        graph.set_initializer(shape_name, HostTensor::from_values<int64_t>({static_cast<int64_t>(gemm_shape->size())},
-                                                                           *gemm_shape));
-        residual_input = fresh_name(graph, residual + "/onda_residual_view");
-        ValueInfo& view = graph.value(residual_input);
-        view.dtype = out_info->dtype;
-        view.shape = *gemm_shape;
-        Node view_node;
-        view_node.op_type = "Reshape";
-        view_node.name = residual_input;
-        view_node.inputs = {residual, shape_name};
-        view_node.outputs = {residual_input};
-        added.push_back(std::move(view_node));
+        added.push_back(reshape_view(graph, residual, *gemm_shape, *out_info->dtype, "residual"));
+        residual_input = added.back().outputs[0];
       }
       Attribute epilogue{std::string(kFusedEpilogueAttribute), residual_body(graph, sum, k)};
       gemm.attributes.push_back(std::move(epilogue));

@@ -143,23 +143,8 @@ size_t fold_rotate_half_into_elementwise(Graph& graph) {
         continue;
       std::string read = x;
       if (*x_shape != *out_shape) {  // x viewed in the reader's shape (a Reshape is a view)
-        std::string shape_name = x + "/onda_pairs_shape", view = x + "/onda_pairs_view";
-        for (int n = 1; graph.find_value(shape_name) || graph.is_initializer(shape_name); ++n)
-          shape_name = x + "/onda_pairs_shape_" + std::to_string(n);
-        for (int n = 1; graph.find_value(view) || graph.is_initializer(view); ++n)
-          view = x + "/onda_pairs_view_" + std::to_string(n);
-        graph.set_initializer(shape_name, HostTensor::from_values<int64_t>({static_cast<int64_t>(out_shape->size())},
-                                                                           *out_shape));
-        ValueInfo& view_info = graph.value(view);
-        view_info.dtype = info->dtype;
-        view_info.shape = *out_shape;
-        Node view_node;
-        view_node.op_type = "Reshape";
-        view_node.name = view;
-        view_node.inputs = {x, shape_name};
-        view_node.outputs = {view};
-        added.emplace_back(f, std::move(view_node));
-        read = view;
+        added.emplace_back(f, reshape_view(graph, x, *out_shape, *info->dtype, "pairs"));
+        read = added.back().second.outputs[0];
       }
       for (const size_t n : {*p, reshape.value_or(*p)}) {
         removed[n] = true;

@@ -72,6 +72,33 @@ std::optional<double> float_scalar_initializer(const Graph& graph, const std::st
   return t->to_double()[0];
 }
 
+namespace {
+
+// A name no value of `graph` has yet: `base`, or `base` with a numeric suffix.
+std::string unused_name(const Graph& graph, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; graph.find_value(name) || graph.is_initializer(name); ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+}  // namespace
+
+Node reshape_view(Graph& graph, const std::string& value, const Shape& shape, DType dtype, const std::string& tag) {
+  const std::string shape_name = unused_name(graph, value + "/onda_" + tag + "_shape");
+  graph.set_initializer(shape_name,
+                        HostTensor::from_values<int64_t>({static_cast<int64_t>(shape.size())}, shape));
+  const std::string view = unused_name(graph, value + "/onda_" + tag + "_view");
+  ValueInfo& info = graph.value(view);
+  info.dtype = dtype;
+  info.shape = shape;
+  Node node;
+  node.op_type = "Reshape";
+  node.name = view;
+  node.inputs = {value, shape_name};
+  node.outputs = {view};
+  return node;
+}
+
 // ---- Node attributes
 
 std::string Node::describe() const {

@@ -171,6 +171,12 @@ std::optional<Shape> static_shape_of(const Graph& graph, const std::string& name
 // The value of a one-element float initializer (an epsilon, a scale the passes fold), else nullopt.
 std::optional<double> float_scalar_initializer(const Graph& graph, const std::string& name);
 
+// A Reshape (a view: no copy) of `value` as `shape`, for a pass that feeds a value to a reader in
+// another shape: its target shape becomes an initializer and its output a value of `dtype` and
+// `shape`, named "<value>/onda_<tag>_shape" and "<value>/onda_<tag>_view" (with a numeric suffix where
+// taken). The caller places the node before its readers.
+Node reshape_view(Graph& graph, const std::string& value, const Shape& shape, DType dtype, const std::string& tag);
+
 // A default-domain MatMul or Gemm whose A and B have static shapes of rank 2 or more: its product's
 // shape is then the GEMM's own output shape (no vector operand squeezed away), as the passes that
 // rewrite a GEMM's output (its residual, its column parts) need.
