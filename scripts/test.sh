@@ -10,7 +10,8 @@ if [ ! -f .deps/dawn/.complete-v1 ] || ! command -v cmake >/dev/null || ! comman
 fi
 [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
-if ! ctest --test-dir build --output-on-failure "$@"; then
+# As many tests at once as there are cores (CTEST_PARALLEL_LEVEL overrides; so does a -j argument).
+if ! ctest --test-dir build --output-on-failure -j "${CTEST_PARALLEL_LEVEL:-$(nproc)}" "$@"; then
   # The failures again, so that they end the output (a CI log shows its tail): gtest's failure
   # messages and the seeds that replay them (tests/support/harness.cpp).
   log=build/Testing/Temporary/LastTest.log
