@@ -89,8 +89,8 @@ bool choose_resident(const PlanInputs& in, bool eligible, RnnPlan& plan) {
       asked_tiling(in, in.options.row_tiling, in.tuning.rows, in.tuning.rows_off).tiling;
   const bool chosen =
       eligible && fits &&
-      (forced || (in.automatic() && !disabled && !other_asked && dev.gpu &&
-                  in.weight_bytes() <= kResidentMaxWeightBytes && row_blocks * d.dirs <= kResidentMaxWorkgroups));
+      (forced || (in.automatic() && !disabled && !other_asked && in.weight_bytes() <= kResidentMaxWeightBytes &&
+                  (!dev.gpu || row_blocks * d.dirs <= kResidentMaxWorkgroups)));
   if (chosen) {
     plan.resident = *tiling;
     plan.subgroup_reduce = subgroup_reduce;
@@ -279,6 +279,7 @@ RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnO
   const StepKernel kernel =
       options.step_kernel != StepKernel::automatic ? options.step_kernel : tuning.step_kernel;
   const bool automatic_gpu = kernel == StepKernel::automatic && device.gpu;
+  const bool automatic_cpu = kernel == StepKernel::automatic && !device.gpu;
   // The vec4 step: asked for, or automatic on GPUs for medium batches (fused phase, G <= 4).
   if (!plan.two_phase && d.gates <= 4 &&
       (kernel == StepKernel::vec4 || (automatic_gpu && d.batch >= kVec4StepMinBatch &&
@@ -292,12 +293,13 @@ RnnPlan plan_rnn(const RnnSpec& spec, const RnnDims& d, bool chunked, const RnnO
   const bool gates_fit =
       static_cast<uint64_t>(d.dirs * d.batch * d.gates * d.hidden) * 4 <= device.max_binding_bytes;
   if (!plan.two_phase && gates_fit &&
-      (kernel == StepKernel::gemm || (automatic_gpu && d.batch >= kGemmStepMinBatch))) {
+      (kernel == StepKernel::gemm || (automatic_gpu && d.batch >= kGemmStepMinBatch) ||
+       (automatic_cpu && d.batch >= kCpuGemmStepMinBatch))) {
     plan.kind = RnnKernelKind::gemm_step;
     return plan;
   }
   const bool tiled = kernel == StepKernel::tiled || kernel == StepKernel::gemm ||
-                     (kernel == StepKernel::automatic && d.batch >= kTiledMinBatch);
+                     (automatic_gpu && d.batch >= kTiledMinBatch);
   plan.kind = tiled ? RnnKernelKind::tiled_step : RnnKernelKind::dot_step;
   const auto phase = [&](const char* name, int gates) {
     RnnStepPhase p{name, gates, {}, {}};

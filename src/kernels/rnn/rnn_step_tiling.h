@@ -69,12 +69,17 @@ struct TiledStepTiling {
   }
 };
 
-// Batches from this size up use the tiled kernel (StepKernel::automatic); below, the dot-product
+// Batches from this size up use the tiled kernel on GPUs (StepKernel::automatic); below, the dot-product
 // kernel with its narrow unit tiles and K slices (rnn_step_tiling above) spreads the work better.
 constexpr int64_t kTiledMinBatch = 16;
 // Batches from this size up run the GEMM step on GPUs (StepKernel::gemm): the product is then a real
 // GEMM (SCNet's band LSTMs, B = 433-864) that the GEMM core runs faster than the fused tiled step.
 constexpr int64_t kGemmStepMinBatch = 256;
+// On CPU adapters (lavapipe) the automatic choice is the resident kernel where R^T fits
+// (kResidentMaxWeightBytes, any grid), else the GEMM step from this batch, else the dot kernel; the
+// tiled and vec4 steps, staged through workgroup memory behind barriers, ran slowest there
+// (docs/benchmark-log.md, thirteenth session).
+constexpr int64_t kCpuGemmStepMinBatch = 16;
 // Workgroups the tiled step aims for: one per multiprocessor of the H200 (132).
 constexpr int64_t kTiledTargetWorkgroups = 132;
 

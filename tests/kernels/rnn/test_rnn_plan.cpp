@@ -129,23 +129,26 @@ TEST(RnnPlan, StreamingGruFrame) {
   EXPECT_EQ(plan(frame, cpu()).kind, RnnKernelKind::dot_step);
 }
 
-TEST(RnnPlan, CpuAdapterKeepsThePortableKernels) {
+// On CPU adapters (lavapipe measurements, kCpuGemmStepMinBatch): the resident kernel wherever R^T
+// fits, whatever the grid; else the GEMM step from batch 16; else the dot kernel. Never the tiled,
+// vec4, row-sequence or cooperative kernels.
+TEST(RnnPlan, CpuAdapterChoosesResidentThenGemmStepThenDot) {
   const Layer small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // R^T 16 KiB a direction
-  EXPECT_EQ(plan(small_r, cpu()).kind, RnnKernelKind::whole_sequence);
-  const Layer wide{"LSTM H128 B64", CellType::lstm, true, 20, 64, 8, 128};
-  EXPECT_EQ(plan(wide, cpu()).kind, RnnKernelKind::tiled_step);
+  EXPECT_EQ(plan(small_r, cpu()).kind, RnnKernelKind::resident);
+  const Layer wide{"LSTM H128 B64", CellType::lstm, true, 20, 64, 8, 128};  // R^T 256 KiB
+  EXPECT_EQ(plan(wide, cpu()).kind, RnnKernelKind::gemm_step);
   const Layer narrow{"LSTM H128 B4", CellType::lstm, true, 20, 4, 8, 128};
   EXPECT_EQ(plan(narrow, cpu()).kind, RnnKernelKind::dot_step);
+  const Layer two_phase{"GRU lbr=0 H128 B101", CellType::gru, true, 20, 101, 64, 128, false};
+  EXPECT_EQ(plan(two_phase, cpu()).kind, RnnKernelKind::dot_step);
   // The probe is not even asked: no cooperative kernel without being asked for on CPUs.
   const GridResidentProbe never = [](const CooperativeTiling&, bool) -> bool {
     ADD_FAILURE() << "probed on a CPU adapter";
     return false;
   };
-  for (const Layer& l : {kMpsenetFreq, kScnetH256Band, kScnetH512Band, kScnetH256Time, kScnetH512Time}) {
-    const RnnKernelKind kind = plan(l, cpu(), never).kind;
-    EXPECT_TRUE(kind == RnnKernelKind::tiled_step || kind == RnnKernelKind::dot_step)
-        << l.name << ": " << rnn_kernel_name(kind);
-  }
+  EXPECT_EQ(plan(kMpsenetFreq, cpu(), never).kind, RnnKernelKind::resident);
+  for (const Layer& l : {kScnetH256Band, kScnetH512Band, kScnetH256Time, kScnetH512Time})
+    EXPECT_EQ(plan(l, cpu(), never).kind, RnnKernelKind::gemm_step) << l.name;
 }
 
 TEST(RnnPlan, ChunkedProjectionsRunPerStep) {
