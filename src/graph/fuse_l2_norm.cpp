@@ -37,9 +37,11 @@ size_t fuse_l2_norms(Graph& graph) {
     if (removed[i] || !is_onnx_op(reduce, "ReduceL2") || reduce.outputs.size() != 1) continue;
     const std::string x = reduce.inputs.at(0);
     const auto x_shape = static_shape_of(graph, x);
-    const auto dtype = graph.values.count(x) ? graph.values.at(x).dtype : std::nullopt;
-    if (!x_shape || x_shape->empty() || !dtype || !is_float(*dtype) || !reduces_last_axis(graph, reduce, x_shape->size()))
+    const auto info = graph.values.find(x);
+    if (!x_shape || x_shape->empty() || info == graph.values.end() || !info->second.dtype ||
+        !is_float(*info->second.dtype) || !reduces_last_axis(graph, reduce, x_shape->size()))
       continue;
+    const DType x_dtype = *info->second.dtype;
     const int64_t row = x_shape->back();
     // Clip(norm, eps) (min as an input: opset >= 11) or Max(norm, eps).
     auto clip = sole_reader(u, reduce.outputs[0]);
@@ -78,7 +80,7 @@ size_t fuse_l2_norms(Graph& graph) {
       const Node& node = graph.nodes[*mul];
       const std::string& other = node.inputs[0] == out ? node.inputs[1] : node.inputs[0];
       const HostTensor* operand = other == out ? nullptr : graph.find_initializer(other);
-      if (!operand || operand->dtype() != *dtype) break;
+      if (!operand || operand->dtype() != x_dtype) break;
       // A scalar, or [row] / [1, ..., 1, row] of no higher rank than x.
       const Shape& s = operand->shape();
       bool along_row = s.size() <= x_shape->size() && (operand->numel() == 1 || (!s.empty() && s.back() == row));
@@ -90,7 +92,7 @@ size_t fuse_l2_norms(Graph& graph) {
       out = node.outputs[0];
     }
     const std::string name = (reduce.name.empty() ? out : reduce.name) + "/onda_l2_norm";
-    graph.set_initializer(name + "_scale", HostTensor::from_double(*dtype, {row}, scale));
+    graph.set_initializer(name + "_scale", HostTensor::from_double(x_dtype, {row}, scale));
     for (size_t a : absorbed) {
       for (const std::string& o : graph.nodes[a].outputs)
         if (o != out) graph.values.erase(o);

@@ -119,7 +119,9 @@ TEST(FoldGemmOutputTranspose, PermutedProductMatchesFloat64) {
       }
       EXPECT_EQ(outputs.at("y").shape(), (Shape{kQkv, kB, kHeads, kT, kHead}));
       EXPECT_LT(rel_l2(values_of(outputs.at("y")), expected), 1e-6) << "binding " << binding << " run " << run;
-      if (binding == 0) EXPECT_EQ(session->last_run().record_ms_by_op.count("Transpose"), 0u);
+      if (binding == 0) {
+        EXPECT_EQ(session->last_run().record_ms_by_op.count("Transpose"), 0u);
+      }
     }
   }
 }

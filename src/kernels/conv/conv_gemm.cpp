@@ -162,7 +162,7 @@ class ConvGemmStep final : public ConvStep {
     const Tensor addend = t.bias.defined() ? t.bias.reshape({g_.out_channels, 1}) : Tensor();
     const auto run_gemm = [&](int64_t count, const Tensor& b, const Tensor& out) {
       const bool full = gemms_.size() == 1 || count == (nb_ > 0 ? nb_ : pc_);
-      gemms_[full ? 0 : 1].record(recorder, {a, b, nullptr, addend, out});
+      gemms_[full ? 0 : 1].record(recorder, {a, b, nullptr, addend, out, Tensor()});
     };
     if (!im2col_) {
       return run_gemm(0, t.x.reshape({g_.batch, s_.k, s_.positions}),

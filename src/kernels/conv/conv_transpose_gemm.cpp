@@ -121,7 +121,7 @@ class ConvTransposeGemmStep final : public ConvStep {
     const Tensor b = packed ? Tensor() : t.weights.w.reshape({g_.in_channels, ck_});
     const auto run_gemm = [&](int64_t count, const Tensor& a, const Tensor& out) {
       gemms_[gemms_.size() == 1 || count == (nb_ > 0 ? nb_ : rc_) ? 0 : 1].record(
-          recorder, {a, b, packed, Tensor(), out});
+          recorder, {a, b, packed, Tensor(), out, Tensor()});
     };
     if (nb_ > 0) return record_batch_chunks(recorder, col, t, run_gemm);
     const Tensor slab = Tensor::empty(pool, DType::f32, {g_.in_channels * rc_});
