@@ -1,6 +1,6 @@
 """MP-SENet through onda.InferenceSession against the same model through the C++ path (`onda run`),
-bit for bit, on the inputs tests/models/model_matches_ort.sh makes. About 4 minutes on lavapipe
-(one run each way, 2 minutes each); skipped without ../shared/models or build/onda. The replayed
+bit for bit, on the inputs tests/models/model_matches_ort.sh makes. About 100 s on lavapipe
+(one run each way); skipped without ../shared/models or build/onda. The replayed
 second run is checked against ONNX Runtime by ctest's model_mpsenet_matches_onnxruntime."""
 
 from __future__ import annotations
