@@ -11,6 +11,7 @@ set(ONDA_SANITIZERS -fsanitize=address,undefined -fno-sanitize-recover=undefined
 add_compile_options(-g -O1 -fno-omit-frame-pointer -fsanitize=fuzzer-no-link ${ONDA_SANITIZERS})
 add_link_options(${ONDA_SANITIZERS})
 find_package(fmt REQUIRED)
+include(cmake/PrecompiledHeaders.cmake)  # no-op here: see there
 add_subdirectory(src/graph)
 add_subdirectory(src/onnx)
 add_subdirectory(fuzz)

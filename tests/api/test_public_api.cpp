@@ -17,15 +17,15 @@
 namespace onda::test {
 namespace {
 
-constexpr int64_t kWidth = 96;  // over the 64 elements below which float inputs are also host values
+constexpr int64_t kApiWidth = 96;  // over the 64 elements below which float inputs are also host values
 
 // A recurrent step: h' = tanh(x + h W), y = 2 h'. W is an initializer, inline or external data.
 onnx::ModelProto recurrent_step(const std::vector<float>& w, bool external_w) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, kWidth});
-  add_tensor_value(graph->mutable_input(), "h", onnx::TensorProto::FLOAT, {1, kWidth});
-  add_float_initializer(graph, "W", {kWidth, kWidth}, w);
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, kApiWidth});
+  add_tensor_value(graph->mutable_input(), "h", onnx::TensorProto::FLOAT, {1, kApiWidth});
+  add_float_initializer(graph, "W", {kApiWidth, kApiWidth}, w);
   if (external_w) {
     onnx::TensorProto* tensor = graph->mutable_initializer(0);
     tensor->clear_raw_data();
@@ -46,28 +46,13 @@ onnx::ModelProto recurrent_step(const std::vector<float>& w, bool external_w) {
 
 std::vector<double> step_reference(const std::vector<float>& x, const std::vector<double>& h,
                                    const std::vector<float>& w) {
-  std::vector<double> next(kWidth);
-  for (int64_t j = 0; j < kWidth; ++j) {
+  std::vector<double> next(kApiWidth);
+  for (int64_t j = 0; j < kApiWidth; ++j) {
     double sum = x[j];
-    for (int64_t k = 0; k < kWidth; ++k) sum += h[k] * w[k * kWidth + j];
+    for (int64_t k = 0; k < kApiWidth; ++k) sum += h[k] * w[k * kApiWidth + j];
     next[j] = std::tanh(sum);
   }
   return next;
-}
-
-std::vector<std::byte> as_bytes(const std::string& s) {
-  std::vector<std::byte> bytes(s.size());
-  std::memcpy(bytes.data(), s.data(), s.size());
-  return bytes;
-}
-
-std::vector<float> floats(const HostTensor& t) {
-  auto v = t.values<float>();
-  return {v.begin(), v.end()};
-}
-
-bool same_bits(const HostTensor& a, const HostTensor& b) {
-  return a.byte_size() == b.byte_size() && std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
 }
 
 TEST(PublicApi, VersionMacrosMatchTheLibrary) {
@@ -82,8 +67,8 @@ TEST(PublicApi, VersionMacrosMatchTheLibrary) {
 
 TEST(PublicApi, OpenBytesResolvesExternalDataAndMatchesTheFile) {
   Random r(test_seed());
-  const std::vector<float> w = r.normal(kWidth * kWidth, 0.0, 0.1);
-  const std::vector<float> x = r.normal(kWidth), h = r.normal(kWidth);
+  const std::vector<float> w = r.normal(kApiWidth * kApiWidth, 0.0, 0.1);
+  const std::vector<float> x = r.normal(kApiWidth), h = r.normal(kApiWidth);
   std::vector<std::byte> w_bytes(w.size() * sizeof(float));
   std::memcpy(w_bytes.data(), w.data(), w_bytes.size());
   const auto model = as_bytes(recurrent_step(w, true).SerializeAsString());
@@ -98,17 +83,17 @@ TEST(PublicApi, OpenBytesResolvesExternalDataAndMatchesTheFile) {
   EXPECT_EQ(session->device(), device);
   ASSERT_EQ(session->inputs().size(), 2u);
   EXPECT_EQ(session->inputs()[0].name, "x");
-  EXPECT_EQ(session->inputs()[0].shape, (Shape{1, kWidth}));
-  const auto out = session->run({{"x", HostTensor::view(DType::f32, {1, kWidth}, x.data(), x.size() * 4)},
-                                 {"h", HostTensor::from_values<float>({1, kWidth}, h)}});
+  EXPECT_EQ(session->inputs()[0].shape, (Shape{1, kApiWidth}));
+  const auto out = session->run({{"x", HostTensor::view(DType::f32, {1, kApiWidth}, x.data(), x.size() * 4)},
+                                 {"h", HostTensor::from_values<float>({1, kApiWidth}, h)}});
   const std::vector<double> next = step_reference(x, std::vector<double>(h.begin(), h.end()), w);
-  EXPECT_LT(rel_l2(floats(out.at("h_next")), next), 1e-5);
+  EXPECT_LT(rel_l2(values_of(out.at("h_next")), next), 1e-5);
 
   // The same model with inline weights, from a file: the same bits.
   TemporaryFolder folder;
   auto from_file = open_session(recurrent_step(w, false), folder);
-  const auto file_out = from_file->run({{"x", HostTensor::from_values<float>({1, kWidth}, x)},
-                                        {"h", HostTensor::from_values<float>({1, kWidth}, h)}});
+  const auto file_out = from_file->run({{"x", HostTensor::from_values<float>({1, kApiWidth}, x)},
+                                        {"h", HostTensor::from_values<float>({1, kApiWidth}, h)}});
   EXPECT_TRUE(same_bits(out.at("y"), file_out.at("y")));
 
   // No resolver, a failing resolver, garbage bytes: ModelErrors (an onda::Error) that say why.
@@ -131,51 +116,51 @@ TEST(PublicApi, ViewInputsRewrittenBetweenRunsAreReadAfresh) {
   // place must not look unchanged. Int64 `k` scales the output through a host-evaluated Cast.
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, kWidth});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, kApiWidth});
   add_tensor_value(graph->mutable_input(), "k", onnx::TensorProto::INT64, {1});
   add_int_attribute(add_node(graph, "Cast", {"k"}, {"kf"}), "to", onnx::TensorProto::FLOAT);
   add_node(graph, "Mul", {"x", "kf"}, {"y"});
   add_float_output(graph, "y");
   auto session = Session::open_bytes(as_bytes(model.SerializeAsString()));
   Random r(test_seed());
-  const std::vector<float> x = r.normal(kWidth);
+  const std::vector<float> x = r.normal(kApiWidth);
   int64_t k = 1;
   for (int64_t value : {1, 1, 1, 3, 3, 5}) {
     k = value;
-    const auto out = session->run({{"x", HostTensor::from_values<float>({1, kWidth}, x)},
+    const auto out = session->run({{"x", HostTensor::from_values<float>({1, kApiWidth}, x)},
                                    {"k", HostTensor::view(DType::i64, {1}, &k, sizeof k)}});
     std::vector<double> ref(x.begin(), x.end());
     for (double& v : ref) v *= static_cast<double>(value);
-    EXPECT_LT(rel_l2(floats(out.at("y")), ref), 1e-6) << "k = " << value;
+    EXPECT_LT(rel_l2(values_of(out.at("y")), ref), 1e-6) << "k = " << value;
   }
 }
 
 TEST(PublicApi, DeviceTensorStateStaysOnTheGpu) {
   Random r(test_seed());
-  const std::vector<float> w = r.normal(kWidth * kWidth, 0.0, 0.1);
+  const std::vector<float> w = r.normal(kApiWidth * kApiWidth, 0.0, 0.1);
   auto device = Device::open();
   const auto model = as_bytes(recurrent_step(w, false).SerializeAsString());
   auto host_path = Session::open_bytes(model, {}, device);
   auto device_path = Session::open_bytes(model, {}, device);
 
-  std::vector<float> h0 = r.normal(kWidth);
-  HostTensor h_host = HostTensor::from_values<float>({1, kWidth}, h0);
+  std::vector<float> h0 = r.normal(kApiWidth);
+  HostTensor h_host = HostTensor::from_values<float>({1, kApiWidth}, h0);
   DeviceTensor h_device = DeviceTensor::upload(device, h_host);
-  EXPECT_EQ(h_device.shape(), (Shape{1, kWidth}));
+  EXPECT_EQ(h_device.shape(), (Shape{1, kApiWidth}));
   EXPECT_TRUE(same_bits(h_device.download(), h_host));
   std::vector<double> h_ref(h0.begin(), h0.end());
   // Five steps: recorded, captured, then replayed runs, with the state fed back each time.
   for (int step = 0; step < 5; ++step) {
-    const std::vector<float> x = r.normal(kWidth);
-    const HostTensor xt = HostTensor::from_values<float>({1, kWidth}, x);
+    const std::vector<float> x = r.normal(kApiWidth);
+    const HostTensor xt = HostTensor::from_values<float>({1, kApiWidth}, x);
     const auto host_out = host_path->run({{"x", xt}, {"h", h_host}});
     const auto device_out = device_path->run_device({{"x", xt}}, {{"h", h_device}});
     const RunStats& stats = device_path->last_run();
-    EXPECT_EQ(stats.host_upload_bytes, static_cast<uint64_t>(kWidth * 4)) << "only x crosses, step " << step;
+    EXPECT_EQ(stats.host_upload_bytes, static_cast<uint64_t>(kApiWidth * 4)) << "only x crosses, step " << step;
     EXPECT_EQ(stats.host_download_bytes, 0u) << "step " << step;
-    EXPECT_EQ(host_path->last_run().host_download_bytes, static_cast<uint64_t>(2 * kWidth * 4));
+    EXPECT_EQ(host_path->last_run().host_download_bytes, static_cast<uint64_t>(2 * kApiWidth * 4));
     h_ref = step_reference(x, h_ref, w);
-    EXPECT_LT(rel_l2(floats(host_out.at("h_next")), h_ref), 1e-5) << "step " << step;
+    EXPECT_LT(rel_l2(values_of(host_out.at("h_next")), h_ref), 1e-5) << "step " << step;
     // The state that never left the GPU is the host path's, bit for bit.
     const DeviceTensor previous = h_device;
     h_device = device_out.at("h_next");
@@ -188,9 +173,9 @@ TEST(PublicApi, DeviceTensorStateStaysOnTheGpu) {
     h_host = host_out.at("h_next");
   }
   // A device output can be the input of a plain run too, and a foreign device's tensor is refused.
-  const auto mixed = host_path->run({{"x", HostTensor::from_values<float>({1, kWidth}, r.normal(kWidth))}},
+  const auto mixed = host_path->run({{"x", HostTensor::from_values<float>({1, kApiWidth}, r.normal(kApiWidth))}},
                                     {{"h", h_device}});
-  EXPECT_EQ(mixed.at("y").shape(), (Shape{1, kWidth}));
+  EXPECT_EQ(mixed.at("y").shape(), (Shape{1, kApiWidth}));
   auto other = Device::open();
   const DeviceTensor foreign = DeviceTensor::upload(other, h_host);
   EXPECT_THROW(host_path->run({{"x", h_host}}, {{"h", foreign}}), ModelError);
@@ -199,14 +184,14 @@ TEST(PublicApi, DeviceTensorStateStaysOnTheGpu) {
 
 TEST(PublicApi, ConcurrentSessionsOnOneDeviceMatchSerialRuns) {
   Random r(test_seed());
-  const std::vector<float> w = r.normal(kWidth * kWidth, 0.0, 0.1);
+  const std::vector<float> w = r.normal(kApiWidth * kApiWidth, 0.0, 0.1);
   const auto model = as_bytes(recurrent_step(w, false).SerializeAsString());
   constexpr int kThreads = 4, kRuns = 4;
   std::vector<std::vector<HostTensor>> xs(kThreads), hs(kThreads);
   for (int t = 0; t < kThreads; ++t) {
     for (int k = 0; k < kRuns; ++k) {
-      xs[t].push_back(HostTensor::from_values<float>({1, kWidth}, r.normal(kWidth)));
-      hs[t].push_back(HostTensor::from_values<float>({1, kWidth}, r.normal(kWidth)));
+      xs[t].push_back(HostTensor::from_values<float>({1, kApiWidth}, r.normal(kApiWidth)));
+      hs[t].push_back(HostTensor::from_values<float>({1, kApiWidth}, r.normal(kApiWidth)));
     }
   }
   auto device = Device::open();
@@ -244,18 +229,18 @@ TEST(PublicApi, ConcurrentSessionsOnOneDeviceMatchSerialRuns) {
     for (int k = 0; k < kRuns; ++k) {
       EXPECT_TRUE(same_bits(parallel[t][k], serial[t][k])) << "thread " << t << " run " << k;
       std::vector<double> ref = step_reference(
-          floats(xs[t][k]),
+          values_of(xs[t][k]),
           std::vector<double>(hs[t][k].values<float>().begin(), hs[t][k].values<float>().end()), w);
       for (double& v : ref) v *= 2;
-      EXPECT_LT(rel_l2(floats(parallel[t][k]), ref), 1e-5);
+      EXPECT_LT(rel_l2(values_of(parallel[t][k]), ref), 1e-5);
     }
   }
 }
 
 TEST(PublicApi, InputErrorsAreModelErrorsNamingTheInput) {
   auto session = Session::open_bytes(
-      as_bytes(recurrent_step(std::vector<float>(kWidth * kWidth, 0.f), false).SerializeAsString()));
-  const HostTensor good = HostTensor::from_values<float>({1, kWidth}, std::vector<float>(kWidth, 0.f));
+      as_bytes(recurrent_step(std::vector<float>(kApiWidth * kApiWidth, 0.f), false).SerializeAsString()));
+  const HostTensor good = HostTensor::from_values<float>({1, kApiWidth}, std::vector<float>(kApiWidth, 0.f));
   auto message = [&](const std::map<std::string, HostTensor>& inputs) {
     try {
       session->run(inputs);
@@ -270,7 +255,7 @@ TEST(PublicApi, InputErrorsAreModelErrorsNamingTheInput) {
                 .find("'h' must have shape"),
             std::string::npos);
   EXPECT_NE(message({{"x", good},
-                     {"h", HostTensor::from_values<int32_t>({1, kWidth}, std::vector<int32_t>(kWidth))}})
+                     {"h", HostTensor::from_values<int32_t>({1, kApiWidth}, std::vector<int32_t>(kApiWidth))}})
                 .find("must be float32"),
             std::string::npos);
 }

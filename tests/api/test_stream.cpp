@@ -17,21 +17,15 @@
 namespace onda::test {
 namespace {
 
-constexpr int64_t kIn = 80, kHidden = 72;  // over the 64 elements below which inputs are also host values
+constexpr int64_t kGruIn = 80, kGruHidden = 72;  // over the 64 elements below which inputs are also host values
 
 struct GruWeights {
   std::vector<float> w, r, b;  // ONNX layout, gates z, r, h: W [1, 3H, I], R [1, 3H, H], B [1, 6H]
 };
 
 GruWeights random_gru(Random& random) {
-  return {random.normal(3 * kHidden * kIn, 0.0, 0.15), random.normal(3 * kHidden * kHidden, 0.0, 0.15),
-          random.normal(6 * kHidden, 0.0, 0.1)};
-}
-
-std::vector<std::byte> as_bytes(const std::string& s) {
-  std::vector<std::byte> bytes(s.size());
-  std::memcpy(bytes.data(), s.data(), s.size());
-  return bytes;
+  return {random.normal(3 * kGruHidden * kGruIn, 0.0, 0.15), random.normal(3 * kGruHidden * kGruHidden, 0.0, 0.15),
+          random.normal(6 * kGruHidden, 0.0, 0.1)};
 }
 
 // GRU over `steps` frames: X [steps, 1, I], h0 [1, 1, H] -> y (the GRU's Y) [steps, 1, 1, H], hn.
@@ -39,15 +33,15 @@ std::vector<std::byte> gru_model(const GruWeights& g, int64_t steps, const std::
                                  const std::string& h_out) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "frame", onnx::TensorProto::FLOAT, {steps, 1, kIn});
-  add_tensor_value(graph->mutable_input(), h_in, onnx::TensorProto::FLOAT, {1, 1, kHidden});
-  add_float_initializer(graph, "W", {1, 3 * kHidden, kIn}, g.w);
-  add_float_initializer(graph, "R", {1, 3 * kHidden, kHidden}, g.r);
-  add_float_initializer(graph, "B", {1, 6 * kHidden}, g.b);
+  add_tensor_value(graph->mutable_input(), "frame", onnx::TensorProto::FLOAT, {steps, 1, kGruIn});
+  add_tensor_value(graph->mutable_input(), h_in, onnx::TensorProto::FLOAT, {1, 1, kGruHidden});
+  add_float_initializer(graph, "W", {1, 3 * kGruHidden, kGruIn}, g.w);
+  add_float_initializer(graph, "R", {1, 3 * kGruHidden, kGruHidden}, g.r);
+  add_float_initializer(graph, "B", {1, 6 * kGruHidden}, g.b);
   auto* gru = add_node(graph, "GRU", {"frame", "W", "R", "B", "", h_in}, {"y", h_out});
-  add_int_attribute(gru, "hidden_size", kHidden);
-  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {steps, 1, 1, kHidden});
-  add_tensor_value(graph->mutable_output(), h_out, onnx::TensorProto::FLOAT, {1, 1, kHidden});
+  add_int_attribute(gru, "hidden_size", kGruHidden);
+  add_tensor_value(graph->mutable_output(), "y", onnx::TensorProto::FLOAT, {steps, 1, 1, kGruHidden});
+  add_tensor_value(graph->mutable_output(), h_out, onnx::TensorProto::FLOAT, {1, 1, kGruHidden});
   return as_bytes(model.SerializeAsString());
 }
 
@@ -58,33 +52,29 @@ double sigmoid(double x) {
 // One GRU step in float64 (ONNX's equations, linear_before_reset = 0).
 std::vector<double> gru_step(const GruWeights& g, const float* x, const std::vector<double>& h) {
   auto gate = [&](int k, int64_t j, const std::vector<double>& hidden) {
-    double sum = g.b[k * kHidden + j] + g.b[(3 + k) * kHidden + j];
-    for (int64_t i = 0; i < kIn; ++i) sum += g.w[(k * kHidden + j) * kIn + i] * x[i];
-    for (int64_t i = 0; i < kHidden; ++i) sum += g.r[(k * kHidden + j) * kHidden + i] * hidden[i];
+    double sum = g.b[k * kGruHidden + j] + g.b[(3 + k) * kGruHidden + j];
+    for (int64_t i = 0; i < kGruIn; ++i) sum += g.w[(k * kGruHidden + j) * kGruIn + i] * x[i];
+    for (int64_t i = 0; i < kGruHidden; ++i) sum += g.r[(k * kGruHidden + j) * kGruHidden + i] * hidden[i];
     return sum;
   };
-  std::vector<double> z(kHidden), r(kHidden), reset_h(kHidden), next(kHidden);
-  for (int64_t j = 0; j < kHidden; ++j) {
+  std::vector<double> z(kGruHidden), r(kGruHidden), reset_h(kGruHidden), next(kGruHidden);
+  for (int64_t j = 0; j < kGruHidden; ++j) {
     z[j] = sigmoid(gate(0, j, h));
     r[j] = sigmoid(gate(1, j, h));
     reset_h[j] = r[j] * h[j];
   }
-  for (int64_t j = 0; j < kHidden; ++j) {
+  for (int64_t j = 0; j < kGruHidden; ++j) {
     const double candidate = std::tanh(gate(2, j, reset_h));
     next[j] = (1 - z[j]) * candidate + z[j] * h[j];
   }
   return next;
 }
 
-bool same_bits(const HostTensor& a, const HostTensor& b) {
-  return a.byte_size() == b.byte_size() && std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
-}
-
 TEST(Stream, GruFramesMatchFloat64TheWholeSequenceAndAHostLoop) {
   Random random(test_seed());
   const GruWeights g = random_gru(random);
   constexpr int64_t kFrames = 12;
-  const std::vector<float> x = random.normal(kFrames * kIn);
+  const std::vector<float> x = random.normal(kFrames * kGruIn);
   auto device = Device::open();
   std::shared_ptr<Session> streaming = Session::open_bytes(gru_model(g, 1, "h0", "hn"), {}, device);
   auto whole = Session::open_bytes(gru_model(g, kFrames, "h0", "hn"), {}, device);
@@ -95,21 +85,21 @@ TEST(Stream, GruFramesMatchFloat64TheWholeSequenceAndAHostLoop) {
   EXPECT_EQ(stream.frame_inputs(), std::vector<std::string>{"frame"});
   EXPECT_EQ(stream.frame_outputs(), std::vector<std::string>{"y"});
 
-  const HostTensor zeros(DType::f32, {1, 1, kHidden});
+  const HostTensor zeros(DType::f32, {1, 1, kGruHidden});
   const auto sequence =
-      whole->run({{"frame", HostTensor::from_values<float>({kFrames, 1, kIn}, x)}, {"h0", zeros}}).at("y");
+      whole->run({{"frame", HostTensor::from_values<float>({kFrames, 1, kGruIn}, x)}, {"h0", zeros}}).at("y");
   HostTensor h_host = zeros;
-  std::vector<double> h_ref(kHidden, 0.0);
+  std::vector<double> h_ref(kGruHidden, 0.0);
   std::vector<float> streamed;
   for (int64_t t = 0; t < kFrames; ++t) {
     const HostTensor frame = HostTensor::from_values<float>(
-        {1, 1, kIn}, std::vector<float>(x.begin() + t * kIn, x.begin() + (t + 1) * kIn));
+        {1, 1, kGruIn}, std::vector<float>(x.begin() + t * kGruIn, x.begin() + (t + 1) * kGruIn));
     const auto out = stream.step({{"frame", frame}});
     ASSERT_EQ(out.size(), 1u) << "only the frame output comes back";
     const RunStats& stats = stream.last_run();
-    EXPECT_EQ(stats.host_upload_bytes, static_cast<uint64_t>(kIn * 4))
+    EXPECT_EQ(stats.host_upload_bytes, static_cast<uint64_t>(kGruIn * 4))
         << "only the frame goes up, frame " << t;
-    EXPECT_EQ(stats.host_download_bytes, static_cast<uint64_t>(kHidden * 4))
+    EXPECT_EQ(stats.host_download_bytes, static_cast<uint64_t>(kGruHidden * 4))
         << "only y comes back, frame " << t;
 
     const auto reference = host_loop->run({{"frame", frame}, {"h0", h_host}});
@@ -117,7 +107,7 @@ TEST(Stream, GruFramesMatchFloat64TheWholeSequenceAndAHostLoop) {
     h_host = reference.at("hn");
     EXPECT_TRUE(same_bits(stream.states().at("h0").download(), h_host)) << "frame " << t;
 
-    h_ref = gru_step(g, x.data() + t * kIn, h_ref);
+    h_ref = gru_step(g, x.data() + t * kGruIn, h_ref);
     const auto y = out.at("y").values<float>();
     EXPECT_LT(rel_l2({y.begin(), y.end()}, h_ref), 1e-5) << "frame " << t;
     streamed.insert(streamed.end(), y.begin(), y.end());
@@ -130,7 +120,7 @@ TEST(Stream, GruFramesMatchFloat64TheWholeSequenceAndAHostLoop) {
   stream.reset();
   EXPECT_EQ(stream.steps(), 0);
   const HostTensor first =
-      HostTensor::from_values<float>({1, 1, kIn}, std::vector<float>(x.begin(), x.begin() + kIn));
+      HostTensor::from_values<float>({1, 1, kGruIn}, std::vector<float>(x.begin(), x.begin() + kGruIn));
   const HostTensor again_y = stream.step({{"frame", first}}).at("y");  // kept: values() is a view
   const auto again = again_y.values<float>();
   EXPECT_TRUE(std::equal(again.begin(), again.end(), streamed.begin()));
@@ -230,7 +220,7 @@ TEST(Stream, ConcurrentStreamsOverOneSessionMatchSerialRuns) {
   std::shared_ptr<Session> session = Session::open_bytes(gru_model(g, 1, "h0", "hn"));
   std::vector<std::vector<HostTensor>> frames(kThreads);
   for (auto& sequence : frames)
-    for (int t = 0; t < kFrames; ++t) sequence.push_back(HostTensor::from_values<float>({1, 1, kIn}, random.normal(kIn)));
+    for (int t = 0; t < kFrames; ++t) sequence.push_back(HostTensor::from_values<float>({1, 1, kGruIn}, random.normal(kGruIn)));
   auto run_sequence = [&](int k, std::vector<HostTensor>& outputs) {
     Stream stream(session);
     for (const auto& frame : frames[k]) outputs.push_back(stream.step({{"frame", frame}}).at("y"));

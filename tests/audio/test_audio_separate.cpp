@@ -25,8 +25,8 @@ namespace {
 namespace fs = std::filesystem;
 using audio::AudioBuffer;
 
-const int kRate = 8000;
-const int64_t kSegment = 2000;
+const int kSeparateRate = 8000;
+const int64_t kSeparateSegment = 2000;
 const std::vector<double> kGains = {1.0, -0.5, 0.25};
 const std::vector<std::string> kStems = {"drums", "bass", "vocals"};
 
@@ -47,7 +47,7 @@ void add_ints(onnx::GraphProto* graph, const std::string& name, const std::vecto
   for (int64_t x : v) t->add_int64_data(x);
 }
 
-// mix [batch, channels, kSegment] -> sources [batch, 3, channels, kSegment] = gain_s * mix.
+// mix [batch, channels, kSeparateSegment] -> sources [batch, 3, channels, kSeparateSegment] = gain_s * mix.
 // batch < 0: a dynamic batch dim.
 fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channels,
                           const std::string& name = "gains", const std::string& metadata = "") {
@@ -59,7 +59,7 @@ fs::path write_gain_model(const fs::path& folder, int64_t batch, int64_t channel
   }
   auto* graph = model.mutable_graph();
   auto* input =
-      add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {batch, channels, kSegment});
+      add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {batch, channels, kSeparateSegment});
   if (batch < 0)
     input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
   auto* output = graph->add_output();
@@ -86,7 +86,7 @@ std::string gain_description(int channels, const std::string& normalize = "none"
 }
 
 // Sines in three bands, different per channel, plus a DC offset (exercises mean_std).
-AudioBuffer sines(int rate, int channels, int64_t frames) {
+AudioBuffer three_tones(int rate, int channels, int64_t frames) {
   AudioBuffer a(rate, channels, frames);
   for (int c = 0; c < channels; ++c)
     for (int64_t t = 0; t < frames; ++t) {
@@ -116,11 +116,11 @@ TEST(AudioSeparate, GainModelReconstructsStems) {
     int shifts;
   };
   for (const Case& c :
-       {Case{700, 0}, Case{kSegment, 0}, Case{30000, 0}, Case{700, 1}, Case{kSegment, 2}, Case{30000, 2}}) {
+       {Case{700, 0}, Case{kSeparateSegment, 0}, Case{30000, 0}, Case{700, 1}, Case{kSeparateSegment, 2}, Case{30000, 2}}) {
     options.segments.shifts = c.shifts;
     options.segments.seed = test_seed();
     audio::Separator separator(options);
-    const AudioBuffer mix = sines(kRate, 2, c.frames);
+    const AudioBuffer mix = three_tones(kSeparateRate, 2, c.frames);
     audio::SeparateTimings timings;
     const auto stems = separator.separate(mix, &timings);
     ASSERT_EQ(stems.size(), 3u);
@@ -143,8 +143,8 @@ TEST(AudioSeparate, DynamicBatchResampleNormaliseAndTwoStems) {
   options.segments.batch = 4;
   audio::Separator separator(options);
   // 16 kHz mono in: converted to stereo and resampled to 8 kHz before the model.
-  const AudioBuffer input = sines(16000, 1, 24000);
-  const AudioBuffer mix = audio::resample(audio::convert_channels(input, 2), kRate);
+  const AudioBuffer input = three_tones(16000, 1, 24000);
+  const AudioBuffer mix = audio::resample(audio::convert_channels(input, 2), kSeparateRate);
   double mean = 0;
   for (int64_t t = 0; t < mix.frames; ++t)
     mean += mix.channel(0)[t];  // mono-made-stereo: both channels equal
@@ -180,7 +180,7 @@ TEST(AudioSeparate, StaticBatchOfTwoPadsTheLastCall) {
   audio::SeparateOptions options;
   options.model = write_gain_model(folder.path(), 2, 2, "pairs", gain_description(2));
   audio::Separator separator(options);
-  const AudioBuffer mix = sines(kRate, 2, 3500);  // 3 segments: calls of 2 and 1 (+1 zero segment)
+  const AudioBuffer mix = three_tones(kSeparateRate, 2, 3500);  // 3 segments: calls of 2 and 1 (+1 zero segment)
   audio::SeparateTimings timings;
   const auto stems = separator.separate(mix, &timings);
   EXPECT_EQ(timings.segments, 3);
@@ -198,7 +198,7 @@ TEST(AudioSeparate, FailedRunLeavesNoFiles) {
   TemporaryFolder folder;
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {1, 2, kSegment});
+  add_tensor_value(graph->mutable_input(), "mix", onnx::TensorProto::FLOAT, {1, 2, kSeparateSegment});
   auto* output = graph->add_output();
   output->set_name("sources");
   output->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
@@ -208,7 +208,7 @@ TEST(AudioSeparate, FailedRunLeavesNoFiles) {
   audio::SeparateOptions options;
   options.model = folder.path() / "short.onnx";
   audio::Separator separator(options);
-  audio::write_audio(folder.path() / "song.wav", sines(kRate, 2, 5000), {});
+  audio::write_audio(folder.path() / "song.wav", three_tones(kSeparateRate, 2, 5000), {});
   EXPECT_THROW(separator.separate_file(folder.path() / "song.wav", folder.path() / "stems"),
                std::runtime_error);
   ASSERT_TRUE(fs::is_directory(folder.path() / "stems" / "song"));
@@ -221,7 +221,7 @@ TEST(AudioSeparate, DescriptionFromOnnxMetadata) {
   options.model = write_gain_model(folder.path(), 1, 2, "described", gain_description(2));
   audio::Separator separator(options);
   EXPECT_EQ(separator.description().stems, kStems);
-  const AudioBuffer mix = sines(kRate, 2, 3000);
+  const AudioBuffer mix = three_tones(kSeparateRate, 2, 3000);
   const auto stems = separator.separate(mix);
   for (size_t s = 0; s < 3; ++s) EXPECT_LE(stem_error(stems[s].audio, mix, kGains[s]), 1e-5) << kStems[s];
   // A sidecar wins over the metadata.
@@ -263,8 +263,8 @@ TEST(AudioSeparate, ClearErrors) {
     audio::SeparateOptions options3;
     options3.model = three;
     audio::Separator separator3(options3);
-    EXPECT_THROW(separator3.separate(sines(kRate, 2, 100)), audio::AudioError);
-    EXPECT_EQ(separator3.separate(sines(kRate, 1, 100)).size(), 3u);
+    EXPECT_THROW(separator3.separate(three_tones(kSeparateRate, 2, 100)), audio::AudioError);
+    EXPECT_EQ(separator3.separate(three_tones(kSeparateRate, 1, 100)).size(), 3u);
   }
   EXPECT_THROW(separator.separate_file(folder.path() / "missing.wav", folder.path() / "out"),
                audio::AudioError);
@@ -274,7 +274,7 @@ TEST(AudioSeparate, ClearErrors) {
     const fs::path locked = folder.path() / "locked";
     fs::create_directories(locked);
     fs::permissions(locked, fs::perms::owner_read | fs::perms::owner_exec);
-    audio::write_audio(folder.path() / "mix.wav", sines(kRate, 2, 100), {});
+    audio::write_audio(folder.path() / "mix.wav", three_tones(kSeparateRate, 2, 100), {});
     EXPECT_THROW(separator.separate_file(folder.path() / "mix.wav", locked), audio::AudioError);
     fs::permissions(locked, fs::perms::owner_all);
   }
@@ -287,7 +287,7 @@ TEST(AudioSeparate, CommandLine) {
   TemporaryFolder folder;
   const fs::path model = write_gain_model(folder.path(), 1, 2);
   write_text(folder.path() / "gains.onda.json", gain_description(2));
-  const AudioBuffer mix = sines(kRate, 2, 9000);
+  const AudioBuffer mix = three_tones(kSeparateRate, 2, 9000);
   audio::write_audio(folder.path() / "song.wav", mix,
                      {audio::Container::wav, audio::SampleEncoding::float32});
   const fs::path out = folder.path() / "stems", log = folder.path() / "log.txt";
@@ -366,7 +366,7 @@ TEST(AudioSeparate, SpectrogramModelThroughGpuStftAndIstft) {
   audio::Separator separator(options);
   const double gain = -std::pow(0.5, 1.0 / 0.3);
   for (int64_t frames : {500, 1024, 5000}) {
-    const AudioBuffer mix = sines(kRate, 1, frames);
+    const AudioBuffer mix = three_tones(kSeparateRate, 1, frames);
     const auto stems = separator.separate(mix);
     ASSERT_EQ(stems.size(), 1u);
     const double e = stem_error(stems[0].audio, mix, gain);
@@ -377,7 +377,7 @@ TEST(AudioSeparate, SpectrogramModelThroughGpuStftAndIstft) {
   // onda enhance writes one file.
   const fs::path onda = test_binary_dir() / "onda";
   if (fs::exists(onda)) {
-    const AudioBuffer mix = sines(kRate, 1, 3000);
+    const AudioBuffer mix = three_tones(kSeparateRate, 1, 3000);
     audio::write_audio(folder.path() / "noisy.wav", mix,
                        {audio::Container::wav, audio::SampleEncoding::float32});
     const std::string command = onda.string() + " enhance " + (folder.path() / "noisy.wav").string() +

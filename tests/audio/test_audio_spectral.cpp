@@ -40,18 +40,18 @@ std::vector<cd> twiddles(int64_t n, double sign) {
   return t;
 }
 
-struct Case {
+struct SpectralCase {
   int64_t n_fft, hop, segment;
   const char* window;
   double compression;
   int64_t batch;
 };
-const std::vector<Case> kCases = {
+const std::vector<SpectralCase> kSpectralCases = {
     {400, 100, 1600, "hann", 0.3, 1}, {64, 16, 1024, "hann", 1.0, 3}, {30, 10, 500, "rectangular", 0.5, 2}};
 
 TEST(AudioSpectral, StftMatchesMpSenetMagnitudeAndPhase) {
   Random rng(test_seed());
-  for (const Case& c : kCases) {
+  for (const SpectralCase& c : kSpectralCases) {
     const auto p = processing(c.n_fft, c.hop, c.window, c.compression);
     TemporaryFolder folder;
     auto session = open_bytes(audio::stft_model_bytes(p, c.segment), folder, "stft");
@@ -104,7 +104,7 @@ TEST(AudioSpectral, StftMatchesMpSenetMagnitudeAndPhase) {
 
 TEST(AudioSpectral, IstftMatchesTorchIstft) {
   Random rng(test_seed());
-  for (const Case& c : kCases) {
+  for (const SpectralCase& c : kSpectralCases) {
     const auto p = processing(c.n_fft, c.hop, c.window, c.compression);
     TemporaryFolder folder;
     auto session = open_bytes(audio::istft_model_bytes(p, c.segment), folder, "istft");

@@ -16,7 +16,7 @@
 namespace onda::test {
 namespace {
 
-constexpr int64_t kSeq = 5, kBatch = 3, kInput = 4, kHidden = 8;
+constexpr int64_t kRnnSeq = 5, kRnnBatch = 3, kRnnInput = 4, kRnnHidden = 8;
 
 struct FoldCase {
   const char* name;
@@ -32,12 +32,12 @@ Graph folded_graph(const FoldCase& c, size_t* folds) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
   const int64_t gates = std::string(c.op) == "LSTM" ? 4 : std::string(c.op) == "GRU" ? 3 : 1;
-  const Shape x_shape = c.layout == 0 ? Shape{kSeq, kBatch, kInput} : Shape{kBatch, kSeq, kInput};
+  const Shape x_shape = c.layout == 0 ? Shape{kRnnSeq, kRnnBatch, kRnnInput} : Shape{kRnnBatch, kRnnSeq, kRnnInput};
   add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, x_shape);
-  add_float_initializer(graph, "w", {2, gates * kHidden, kInput}, std::vector<float>(2 * gates * kHidden * kInput, 0.1f));
-  add_float_initializer(graph, "r", {2, gates * kHidden, kHidden}, std::vector<float>(2 * gates * kHidden * kHidden, 0.1f));
+  add_float_initializer(graph, "w", {2, gates * kRnnHidden, kRnnInput}, std::vector<float>(2 * gates * kRnnHidden * kRnnInput, 0.1f));
+  add_float_initializer(graph, "r", {2, gates * kRnnHidden, kRnnHidden}, std::vector<float>(2 * gates * kRnnHidden * kRnnHidden, 0.1f));
   auto* layer = add_node(graph, c.op, {"x", "w", "r"}, {"y"}, "layer");
-  add_int_attribute(layer, "hidden_size", kHidden);
+  add_int_attribute(layer, "hidden_size", kRnnHidden);
   if (c.layout != 0) add_int_attribute(layer, "layout", c.layout);
   onnx::AttributeProto* direction = layer->add_attribute();
   direction->set_name("direction");
@@ -92,12 +92,12 @@ TEST(FoldRnnOutputTransposes, FoldedYHasTheTransposedShape) {
   for (const Node& node : g.nodes) {
     if (node.op_type != "GRU") continue;
     const std::vector<std::optional<TensorType>> inputs = {
-        TensorType{DType::f32, {kSeq, kBatch, kInput}}, TensorType{DType::f32, {2, 3 * kHidden, kInput}},
-        TensorType{DType::f32, {2, 3 * kHidden, kHidden}}};
+        TensorType{DType::f32, {kRnnSeq, kRnnBatch, kRnnInput}}, TensorType{DType::f32, {2, 3 * kRnnHidden, kRnnInput}},
+        TensorType{DType::f32, {2, 3 * kRnnHidden, kRnnHidden}}};
     const auto types = infer_output_types(node, inputs, {nullptr, nullptr, nullptr});
     ASSERT_FALSE(types.empty());
     ASSERT_TRUE(types[0].has_value());
-    EXPECT_EQ(types[0]->shape, (Shape{kSeq, kBatch, 2, kHidden}));
+    EXPECT_EQ(types[0]->shape, (Shape{kRnnSeq, kRnnBatch, 2, kRnnHidden}));
   }
 }
 
@@ -108,12 +108,12 @@ TEST(FoldRnnOutputTransposes, ActivationAfterTheReshapeGoesIntoTheLayer) {
   for (bool second_reader : {false, true}) {
     onnx::ModelProto model = empty_model();
     auto* graph = model.mutable_graph();
-    add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kSeq, kBatch, kInput});
-    add_float_initializer(graph, "w", {2, 3 * kHidden, kInput}, std::vector<float>(2 * 3 * kHidden * kInput, 0.1f));
-    add_float_initializer(graph, "r", {2, 3 * kHidden, kHidden}, std::vector<float>(2 * 3 * kHidden * kHidden, 0.1f));
-    add_int64_initializer(graph, "shape", {3}, {kSeq, kBatch, 2 * kHidden});
+    add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRnnSeq, kRnnBatch, kRnnInput});
+    add_float_initializer(graph, "w", {2, 3 * kRnnHidden, kRnnInput}, std::vector<float>(2 * 3 * kRnnHidden * kRnnInput, 0.1f));
+    add_float_initializer(graph, "r", {2, 3 * kRnnHidden, kRnnHidden}, std::vector<float>(2 * 3 * kRnnHidden * kRnnHidden, 0.1f));
+    add_int64_initializer(graph, "shape", {3}, {kRnnSeq, kRnnBatch, 2 * kRnnHidden});
     auto* layer = add_node(graph, "GRU", {"x", "w", "r"}, {"y"}, "layer");
-    add_int_attribute(layer, "hidden_size", kHidden);
+    add_int_attribute(layer, "hidden_size", kRnnHidden);
     onnx::AttributeProto* direction = layer->add_attribute();
     direction->set_name("direction");
     direction->set_type(onnx::AttributeProto::STRING);

@@ -201,7 +201,7 @@ TEST(FuseElementwise, GroupsStayWithinTheKernelsInputLimit) {
 
 // --- Sessions: the fused run against float64. ---
 
-size_t fused_in(const onnx::ModelProto& model) {
+size_t fused_groups_in(const onnx::ModelProto& model) {
   Graph graph = parse_onnx_model(model.SerializeAsString(), ".", "elementwise test model");
   simplify_graph(graph, {});
   return fuse_elementwise(graph);
@@ -254,7 +254,7 @@ TEST(FuseElementwise, ExporterPatternsMatchFloat64InASession) {
   add_node(g, "Where", {"positive", "gelu", "square"}, {"y"});
   add_float_output(g, "y");
   // r is read by four nodes of the group: one group of 13 nodes, inputs x, norm, gamma.
-  EXPECT_EQ(fused_in(model), 1u);
+  EXPECT_EQ(fused_groups_in(model), 1u);
 
   std::vector<double> ref(x.size());
   for (int64_t i = 0; i < b; ++i)
@@ -302,7 +302,7 @@ TEST(FuseElementwise, ManyInputsSplitAndMatchFloat64InASession) {
   }
   add_node(g, "Identity", {acc}, {"y"});
   add_float_output(g, "y");
-  EXPECT_GE(fused_in(model), 2u);
+  EXPECT_GE(fused_groups_in(model), 2u);
   std::vector<double> ref(7 * 33);
   for (int64_t i = 0; i < 7; ++i)
     for (int64_t j = 0; j < 33; ++j) {

@@ -15,7 +15,7 @@
 namespace onda::test {
 namespace {
 
-constexpr int64_t kChannels = 4, kHeight = 5, kWidth = 300;  // 1500 values a row: the short-row kernel
+constexpr int64_t kPreluChannels = 4, kPreluHeight = 5, kPreluWidth = 300;  // 1500 values a row: the short-row kernel
 
 struct PreluCase {
   const char* name;
@@ -28,10 +28,10 @@ struct PreluCase {
 // broadcast against [1, C, H, W].
 std::vector<double> reference(const std::vector<float>& x, const std::vector<float>& scale, const std::vector<float>& bias,
                               const std::vector<float>& slope, const Shape& slope_shape, std::vector<double>* normed) {
-  const int64_t plane = kHeight * kWidth;
+  const int64_t plane = kPreluHeight * kPreluWidth;
   std::vector<double> y(x.size());
   normed->resize(x.size());
-  for (int64_t c = 0; c < kChannels; ++c) {
+  for (int64_t c = 0; c < kPreluChannels; ++c) {
     double mean = 0, var = 0;
     for (int64_t i = 0; i < plane; ++i) mean += x[c * plane + i];
     mean /= plane;
@@ -40,8 +40,8 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
     for (int64_t i = 0; i < plane; ++i) {
       const double v = (x[c * plane + i] - mean) / std::sqrt(var + 1e-5) * scale[c] + bias[c];
       // The slope's index under broadcasting (its dims right-aligned against [1, C, H, W]).
-      const int64_t h = i / kWidth, w = i % kWidth;
-      const int64_t full[4] = {0, c, h, w}, dims[4] = {1, kChannels, kHeight, kWidth};
+      const int64_t h = i / kPreluWidth, w = i % kPreluWidth;
+      const int64_t full[4] = {0, c, h, w}, dims[4] = {1, kPreluChannels, kPreluHeight, kPreluWidth};
       int64_t index = 0;
       const size_t offset = 4 - slope_shape.size();
       for (size_t d = 0; d < slope_shape.size(); ++d)
@@ -56,22 +56,22 @@ std::vector<double> reference(const std::vector<float>& x, const std::vector<flo
 TEST(FuseNormPrelu, MatchesFloat64AndFusesPerChannelSlopesOnly) {
   Random r(test_seed());
   const PreluCase cases[] = {
-      {"per-channel slope [C, 1, 1]", {kChannels, 1, 1}},
+      {"per-channel slope [C, 1, 1]", {kPreluChannels, 1, 1}},
       {"one slope [1]", {1}},
-      {"per-channel slope [1, C, 1, 1]", {1, kChannels, 1, 1}},
-      {"per-width slope [W]", {kWidth}, false, false},
-      {"normalized value also an output", {kChannels, 1, 1}, true, false},
+      {"per-channel slope [1, C, 1, 1]", {1, kPreluChannels, 1, 1}},
+      {"per-width slope [W]", {kPreluWidth}, false, false},
+      {"normalized value also an output", {kPreluChannels, 1, 1}, true, false},
   };
   for (const PreluCase& c : cases) {
-    const Shape x_shape = {1, kChannels, kHeight, kWidth};
+    const Shape x_shape = {1, kPreluChannels, kPreluHeight, kPreluWidth};
     const auto x = r.normal(static_cast<size_t>(shape_numel(x_shape)), 1.0, 2.0);
-    const auto scale = r.uniform(kChannels, 0.5, 1.5), bias = r.uniform(kChannels, -1, 1);
+    const auto scale = r.uniform(kPreluChannels, 0.5, 1.5), bias = r.uniform(kPreluChannels, -1, 1);
     const auto slope = r.uniform(static_cast<size_t>(shape_numel(c.slope_shape)), -0.5, 0.8);
     onnx::ModelProto model = empty_model();
     auto* graph = model.mutable_graph();
     add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, x_shape);
-    add_float_initializer(graph, "scale", {kChannels}, scale);
-    add_float_initializer(graph, "bias", {kChannels}, bias);
+    add_float_initializer(graph, "scale", {kPreluChannels}, scale);
+    add_float_initializer(graph, "bias", {kPreluChannels}, bias);
     add_float_initializer(graph, "slope", c.slope_shape, slope);
     add_node(graph, "InstanceNormalization", {"x", "scale", "bias"}, {"normed"}, "norm");
     add_node(graph, "PRelu", {"normed", "slope"}, {"y"}, "prelu");

@@ -21,7 +21,7 @@
 namespace onda::test {
 namespace {
 
-struct Case {
+struct EinsumCase {
   std::string equation;
   std::vector<std::vector<int64_t>> shapes;
 };
@@ -66,13 +66,7 @@ std::vector<double> reference(const EinsumEquation& eq, const std::vector<std::v
   return out;
 }
 
-int64_t count(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-onnx::ModelProto einsum_model(const Case& c, const std::vector<int64_t>& out_shape) {
+onnx::ModelProto einsum_model(const EinsumCase& c, const std::vector<int64_t>& out_shape) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
   std::vector<std::string> names;
@@ -89,13 +83,13 @@ onnx::ModelProto einsum_model(const Case& c, const std::vector<int64_t>& out_sha
   return model;
 }
 
-double run_case(const Case& c, Random& rng) {
+double run_einsum_case(const EinsumCase& c, Random& rng) {
   std::vector<int64_t> ranks;
   for (const auto& s : c.shapes) ranks.push_back(static_cast<int64_t>(s.size()));
   const EinsumEquation eq = parse_einsum(c.equation, ranks);
   std::vector<int64_t> out_shape;
   std::vector<std::vector<float>> data;
-  for (const auto& s : c.shapes) data.push_back(rng.normal(count(s)));
+  for (const auto& s : c.shapes) data.push_back(rng.normal(element_count(s)));
   reference(eq, c.shapes, data, &out_shape);
   TemporaryFolder folder;
   auto session = open_session(einsum_model(c, out_shape), folder);
@@ -137,7 +131,7 @@ TEST(Einsum, ParsesImplicitAndEllipsisForms) {
 
 TEST(Einsum, ConformanceGroupedLinearAndAttentionForms) {
   Random rng(test_seed());
-  const std::vector<Case> cases = {
+  const std::vector<EinsumCase> cases = {
       {"...ii->...i", {{3, 5, 5}}},                       // batch diagonal
       {"bij,bjk->bik", {{5, 2, 3}, {5, 3, 4}}},           // batch matmul
       {"i,i", {{5}, {5}}},                                // inner product
@@ -156,8 +150,8 @@ TEST(Einsum, ConformanceGroupedLinearAndAttentionForms) {
       {"ij,kj->ik", {{3, 4}, {5, 4}}},
       {"abc,cd->abd", {{2, 3, 4}, {4, 5}}},
   };
-  for (const Case& c : cases) {
-    const double e = run_case(c, rng);
+  for (const EinsumCase& c : cases) {
+    const double e = run_einsum_case(c, rng);
     std::printf("  %-22s rel L2 %.2e\n", c.equation.c_str(), e);
     EXPECT_LE(e, 1e-6) << c.equation;
   }
@@ -172,7 +166,7 @@ TEST(Einsum, RandomEquationsMatchFloat64) {
   for (int trial = 0; trial < trials; ++trial) {
     std::map<char, int64_t> sizes;
     for (char ch = 'a'; ch <= 'f'; ++ch) sizes[ch] = rng.integer(1, 4);
-    Case c;
+    EinsumCase c;
     std::set<char> used;
     const int inputs = static_cast<int>(rng.integer(1, 3));
     for (int i = 0; i < inputs; ++i) {
@@ -192,7 +186,7 @@ TEST(Einsum, RandomEquationsMatchFloat64) {
     std::shuffle(pool.begin(), pool.end(), rng.engine());
     pool.resize(rng.integer(0, static_cast<int64_t>(pool.size())));
     c.equation += "->" + std::string(pool.begin(), pool.end());
-    const double e = run_case(c, rng);
+    const double e = run_einsum_case(c, rng);
     EXPECT_LE(e, 1e-6) << c.equation;
     worst = std::max(worst, e);
   }
@@ -223,13 +217,13 @@ TEST(Einsum, ShapeInferenceGivesTheOutputShape) {
   }
 }
 
-std::string open_error(const Case& c, const std::vector<int64_t>& out_shape) {
+std::string open_error(const EinsumCase& c, const std::vector<int64_t>& out_shape) {
   TemporaryFolder folder;
   try {
     auto session = open_session(einsum_model(c, out_shape), folder);
     std::map<std::string, HostTensor> feeds;
     for (size_t i = 0; i < c.shapes.size(); ++i) {
-      std::vector<float> zeros(count(c.shapes[i]), 0.0f);
+      std::vector<float> zeros(element_count(c.shapes[i]), 0.0f);
       feeds[fmt::format("x{}", i)] =
           HostTensor::copy_of(DType::f32, c.shapes[i], zeros.data(), zeros.size() * 4);
     }
@@ -241,7 +235,7 @@ std::string open_error(const Case& c, const std::vector<int64_t>& out_shape) {
 }
 
 TEST(Einsum, BadEquationsNameTheNode) {
-  for (const Case& c : std::vector<Case>{{"ij,jk->ik", {{2, 3}}},             // one term too many
+  for (const EinsumCase& c : std::vector<EinsumCase>{{"ij,jk->ik", {{2, 3}}},             // one term too many
                                          {"ijk->i", {{2, 3}}},                // rank mismatch
                                          {"i#->i", {{2, 3}}},                 // bad character
                                          {"ij->iz", {{2, 3}}},                // output label in no input

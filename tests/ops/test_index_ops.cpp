@@ -23,21 +23,10 @@
 namespace onda::test {
 namespace {
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
 Shape random_shape(Random& rng, int rank) {
   Shape s(rank);
   for (auto& d : s) d = rng.integer(1, 6);
   return s;
-}
-
-std::vector<int64_t> download_ints(const Tensor& t) {
-  const std::vector<uint8_t> bytes = t.download_bytes(gpu().context);
-  std::vector<int64_t> v(bytes.size() / 8);
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
 }
 
 TEST(IndexOps, ArgMaxArgMinEveryAxis) {

@@ -37,12 +37,6 @@ void add_string_attribute(onnx::NodeProto* node, const std::string& name, const 
   a->set_s(value);
 }
 
-void add_float_attribute(onnx::NodeProto* node, const std::string& name, float value) {
-  onnx::AttributeProto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-}
 
 // Runs `model` on x and compares each named output (shape and values) with its reference.
 void expect_outputs(const onnx::ModelProto& model, const Shape& x_shape, const std::vector<float>& x,

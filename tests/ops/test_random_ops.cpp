@@ -17,14 +17,6 @@
 namespace onda::test {
 namespace {
 
-onnx::AttributeProto* add_float_attribute(onnx::NodeProto* node, const std::string& name, float value) {
-  onnx::AttributeProto* a = node->add_attribute();
-  a->set_name(name);
-  a->set_type(onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-  return a;
-}
-
 // RandomNormal / RandomUniform of `shape` (no inputs).
 onnx::ModelProto generator_model(const std::string& op, const Shape& shape, std::optional<float> seed,
                                  int dtype = onnx::TensorProto::FLOAT) {
@@ -45,17 +37,6 @@ onnx::ModelProto generator_model(const std::string& op, const Shape& shape, std:
   return model;
 }
 
-struct Moments {
-  double mean = 0, variance = 0;
-};
-Moments moments(const std::vector<double>& v) {
-  Moments m;
-  for (double x : v) m.mean += x;
-  m.mean /= static_cast<double>(v.size());
-  for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
-  m.variance /= static_cast<double>(v.size() - 1);
-  return m;
-}
 
 TEST(RandomOps, SeededNormalAndUniformRepeatAndFollowTheirAttributes) {
   const Shape shape = {64, 512};

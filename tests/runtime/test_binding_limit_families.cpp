@@ -26,7 +26,7 @@
 namespace onda::test {
 namespace {
 
-constexpr uint64_t kSmallBinding = 64 << 10;
+constexpr uint64_t kFamilySmallBinding = 64 << 10;
 
 double rel_l2_to(std::span<const float> got, std::span<const double> want) {
   double num = 0, den = 0;
@@ -68,7 +68,7 @@ void expect_split_matches(const onnx::ModelProto& model, const std::map<std::str
                           const std::vector<Checked>& outputs, double split_bound, double reference_bound) {
   TemporaryFolder folder;
   const auto normal = run_with(model, folder, 0, inputs, false);
-  const auto capped = run_with(model, folder, kSmallBinding, inputs, true);
+  const auto capped = run_with(model, folder, kFamilySmallBinding, inputs, true);
   for (const Checked& o : outputs) {
     ASSERT_EQ(capped.at(o.name).shape(), normal.at(o.name).shape()) << o.name;
     const auto got = capped.at(o.name).values<float>();
@@ -76,7 +76,7 @@ void expect_split_matches(const onnx::ModelProto& model, const std::map<std::str
     ASSERT_EQ(got.size(), o.reference.size()) << o.name;
     // The output must exceed the cap, or nothing was split.
     if (o.over_cap) {
-      EXPECT_GT(got.size() * sizeof(float), kSmallBinding) << o.name << " fits the cap";
+      EXPECT_GT(got.size() * sizeof(float), kFamilySmallBinding) << o.name << " fits the cap";
     }
     const std::vector<double> unsplit(want.begin(), want.end());
     const double to_unsplit = rel_l2_to(got, unsplit), to_reference = rel_l2_to(got, o.reference);

@@ -35,17 +35,12 @@ TEST(FoldGemmOutputTranspose, LayoutOfAHeadSplit) {
   EXPECT_FALSE(gemm_output_layout(16, 4, {2, 2, 2, 2, 4}, std::vector<int64_t>{3, 1, 0, 2, 4}));
 }
 
-void ints(Graph& graph, const std::string& name, std::vector<int64_t> values) {
-  const int64_t n = static_cast<int64_t>(values.size());
-  graph.set_initializer(name, HostTensor::from_values<int64_t>({n}, values));
-}
-
 TEST(FoldGemmOutputTranspose, HeadSplitsFold) {
   Graph graph;
   graph.inputs = {"x"};
   declare_f32(graph, "x", {5, 7, 16});
   graph.set_initializer("w", HostTensor::from_values<float>({16, 48}, std::vector<float>(768, 0.5f)));
-  ints(graph, "dims", {5, 7, 3, 2, 8});
+  set_ints(graph, "dims", {5, 7, 3, 2, 8});
   for (const char* name : {"p0", "p1", "p2", "p3"}) declare_f32(graph, name, {5, 7, 48});
   for (const char* name : {"r0", "r1", "r2", "r3"}) declare_f32(graph, name, {5, 7, 3, 2, 8});
   for (const char* name : {"t0", "t1", "t3"}) declare_f32(graph, name, {3, 5, 2, 7, 8});
@@ -71,7 +66,7 @@ TEST(FoldGemmOutputTranspose, HeadSplitsFold) {
   EXPECT_EQ(graph.nodes.back().attribute_ints(kOutputPermAttribute), (std::vector<int64_t>{2, 0, 3, 1, 4}));
 }
 
-constexpr int64_t kB = 3, kT = 41, kIn = 24, kQkv = 3, kHeads = 4, kHead = 12, kOut = kQkv * kHeads * kHead;
+constexpr int64_t kB = 3, kT = 41, kFoldIn = 24, kFoldQkv = 3, kHeads = 4, kHead = 12, kFoldOut = kFoldQkv * kHeads * kHead;
 
 // x [3, 41, 24] @ w + c, as [3, 41, 3, 4, 12] transposed to [3 (qkv), 3 (b), 4 (h), 41 (t), 12 (d)]
 // (69 KiB: over the small binding limit below, where the product is transposed as a copy),
@@ -79,10 +74,10 @@ constexpr int64_t kB = 3, kT = 41, kIn = 24, kQkv = 3, kHeads = 4, kHead = 12, k
 onnx::ModelProto head_split_model(const std::vector<float>& w, const std::vector<float>& c) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kB, kT, kIn});
-  add_float_initializer(graph, "w", {kIn, kOut}, w);
-  add_float_initializer(graph, "c", {kOut}, c);
-  add_int64_initializer(graph, "dims", {5}, {kB, kT, kQkv, kHeads, kHead});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kB, kT, kFoldIn});
+  add_float_initializer(graph, "w", {kFoldIn, kFoldOut}, w);
+  add_float_initializer(graph, "c", {kFoldOut}, c);
+  add_int64_initializer(graph, "dims", {5}, {kB, kT, kFoldQkv, kHeads, kHead});
   add_node(graph, "MatMul", {"x", "w"}, {"p"}, "to_qkv");
   add_node(graph, "Add", {"p", "c"}, {"pb"}, "to_qkv_bias");
   add_node(graph, "Reshape", {"pb", "dims"}, {"r"}, "split_heads");
@@ -95,7 +90,7 @@ onnx::ModelProto head_split_model(const std::vector<float>& w, const std::vector
 
 TEST(FoldGemmOutputTranspose, PermutedProductMatchesFloat64) {
   Random random(test_seed());
-  const std::vector<float> w = random.normal(kIn * kOut), c = random.normal(kOut);
+  const std::vector<float> w = random.normal(kFoldIn * kFoldOut), c = random.normal(kFoldOut);
   TemporaryFolder folder;
   const auto path = folder.path() / "head_split.onnx";
   write_file(path, head_split_model(w, c).SerializeAsString());
@@ -104,20 +99,20 @@ TEST(FoldGemmOutputTranspose, PermutedProductMatchesFloat64) {
     options.max_storage_binding_bytes = binding;
     auto session = Session::open(path, options);
     for (int run = 0; run < 2; ++run) {  // the second run replays the first's recording
-      const std::vector<float> x = random.normal(kB * kT * kIn);
-      auto outputs = session->run({{"x", HostTensor::from_values<float>({kB, kT, kIn}, x)}});
-      std::vector<double> expected(kB * kT * kOut);
+      const std::vector<float> x = random.normal(kB * kT * kFoldIn);
+      auto outputs = session->run({{"x", HostTensor::from_values<float>({kB, kT, kFoldIn}, x)}});
+      std::vector<double> expected(kB * kT * kFoldOut);
       for (int64_t b = 0; b < kB; ++b) {
         for (int64_t t = 0; t < kT; ++t) {
-          for (int64_t j = 0; j < kOut; ++j) {
+          for (int64_t j = 0; j < kFoldOut; ++j) {
             double s = c[j];
-            for (int64_t k = 0; k < kIn; ++k) s += double(x[(b * kT + t) * kIn + k]) * w[k * kOut + j];
+            for (int64_t k = 0; k < kFoldIn; ++k) s += double(x[(b * kT + t) * kFoldIn + k]) * w[k * kFoldOut + j];
             const int64_t q = j / (kHeads * kHead), h = j / kHead % kHeads, d = j % kHead;
             expected[(((q * kB + b) * kHeads + h) * kT + t) * kHead + d] = std::max(s, 0.0);
           }
         }
       }
-      EXPECT_EQ(outputs.at("y").shape(), (Shape{kQkv, kB, kHeads, kT, kHead}));
+      EXPECT_EQ(outputs.at("y").shape(), (Shape{kFoldQkv, kB, kHeads, kT, kHead}));
       EXPECT_LT(rel_l2(values_of(outputs.at("y")), expected), 1e-6) << "binding " << binding << " run " << run;
       if (binding == 0) {
         EXPECT_EQ(session->last_run().record_ms_by_op.count("Transpose"), 0u);

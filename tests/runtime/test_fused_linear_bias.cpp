@@ -47,7 +47,7 @@ TEST(FuseMatmulBias, ColumnBiasesFuseOthersStay) {
   }
 }
 
-constexpr int64_t kBatch = 3, kRows = 200, kInner = 24, kHidden = 64, kOut = 20;
+constexpr int64_t kBiasBatch = 3, kBiasRows = 200, kBiasInner = 24, kBiasHidden = 64, kBiasOut = 20;
 
 // x [3, 200, 24]: g = GELU(x @ w + b) as PyTorch exports it (Div by sqrt 2, Erf, Add 1, Mul, Mul 0.5);
 // r = Relu(x @ v + c) with c [1, 1, 20]; s = x @ v + full, full [200, 20] (not a column bias).
@@ -56,12 +56,12 @@ onnx::ModelProto linear_model(const std::vector<float>& w, const std::vector<flo
                               const std::vector<float>& full) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kBatch, kRows, kInner});
-  add_float_initializer(graph, "w", {kInner, kHidden}, w);
-  add_float_initializer(graph, "b", {kHidden}, b);
-  add_float_initializer(graph, "v", {kInner, kOut}, v);
-  add_float_initializer(graph, "c", {1, 1, kOut}, c);
-  add_float_initializer(graph, "full", {kRows, kOut}, full);
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kBiasBatch, kBiasRows, kBiasInner});
+  add_float_initializer(graph, "w", {kBiasInner, kBiasHidden}, w);
+  add_float_initializer(graph, "b", {kBiasHidden}, b);
+  add_float_initializer(graph, "v", {kBiasInner, kBiasOut}, v);
+  add_float_initializer(graph, "c", {1, 1, kBiasOut}, c);
+  add_float_initializer(graph, "full", {kBiasRows, kBiasOut}, full);
   add_float_initializer(graph, "sqrt2", {}, {1.4142135f});
   add_float_initializer(graph, "one", {}, {1.0f});
   add_float_initializer(graph, "half", {}, {0.5f});
@@ -82,18 +82,18 @@ onnx::ModelProto linear_model(const std::vector<float>& w, const std::vector<flo
 }
 
 std::vector<double> product(const std::vector<float>& x, const std::vector<float>& w, int64_t cols) {
-  std::vector<double> y(kBatch * kRows * cols, 0.0);
-  for (int64_t r = 0; r < kBatch * kRows; ++r)
+  std::vector<double> y(kBiasBatch * kBiasRows * cols, 0.0);
+  for (int64_t r = 0; r < kBiasBatch * kBiasRows; ++r)
     for (int64_t j = 0; j < cols; ++j)
-      for (int64_t k = 0; k < kInner; ++k) y[r * cols + j] += double(x[r * kInner + k]) * w[k * cols + j];
+      for (int64_t k = 0; k < kBiasInner; ++k) y[r * cols + j] += double(x[r * kBiasInner + k]) * w[k * cols + j];
   return y;
 }
 
 TEST(FuseMatmulBias, BiasAndGeluRunInTheGemmEpilogue) {
   Random random(test_seed());
-  const std::vector<float> w = random.normal(kInner * kHidden), b = random.normal(kHidden),
-                           v = random.normal(kInner * kOut), c = random.normal(kOut),
-                           full = random.normal(kRows * kOut);
+  const std::vector<float> w = random.normal(kBiasInner * kBiasHidden), b = random.normal(kBiasHidden),
+                           v = random.normal(kBiasInner * kBiasOut), c = random.normal(kBiasOut),
+                           full = random.normal(kBiasRows * kBiasOut);
   const onnx::ModelProto model = linear_model(w, b, v, c, full);
   TemporaryFolder folder;
   const auto path = folder.path() / "linear.onnx";
@@ -103,16 +103,16 @@ TEST(FuseMatmulBias, BiasAndGeluRunInTheGemmEpilogue) {
     options.max_storage_binding_bytes = binding;
     auto session = Session::open(path, options);
     for (int run = 0; run < 2; ++run) {  // the second run replays the first's recording
-      const std::vector<float> x = random.normal(kBatch * kRows * kInner);
-      auto outputs = session->run({{"x", HostTensor::from_values<float>({kBatch, kRows, kInner}, x)}});
-      std::vector<double> g = product(x, w, kHidden), r = product(x, v, kOut), s = r;
+      const std::vector<float> x = random.normal(kBiasBatch * kBiasRows * kBiasInner);
+      auto outputs = session->run({{"x", HostTensor::from_values<float>({kBiasBatch, kBiasRows, kBiasInner}, x)}});
+      std::vector<double> g = product(x, w, kBiasHidden), r = product(x, v, kBiasOut), s = r;
       for (size_t i = 0; i < g.size(); ++i) {
-        const double h = g[i] + b[i % kHidden];
+        const double h = g[i] + b[i % kBiasHidden];
         g[i] = 0.5 * h * (1.0 + std::erf(h / std::sqrt(2.0)));
       }
       for (size_t i = 0; i < r.size(); ++i) {
-        r[i] = std::max(r[i] + c[i % kOut], 0.0);
-        s[i] += full[i % (kRows * kOut)];
+        r[i] = std::max(r[i] + c[i % kBiasOut], 0.0);
+        s[i] += full[i % (kBiasRows * kBiasOut)];
       }
       EXPECT_LT(rel_l2(values_of(outputs.at("g")), g), 1e-6) << "binding " << binding << " run " << run;
       EXPECT_LT(rel_l2(values_of(outputs.at("r")), r), 1e-6) << "binding " << binding << " run " << run;

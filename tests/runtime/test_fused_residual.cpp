@@ -71,7 +71,7 @@ TEST(FuseResidualAdd, SumsOfAProductAndAnIndependentTensorFuse) {
   EXPECT_EQ(static_shape_of(graph, gemm->inputs[3]), (Shape{10, 6}));
 }
 
-constexpr int64_t kBatch = 3, kRows = 300, kInner = 24, kOut = 20;
+constexpr int64_t kResidualBatch = 3, kResidualRows = 300, kResidualInner = 24, kResidualOut = 20;
 
 // x [3, 300, 24], r [3, 300, 20], r_t [3, 20, 300]:
 //   a = r + (x @ v + c)                      MatMul, bias, residual first
@@ -82,14 +82,14 @@ constexpr int64_t kBatch = 3, kRows = 300, kInner = 24, kOut = 20;
 onnx::ModelProto residual_model(const std::vector<float>& v, const std::vector<float>& c) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kBatch, kRows, kInner});
-  add_tensor_value(graph->mutable_input(), "r", onnx::TensorProto::FLOAT, {kBatch, kRows, kOut});
-  add_tensor_value(graph->mutable_input(), "r_t", onnx::TensorProto::FLOAT, {kBatch, kOut, kRows});
-  add_float_initializer(graph, "v", {kInner, kOut}, v);
-  add_float_initializer(graph, "c", {kOut}, c);
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kResidualBatch, kResidualRows, kResidualInner});
+  add_tensor_value(graph->mutable_input(), "r", onnx::TensorProto::FLOAT, {kResidualBatch, kResidualRows, kResidualOut});
+  add_tensor_value(graph->mutable_input(), "r_t", onnx::TensorProto::FLOAT, {kResidualBatch, kResidualOut, kResidualRows});
+  add_float_initializer(graph, "v", {kResidualInner, kResidualOut}, v);
+  add_float_initializer(graph, "c", {kResidualOut}, c);
   add_float_initializer(graph, "half", {}, {0.5f});
-  add_int64_initializer(graph, "flat", {2}, {kBatch * kRows, kInner});
-  add_int64_initializer(graph, "unflat", {3}, {kBatch, kRows, kOut});
+  add_int64_initializer(graph, "flat", {2}, {kResidualBatch * kResidualRows, kResidualInner});
+  add_int64_initializer(graph, "unflat", {3}, {kResidualBatch, kResidualRows, kResidualOut});
   add_node(graph, "MatMul", {"x", "v"}, {"p"}, "fc_a");
   add_node(graph, "Add", {"c", "p"}, {"pb"}, "fc_a_bias");
   add_node(graph, "Add", {"r", "pb"}, {"a"}, "residual_a");
@@ -113,7 +113,7 @@ onnx::ModelProto residual_model(const std::vector<float>& v, const std::vector<f
 
 TEST(FuseResidualAdd, SumsRunInTheGemmStore) {
   Random random(test_seed());
-  const std::vector<float> v = random.normal(kInner * kOut), c = random.normal(kOut);
+  const std::vector<float> v = random.normal(kResidualInner * kResidualOut), c = random.normal(kResidualOut);
   TemporaryFolder folder;
   const auto path = folder.path() / "residual.onnx";
   write_file(path, residual_model(v, c).SerializeAsString());
@@ -122,24 +122,24 @@ TEST(FuseResidualAdd, SumsRunInTheGemmStore) {
     options.max_storage_binding_bytes = binding;
     auto session = Session::open(path, options);
     for (int run = 0; run < 2; ++run) {  // the second run replays the first's recording
-      const std::vector<float> x = random.normal(kBatch * kRows * kInner), r = random.normal(kBatch * kRows * kOut),
-                               r_t = random.normal(kBatch * kRows * kOut);
-      auto outputs = session->run({{"x", HostTensor::from_values<float>({kBatch, kRows, kInner}, x)},
-                                   {"r", HostTensor::from_values<float>({kBatch, kRows, kOut}, r)},
-                                   {"r_t", HostTensor::from_values<float>({kBatch, kOut, kRows}, r_t)}});
-      std::vector<double> p(kBatch * kRows * kOut, 0.0);
-      for (int64_t i = 0; i < kBatch * kRows; ++i)
-        for (int64_t j = 0; j < kOut; ++j)
-          for (int64_t k = 0; k < kInner; ++k) p[i * kOut + j] += double(x[i * kInner + k]) * v[k * kOut + j];
+      const std::vector<float> x = random.normal(kResidualBatch * kResidualRows * kResidualInner), r = random.normal(kResidualBatch * kResidualRows * kResidualOut),
+                               r_t = random.normal(kResidualBatch * kResidualRows * kResidualOut);
+      auto outputs = session->run({{"x", HostTensor::from_values<float>({kResidualBatch, kResidualRows, kResidualInner}, x)},
+                                   {"r", HostTensor::from_values<float>({kResidualBatch, kResidualRows, kResidualOut}, r)},
+                                   {"r_t", HostTensor::from_values<float>({kResidualBatch, kResidualOut, kResidualRows}, r_t)}});
+      std::vector<double> p(kResidualBatch * kResidualRows * kResidualOut, 0.0);
+      for (int64_t i = 0; i < kResidualBatch * kResidualRows; ++i)
+        for (int64_t j = 0; j < kResidualOut; ++j)
+          for (int64_t k = 0; k < kResidualInner; ++k) p[i * kResidualOut + j] += double(x[i * kResidualInner + k]) * v[k * kResidualOut + j];
       std::map<std::string, std::vector<double>> expected;
       for (const char* name : {"a", "b", "d", "e", "f", "u"}) expected[name].resize(p.size());
-      for (int64_t i = 0; i < kBatch * kRows; ++i) {
-        for (int64_t j = 0; j < kOut; ++j) {
-          const int64_t e = i * kOut + j;
-          const int64_t batch = i / kRows, row = i % kRows;
+      for (int64_t i = 0; i < kResidualBatch * kResidualRows; ++i) {
+        for (int64_t j = 0; j < kResidualOut; ++j) {
+          const int64_t e = i * kResidualOut + j;
+          const int64_t batch = i / kResidualRows, row = i % kResidualRows;
           expected["a"][e] = r[e] + p[e] + c[j];
           expected["b"][e] = p[e] + c[j] + r[e];
-          expected["d"][e] = p[e] + r_t[(batch * kOut + j) * kRows + row];
+          expected["d"][e] = p[e] + r_t[(batch * kResidualOut + j) * kResidualRows + row];
           expected["e"][e] = 0.5 * p[e] + std::max<double>(r[e], 0.0);
           expected["f"][e] = p[e] + r[e];
           expected["u"][e] = p[e];

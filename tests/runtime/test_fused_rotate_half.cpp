@@ -15,7 +15,7 @@
 namespace onda::test {
 namespace {
 
-const Shape kX = {2, 8, 100, 64};  // 102400 elements: beyond host evaluation
+const Shape kRotateX = {2, 8, 100, 64};  // 102400 elements: beyond host evaluation
 
 onnx::AttributeProto* axis(onnx::NodeProto* node, int64_t value) {
   return add_int_attribute(node, "axis", value);
@@ -28,7 +28,7 @@ onnx::AttributeProto* axis(onnx::NodeProto* node, int64_t value) {
 onnx::ModelProto rotary_model(const std::vector<float>& c, const std::vector<float>& s) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* g = model.mutable_graph();
-  add_tensor_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, kX);
+  add_tensor_value(g->mutable_input(), "x", onnx::TensorProto::FLOAT, kRotateX);
   add_float_initializer(g, "c", {100, 64}, c);
   add_float_initializer(g, "s", {100, 64}, s);
   add_int64_initializer(g, "pair_shape", {5}, {2, 8, 100, 32, 2});
@@ -66,8 +66,8 @@ TEST(FuseRotateHalf, PairsAndHalvesRunAsOneNode) {
   const std::vector<float> c = random.normal(100 * 64), s = random.normal(100 * 64);
   TemporaryFolder folder;
   auto session = open_session(rotary_model(c, s), folder);
-  const std::vector<float> x = random.normal(shape_numel(kX));
-  auto outputs = session->run({{"x", HostTensor::from_values<float>(kX, x)}});
+  const std::vector<float> x = random.normal(shape_numel(kRotateX));
+  auto outputs = session->run({{"x", HostTensor::from_values<float>(kRotateX, x)}});
   std::vector<double> y(x.size()), z(x.size()), w(x.size());
   for (size_t i = 0; i < x.size(); ++i) {
     const int64_t j = static_cast<int64_t>(i) % 64, t = (static_cast<int64_t>(i) / 64) % 100;

@@ -44,18 +44,18 @@ bool has_key(const RunStats& stats, const char* key) {
   return stats.record_ms_by_op.count(key) != 0;
 }
 
-constexpr int64_t kRows = 4, kInner = 32, kCols = 8;  // x has 128 elements: a GPU-only input
+constexpr int64_t kFlowRows = 4, kFlowInner = 32, kFlowCols = 8;  // x has 128 elements: a GPU-only input
 
 // x [4, 32] float, sr int64 scalar:
 //   if sr == 16000: y = Tanh(x @ w16)      else: y = Relu(x @ w8) * 2
 onnx::ModelProto sample_rate_switch(const std::vector<float>& w16, const std::vector<float>& w8) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRows, kInner});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kFlowRows, kFlowInner});
   add_tensor_value(graph->mutable_input(), "sr", onnx::TensorProto::INT64, {});
   add_int64_initializer(graph, "rate_16k", {}, {16000});
-  add_float_initializer(graph, "w16", {kInner, kCols}, w16);
-  add_float_initializer(graph, "w8", {kInner, kCols}, w8);
+  add_float_initializer(graph, "w16", {kFlowInner, kFlowCols}, w16);
+  add_float_initializer(graph, "w8", {kFlowInner, kFlowCols}, w8);
   add_float_initializer(graph, "two", {}, {2.0f});
   add_node(graph, "Equal", {"sr", "rate_16k"}, {"is_16k"}, "rate_check");
   onnx::NodeProto* branch = add_node(graph, "If", {"is_16k"}, {"y"}, "rate_switch");
@@ -74,18 +74,18 @@ onnx::ModelProto sample_rate_switch(const std::vector<float>& w16, const std::ve
 
 TEST(RuntimeControlFlow, SampleRateSwitchAlternatesBranchesAndPlansEachOnce) {
   Random random(test_seed());
-  const std::vector<float> w16 = random.normal(kInner * kCols), w8 = random.normal(kInner * kCols);
+  const std::vector<float> w16 = random.normal(kFlowInner * kFlowCols), w8 = random.normal(kFlowInner * kFlowCols);
   TemporaryFolder folder;
   auto session = open_session(sample_rate_switch(w16, w8), folder);
   const int64_t rates[] = {16000, 8000, 16000, 8000, 16000, 8000, 16000};
   for (int run = 0; run < 7; ++run) {
     const int64_t sr = rates[run];
-    const std::vector<float> x = random.normal(kRows * kInner);
-    auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)},
+    const std::vector<float> x = random.normal(kFlowRows * kFlowInner);
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)},
                                  {"sr", HostTensor::from_values<int64_t>({}, {sr})}});
-    std::vector<double> reference = matmul(x, sr == 16000 ? w16 : w8, kRows, kInner, kCols);
+    std::vector<double> reference = matmul(x, sr == 16000 ? w16 : w8, kFlowRows, kFlowInner, kFlowCols);
     for (double& v : reference) v = sr == 16000 ? std::tanh(v) : 2.0 * std::max(v, 0.0);
-    ASSERT_EQ(outputs.at("y").shape(), (Shape{kRows, kCols}));
+    ASSERT_EQ(outputs.at("y").shape(), (Shape{kFlowRows, kFlowCols}));
     const double error = rel_l2(values_of(outputs.at("y")), reference);
     const RunStats& stats = session->last_run();
     std::printf("run %d, sr %lld: rel L2 %.2e, planned %d, replayed %d, buffers allocated %llu\n", run,
@@ -221,7 +221,7 @@ TEST(RuntimeControlFlow, ConvReluInABranch) {
 onnx::ModelProto sign_switch() {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRows, kInner});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kFlowRows, kFlowInner});
   add_float_initializer(graph, "zero", {}, {0.0f});
   add_float_initializer(graph, "three", {}, {3.0f});
   add_int_attribute(add_node(graph, "ReduceSum", {"x"}, {"total"}, "sum"), "keepdims", 0);
@@ -240,7 +240,7 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
   TemporaryFolder folder;
   auto session = open_session(sign_switch(), folder);
   for (int run = 0; run < 4; ++run) {
-    std::vector<float> x = random.normal(kRows * kInner);
+    std::vector<float> x = random.normal(kFlowRows * kFlowInner);
     double sum = 0;
     for (float v : x) sum += v;
     const bool want_positive = run % 2 == 0;
@@ -248,7 +248,7 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
       for (float& v : x) v = -v;
     sum = 0;
     for (float v : x) sum += v;
-    auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
     std::vector<double> reference;
     for (float v : x) reference.push_back(sum > 0 ? 3.0 * v : -double(v));
     const double error = rel_l2(values_of(outputs.at("y")), reference);
@@ -258,10 +258,10 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
     EXPECT_EQ(has_key(session->last_run(), "(plan)"), run < 2) << "run " << run;
   }
   // Pipelined: a run recorded (with its read back) while the one before is still in flight.
-  std::vector<std::vector<float>> inputs{random.normal(kRows * kInner), random.normal(kRows * kInner)};
+  std::vector<std::vector<float>> inputs{random.normal(kFlowRows * kFlowInner), random.normal(kFlowRows * kFlowInner)};
   for (float& v : inputs[1]) v = -v;
   for (const auto& input : inputs)
-    session->submit({{"x", HostTensor::from_values<float>({kRows, kInner}, input)}});
+    session->submit({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, input)}});
   for (const auto& input : inputs) {
     auto outputs = session->collect();
     double sum = 0;
@@ -272,8 +272,8 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
   }
   // Profiled: the read back submits mid-run, the profile still has the branch's dispatch.
   session->set_profiling(true);
-  const std::vector<float> x = random.normal(kRows * kInner);
-  auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+  const std::vector<float> x = random.normal(kFlowRows * kFlowInner);
+  auto outputs = session->run({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
   double sum = 0;
   for (float v : x) sum += v;
   std::vector<double> reference;
@@ -290,7 +290,7 @@ TEST(RuntimeControlFlow, ConditionOnTheGpuIsReadBack) {
 onnx::ModelProto nested_switch() {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRows, kInner});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kFlowRows, kFlowInner});
   add_tensor_value(graph->mutable_input(), "use_gain", onnx::TensorProto::BOOL, {});
   add_float_initializer(graph, "zero", {}, {0.0f});
   add_float_initializer(graph, "one", {}, {1.0f});
@@ -321,14 +321,14 @@ TEST(RuntimeControlFlow, NestedIfsTakeEveryPath) {
   for (int round = 0; round < 2; ++round) {
     for (int path = 0; path < 4; ++path) {
       const bool use_gain = path < 2, want_positive = path % 2 == 0;
-      std::vector<float> x = random.normal(kRows * kInner);
+      std::vector<float> x = random.normal(kFlowRows * kFlowInner);
       double sum = 0;
       for (float v : x) sum += v;
       if ((sum > 0) != want_positive)
         for (float& v : x) v = -v;
       HostTensor flag = HostTensor::from_int64(DType::boolean, {}, {use_gain ? 1 : 0});
       auto outputs =
-          session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}, {"use_gain", flag}});
+          session->run({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}, {"use_gain", flag}});
       std::vector<double> reference;
       for (float v : x)
         reference.push_back(!use_gain ? double(v) - 5.0 : (want_positive ? 3.0 * v : -double(v)) + 1.0);
@@ -453,7 +453,7 @@ TEST(RuntimeControlFlow, LoopCarriesStateAndStacksScanOutputs) {
 onnx::ModelProto halving_while_loop(const char* condition = "start") {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kRows, kInner});
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kFlowRows, kFlowInner});
   add_float_initializer(graph, "half", {}, {0.5f});
   add_float_initializer(graph, "threshold", {}, {10.0f});
   add_float_initializer(graph, "not_a_bool", {}, {1.0f});
@@ -492,7 +492,7 @@ TEST(RuntimeControlFlow, WhileLoopWithGpuConditionCarriesASequence) {
   TemporaryFolder folder;
   auto session = open_session(halving_while_loop(), folder);
   for (int run = 0; run < 2; ++run) {
-    std::vector<float> x = random.normal(kRows * kInner);
+    std::vector<float> x = random.normal(kFlowRows * kFlowInner);
     if (run == 1)
       for (float& v : x) v *= 8.0f;  // more iterations
     std::vector<double> v(x.begin(), x.end()), rows;
@@ -505,14 +505,14 @@ TEST(RuntimeControlFlow, WhileLoopWithGpuConditionCarriesASequence) {
         e *= 0.5;
         total += std::abs(e);
       }
-      for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t r = 0; r < kFlowRows; ++r) {
         double sum = 0;
-        for (int64_t c = 0; c < kInner; ++c) sum += v[r * kInner + c];
+        for (int64_t c = 0; c < kFlowInner; ++c) sum += v[r * kFlowInner + c];
         rows.push_back(sum);
       }
     } while (total > 10.0);
-    auto outputs = session->run({{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
-    ASSERT_EQ(outputs.at("rows").shape(), (Shape{iterations, kRows})) << "run " << run;
+    auto outputs = session->run({{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
+    ASSERT_EQ(outputs.at("rows").shape(), (Shape{iterations, kFlowRows})) << "run " << run;
     const double v_error = rel_l2(values_of(outputs.at("v_final")), v);
     const double rows_error = rel_l2(values_of(outputs.at("rows")), rows);
     std::printf("run %d: %d iterations, rel L2 v %.2e, rows %.2e\n", run, iterations, v_error, rows_error);
@@ -669,7 +669,7 @@ std::string error_of(Build build, const std::map<std::string, HostTensor>& input
 }
 
 TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
-  const std::vector<float> x(kRows * kInner, 1.0f);
+  const std::vector<float> x(kFlowRows * kFlowInner, 1.0f);
   // A float condition (If needs a single bool).
   std::string message = error_of(
       [] {
@@ -677,7 +677,7 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
         model.mutable_graph()->mutable_node(2)->set_input(0, "total");  // the float sum itself
         return model;
       },
-      {{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+      {{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
   EXPECT_NE(message.find("If 'sign_switch'"), std::string::npos) << message;
   EXPECT_NE(message.find("single bool"), std::string::npos) << message;
 
@@ -702,7 +702,7 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
 
   // A Loop condition that is a float.
   message = error_of([] { return halving_while_loop("not_a_bool"); },
-                     {{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+                     {{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
   EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
   EXPECT_NE(message.find("condition"), std::string::npos) << message;
 
@@ -714,7 +714,7 @@ TEST(RuntimeControlFlow, MalformedInputsAreNamedModelErrors) {
         body->mutable_output(0)->set_name("keep_going");
         return model;
       },
-      {{"x", HostTensor::from_values<float>({kRows, kInner}, x)}});
+      {{"x", HostTensor::from_values<float>({kFlowRows, kFlowInner}, x)}});
   EXPECT_NE(message.find("Loop 'halving'"), std::string::npos) << message;
   EXPECT_NE(message.find("never end"), std::string::npos) << message;
 

@@ -14,7 +14,7 @@
 namespace onda::test {
 namespace {
 
-constexpr int64_t kFeatures = 6;  // split into 2 + 4
+constexpr int64_t kSplitFeatures = 6;  // split into 2 + 4
 constexpr float kClipMax = 1.5f;
 constexpr float kEpsilon = 1e-5f;
 
@@ -33,7 +33,7 @@ onnx::ModelProto exported_at(int64_t opset, const std::vector<float>& scale) {
   model.mutable_opset_import(0)->set_version(opset);
   onnx::GraphProto* graph = model.mutable_graph();
   onnx::ValueInfoProto* input =
-      add_tensor_value(graph->mutable_input(), "input:0", onnx::TensorProto::FLOAT, {1, kFeatures});
+      add_tensor_value(graph->mutable_input(), "input:0", onnx::TensorProto::FLOAT, {1, kSplitFeatures});
   input->mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0)->set_dim_param("batch");
   add_int64_initializer(graph, "encoder/split_sizes:0", {2}, {2, 4});
   add_int64_initializer(graph, "last_axis", {1}, {-1});
@@ -77,18 +77,18 @@ onnx::ModelProto exported_at(int64_t opset, const std::vector<float>& scale) {
 // Rows of [batch, 6]: output "1" and output "2" in float64.
 void reference(const std::vector<float>& x, int64_t batch, const std::vector<float>& scale, std::vector<double>& one,
                std::vector<double>& two) {
-  one.assign(batch * kFeatures, 0);
+  one.assign(batch * kSplitFeatures, 0);
   two.assign(batch, 0);
   for (int64_t r = 0; r < batch; ++r) {
-    const float* row = &x[r * kFeatures];
+    const float* row = &x[r * kSplitFeatures];
     const double mean_a = (double(row[0]) + row[1]) / 2;
     two[r] = mean_a;
     double mean_b = 0, var_b = 0;
     for (int i = 2; i < 6; ++i) mean_b += row[i] / 4.0;
     for (int i = 2; i < 6; ++i) var_b += (row[i] - mean_b) * (row[i] - mean_b) / 4.0;
-    for (int i = 0; i < 2; ++i) one[r * kFeatures + i] = row[i] - mean_a;
-    for (int i = 2; i < 6; ++i) one[r * kFeatures + i] = (row[i] - mean_b) / std::sqrt(var_b + kEpsilon) * scale[i - 2];
-    for (int i = 0; i < 6; ++i) one[r * kFeatures + i] = std::min<double>(one[r * kFeatures + i], kClipMax);
+    for (int i = 0; i < 2; ++i) one[r * kSplitFeatures + i] = row[i] - mean_a;
+    for (int i = 2; i < 6; ++i) one[r * kSplitFeatures + i] = (row[i] - mean_b) / std::sqrt(var_b + kEpsilon) * scale[i - 2];
+    for (int i = 0; i < 6; ++i) one[r * kSplitFeatures + i] = std::min<double>(one[r * kSplitFeatures + i], kClipMax);
   }
 }
 
@@ -105,13 +105,13 @@ TEST(RuntimeExporterVariants, Opsets15To18DynamicBatchAndExporterNames) {
     auto session = open_session(exported_at(opset, scale), folder);
     ASSERT_EQ(session->inputs().size(), 1u);
     EXPECT_EQ(session->inputs()[0].name, "input:0");
-    EXPECT_EQ(session->inputs()[0].shape, (std::vector<int64_t>{-1, kFeatures}));  // batch bound per run
+    EXPECT_EQ(session->inputs()[0].shape, (std::vector<int64_t>{-1, kSplitFeatures}));  // batch bound per run
     for (int64_t batch : {3, 5}) {
-      const std::vector<float> x = random.normal(batch * kFeatures);
-      auto outputs = session->run({{"input:0", HostTensor::from_values<float>({batch, kFeatures}, x)}});
+      const std::vector<float> x = random.normal(batch * kSplitFeatures);
+      auto outputs = session->run({{"input:0", HostTensor::from_values<float>({batch, kSplitFeatures}, x)}});
       ASSERT_EQ(outputs.count("1"), 1u);
       ASSERT_EQ(outputs.count("2"), 1u);
-      EXPECT_EQ(outputs.at("1").shape(), (Shape{batch, kFeatures}));
+      EXPECT_EQ(outputs.at("1").shape(), (Shape{batch, kSplitFeatures}));
       EXPECT_EQ(outputs.at("2").shape(), (Shape{batch, 1}));
       std::vector<double> one, two;
       reference(x, batch, scale, one, two);

@@ -15,11 +15,6 @@
 namespace onda::test {
 namespace {
 
-void ints(Graph& graph, const std::string& name, std::vector<int64_t> values) {
-  const int64_t n = static_cast<int64_t>(values.size());
-  graph.set_initializer(name, HostTensor::from_values<int64_t>({n}, values));
-}
-
 TEST(SplitGemmColumns, EqualPartsOfTheLastAxisFold) {
   Graph graph;
   graph.inputs = {"x"};
@@ -30,11 +25,11 @@ TEST(SplitGemmColumns, EqualPartsOfTheLastAxisFold) {
   for (const char* y : {"y0", "y1", "y2", "y3"}) declare_f32(graph, y, {2, 50, 96});
   declare_f32(graph, "y4", {2, 50, 90});
   declare_f32(graph, "y5", {2, 50, 24});
-  ints(graph, "last", {-1});
-  ints(graph, "axis2", {2});
-  for (int64_t v : {0, 12, 24, 32, 48, 64, 96}) ints(graph, "at" + std::to_string(v), {v});
-  ints(graph, "end", {std::numeric_limits<int64_t>::max()});
-  ints(graph, "halves", {48, 48});
+  set_ints(graph, "last", {-1});
+  set_ints(graph, "axis2", {2});
+  for (int64_t v : {0, 12, 24, 32, 48, 64, 96}) set_ints(graph, "at" + std::to_string(v), {v});
+  set_ints(graph, "end", {std::numeric_limits<int64_t>::max()});
+  set_ints(graph, "halves", {48, 48});
   // y0: three Slices, listed out of order, the last open-ended: folds into 3 parts.
   graph.nodes.push_back(graph_node("MatMul", {"x", "w"}, {"y0"}));
   graph.nodes.push_back(graph_node("Slice", {"y0", "at64", "end", "last"}, {"v0"}));
@@ -71,20 +66,20 @@ TEST(SplitGemmColumns, EqualPartsOfTheLastAxisFold) {
   EXPECT_EQ(graph.nodes.size(), 2u + 3u + 4u + 2u + 3u);
 }
 
-constexpr int64_t kBatch = 4, kRows = 100, kInner = 16, kQkv = 96, kGlu = 80;
+constexpr int64_t kColumnsBatch = 4, kColumnsRows = 100, kColumnsInner = 16, kColumnsQkv = 96, kColumnsGlu = 80;
 
 // x [4, 100, 16]: p = x @ w + c, sliced into q, k, v (32 columns each, given out of order);
 // g = x @ u, split into halves a and b, then a * sigmoid(b) (a GLU).
 onnx::ModelProto parts_model(const std::vector<float>& w, const std::vector<float>& c, const std::vector<float>& u) {
   onnx::ModelProto model = empty_model();
   onnx::GraphProto* graph = model.mutable_graph();
-  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kBatch, kRows, kInner});
-  add_float_initializer(graph, "w", {kInner, kQkv}, w);
-  add_float_initializer(graph, "c", {kQkv}, c);
-  add_float_initializer(graph, "u", {kInner, kGlu}, u);
+  add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {kColumnsBatch, kColumnsRows, kColumnsInner});
+  add_float_initializer(graph, "w", {kColumnsInner, kColumnsQkv}, w);
+  add_float_initializer(graph, "c", {kColumnsQkv}, c);
+  add_float_initializer(graph, "u", {kColumnsInner, kColumnsGlu}, u);
   for (int64_t v : {0, 32, 64, 96}) add_int64_initializer(graph, "at" + std::to_string(v), {1}, {v});
   add_int64_initializer(graph, "last", {1}, {-1});
-  add_int64_initializer(graph, "halves", {2}, {kGlu / 2, kGlu / 2});
+  add_int64_initializer(graph, "halves", {2}, {kColumnsGlu / 2, kColumnsGlu / 2});
   add_node(graph, "MatMul", {"x", "w"}, {"p"}, "in_proj");
   add_node(graph, "Add", {"c", "p"}, {"pb"}, "in_proj_bias");
   add_node(graph, "Slice", {"pb", "at64", "at96", "last"}, {"v"}, "slice_v");
@@ -101,7 +96,7 @@ onnx::ModelProto parts_model(const std::vector<float>& w, const std::vector<floa
 
 TEST(SplitGemmColumns, PartsMatchFloat64WithoutCopies) {
   Random random(test_seed());
-  const std::vector<float> w = random.normal(kInner * kQkv), c = random.normal(kQkv), u = random.normal(kInner * kGlu);
+  const std::vector<float> w = random.normal(kColumnsInner * kColumnsQkv), c = random.normal(kColumnsQkv), u = random.normal(kColumnsInner * kColumnsGlu);
   TemporaryFolder folder;
   const auto path = folder.path() / "parts.onnx";
   write_file(path, parts_model(w, c, u).SerializeAsString());
@@ -110,23 +105,23 @@ TEST(SplitGemmColumns, PartsMatchFloat64WithoutCopies) {
     options.max_storage_binding_bytes = binding;
     auto session = Session::open(path, options);
     for (int run = 0; run < 2; ++run) {  // the second run replays the first's recording
-      const std::vector<float> x = random.normal(kBatch * kRows * kInner);
-      auto outputs = session->run({{"x", HostTensor::from_values<float>({kBatch, kRows, kInner}, x)}});
-      const int64_t rows = kBatch * kRows, width = kQkv / 3, half = kGlu / 2;
+      const std::vector<float> x = random.normal(kColumnsBatch * kColumnsRows * kColumnsInner);
+      auto outputs = session->run({{"x", HostTensor::from_values<float>({kColumnsBatch, kColumnsRows, kColumnsInner}, x)}});
+      const int64_t rows = kColumnsBatch * kColumnsRows, width = kColumnsQkv / 3, half = kColumnsGlu / 2;
       std::map<std::string, std::vector<double>> expected;
       for (const char* name : {"q", "k", "v"}) expected[name].resize(rows * width);
       expected["glu"].resize(rows * half);
       for (int64_t r = 0; r < rows; ++r) {
-        for (int64_t j = 0; j < kQkv; ++j) {
+        for (int64_t j = 0; j < kColumnsQkv; ++j) {
           double s = c[j];
-          for (int64_t k = 0; k < kInner; ++k) s += double(x[r * kInner + k]) * w[k * kQkv + j];
+          for (int64_t k = 0; k < kColumnsInner; ++k) s += double(x[r * kColumnsInner + k]) * w[k * kColumnsQkv + j];
           expected[j < width ? "q" : j < 2 * width ? "k" : "v"][r * width + j % width] = s;
         }
         for (int64_t j = 0; j < half; ++j) {
           double a = 0, b = 0;
-          for (int64_t k = 0; k < kInner; ++k) {
-            a += double(x[r * kInner + k]) * u[k * kGlu + j];
-            b += double(x[r * kInner + k]) * u[k * kGlu + half + j];
+          for (int64_t k = 0; k < kColumnsInner; ++k) {
+            a += double(x[r * kColumnsInner + k]) * u[k * kColumnsGlu + j];
+            b += double(x[r * kColumnsInner + k]) * u[k * kColumnsGlu + half + j];
           }
           expected["glu"][r * half + j] = a / (1.0 + std::exp(-b));
         }

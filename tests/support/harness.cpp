@@ -113,6 +113,22 @@ double max_abs_diff(const std::vector<float>& out, const std::vector<double>& re
   return m;
 }
 
+std::vector<int64_t> download_ints(const Tensor& t) {
+  const std::vector<uint8_t> bytes = t.download_bytes(gpu().context);
+  std::vector<int64_t> v(bytes.size() / 8);
+  std::memcpy(v.data(), bytes.data(), bytes.size());
+  return v;
+}
+
+Moments moments(const std::vector<double>& v) {
+  Moments m;
+  for (double x : v) m.mean += x;
+  m.mean /= static_cast<double>(v.size());
+  for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
+  m.variance /= static_cast<double>(v.size() - 1);
+  return m;
+}
+
 Tensor poisoned(DType dtype, const Shape& shape) {
   Gpu& g = gpu();
   Tensor t = Tensor::empty(g.pool, dtype, shape);

@@ -16,6 +16,7 @@
 #include "gpu/buffer_pool.h"
 #include "gpu/context.h"
 #include "gpu/pipeline_cache.h"
+#include "kernels/kernel_context.h"
 #include "tensor/tensor.h"
 
 namespace onda::test {
@@ -57,5 +58,20 @@ Tensor poisoned(DType dtype, const Shape& shape);
 Tensor upload_floats(const std::vector<float>& values, DType dtype, const Shape& shape);
 // The values a float16 upload really holds (rounded), for references.
 std::vector<float> round_to_dtype(const std::vector<float>& values, DType dtype);
+
+// The shared device's kernel context, as the kernel tests call kernels.
+inline kernels::KernelContext kc() { return {gpu().context, gpu().pipelines}; }
+
+// The rel L2 an f32 kernel may be off its float64 reference.
+inline constexpr double kF32Bound = 1e-6;
+
+// An int64 tensor's values, downloaded.
+std::vector<int64_t> download_ints(const Tensor& t);
+
+// Sample mean and (unbiased) variance, for the random-number tests' statistics.
+struct Moments {
+  double mean = 0, variance = 0;
+};
+Moments moments(const std::vector<double>& v);
 
 }  // namespace onda::test

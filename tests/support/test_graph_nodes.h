@@ -1,6 +1,7 @@
 // A graph node built in a test (graph/graph.h), for the graph passes' tests that lay out a few nodes
 // by hand.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -25,6 +26,12 @@ inline void declare_f32(Graph& graph, const std::string& name, const Shape& shap
   info.dtype = DType::f32;
   info.shape = shape;
   graph.values[name] = info;
+}
+
+// Sets `name` to an int64 vector initializer (a Reshape's or Split's constant operand).
+inline void set_ints(Graph& graph, const std::string& name, const std::vector<int64_t>& values) {
+  const int64_t n = static_cast<int64_t>(values.size());
+  graph.set_initializer(name, HostTensor::from_values<int64_t>({n}, values));
 }
 
 }  // namespace onda::test

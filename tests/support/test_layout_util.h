@@ -25,7 +25,7 @@ inline const std::vector<DType>& all_dtypes() {
   return d;
 }
 
-struct HostTensor {
+struct HostBytes {
   DType dtype = DType::f32;
   Shape shape;
   std::vector<uint8_t> bytes;  // host layout
@@ -33,8 +33,8 @@ struct HostTensor {
   const uint8_t* element(int64_t i) const { return bytes.data() + i * element_size(); }
 };
 
-inline HostTensor random_host(Random& rng, DType dtype, const Shape& shape) {
-  HostTensor h{dtype, shape, std::vector<uint8_t>(element_count(shape) * host_element_size(dtype))};
+inline HostBytes random_host(Random& rng, DType dtype, const Shape& shape) {
+  HostBytes h{dtype, shape, std::vector<uint8_t>(element_count(shape) * host_element_size(dtype))};
   const int64_t n = element_count(shape);
   for (int64_t i = 0; i < n; ++i) {
     uint8_t* p = h.bytes.data() + i * h.element_size();
@@ -73,9 +73,9 @@ inline HostTensor random_host(Random& rng, DType dtype, const Shape& shape) {
 }
 
 // `h` on the GPU as a view `offset` elements into a larger buffer (offset even for f16).
-inline Tensor upload_view(Random& rng, const HostTensor& h, int64_t offset) {
+inline Tensor upload_view(Random& rng, const HostBytes& h, int64_t offset) {
   const int64_t n = element_count(h.shape);
-  HostTensor parent = random_host(rng, h.dtype, {offset + n + 3});
+  HostBytes parent = random_host(rng, h.dtype, {offset + n + 3});
   std::memcpy(parent.bytes.data() + offset * h.element_size(), h.bytes.data(), h.bytes.size());
   Tensor t = Tensor::upload(gpu().context, gpu().pool, h.dtype, parent.shape, parent.bytes.data());
   return t.slice_outer(offset, offset + n).reshape(h.shape);
@@ -105,7 +105,7 @@ inline OutputView poisoned_view(DType dtype, const Shape& shape, int64_t offset,
 
 // Number of elements that differ from `expected` inside the view, plus any element outside the
 // view that is no longer the poison.
-inline int64_t count_mismatches(const OutputView& o, const HostTensor& expected) {
+inline int64_t count_mismatches(const OutputView& o, const HostBytes& expected) {
   const std::vector<uint8_t> got = o.parent.download_bytes(gpu().context);
   const Tensor probe = poisoned(expected.dtype, {1});
   const std::vector<uint8_t> poison = probe.download_bytes(gpu().context);
@@ -158,10 +158,10 @@ inline std::vector<uint8_t> host_value(DType dtype, double value) {
 
 // Byte-exact reference: output element with coordinates `c` is input element source(c), or
 // `fill` when source returns -1.
-inline HostTensor reference_gather(const HostTensor& in, const Shape& out_shape,
+inline HostBytes reference_gather(const HostBytes& in, const Shape& out_shape,
                                    const std::function<int64_t(const std::vector<int64_t>&)>& source,
                                    const std::vector<uint8_t>& fill = {}) {
-  HostTensor out{in.dtype, out_shape, std::vector<uint8_t>(element_count(out_shape) * in.element_size())};
+  HostBytes out{in.dtype, out_shape, std::vector<uint8_t>(element_count(out_shape) * in.element_size())};
   const int64_t n = element_count(out_shape);
   std::vector<int64_t> c(out_shape.size());
   for (int64_t i = 0; i < n; ++i) {
@@ -194,7 +194,7 @@ inline std::string dtype_label(DType t) {
 }
 
 // Runs `record` writing into a poisoned output view and returns the mismatch count.
-inline int64_t run_and_compare(Random& rng, const HostTensor& expected,
+inline int64_t run_and_compare(Random& rng, const HostBytes& expected,
                                const std::function<void(gpu::CommandRecorder&, const Tensor&)>& record) {
   OutputView out = poisoned_view(expected.dtype, expected.shape, random_offset(rng, expected.dtype));
   gpu::CommandRecorder recorder(gpu().context);

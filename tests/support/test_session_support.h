@@ -2,6 +2,8 @@
 #pragma once
 #include <onnx/onnx_pb.h>
 
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +75,18 @@ inline void add_float_output(onnx::GraphProto* graph, const std::string& name) {
   onnx::ValueInfoProto* value = graph->add_output();
   value->set_name(name);
   value->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+}
+
+// A serialized model as the bytes Session::open_bytes takes.
+inline std::vector<std::byte> as_bytes(const std::string& s) {
+  std::vector<std::byte> bytes(s.size());
+  std::memcpy(bytes.data(), s.data(), s.size());
+  return bytes;
+}
+
+// Whether two host tensors hold the same bytes (a replayed or planned run against the first one).
+inline bool same_bits(const HostTensor& a, const HostTensor& b) {
+  return a.byte_size() == b.byte_size() && std::memcmp(a.data(), b.data(), a.byte_size()) == 0;
 }
 
 }  // namespace onda::test

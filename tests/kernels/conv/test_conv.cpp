@@ -26,12 +26,7 @@ namespace {
 
 using namespace kernels::conv;
 
-constexpr double kF32Bound = 1e-6;
-constexpr double kF16Bound = 1e-3;
-
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
+constexpr double kConvF16Bound = 1e-3;
 
 struct ConvCase {
   Shape x_shape, w_shape;
@@ -210,7 +205,7 @@ void random_sweep(bool transpose, ConvPath path, bool gemm_friendly, int cases, 
     options.path = path;
     options.max_chunk_bytes = chunk_units > 0 ? small_chunk(c, chunk_units + i % 3) : 0;
     const double err = run_case(c, dtype, options, r, {prepack && i % 2 == 0, false});
-    EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " seed " << seed;
+    EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c) << " seed " << seed;
   }
 }
 
@@ -261,7 +256,7 @@ TEST(Conv, ImplicitGemmWideChannels) {
       options.implicit_prefetch = splits != 0;  // the register-prefetch variant on two of the three
       if (splits == 2) options.activation = kernels::gemm::Activation::leaky_relu;
       const double err = run_case(c, wc.dtype, options, r);
-      EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << splits;
+      EXPECT_LE(err, wc.dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c) << " splits " << splits;
     }
   }
 }
@@ -324,12 +319,12 @@ TEST(ConvTranspose, ImplicitGemmDecoderShapes) {
     const ConvGeometry g = resolve_conv_transpose(c.x_shape, c.w_shape, c.attributes);
     EXPECT_TRUE(automatic_takes_implicit(g) || g.in_channels < 8 || g.out_channels < 8) << describe(c);
     const double err = run_case(c, wc.dtype, options, r);
-    EXPECT_LE(err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " splits " << wc.splits;
+    EXPECT_LE(err, wc.dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c) << " splits " << wc.splits;
     if (kernels::conv::detail::shuffle_applies(g)) {  // the same case per phase
       ++shuffled;
       options.implicit_shuffle = false;
       const double phases_err = run_case(c, wc.dtype, options, r);
-      EXPECT_LE(phases_err, wc.dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c) << " per phase";
+      EXPECT_LE(phases_err, wc.dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c) << " per phase";
     }
   }
   EXPECT_EQ(shuffled, 4) << "kernel == stride cases run as one shuffled GEMM";
@@ -366,7 +361,7 @@ TEST(Conv, AutomaticPathLargerChannels) {
   EXPECT_EQ(choose_conv_path(resolve_conv(c.x_shape, c.w_shape, c.attributes), false), ConvPath::gemm);
   EXPECT_TRUE(automatic_takes_implicit(resolve_conv(c.x_shape, c.w_shape, c.attributes)));
   EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
-  EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  EXPECT_LE(run_case(c, DType::f16, {}, r), kConvF16Bound);
   ConvOptions im2col;
   im2col.allow_implicit = false;  // the old automatic choice: im2col + GEMM
   EXPECT_LE(run_case(c, DType::f32, im2col, r), kF32Bound);
@@ -387,7 +382,7 @@ TEST(Conv, AutomaticPathLargerChannels) {
   EXPECT_EQ(choose_conv_path(expand, false), ConvPath::gemm);
   EXPECT_TRUE(automatic_takes_implicit(expand));
   EXPECT_LE(run_case(c, DType::f32, {}, r), kF32Bound);
-  EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  EXPECT_LE(run_case(c, DType::f16, {}, r), kConvF16Bound);
   EXPECT_LE(run_case(c, DType::f32, {ConvPath::gemm, 0}, r), kF32Bound);
 }
 
@@ -398,12 +393,12 @@ TEST(Conv, PointwiseGemmReadsInputDirectly) {
   c.w_shape = {17, 20, 1, 1};
   for (DType dtype : {DType::f32, DType::f16}) {
     const double err = run_case(c, dtype, {ConvPath::gemm, 0}, r);
-    EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound);
+    EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound);
     c.bias = !c.bias;
   }
   c.x_shape = {3, 16, 33};  // 1-D, odd sizes, f16 batch offsets
   c.w_shape = {18, 16, 1};
-  EXPECT_LE(run_case(c, DType::f16, {}, r), kF16Bound);
+  EXPECT_LE(run_case(c, DType::f16, {}, r), kConvF16Bound);
 }
 
 // X and Y larger than the binding limit (ConvOptions::max_binding_bytes lowered): bound in windows
@@ -440,7 +435,7 @@ TEST(Conv, GemmWindowedInputAndOutput) {
         const double err = run_case(c, dtype, options, r);
         std::printf("    binding limit %llu bytes\n",
                     static_cast<unsigned long long>(options.max_binding_bytes));
-        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+        EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
       }
@@ -491,7 +486,7 @@ TEST(ConvTranspose, GemmWindowedInputAndOutput) {
         const double err = run_case(c, dtype, options, r);
         std::printf("    binding limit %llu bytes\n",
                     static_cast<unsigned long long>(options.max_binding_bytes));
-        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+        EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
       }
@@ -534,7 +529,7 @@ TEST(Conv, DirectSlicedByBatchesAndGroups) {
         const double err = run_case(c, dtype, options, r);
         std::printf("    binding limit %llu bytes\n",
                     static_cast<unsigned long long>(options.max_binding_bytes));
-        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+        EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound)
             << describe(c) << " binding limit " << options.max_binding_bytes;
         c.bias = !c.bias;
       }
@@ -572,7 +567,7 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
       auto wd = round_to_dtype(w, dtype);
       ConvOptions options{ConvPath::overlap_add, 0};
       const double err = run_case(c, dtype, options, r, {false, true}, &wd);
-      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c);
+      EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c);
       c.bias = !c.bias;
     }
     // The dense GEMM path on the same weight agrees with the reference too.
@@ -592,7 +587,7 @@ TEST(ConvTranspose, WindowedIdentityOverlapAdd) {
       for (DType dtype : {DType::f32, DType::f16}) {
         auto wd = round_to_dtype(*w, dtype);
         const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
-        EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+        EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound)
             << (w == &dense ? "dense fallback" : "identity");
       }
     }
@@ -617,7 +612,7 @@ TEST(ConvTranspose, WindowedIdentityOverlapAddTiled) {
     for (DType dtype : {DType::f32, DType::f16}) {
       auto wd = round_to_dtype(w, dtype);
       const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, true}, &wd);
-      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound) << describe(c);
+      EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound) << describe(c);
       c.bias = !c.bias;
     }
   }
@@ -630,7 +625,7 @@ TEST(ConvTranspose, WindowedIdentityOverlapAddTiled) {
     for (DType dtype : {DType::f32, DType::f16}) {
       auto wd = round_to_dtype(*w, dtype);
       const double err = run_case(c, dtype, {ConvPath::overlap_add, 0}, r, {false, false, true}, &wd);
-      EXPECT_LE(err, dtype == DType::f16 ? kF16Bound : kF32Bound)
+      EXPECT_LE(err, dtype == DType::f16 ? kConvF16Bound : kF32Bound)
           << (w == &dense ? "dense fallback" : "identity");
     }
   }

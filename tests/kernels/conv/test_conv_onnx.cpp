@@ -19,7 +19,7 @@
 namespace onda::test {
 namespace {
 
-const std::filesystem::path kNodeTests = "/usr/share/libonnx-testdata/data/node";
+const std::filesystem::path kConvNodeTests = "/usr/share/libonnx-testdata/data/node";
 
 double rel_l2_host(const HostTensor& got, const HostTensor& want) {
   if (got.shape() != want.shape()) return INFINITY;
@@ -71,7 +71,7 @@ HostTensor run_node(const Graph& graph, const std::map<std::string, HostTensor>&
 // The official cases (IR 3-6 files), loaded and their node recorded through the registry, as Session
 // does (ConvSession.OnnxConformanceThroughSession runs them through Session itself).
 TEST(ConvOnnx, ConformanceCases) {
-  if (!std::filesystem::exists(kNodeTests)) GTEST_SKIP() << "libonnx-testdata not installed";
+  if (!std::filesystem::exists(kConvNodeTests)) GTEST_SKIP() << "libonnx-testdata not installed";
   const char* cases[] = {"test_basic_conv_with_padding",
                          "test_basic_conv_without_padding",
                          "test_conv_with_autopad_same",
@@ -90,7 +90,7 @@ TEST(ConvOnnx, ConformanceCases) {
                          "test_convtranspose_with_kernel"};
   int ran = 0;
   for (const char* name : cases) {
-    const auto dir = kNodeTests / name;
+    const auto dir = kConvNodeTests / name;
     if (!std::filesystem::exists(dir / "model.onnx")) continue;
     try {
       const Graph graph = load_onnx_model(dir / "model.onnx");

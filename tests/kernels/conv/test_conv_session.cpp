@@ -200,7 +200,7 @@ TEST(ConvSession, PackedWeightReplacesItsUpload) {
 
 // A chain of Conv / ConvTranspose layers, each followed by an activation (or none), through a
 // Session; against float64 (each layer's reference, then the activation).
-struct Layer {
+struct ConvLayer {
   bool transpose;
   Shape w;
   int64_t stride;
@@ -222,7 +222,7 @@ struct ChainRun {
   uint64_t dispatches;
 };
 
-ChainRun run_chain(const Shape& x_shape, const std::vector<Layer>& layers, bool with_activations) {
+ChainRun run_chain(const Shape& x_shape, const std::vector<ConvLayer>& layers, bool with_activations) {
   Random r(test_seed());
   const std::vector<float> x = r.normal(element_count(x_shape));
   onnx::ModelProto model = empty_model();
@@ -232,7 +232,7 @@ ChainRun run_chain(const Shape& x_shape, const std::vector<Layer>& layers, bool 
   Shape shape = x_shape;
   std::string value = "x";
   for (size_t i = 0; i < layers.size(); ++i) {
-    const Layer& l = layers[i];
+    const ConvLayer& l = layers[i];
     const std::vector<float> w = r.uniform(element_count(l.w), -0.4, 0.4);
     kernels::conv::ConvAttributes a;
     a.strides = std::vector<int64_t>(shape.size() - 2, l.stride);
@@ -276,7 +276,7 @@ ChainRun run_chain(const Shape& x_shape, const std::vector<Layer>& layers, bool 
 // direct paths) fused at plan time: as many dispatches as the chain without activations, and the
 // activated outputs match float64.
 TEST(ConvSession, ActivationsFusedIntoConv) {
-  const std::vector<std::pair<Shape, std::vector<Layer>>> chains = {
+  const std::vector<std::pair<Shape, std::vector<ConvLayer>>> chains = {
       {{2, 16, 24},
        {{false, {32, 16, 3}, 1, "Relu", 0}, {true, {32, 16, 4}, 2, "LeakyRelu", 0.2f},
         {false, {4, 16, 3}, 1, "Sigmoid", 0}, {false, {24, 4, 1}, 1, "Tanh", 0}}},

@@ -27,8 +27,6 @@ kernels::ElementwiseOp op_named(const std::string& name) {
   return kernels::ElementwiseOp::Identity;
 }
 
-kernels::KernelContext kc() { return {gpu().context, gpu().pipelines}; }
-
 // Float64 references, one per op (inputs already rounded to what the GPU holds).
 using Ref = std::function<double(double, double, double)>;
 const std::map<std::string, Ref>& float_references(const ElementwiseAttributes& at) {
@@ -278,7 +276,7 @@ std::vector<uint8_t> bytes_of(const std::vector<T>& v) {
 }
 
 template <typename T>
-std::vector<T> values_of(const std::vector<uint8_t>& b) {
+std::vector<T> values_as(const std::vector<uint8_t>& b) {
   std::vector<T> v(b.size() / sizeof(T));
   std::memcpy(v.data(), b.data(), b.size());
   return v;
@@ -323,9 +321,9 @@ TEST(Elementwise, IntegerArithmeticBroadcasts) {
             [&](double a, double b, double) { return static_cast<double>(f(int64_t(a), int64_t(b))); });
         std::vector<int64_t> got;
         if (dtype == DType::i64) {
-          got = values_of<int64_t>(out_bytes);
+          got = values_as<int64_t>(out_bytes);
         } else {
-          for (int32_t v : values_of<int32_t>(out_bytes)) got.push_back(v);
+          for (int32_t v : values_as<int32_t>(out_bytes)) got.push_back(v);
         }
         ASSERT_EQ(got.size(), ref.size());
         for (size_t i = 0; i < got.size(); ++i) {
@@ -369,7 +367,7 @@ TEST(Elementwise, BitwiseAndShiftsOnUint8) {
   const std::vector<uint8_t> u = {0, 1, 0x5a, 255};
   EXPECT_EQ(run_raw("BitwiseNot", {{DType::u8, {4}}}, {u}, DType::u8), (std::vector<uint8_t>{255, 254, 0xa5, 0}));
   const std::vector<int32_t> v = {0, -1, 12345, -77777};
-  EXPECT_EQ(values_of<int32_t>(run_raw("BitwiseNot", {{DType::i32, {4}}}, {bytes_of(v)}, DType::i32)),
+  EXPECT_EQ(values_as<int32_t>(run_raw("BitwiseNot", {{DType::i32, {4}}}, {bytes_of(v)}, DType::i32)),
             (std::vector<int32_t>{-1, 0, ~12345, ~-77777}));
 }
 
@@ -407,7 +405,7 @@ TEST(Elementwise, ComparisonsLogicAndWhere) {
     std::vector<float> cond_f(cond.begin(), cond.end());
     auto ref = reference_broadcast({cond_f, x, y}, shapes, kernels::broadcast_shape(shapes),
                                    [](double c, double a, double b) { return c != 0 ? a : b; });
-    EXPECT_EQ(rel_l2(values_of<float>(out), ref), 0.0) << "Where trial " << trial;
+    EXPECT_EQ(rel_l2(values_as<float>(out), ref), 0.0) << "Where trial " << trial;
   }
   std::vector<uint8_t> a = {0, 0, 1, 1}, b = {0, 1, 0, 1};
   EXPECT_EQ(run_raw("And", {{DType::boolean, {4}}, {DType::boolean, {4}}}, {a, b}, DType::boolean),

@@ -25,10 +25,6 @@ using kernels::FusedOperand;
 using kernels::FusedStep;
 using Op = ElementwiseOp;
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
 // One step of the float64 reference.
 double reference_step(const FusedStep& step, double a, double b, double c) {
   const double alpha = step.attributes.alpha, beta = step.attributes.beta;
@@ -142,18 +138,18 @@ std::vector<double> reference(const FusedElementwiseProblem& p,
   return out;
 }
 
-struct Case {
+struct FusedCase {
   FusedElementwiseProblem problem;
   std::vector<std::vector<double>> inputs;  // values as the GPU holds them
   std::vector<double> constants;
   std::vector<DType> step_dtypes;  // for the reference's integer steps
 };
 
-Case make_case(std::vector<Shape> shapes, std::vector<DType> dtypes,
+FusedCase make_case(std::vector<Shape> shapes, std::vector<DType> dtypes,
                std::vector<std::pair<DType, double>> constants, std::vector<FusedStep> steps,
                std::vector<DType> step_dtypes, Random& rng,
                std::function<std::vector<double>(size_t input, size_t n)> draw = {}) {
-  Case c;
+  FusedCase c;
   c.problem.input_shapes = shapes;
   c.problem.input_dtypes = dtypes;
   for (const auto& [dtype, value] : constants) {
@@ -227,7 +223,7 @@ std::vector<double> download_values(const Tensor& t) {
 // the float output and reference to `all_got` / `all_ref` when given (a test bounds the rel L2 over
 // all its cases: a lone scalar would measure one value's error, e.g. in a GELU tail where the
 // exported 1 + erf(x / sqrt 2) cancels).
-double run_case(const Case& c, int64_t offset = 0, std::vector<float>* all_got = nullptr,
+double run_case(const FusedCase& c, int64_t offset = 0, std::vector<float>* all_got = nullptr,
                 std::vector<double>* all_ref = nullptr) {
   const FusedElementwise plan(kc(), c.problem);
   std::vector<Tensor> tensors;
@@ -284,7 +280,7 @@ TEST(FusedElementwise, ExportedGeluMatchesFloat64) {
     std::vector<double> all_ref;
     for (const Shape& shape : {Shape{1, 16, 33, 7}, Shape{3}, Shape{}, Shape{2, 48, 64, 65}}) {
       // 0.5 * x * (1 + erf(x / sqrt(2))) as PyTorch exports it, x read twice.
-      const Case c =
+      const FusedCase c =
           make_case({shape}, {dtype}, {{dtype, std::sqrt(2.0)}, {dtype, 1.0}, {dtype, 0.5}},
                     {step(Op::Div, {in(0), cst(0)}), step(Op::Erf, {st(0)}), step(Op::Add, {st(1), cst(1)}),
                      step(Op::Mul, {in(0), st(2)}), step(Op::Mul, {st(3), cst(2)})},
@@ -310,7 +306,7 @@ TEST(FusedElementwise, ExporterChainsWithBroadcastingMatchFloat64) {
   leaky.alpha = 0.2f;
   struct Named {
     const char* name;
-    Case c;
+    FusedCase c;
   };
   const Named cases[] = {
       // RMSNorm's tail: x / clip(norm) * gamma * scale, norm per row, gamma per channel.
@@ -385,7 +381,7 @@ TEST(FusedElementwise, IntegerChainsAndCastsAreExact) {
       for (size_t i = 0; i < n; ++i) v.push_back(static_cast<double>(rng.integer(-1000, 1000)));
       return v;
     };
-    const Case as_float = make_case(
+    const FusedCase as_float = make_case(
         {{6, 1, 5}, {7, 1}}, {dtype, dtype}, {{dtype, 3}, {dtype, 7}},
         {step(Op::Add, {in(0), in(1)}), step(Op::Div, {st(0), cst(0)}), step(Op::Max, {in(0), cst(1)}),
          step(Op::Sub, {st(1), st(2)}), step(Op::Cast, {st(3)}, to_f32)},
@@ -393,7 +389,7 @@ TEST(FusedElementwise, IntegerChainsAndCastsAreExact) {
     EXPECT_EQ(run_case(as_float), 0.0) << dtype_name(dtype);
     FusedElementwiseProblem as_bool_problem = as_float.problem;
     as_bool_problem.steps.back().attributes = to_bool;
-    Case as_bool = as_float;
+    FusedCase as_bool = as_float;
     as_bool.problem = as_bool_problem;
     as_bool.step_dtypes.back() = DType::boolean;
     EXPECT_EQ(run_case(as_bool), 0.0) << dtype_name(dtype);
@@ -447,7 +443,7 @@ TEST(FusedElementwise, RandomGroupsMatchFloat64) {
     }
     // The last step reads input 0 (full shape) so the output has the output shape.
     steps.push_back(step(Op::Add, {st(static_cast<uint32_t>(count - 1)), in(0)}));
-    const Case c = make_case(shapes, std::vector<DType>(static_cast<size_t>(inputs), DType::f32), constants,
+    const FusedCase c = make_case(shapes, std::vector<DType>(static_cast<size_t>(inputs), DType::f32), constants,
                              steps, {}, rng);
     // Per trial loosely (a case of few elements measures few values' cancellation), all together tightly.
     const double e = run_case(c, trial % 3, &all_got, &all_ref);
@@ -467,11 +463,11 @@ TEST(FusedElementwise, PairRotatedInputsMatchFloat64) {
   for (DType dtype : {DType::f32, DType::f16}) {
     for (const Shape& shape : {Shape{3, 5, 6}, Shape{2, 8, 33, 64}, Shape{2}}) {
       const Shape table(shape.end() - std::min<size_t>(shape.size(), 2), shape.end());
-      Case c = make_case({shape, shape, table, table}, {dtype, dtype, dtype, dtype}, {},
+      FusedCase c = make_case({shape, shape, table, table}, {dtype, dtype, dtype, dtype}, {},
                          {step(Op::Mul, {in(0), in(2)}), step(Op::Mul, {in(1), in(3)}), step(Op::Add, {st(0), st(1)})},
                          {}, rng);
       c.inputs[1] = c.inputs[0];
-      Case rotated_reference = c;
+      FusedCase rotated_reference = c;
       std::vector<double>& r = rotated_reference.inputs[1];
       for (size_t i = 0; i < r.size(); i += 2) std::tie(r[i], r[i + 1]) = std::pair(-c.inputs[0][i + 1], c.inputs[0][i]);
       c.problem.pair_rotated = {false, true, false, false};
@@ -522,7 +518,7 @@ TEST(FusedElementwise, ViewInputsMatchFloat64) {
     const Shape out = {3, 5, 34};
     // Input 0: channels 5..9 of a [3, 10, 34] source. Input 1: a [34, 5, 3] source read transposed.
     // Input 2: a [34] row broadcast. y = x0 * x1 + x2.
-    Case c = make_case({out, out, {34}}, {dtype, dtype, dtype}, {},
+    FusedCase c = make_case({out, out, {34}}, {dtype, dtype, dtype}, {},
                        {step(Op::Mul, {in(0), in(1)}), step(Op::Add, {st(0), in(2)})}, {}, rng);
     const std::vector<double> x0 = c.inputs[0], x1 = c.inputs[1];
     std::vector<double> source0(3 * 10 * 34, 7.0), source1(34 * 5 * 3, 0.0);

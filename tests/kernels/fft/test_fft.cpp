@@ -12,7 +12,6 @@ namespace {
 
 using namespace fft_reference;
 
-constexpr double kF32Bound = 1e-6;
 
 // Every length 1..256 in one submit per domain and direction: each length reads its own region of one
 // input tensor and writes its own region of one output tensor (run_fft_cases), so a sweep costs one

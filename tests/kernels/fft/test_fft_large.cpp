@@ -9,7 +9,6 @@ namespace {
 
 using namespace fft_reference;
 
-constexpr double kF32Bound = 1e-6;
 
 // Each of `cases` with `limits`, on the generic and then on the unrolled code path.
 std::vector<FftCase> on_both_paths(const std::vector<FftCase>& cases,

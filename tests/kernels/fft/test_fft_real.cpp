@@ -10,7 +10,6 @@ namespace {
 
 using namespace fft_reference;
 
-constexpr double kF32Bound = 1e-6;
 // Odd and even; 34 = 2*17 is even with a rough half (no packing); 8192 packs into one 4096-point pass.
 const int64_t kLengths[] = {1,   2,   3,   4,   5,   7,   8,    15,   16,   34,  45,
                             100, 128, 243, 257, 400, 512, 1000, 1021, 4096, 8192};

@@ -20,7 +20,6 @@ namespace {
 using namespace fft_reference;
 using kernels::fft::FftCodePath;
 
-constexpr double kF32Bound = 1e-6;
 
 FftCase unrolled(FftCase c, std::optional<kernels::fft::FftDeviceLimits> limits = std::nullopt) {
   c.tuning.code_path = FftCodePath::unrolled;

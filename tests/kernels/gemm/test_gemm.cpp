@@ -20,12 +20,7 @@ namespace {
 
 using namespace kernels::gemm;
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
-constexpr double kF32Bound = 1e-6;
-constexpr double kF16Bound = 2e-3;
+constexpr double kGemmF16Bound = 2e-3;
 
 struct GemmCase {
   Shape a_shape, b_shape;
@@ -132,7 +127,7 @@ double run_case(const GemmCase& c, Random& random, std::string* variant = nullpt
 double bound_for(const GemmCase& c) {
   return (c.a_dtype == DType::f16 || c.b_dtype == DType::f16 || c.out_dtype == DType::f16 ||
           (c.addend_shape && c.addend_dtype == DType::f16))
-             ? kF16Bound
+             ? kGemmF16Bound
              : kF32Bound;
 }
 

@@ -19,7 +19,7 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
       const Shape base = random_shape(rng, 1, 4, 7);
       const int64_t axis = rng.integer(0, static_cast<int64_t>(base.size()) - 1);
       const int parts = static_cast<int>(rng.integer(1, 4));
-      std::vector<HostTensor> pieces;
+      std::vector<HostBytes> pieces;
       std::vector<Tensor> inputs;
       Shape out_shape = base;
       out_shape[axis] = 0;
@@ -36,7 +36,7 @@ TEST(LayoutConcatSplit, RandomAxesEveryDtype) {
         while (c[axis] >= pieces[which].shape[axis]) c[axis] -= pieces[which++].shape[axis];
         return flat_index(pieces[which].shape, c);
       };
-      HostTensor expected{dtype, out_shape,
+      HostBytes expected{dtype, out_shape,
                           std::vector<uint8_t>(element_count(out_shape) * host_element_size(dtype))};
       {
         std::vector<int64_t> c(out_shape.size());
@@ -86,7 +86,7 @@ TEST(LayoutConcatSplit, WholeBlocksInOneDispatch) {
   for (DType dtype : {DType::f32, DType::i64, DType::f16}) {
     for (const auto& [parts, base] : cases) {
       const int64_t axis = std::find(base.begin(), base.end(), 0) - base.begin();
-      std::vector<HostTensor> pieces;
+      std::vector<HostBytes> pieces;
       std::vector<Tensor> inputs;
       Shape out_shape = base;
       for (int k = 0; k < parts; ++k) {
@@ -97,8 +97,8 @@ TEST(LayoutConcatSplit, WholeBlocksInOneDispatch) {
         inputs.push_back(upload_view(rng, pieces.back(), random_offset(rng, dtype)));
       }
       // Whole blocks: the expected output is the pieces' bytes one after the other.
-      HostTensor expected{dtype, out_shape, {}};
-      for (const HostTensor& p : pieces) expected.bytes.insert(expected.bytes.end(), p.bytes.begin(), p.bytes.end());
+      HostBytes expected{dtype, out_shape, {}};
+      for (const HostBytes& p : pieces) expected.bytes.insert(expected.bytes.end(), p.bytes.begin(), p.bytes.end());
       gpu::CommandRecorder probe(gpu().context);
       const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
         kernels::record_concat(layout_kc(), r, inputs, axis, out);

@@ -15,7 +15,7 @@ TEST(LayoutEdgeCases, ScalarsAndEmptyTensors) {
   Random rng(test_seed());
   for (DType dtype : {DType::f32, DType::f16}) {
     // A scalar through Transpose, Expand and Slice-of-nothing.
-    const HostTensor scalar = random_host(rng, dtype, {});
+    const HostBytes scalar = random_host(rng, dtype, {});
     const Tensor s = upload_view(rng, scalar, 0);
     OutputView t = poisoned_view(dtype, {}, random_offset(rng, dtype));
     OutputView e = poisoned_view(dtype, {3, 1, 5}, random_offset(rng, dtype));
@@ -23,7 +23,7 @@ TEST(LayoutEdgeCases, ScalarsAndEmptyTensors) {
     kernels::record_transpose(layout_kc(), r, s, {}, t.view);
     kernels::record_expand(layout_kc(), r, s, e.view);
     // Empty outputs record nothing and leave the poison.
-    const HostTensor empty_in = random_host(rng, dtype, {0, 4});
+    const HostBytes empty_in = random_host(rng, dtype, {0, 4});
     const Tensor empty = upload_view(rng, empty_in, 0);
     OutputView empty_out = poisoned_view(dtype, {4, 0}, 0);
     kernels::record_transpose(layout_kc(), r, empty, std::vector<int64_t>{1, 0}, empty_out.view);
@@ -36,7 +36,7 @@ TEST(LayoutEdgeCases, ScalarsAndEmptyTensors) {
     EXPECT_EQ(count_mismatches(e, reference_gather(scalar, {3, 1, 5},
                                                    [](const std::vector<int64_t>&) { return int64_t{0}; })),
               0);
-    EXPECT_EQ(count_mismatches(empty_out, HostTensor{dtype, {4, 0}, {}}), 0);
+    EXPECT_EQ(count_mismatches(empty_out, HostBytes{dtype, {4, 0}, {}}), 0);
   }
 }
 
@@ -44,7 +44,7 @@ TEST(LayoutEdgeCases, CopyBetweenViewsEveryDtype) {
   Random rng(test_seed());
   for (DType dtype : all_dtypes()) {
     for (const Shape& shape : {Shape{}, Shape{1}, Shape{7}, Shape{3, 5, 2}}) {
-      const HostTensor in = random_host(rng, dtype, shape);
+      const HostBytes in = random_host(rng, dtype, shape);
       const Tensor input = upload_view(rng, in, random_offset(rng, dtype));
       EXPECT_EQ(run_and_compare(rng, in,
                                 [&](gpu::CommandRecorder& r, const Tensor& out) {
@@ -61,13 +61,13 @@ TEST(LayoutEdgeCases, MoreThan65535WorkgroupsSplitOverY) {
   // a 2-D workgroup grid.
   Random rng(test_seed());
   const Shape in_shape = {1, 8192}, out_shape = {4100, 8192};
-  const HostTensor in = random_host(rng, DType::f16, in_shape);
+  const HostBytes in = random_host(rng, DType::f16, in_shape);
   const Tensor input = upload_view(rng, in, 2);
   OutputView out = poisoned_view(DType::f16, out_shape, 2);
   gpu::CommandRecorder r(gpu().context);
   kernels::record_expand(layout_kc(), r, input, out.view);
   r.submit_and_wait();
-  const HostTensor expected =
+  const HostBytes expected =
       reference_gather(in, out_shape, [](const std::vector<int64_t>& c) { return c[1]; });
   EXPECT_EQ(count_mismatches(out, expected), 0);
 }

@@ -22,9 +22,9 @@ TEST(LayoutExpandTile, RandomBroadcastsAndRepeatsEveryDtype) {
       }
       const Shape out_shape = kernels::expand_output_shape(in_shape, target);
       ASSERT_EQ(out_shape, target);
-      const HostTensor in = random_host(rng, dtype, in_shape);
+      const HostBytes in = random_host(rng, dtype, in_shape);
       const size_t lead = out_shape.size() - in_shape.size();
-      const HostTensor expected = reference_gather(in, out_shape, [&](const std::vector<int64_t>& c) {
+      const HostBytes expected = reference_gather(in, out_shape, [&](const std::vector<int64_t>& c) {
         std::vector<int64_t> ic(in_shape.size());
         for (size_t d = 0; d < in_shape.size(); ++d) ic[d] = in_shape[d] == 1 ? 0 : c[d + lead];
         return flat_index(in_shape, ic);
@@ -48,8 +48,8 @@ TEST(LayoutExpandTile, RandomBroadcastsAndRepeatsEveryDtype) {
       for (size_t d = 0; d < tshape.size(); ++d) {
         if (repeats[d] == 0) repeats[d] = 2, tout[d] = 2 * tshape[d];
       }
-      const HostTensor tin = random_host(rng, dtype, tshape);
-      const HostTensor texpected = reference_gather(tin, tout, [&](const std::vector<int64_t>& c) {
+      const HostBytes tin = random_host(rng, dtype, tshape);
+      const HostBytes texpected = reference_gather(tin, tout, [&](const std::vector<int64_t>& c) {
         std::vector<int64_t> ic(c.size());
         for (size_t d = 0; d < c.size(); ++d) ic[d] = c[d] % tshape[d];
         return flat_index(tshape, ic);

@@ -14,7 +14,7 @@ namespace onda::test {
 namespace {
 
 Tensor upload_indices(Random& rng, const std::vector<int64_t>& values, const Shape& shape, DType dtype) {
-  HostTensor h{dtype, shape, {}};
+  HostBytes h{dtype, shape, {}};
   if (dtype == DType::i64) {
     h.bytes.resize(values.size() * 8);
     std::memcpy(h.bytes.data(), values.data(), h.bytes.size());
@@ -38,10 +38,10 @@ TEST(LayoutGather, RandomAxesAndIndexRanksEveryDtype) {
       std::vector<int64_t> index_values(element_count(index_shape));
       for (auto& v : index_values) v = rng.integer(-dim, dim - 1);
       const DType index_dtype = trial % 2 ? DType::i64 : DType::i32;
-      const HostTensor data = random_host(rng, dtype, data_shape);
+      const HostBytes data = random_host(rng, dtype, data_shape);
       const Shape out_shape = kernels::gather_output_shape(data_shape, index_shape, axis);
       const size_t ir = index_shape.size();
-      const HostTensor expected = reference_gather(data, out_shape, [&](const std::vector<int64_t>& c) {
+      const HostBytes expected = reference_gather(data, out_shape, [&](const std::vector<int64_t>& c) {
         std::vector<int64_t> dc(c.begin(), c.begin() + axis);
         std::vector<int64_t> ic(c.begin() + axis, c.begin() + axis + ir);
         int64_t v = index_values[flat_index(index_shape, ic)];
@@ -69,7 +69,7 @@ TEST(LayoutGather, RandomAxesAndIndexRanksEveryDtype) {
 TEST(LayoutGather, OutOfRangeIndicesThrowOnHostAndClampOnGpu) {
   Random rng(test_seed());
   const Shape data_shape = {5, 3};
-  const HostTensor data = random_host(rng, DType::f32, data_shape);
+  const HostBytes data = random_host(rng, DType::f32, data_shape);
   const Tensor data_t = upload_view(rng, data, 0);
   const std::vector<int64_t> bad = {1, 9, -8};
   const Tensor index_t = upload_indices(rng, bad, {3}, DType::i64);
@@ -82,7 +82,7 @@ TEST(LayoutGather, OutOfRangeIndicesThrowOnHostAndClampOnGpu) {
   r.submit_and_wait();
   // 9 clamps to 4; -8 wraps to -3, then clamps to 0.
   const std::vector<int64_t> rows = {1, 4, 0};
-  const HostTensor expected =
+  const HostBytes expected =
       reference_gather(data, {3, 3}, [&](const std::vector<int64_t>& c) { return rows[c[0]] * 3 + c[1]; });
   EXPECT_EQ(count_mismatches(out, expected), 0);
 }
@@ -113,11 +113,11 @@ TEST(LayoutScatterND, RandomTuplesEveryDtype) {
       }
       Shape update_shape(index_shape.begin(), index_shape.end() - 1);
       update_shape.insert(update_shape.end(), data_shape.begin() + q, data_shape.end());
-      const HostTensor data = random_host(rng, dtype, data_shape);
-      const HostTensor updates = random_host(rng, dtype, update_shape);
+      const HostBytes data = random_host(rng, dtype, data_shape);
+      const HostBytes updates = random_host(rng, dtype, update_shape);
       int64_t slice = 1;
       for (size_t d = q; d < data_shape.size(); ++d) slice *= data_shape[d];
-      HostTensor expected = data;
+      HostBytes expected = data;
       for (int64_t r = 0; r < used; ++r) {
         int64_t base = 0;
         for (int64_t j = 0; j < q; ++j) {

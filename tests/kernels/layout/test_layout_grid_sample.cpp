@@ -18,10 +18,6 @@ namespace {
 using kernels::GridSampleMode;
 using kernels::GridSamplePadding;
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
 double reflect(double x, double low, double high) {
   const double range = high - low;
   if (range <= 0) return low;

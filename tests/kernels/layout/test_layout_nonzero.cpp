@@ -15,17 +15,6 @@
 namespace onda::test {
 namespace {
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
-std::vector<int64_t> download_ints(const Tensor& t) {
-  const std::vector<uint8_t> bytes = t.download_bytes(gpu().context);
-  std::vector<int64_t> v(bytes.size() / 8);
-  std::memcpy(v.data(), bytes.data(), bytes.size());
-  return v;
-}
-
 // Values of which about `density` are nonzero; zeros include -0.0 for floats, nonzeros a NaN.
 HostTensor sparse_values(Random& rng, DType dtype, const Shape& shape, double density) {
   const int64_t n = shape_numel(shape);

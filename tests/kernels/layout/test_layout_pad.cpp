@@ -64,8 +64,8 @@ TEST(LayoutPad, AllModesNegativePadsEveryDtype) {
         const double value = dtype == DType::boolean ? 1.0
                              : dtype == DType::u8    ? 200.0
                                                      : -3.5 + (is_float(dtype) ? 0 : 0.5);
-        const HostTensor in = random_host(rng, dtype, shape);
-        const HostTensor expected = reference_gather(
+        const HostBytes in = random_host(rng, dtype, shape);
+        const HostBytes expected = reference_gather(
             in, out_shape,
             [&](const std::vector<int64_t>& c) {
               std::vector<int64_t> ic(rank);
@@ -120,9 +120,9 @@ TEST(LayoutPad, ReflectOfAudioFrame) {
   for (DType dtype : {DType::f32, DType::f16}) {
     const Shape shape = {1, 2, 3001};
     const std::vector<int64_t> pads = {0, 0, 256, 0, 0, 255};
-    const HostTensor in = random_host(rng, dtype, shape);
+    const HostBytes in = random_host(rng, dtype, shape);
     const Shape out_shape = kernels::pad_output_shape(shape, pads);
-    const HostTensor expected = reference_gather(in, out_shape, [&](const std::vector<int64_t>& c) {
+    const HostBytes expected = reference_gather(in, out_shape, [&](const std::vector<int64_t>& c) {
       return flat_index(shape, {c[0], c[1], pad_source(c[2] - 256, 3001, kernels::PadMode::Reflect)});
     });
     const Tensor input = upload_view(rng, in, 0);

@@ -49,7 +49,7 @@ double run_pool(Random& rng, DType dtype, const Shape& in, const Pool2dAttribute
   const Shape out_shape = kernels::pool2d_output_shape(in, a);
   const std::vector<float> x = round_to_dtype(rng.normal(element_count(in)), dtype);
   const std::vector<double> ref = pool_reference(x, in, out_shape, a);
-  HostTensor h{dtype, in, upload_floats(x, dtype, in).download_bytes(gpu().context)};
+  HostBytes h{dtype, in, upload_floats(x, dtype, in).download_bytes(gpu().context)};
   const Tensor input = upload_view(rng, h, random_offset(rng, dtype));
   OutputView out = poisoned_view(dtype, out_shape, random_offset(rng, dtype));
   gpu::CommandRecorder r(gpu().context);

@@ -120,8 +120,8 @@ TEST(LayoutResize, NearestEveryModeEveryDtype) {
       at.nearest = modes[(trial / 4 + cases) % 4];
       at.scales = rc.scales;
       const auto [ah, aw] = axes_of(rc);
-      const HostTensor in = random_host(rng, dtype, rc.in);
-      const HostTensor expected = reference_gather(in, rc.out, [&](const std::vector<int64_t>& c) {
+      const HostBytes in = random_host(rng, dtype, rc.in);
+      const HostBytes expected = reference_gather(in, rc.out, [&](const std::vector<int64_t>& c) {
         const size_t r = c.size();
         std::vector<int64_t> ic = c;
         ic[r - 1] = nearest(original_position(c[r - 1], aw.p, aw.q, aw.in, aw.out, at.coordinates), aw.in,
@@ -215,7 +215,7 @@ double run_linear(Random& rng, DType dtype, const ResizeCase& rc, ResizeCoordina
       }
     }
   }
-  HostTensor h{dtype, rc.in, {}};
+  HostBytes h{dtype, rc.in, {}};
   const Tensor plain = upload_floats(values, dtype, rc.in);
   h.bytes = plain.download_bytes(gpu().context);
   const Tensor input = upload_view(rng, h, random_offset(rng, dtype));
@@ -291,7 +291,7 @@ TEST(LayoutResize, NearestTiesFollowTheRoundingMode) {
   // 4 -> 8 asymmetric: x_original = x / 2, a tie at every odd x. Expected indices from the ONNX
   // definition: round_prefer_floor keeps the lower neighbour, round_prefer_ceil the upper (clamped).
   Random rng(test_seed());
-  const HostTensor in = random_host(rng, DType::i32, {1, 4});
+  const HostBytes in = random_host(rng, DType::i32, {1, 4});
   const Tensor input = upload_view(rng, in, 0);
   const std::pair<ResizeNearestMode, std::vector<int64_t>> cases[] = {
       {ResizeNearestMode::RoundPreferFloor, {0, 0, 1, 1, 2, 2, 3, 3}},
@@ -307,7 +307,7 @@ TEST(LayoutResize, NearestTiesFollowTheRoundingMode) {
     gpu::CommandRecorder r(gpu().context);
     kernels::record_resize(layout_kc(), r, input, at, out.view);
     r.submit_and_wait();
-    const HostTensor expected =
+    const HostBytes expected =
         reference_gather(in, {1, 8}, [&](const std::vector<int64_t>& c) { return source[c[1]]; });
     EXPECT_EQ(count_mismatches(out, expected), 0) << "nearest mode " << static_cast<int>(mode);
   }

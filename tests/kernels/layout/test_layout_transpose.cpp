@@ -14,7 +14,7 @@
 namespace onda::test {
 namespace {
 
-HostTensor transpose_reference(const HostTensor& in, const std::vector<int64_t>& perm) {
+HostBytes transpose_reference(const HostBytes& in, const std::vector<int64_t>& perm) {
   const Shape out_shape = kernels::transpose_output_shape(in.shape, perm);
   return reference_gather(in, out_shape, [&](const std::vector<int64_t>& c) {
     std::vector<int64_t> ic(c.size());
@@ -24,9 +24,9 @@ HostTensor transpose_reference(const HostTensor& in, const std::vector<int64_t>&
 }
 
 int64_t check_transpose(Random& rng, DType dtype, const Shape& shape, std::vector<int64_t> perm) {
-  const HostTensor in = random_host(rng, dtype, shape);
+  const HostBytes in = random_host(rng, dtype, shape);
   const Tensor input = upload_view(rng, in, random_offset(rng, dtype));
-  const HostTensor expected = transpose_reference(in, perm);
+  const HostBytes expected = transpose_reference(in, perm);
   const int64_t bad = run_and_compare(rng, expected, [&](gpu::CommandRecorder& r, const Tensor& out) {
     kernels::record_transpose(layout_kc(), r, input, perm, out);
   });
@@ -46,7 +46,7 @@ TEST(LayoutTranspose, PlanRecordsEveryRun) {
       const kernels::LayoutPlan plan(layout_kc(),
                                      kernels::LayoutProblem::transpose(shape, dtype, perm, out_shape));
       for (int run = 0; run < 3; ++run) {
-        const HostTensor in = random_host(rng, dtype, shape);
+        const HostBytes in = random_host(rng, dtype, shape);
         const Tensor input = upload_view(rng, in, random_offset(rng, dtype));
         const int64_t bad = run_and_compare(rng, transpose_reference(in, perm),
                                             [&](gpu::CommandRecorder& r, const Tensor& out) {

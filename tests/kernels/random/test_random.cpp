@@ -16,10 +16,6 @@
 namespace onda::test {
 namespace {
 
-kernels::KernelContext kc() {
-  return {gpu().context, gpu().pipelines};
-}
-
 constexpr int64_t kDraws = 1 << 17;
 
 std::vector<double> draw(const kernels::RandomDraw& d, DType dtype, int64_t n,
@@ -32,17 +28,6 @@ std::vector<double> draw(const kernels::RandomDraw& d, DType dtype, int64_t n,
   return HostTensor::copy_of(dtype, {n}, bytes.data(), bytes.size()).to_double();
 }
 
-struct Moments {
-  double mean = 0, variance = 0;
-};
-Moments moments(const std::vector<double>& v) {
-  Moments m;
-  for (double x : v) m.mean += x;
-  m.mean /= static_cast<double>(v.size());
-  for (double x : v) m.variance += (x - m.mean) * (x - m.mean);
-  m.variance /= static_cast<double>(v.size() - 1);
-  return m;
-}
 
 TEST(Random, PhiloxKnownAnswers) {
   // Random123's kat_vectors for philox4x32_10: counter, key -> result.

@@ -28,7 +28,7 @@ using kernels::rnn::CellType;
 using kernels::rnn::Direction;
 using kernels::rnn::RnnSpec;
 
-struct Case {
+struct RnnCase {
   CellType cell = CellType::lstm;
   Direction direction = Direction::forward;
   int64_t layout = 0;
@@ -54,7 +54,7 @@ struct Case {
   float y_activation_alpha = 0.01f;
 };
 
-std::string describe(const Case& c) {
+std::string describe(const RnnCase& c) {
   const char* cells[] = {"LSTM", "GRU", "RNN"};
   const char* dirs[] = {"forward", "reverse", "bidirectional"};
   const std::string tiling = c.tiling ? fmt::format(" tiling JT={} KS={} BT={} KC={}", c.tiling->units, c.tiling->k_split,
@@ -108,7 +108,7 @@ std::vector<ActivationSpec> random_activations(CellType cell, int dirs, Random& 
 }
 
 // Runs one case; returns the largest rel L2 over the requested outputs.
-double run_case(const Case& c, Random& rng) {
+double run_rnn_case(const RnnCase& c, Random& rng) {
   auto& g = gpu();
   RnnSpec spec;
   spec.cell = c.cell;
@@ -201,15 +201,15 @@ double tolerance(DType dtype) { return dtype == DType::f16 ? 1e-3 : 1e-6; }
 
 // also_per_step: small hidden sizes run as one whole-sequence dispatch by default; run each case
 // once more one dispatch per step, so both step kernels see every attribute.
-void run_all(const std::vector<Case>& cases, bool also_per_step = false) {
+void run_all(const std::vector<RnnCase>& cases, bool also_per_step = false) {
   const uint64_t seed = test_seed();
   Random rng(seed);
-  for (const Case& c : cases) {
-    EXPECT_LE(run_case(c, rng), tolerance(c.dtype)) << describe(c) << " seed " << seed;
+  for (const RnnCase& c : cases) {
+    EXPECT_LE(run_rnn_case(c, rng), tolerance(c.dtype)) << describe(c) << " seed " << seed;
     if (also_per_step && c.mode == kernels::rnn::StepMode::automatic) {
-      Case per_step = c;
+      RnnCase per_step = c;
       per_step.mode = kernels::rnn::StepMode::per_step;
-      EXPECT_LE(run_case(per_step, rng), tolerance(c.dtype)) << describe(per_step) << " seed " << seed;
+      EXPECT_LE(run_rnn_case(per_step, rng), tolerance(c.dtype)) << describe(per_step) << " seed " << seed;
     }
   }
 }
@@ -218,12 +218,12 @@ void run_all(const std::vector<Case>& cases, bool also_per_step = false) {
 // per-step, whole-sequence and resident kernels, with sequence lengths (Y's zeros activated too).
 TEST(RnnKernel, YActivationAtTheStore) {
   using kernels::gemm::Activation;
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   const kernels::rnn::StepMode modes[] = {kernels::rnn::StepMode::per_step, kernels::rnn::StepMode::automatic,
                                           kernels::rnn::StepMode::resident};
   int i = 0;
   for (Activation a : {Activation::relu, Activation::leaky_relu, Activation::sigmoid, Activation::tanh}) {
-    Case c;
+    RnnCase c;
     c.cell = i % 2 ? CellType::gru : CellType::lstm;
     c.linear_before_reset = true;
     c.direction = Direction::bidirectional;
@@ -239,10 +239,10 @@ TEST(RnnKernel, YActivationAtTheStore) {
 }
 
 TEST(RnnKernel, LstmAttributes) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   for (Direction dir : {Direction::forward, Direction::reverse, Direction::bidirectional}) {
     for (int64_t layout : {0, 1}) {
-      Case c;
+      RnnCase c;
       c.direction = dir;
       c.layout = layout;
       c.lens = c.h0 = c.c0 = c.peepholes = (layout == 1 || dir == Direction::bidirectional);
@@ -250,13 +250,13 @@ TEST(RnnKernel, LstmAttributes) {
       cases.push_back(c);
     }
   }
-  Case clip;
+  RnnCase clip;
   clip.clip = 0.7f;
   clip.input_forget = true;
   clip.peepholes = true;
   clip.direction = Direction::bidirectional;
   cases.push_back(clip);
-  Case acts;
+  RnnCase acts;
   acts.random_activations = true;
   acts.direction = Direction::bidirectional;
   acts.bias = false;
@@ -265,10 +265,10 @@ TEST(RnnKernel, LstmAttributes) {
 }
 
 TEST(RnnKernel, GruAttributes) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   for (bool lbr : {false, true}) {
     for (Direction dir : {Direction::forward, Direction::reverse, Direction::bidirectional}) {
-      Case c;
+      RnnCase c;
       c.cell = CellType::gru;
       c.linear_before_reset = lbr;
       c.direction = dir;
@@ -278,7 +278,7 @@ TEST(RnnKernel, GruAttributes) {
       cases.push_back(c);
     }
   }
-  Case clip;
+  RnnCase clip;
   clip.cell = CellType::gru;
   clip.clip = 0.5f;
   clip.random_activations = true;
@@ -289,16 +289,16 @@ TEST(RnnKernel, GruAttributes) {
 }
 
 TEST(RnnKernel, PlainRnn) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   for (Direction dir : {Direction::forward, Direction::bidirectional}) {
-    Case c;
+    RnnCase c;
     c.cell = CellType::rnn;
     c.direction = dir;
     c.lens = c.h0 = dir == Direction::bidirectional;
     c.layout = dir == Direction::bidirectional ? 1 : 0;
     cases.push_back(c);
   }
-  Case acts;
+  RnnCase acts;
   acts.cell = CellType::rnn;
   acts.random_activations = true;
   acts.clip = 2.0f;
@@ -309,9 +309,9 @@ TEST(RnnKernel, PlainRnn) {
 
 // Every activation kind at least once per cell slot across a few seeds' worth of draws.
 TEST(RnnKernel, EveryActivation) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   for (int i = 0; i < 4; ++i) {
-    Case c;
+    RnnCase c;
     c.cell = i % 2 ? CellType::gru : CellType::lstm;
     c.linear_before_reset = i == 3;
     c.direction = Direction::bidirectional;
@@ -323,15 +323,15 @@ TEST(RnnKernel, EveryActivation) {
 }
 
 TEST(RnnKernel, Float16) {
-  std::vector<Case> cases;
-  Case lstm;
+  std::vector<RnnCase> cases;
+  RnnCase lstm;
   lstm.dtype = DType::f16;
   lstm.direction = Direction::bidirectional;
   lstm.lens = lstm.h0 = lstm.c0 = lstm.peepholes = true;
   lstm.batch = 3;
   lstm.hidden = 7;  // odd: neighbouring halves written by different invocations
   cases.push_back(lstm);
-  Case gru;
+  RnnCase gru;
   gru.cell = CellType::gru;
   gru.dtype = DType::f16;
   gru.layout = 1;
@@ -339,7 +339,7 @@ TEST(RnnKernel, Float16) {
   gru.h0 = gru.lens = true;
   gru.hidden = 5;
   cases.push_back(gru);
-  Case odd;  // odd element counts: the last f16 word of Y / Y_h half used
+  RnnCase odd;  // odd element counts: the last f16 word of Y / Y_h half used
   odd.cell = CellType::rnn;
   odd.dtype = DType::f16;
   odd.seq = 3;
@@ -351,8 +351,8 @@ TEST(RnnKernel, Float16) {
 
 // Hidden sizes over one 64-wide tile (several K chunks), batch over one 4-row tile, omitted outputs.
 TEST(RnnKernel, LargerTilesAndOmittedOutputs) {
-  std::vector<Case> cases;
-  Case lstm;
+  std::vector<RnnCase> cases;
+  RnnCase lstm;
   lstm.hidden = 70;
   lstm.batch = 6;
   lstm.input = 17;
@@ -360,14 +360,14 @@ TEST(RnnKernel, LargerTilesAndOmittedOutputs) {
   lstm.lens = lstm.h0 = true;
   lstm.direction = Direction::bidirectional;
   cases.push_back(lstm);
-  Case gru;
+  RnnCase gru;
   gru.cell = CellType::gru;
   gru.hidden = 65;
   gru.batch = 5;
   gru.seq = 3;
   gru.want_y = false;
   cases.push_back(gru);
-  Case only_y;
+  RnnCase only_y;
   only_y.want_yh = only_y.want_yc = false;
   only_y.layout = 1;
   cases.push_back(only_y);
@@ -376,9 +376,9 @@ TEST(RnnKernel, LargerTilesAndOmittedOutputs) {
 
 // The chunked projection (buffer above the binding limit): forced by a small limit.
 TEST(RnnKernel, ChunkedProjection) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   for (int64_t layout : {0, 1}) {
-    Case c;
+    RnnCase c;
     c.layout = layout;
     c.seq = 7;
     c.batch = 2;
@@ -387,14 +387,14 @@ TEST(RnnKernel, ChunkedProjection) {
     c.max_projection_bytes = 3 * c.batch * 2 * 4 * c.hidden * 4;  // 3 steps per chunk
     cases.push_back(c);
   }
-  Case gru;
+  RnnCase gru;
   gru.cell = CellType::gru;
   gru.dtype = DType::f16;
   gru.seq = 5;
   gru.direction = Direction::reverse;
   gru.max_projection_bytes = 1;  // one step per chunk
   cases.push_back(gru);
-  Case lstm16;  // layout 1 + f16: X widened to time-major float32, GEMM against f16 packed W
+  RnnCase lstm16;  // layout 1 + f16: X widened to time-major float32, GEMM against f16 packed W
   lstm16.dtype = DType::f16;
   lstm16.layout = 1;
   lstm16.seq = 5;
@@ -404,7 +404,7 @@ TEST(RnnKernel, ChunkedProjection) {
   cases.push_back(lstm16);
   // Layout 0 + f16 with an odd batch x input: chunks of 3 steps of the reverse direction start at an
   // odd element of X, where no float16 view can start, so X is widened first.
-  Case odd16;
+  RnnCase odd16;
   odd16.dtype = DType::f16;
   odd16.seq = 7;
   odd16.batch = 3;
@@ -419,13 +419,13 @@ TEST(RnnKernel, ChunkedProjection) {
 // wide ones, batch tiles that do not divide B, K chunks that do not divide H, with every cell and
 // the attributes that change the gate code (lens, peepholes, clip, layout 1, reverse).
 TEST(RnnKernel, EveryStepTiling) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   Random pick(test_seed() + 1);
   const kernels::rnn::StepTiling tilings[] = {{4, 64, 1, 64},  {8, 32, 3, 128}, {16, 8, 4, 64},
                                               {32, 8, 2, 256}, {64, 1, 1, 64},  {8, 4, 5, 64}};
   int i = 0;
   for (const auto& t : tilings) {
-    Case c;
+    RnnCase c;
     c.cell = static_cast<CellType>(i % 3);
     c.linear_before_reset = (i / 3) % 2 == 0;
     c.direction = static_cast<Direction>((i + 2) % 3);
@@ -449,8 +449,8 @@ TEST(RnnKernel, EveryStepTiling) {
 // row tiles) and hidden sizes (partial unit and K tiles), lens and initial states on even i, clip on
 // i % 4 == 1, random activations (i = 3), input_forget (4, where the cell is an LSTM), float16 (5), a
 // chunked projection (6).
-Case varied_step_case(int i, Random& pick, int max_extra_batch, kernels::rnn::StepKernel kernel) {
-  Case c;
+RnnCase varied_step_case(int i, Random& pick, int max_extra_batch, kernels::rnn::StepKernel kernel) {
+  RnnCase c;
   c.cell = static_cast<CellType>(i % 3);
   c.direction = static_cast<Direction>((i + 2) % 3);
   c.layout = i % 2;
@@ -475,7 +475,7 @@ Case varied_step_case(int i, Random& pick, int max_extra_batch, kernels::rnn::St
 // two-phase step too), both layouts, every direction, lens, initial states, peepholes, clip,
 // input_forget, random activations, f16, the chunked projection, and the automatic tiling.
 TEST(RnnKernel, TiledStep) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   Random pick(test_seed() + 2);
   using T = kernels::rnn::TiledStepTiling;
   const std::optional<T> tilings[] = {T{64, 4, 32, 2, 32, 1}, T{16, 4, 8, 1, 32, 4}, T{8, 2, 16, 2, 12, 2},
@@ -483,13 +483,13 @@ TEST(RnnKernel, TiledStep) {
                                       std::nullopt,           std::nullopt};
   int i = 0;
   for (const auto& t : tilings) {
-    Case c = varied_step_case(i, pick, 30, kernels::rnn::StepKernel::tiled);
+    RnnCase c = varied_step_case(i, pick, 30, kernels::rnn::StepKernel::tiled);
     c.linear_before_reset = (i / 3) % 2 == 0;
     c.tiled = t;
     cases.push_back(c);
     ++i;
   }
-  Case lstm;  // LSTM over the full default tile, lbr=0 GRU with K slices
+  RnnCase lstm;  // LSTM over the full default tile, lbr=0 GRU with K slices
   lstm.direction = Direction::bidirectional;
   lstm.batch = 70;
   lstm.hidden = 40;
@@ -498,12 +498,12 @@ TEST(RnnKernel, TiledStep) {
   lstm.kernel = kernels::rnn::StepKernel::tiled;
   lstm.tiled = T{64, 4, 32, 2, 32, 1};
   cases.push_back(lstm);
-  Case big = lstm;  // the large-batch default's shape of tile (8 rows per invocation)
+  RnnCase big = lstm;  // the large-batch default's shape of tile (8 rows per invocation)
   big.direction = Direction::reverse;
   big.batch = 140;
   big.tiled = T{128, 8, 16, 1, 32, 1};
   cases.push_back(big);
-  Case gru = lstm;
+  RnnCase gru = lstm;
   gru.cell = CellType::gru;
   gru.c0 = false;
   gru.linear_before_reset = false;
@@ -517,10 +517,10 @@ TEST(RnnKernel, TiledStep) {
 // ragged lens, initial states, peepholes, clip, input_forget, random activations, f16, the chunked
 // projection, sizes that fit no GEMM tile.
 TEST(RnnKernel, GemmStep) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   Random pick(test_seed() + 5);
   for (int i = 0; i < 8; ++i) {
-    Case c;
+    RnnCase c;
     c.cell = static_cast<CellType>(i % 3);
     c.linear_before_reset = i != 4;
     c.direction = static_cast<Direction>((i + 1) % 3);
@@ -549,7 +549,7 @@ TEST(RnnKernel, GemmStep) {
 // states, peepholes, clip, input_forget, random activations, f16, the chunked projection, the
 // double-buffered tiles, and the automatic tiling.
 TEST(RnnKernel, Vec4Step) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   Random pick(test_seed() + 7);
   using V = kernels::rnn::Vec4StepTiling;
   const std::optional<V> tilings[] = {V{16, 16, 8, 1, 16, 1},       V{4, 4, 4, 2, 8, 2, false}, V{2, 8, 8, 3, 12, 4},
@@ -559,7 +559,7 @@ TEST(RnnKernel, Vec4Step) {
                                       V{4, 3, 4, 1, 8, 2, true, true}};
   int i = 0;
   for (const auto& t : tilings) {
-    Case c = varied_step_case(i, pick, 40, kernels::rnn::StepKernel::vec4);
+    RnnCase c = varied_step_case(i, pick, 40, kernels::rnn::StepKernel::vec4);
     c.linear_before_reset = i != 7;
     if (i == 6) c.input_forget = true;  // an LSTM
     if (i == 8) {  // a bidirectional LSTM over 2 x 4 workgroups of 64 rows x 16 units
@@ -583,7 +583,7 @@ TEST(RnnKernel, Vec4Step) {
 // direction, ragged lens, initial states, peepholes, clip, input_forget, random activations, f16, K
 // slices, two units and 8 rows per invocation, the double-buffered tiles, no prefetch, one step.
 TEST(RnnKernel, Vec4Persistent) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   Random pick(test_seed() + 8);
   using V = kernels::rnn::Vec4StepTiling;
   // TM, NV, BK, KS, prefetch, double buffer; WG_X and WG_Y follow from the case's shape.
@@ -593,7 +593,7 @@ TEST(RnnKernel, Vec4Persistent) {
                        V{1, 1, 8, 2, 8, 1, true, false}};
   int i = 0;
   for (V t : tilings) {
-    Case c = varied_step_case(i, pick, 0, kernels::rnn::StepKernel::vec4);
+    RnnCase c = varied_step_case(i, pick, 0, kernels::rnn::StepKernel::vec4);
     // Shapes fixed per case (values stay random): the grid follows the shape and the hidden size is
     // compiled in, so random shapes would compile seven new pipelines every run (~30 s on lavapipe).
     c.batch = 3 + (i * 5) % 10;
@@ -618,12 +618,12 @@ TEST(RnnKernel, Vec4Persistent) {
 // (H > JT), partial batch tiles, every cell, both directions and layouts, ragged lengths, clip,
 // peepholes, random activations; and the fallbacks where it does not apply (GRU lbr=0, chunked).
 TEST(RnnKernel, WholeSequence) {
-  std::vector<Case> cases;
+  std::vector<RnnCase> cases;
   const kernels::rnn::StepTiling tilings[] = {{8, 4, 2, 64}, {16, 16, 3, 64}, {64, 4, 4, 64}};
   int i = 0;
   for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
     for (Direction dir : {Direction::bidirectional, Direction::reverse}) {
-      Case c;
+      RnnCase c;
       c.cell = cell;
       c.linear_before_reset = true;
       c.direction = dir;
@@ -641,12 +641,12 @@ TEST(RnnKernel, WholeSequence) {
       ++i;
     }
   }
-  Case lbr0;  // two dispatches per step: per_step instead
+  RnnCase lbr0;  // two dispatches per step: per_step instead
   lbr0.cell = CellType::gru;
   lbr0.direction = Direction::bidirectional;
   lbr0.mode = kernels::rnn::StepMode::whole_sequence;
   cases.push_back(lbr0);
-  Case chunked;  // projection per chunk: per_step instead
+  RnnCase chunked;  // projection per chunk: per_step instead
   chunked.mode = kernels::rnn::StepMode::whole_sequence;
   chunked.max_projection_bytes = 1;
   cases.push_back(chunked);
@@ -661,12 +661,12 @@ TEST(RnnKernel, WholeSequence) {
 // The attribute grid both whole-sequence kernels (row sequence, resident) run: every cell and
 // direction, both layouts, ragged lengths, initial states, peepholes, input_forget, clip, random
 // activations on the small cases, f16; `tile` sets case i's kernel options.
-std::vector<Case> sequence_kernel_cases(kernels::rnn::StepMode mode, const std::function<void(Case&, int)>& tile) {
-  std::vector<Case> cases;
+std::vector<RnnCase> sequence_kernel_cases(kernels::rnn::StepMode mode, const std::function<void(RnnCase&, int)>& tile) {
+  std::vector<RnnCase> cases;
   int i = 0;
   for (CellType cell : {CellType::lstm, CellType::gru, CellType::rnn}) {
     for (Direction dir : {Direction::bidirectional, Direction::reverse, Direction::forward}) {
-      Case c;
+      RnnCase c;
       c.cell = cell;
       c.linear_before_reset = true;
       c.direction = dir;
@@ -691,12 +691,12 @@ std::vector<Case> sequence_kernel_cases(kernels::rnn::StepMode mode, const std::
     }
   }
   // The fallbacks: two dispatches per step (GRU lbr=0), a projection per chunk: per_step instead.
-  Case lbr0;
+  RnnCase lbr0;
   lbr0.cell = CellType::gru;
   lbr0.direction = Direction::bidirectional;
   lbr0.mode = mode;
   cases.push_back(lbr0);
-  Case chunked;
+  RnnCase chunked;
   chunked.mode = mode;
   chunked.max_projection_bytes = 1;
   cases.push_back(chunked);
@@ -709,9 +709,9 @@ TEST(RnnKernel, RowSequence) {
   // blocks of KB do not divide, slices past H (H = 20 in 8 slices of 3), row blocks past the batch.
   const std::optional<R> tilings[] = {R{4, 2, 1, 2, 4}, R{6, 3, 4, 8, 4}, R{5, 5, 4, 3, 8},
                                       R{1, 1, 1, 4, 8}, std::nullopt,       R{16, 4, 4, 1, 4}};
-  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::row_sequence,
-                                                  [&](Case& c, int i) { c.rows = tilings[i % 6]; });
-  Case wide;  // the chooser's two row groups per workgroup (H >= 256, 128+ rows) and K slices
+  std::vector<RnnCase> cases = sequence_kernel_cases(kernels::rnn::StepMode::row_sequence,
+                                                  [&](RnnCase& c, int i) { c.rows = tilings[i % 6]; });
+  RnnCase wide;  // the chooser's two row groups per workgroup (H >= 256, 128+ rows) and K slices
   wide.direction = Direction::bidirectional;
   wide.batch = 67;
   wide.seq = 3;
@@ -728,12 +728,12 @@ TEST(RnnKernel, Resident) {
   // row blocks past the batch, up to 8 rows per block; the K-slice sums through subgroups (where
   // the adapter has them) and through workgroup memory.
   const std::optional<T> tilings[] = {T{2, 4}, T{1, 8}, std::nullopt, T{4, 1}, T{1, 16}, T{8, 2}};
-  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::resident, [&](Case& c, int i) {
+  std::vector<RnnCase> cases = sequence_kernel_cases(kernels::rnn::StepMode::resident, [&](RnnCase& c, int i) {
     c.resident = tilings[i % 6];
     c.allow_subgroups = i % 2 == 0;
   });
   for (bool subgroups : {true, false}) {  // MP-SENet's GRU at H = 128 with the chooser's tiling
-    Case gru;
+    RnnCase gru;
     gru.cell = CellType::gru;
     gru.linear_before_reset = true;
     gru.direction = Direction::bidirectional;
@@ -758,7 +758,7 @@ TEST(RnnKernel, Resident) {
 // K-slice sums through subgroups and through workgroup memory.
 TEST(RnnKernel, Cooperative) {
   using T = kernels::rnn::CooperativeTiling;
-  std::vector<Case> cases = sequence_kernel_cases(kernels::rnn::StepMode::cooperative, [&](Case& c, int i) {
+  std::vector<RnnCase> cases = sequence_kernel_cases(kernels::rnn::StepMode::cooperative, [&](RnnCase& c, int i) {
     const int64_t dirs = c.direction == Direction::bidirectional ? 2 : 1;
     const uint32_t kq = i % 3 == 2 ? 2 : 1;
     T t{1, 1, kq, 1};
@@ -775,7 +775,7 @@ TEST(RnnKernel, Cooperative) {
   });
   // The fallbacks (GRU lbr=0, chunked projection) run per step; the chooser's tiling on a shape
   // whose grid is small.
-  Case chosen;
+  RnnCase chosen;
   chosen.direction = Direction::forward;
   chosen.seq = 6;
   chosen.batch = 2;
@@ -791,7 +791,7 @@ TEST(RnnKernel, Cooperative) {
 // ones wait for workgroups that cannot start) the bounded waits give up and the outputs are NaN. Never
 // finite garbage, never a hang, and a GpuError from the run's guards.
 TEST(RnnKernel, CooperativeGridNotResidentGivesNanNotAHang) {
-  Case c;
+  RnnCase c;
   c.direction = Direction::forward;
   c.seq = 3;
   c.batch = 64;
@@ -802,7 +802,7 @@ TEST(RnnKernel, CooperativeGridNotResidentGivesNanNotAHang) {
   c.probe_cooperative_grid = false;
   Random rng(test_seed());
   const auto start = std::chrono::steady_clock::now();
-  const double worst = run_case(c, rng);
+  const double worst = run_rnn_case(c, rng);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("  %.2f s, worst rel L2 %g\n", seconds, worst);
   EXPECT_TRUE(worst <= tolerance(c.dtype) || std::isinf(worst)) << worst;

@@ -20,14 +20,14 @@ using kernels::rnn::Direction;
 using kernels::rnn::RnnSpec;
 
 // One layer's weights in ONNX layout, random.
-struct Layer {
+struct WeightedLayer {
   RnnSpec spec;
   int64_t input = 0;
   std::vector<float> w, r, b;
 };
 
-Layer random_layer(Random& rng, CellType cell, Direction direction, int64_t input, int64_t hidden) {
-  Layer l;
+WeightedLayer random_layer(Random& rng, CellType cell, Direction direction, int64_t input, int64_t hidden) {
+  WeightedLayer l;
   l.spec.cell = cell;
   l.spec.direction = direction;
   l.spec.hidden_size = hidden;
@@ -40,7 +40,7 @@ Layer random_layer(Random& rng, CellType cell, Direction direction, int64_t inpu
 }
 
 // The reference's inputs for layer `l`: its weights, X [seq, batch, I] and h0 drawn from `rng` (X first).
-RnnReferenceInputs reference_inputs(const Layer& l, int64_t seq, int64_t batch, Random& rng) {
+RnnReferenceInputs reference_inputs(const WeightedLayer& l, int64_t seq, int64_t batch, Random& rng) {
   RnnReferenceInputs ref;
   ref.seq = seq;
   ref.batch = batch;
@@ -55,7 +55,7 @@ RnnReferenceInputs reference_inputs(const Layer& l, int64_t seq, int64_t batch, 
 
 // The worst rel L2 of Y and Y_h against the float64 reference for X [seq, batch, I] and h0 drawn from
 // `rng`, recorded by `kernel`; `dispatches`, when given, receives the dispatches recorded.
-double run_once(const kernels::rnn::RnnKernel& kernel, const Layer& l, int64_t seq, int64_t batch,
+double run_once(const kernels::rnn::RnnKernel& kernel, const WeightedLayer& l, int64_t seq, int64_t batch,
                 Random& rng, size_t* dispatches = nullptr) {
   auto& g = gpu();
   const RnnReferenceInputs ref = reference_inputs(l, seq, batch, rng);
@@ -80,7 +80,7 @@ struct Planned {
   std::unique_ptr<kernels::rnn::RnnKernel> kernel;
 };
 
-Planned plan(const Layer& l, int64_t seq, int64_t batch, const kernels::rnn::RnnOptions& options) {
+Planned plan(const WeightedLayer& l, int64_t seq, int64_t batch, const kernels::rnn::RnnOptions& options) {
   auto& g = gpu();
   kernels::KernelContext k{g.context, g.pipelines};
   const int64_t gh = kernels::rnn::gate_count(l.spec.cell) * l.spec.hidden_size, d = l.spec.num_directions();
@@ -119,7 +119,7 @@ TEST(RnnKernelPlan, OnePlanRecordsEveryRun) {
       {CellType::lstm, Direction::forward, 6, 2, 8, 0, kernels::rnn::StepMode::row_sequence},
   };
   for (const Shape_& s : shapes) {
-    const Layer l = random_layer(rng, s.cell, s.direction, 5, s.hidden);
+    const WeightedLayer l = random_layer(rng, s.cell, s.direction, 5, s.hidden);
     kernels::rnn::RnnOptions options;
     options.max_projection_bytes = s.max_projection_bytes;
     options.step_mode = s.mode;
@@ -147,7 +147,7 @@ TEST(RnnKernelPlan, OnePlanRecordsEveryRun) {
 }
 
 // A GRU node over X [T, 1, I] (T symbolic), constant W, R, B: Y and Y_h.
-std::vector<std::byte> gru_model(const Layer& l) {
+std::vector<std::byte> gru_model(const WeightedLayer& l) {
   onnx::ModelProto model = empty_model();
   auto* graph = model.mutable_graph();
   auto* x = add_tensor_value(graph->mutable_input(), "x", onnx::TensorProto::FLOAT, {1, 1, l.input});
@@ -172,7 +172,7 @@ std::vector<std::byte> gru_model(const Layer& l) {
 TEST(RnnKernelPlan, ASessionPlansANodeOncePerInputShape) {
   const uint64_t seed = test_seed();
   Random rng(seed);
-  const Layer l = random_layer(rng, CellType::gru, Direction::forward, 16, 32);
+  const WeightedLayer l = random_layer(rng, CellType::gru, Direction::forward, 16, 32);
   auto session = Session::open_bytes(gru_model(l));
   const auto run = [&](int64_t steps) {
     const RnnReferenceInputs ref = reference_inputs(l, steps, 1, rng);
@@ -199,7 +199,7 @@ TEST(RnnKernelPlan, ASessionPlansANodeOncePerInputShape) {
 TEST(RnnKernelPlan, PackedWeightsReplaceTheirUpload) {
   const uint64_t seed = test_seed();
   Random rng(seed);
-  const Layer l = random_layer(rng, CellType::gru, Direction::forward, 256, 128);  // W: 98304 floats
+  const WeightedLayer l = random_layer(rng, CellType::gru, Direction::forward, 256, 128);  // W: 98304 floats
   auto session = Session::open_bytes(gru_model(l));
   const int64_t steps = 4;
   const RnnReferenceInputs ref = reference_inputs(l, steps, 1, rng);

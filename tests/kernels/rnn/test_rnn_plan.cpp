@@ -37,7 +37,7 @@ RnnDeviceFacts cpu() {
   return f;
 }
 
-struct Layer {
+struct LayerShape {
   const char* name;
   CellType cell;
   bool bidirectional;
@@ -45,7 +45,7 @@ struct Layer {
   bool linear_before_reset = true;
 };
 
-RnnSpec spec_of(const Layer& l) {
+RnnSpec spec_of(const LayerShape& l) {
   RnnSpec s;
   s.cell = l.cell;
   s.direction = l.bidirectional ? Direction::bidirectional : Direction::forward;
@@ -54,7 +54,7 @@ RnnSpec spec_of(const Layer& l) {
   return s;
 }
 
-RnnDims dims_of(const Layer& l) {
+RnnDims dims_of(const LayerShape& l) {
   return {l.seq, l.batch, l.input, l.hidden, l.bidirectional ? 2 : 1, gate_count(l.cell)};
 }
 
@@ -62,22 +62,22 @@ GridResidentProbe always(bool answer) {
   return [answer](const CooperativeTiling&, bool) { return answer; };
 }
 
-RnnPlan plan(const Layer& l, const RnnDeviceFacts& device, const GridResidentProbe& probe = always(true),
+RnnPlan plan(const LayerShape& l, const RnnDeviceFacts& device, const GridResidentProbe& probe = always(true),
              const RnnOptions& options = {}, const RnnTuning& tuning = {}, bool chunked = false) {
   return plan_rnn(spec_of(l), dims_of(l), chunked, options, tuning, device, probe);
 }
 
 // The reference models' layers (bench/rnn_cases.h).
-const Layer kMpsenetFreq{"mpsenet-freq biGRU", CellType::gru, true, 321, 101, 64, 128};
-const Layer kMpsenetLbr0{"mpsenet-freq biGRU lbr=0", CellType::gru, true, 321, 101, 64, 128, false};
-const Layer kScnetH256Band{"scnet H256 freq biLSTM", CellType::lstm, true, 85, 864, 256, 256};
-const Layer kScnetH512Band{"scnet H512 freq biLSTM", CellType::lstm, true, 85, 433, 512, 512};
-const Layer kScnetH256Time{"scnet H256 time biLSTM", CellType::lstm, true, 864, 85, 256, 256};
-const Layer kScnetH512Time{"scnet H512 time biLSTM", CellType::lstm, true, 433, 85, 512, 512};
+const LayerShape kMpsenetFreq{"mpsenet-freq biGRU", CellType::gru, true, 321, 101, 64, 128};
+const LayerShape kMpsenetLbr0{"mpsenet-freq biGRU lbr=0", CellType::gru, true, 321, 101, 64, 128, false};
+const LayerShape kScnetH256Band{"scnet H256 freq biLSTM", CellType::lstm, true, 85, 864, 256, 256};
+const LayerShape kScnetH512Band{"scnet H512 freq biLSTM", CellType::lstm, true, 85, 433, 512, 512};
+const LayerShape kScnetH256Time{"scnet H256 time biLSTM", CellType::lstm, true, 864, 85, 256, 256};
+const LayerShape kScnetH512Time{"scnet H512 time biLSTM", CellType::lstm, true, 433, 85, 512, 512};
 
 TEST(RnnPlan, H200RunsTheMeasuredKernels) {
   struct Expect {
-    Layer layer;
+    LayerShape layer;
     RnnKernelKind kind;
   };
   const std::vector<Expect> table = {
@@ -119,7 +119,7 @@ TEST(RnnPlan, H200RunsTheMeasuredKernels) {
 // slices (summed by subgroup shuffles); on a CPU adapter the dot step kernel. Either is one dispatch
 // after the projection GEMM.
 TEST(RnnPlan, StreamingGruFrame) {
-  const Layer frame{"streaming GRU frame", CellType::gru, false, 1, 1, 256, 256};
+  const LayerShape frame{"streaming GRU frame", CellType::gru, false, 1, 1, 256, 256};
   const RnnPlan gpu = plan(frame, h200());
   ASSERT_EQ(gpu.kind, RnnKernelKind::cooperative);
   EXPECT_EQ(gpu.cooperative.units, 32u);
@@ -133,13 +133,13 @@ TEST(RnnPlan, StreamingGruFrame) {
 // fits, whatever the grid; else the GEMM step from batch 16; else the dot kernel. Never the tiled,
 // vec4, row-sequence or cooperative kernels.
 TEST(RnnPlan, CpuAdapterChoosesResidentThenGemmStepThenDot) {
-  const Layer small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // R^T 16 KiB a direction
+  const LayerShape small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // R^T 16 KiB a direction
   EXPECT_EQ(plan(small_r, cpu()).kind, RnnKernelKind::resident);
-  const Layer wide{"LSTM H128 B64", CellType::lstm, true, 20, 64, 8, 128};  // R^T 256 KiB
+  const LayerShape wide{"LSTM H128 B64", CellType::lstm, true, 20, 64, 8, 128};  // R^T 256 KiB
   EXPECT_EQ(plan(wide, cpu()).kind, RnnKernelKind::gemm_step);
-  const Layer narrow{"LSTM H128 B4", CellType::lstm, true, 20, 4, 8, 128};
+  const LayerShape narrow{"LSTM H128 B4", CellType::lstm, true, 20, 4, 8, 128};
   EXPECT_EQ(plan(narrow, cpu()).kind, RnnKernelKind::dot_step);
-  const Layer two_phase{"GRU lbr=0 H128 B101", CellType::gru, true, 20, 101, 64, 128, false};
+  const LayerShape two_phase{"GRU lbr=0 H128 B101", CellType::gru, true, 20, 101, 64, 128, false};
   EXPECT_EQ(plan(two_phase, cpu()).kind, RnnKernelKind::dot_step);
   // The probe is not even asked: no cooperative kernel without being asked for on CPUs.
   const GridResidentProbe never = [](const CooperativeTiling&, bool) -> bool {
@@ -147,7 +147,7 @@ TEST(RnnPlan, CpuAdapterChoosesResidentThenGemmStepThenDot) {
     return false;
   };
   EXPECT_EQ(plan(kMpsenetFreq, cpu(), never).kind, RnnKernelKind::resident);
-  for (const Layer& l : {kScnetH256Band, kScnetH512Band, kScnetH256Time, kScnetH512Time})
+  for (const LayerShape& l : {kScnetH256Band, kScnetH512Band, kScnetH256Time, kScnetH512Time})
     EXPECT_EQ(plan(l, cpu(), never).kind, RnnKernelKind::gemm_step) << l.name;
 }
 
@@ -181,7 +181,7 @@ TEST(RnnPlan, OptionsComeBeforeOverridesBeforeTheAutomaticChoice) {
   RnnTuning resident;
   resident.resident = ResidentTiling{1, 8};
   EXPECT_EQ(plan(kMpsenetFreq, h200(), always(true), per_step, resident).kind, RnnKernelKind::vec4_step);
-  const Layer small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // else whole_sequence
+  const LayerShape small_r{"LSTM H32", CellType::lstm, true, 20, 3, 8, 32};  // else whole_sequence
   EXPECT_EQ(plan(small_r, cpu(), always(true), {}, resident).kind, RnnKernelKind::resident);
 
   // A mode asks for its kernel on any adapter.
@@ -190,7 +190,7 @@ TEST(RnnPlan, OptionsComeBeforeOverridesBeforeTheAutomaticChoice) {
   EXPECT_EQ(plan(kScnetH512Band, cpu(), always(true), whole).kind, RnnKernelKind::whole_sequence);
   RnnOptions cooperative;
   cooperative.step_mode = StepMode::cooperative;
-  const Layer small{"LSTM H64 B3", CellType::lstm, true, 10, 3, 8, 64};
+  const LayerShape small{"LSTM H64 B3", CellType::lstm, true, 10, 3, 8, 64};
   EXPECT_EQ(plan(small, cpu(), always(true), cooperative).kind, RnnKernelKind::cooperative);
 
   // Given tilings reach the plan unchanged.
@@ -206,7 +206,7 @@ TEST(RnnPlan, OptionsComeBeforeOverridesBeforeTheAutomaticChoice) {
 
 TEST(RnnPlan, ForcedChoicesThatCannotRunSayWhy) {
   // The error `layer` planned with `options` (probe answering `resident`) gives contains `needle`.
-  const auto expect_error = [](const Layer& layer, const RnnOptions& options, bool resident,
+  const auto expect_error = [](const LayerShape& layer, const RnnOptions& options, bool resident,
                                const char* needle) {
     const std::string message =
         invalid_argument_message([&] { plan(layer, h200(), always(resident), options); });
@@ -273,7 +273,7 @@ TEST(RnnPlan, ChosenTilingsFitTheirDevice) {
       for (bool lbr : {true, false}) {
         for (int64_t batch : {1, 2, 15, 16, 31, 32, 85, 128, 129, 255, 256, 433, 864}) {
           for (int64_t hidden : {1, 7, 32, 64, 100, 128, 256, 511, 512, 1024}) {
-            const Layer l{"sweep", cell, true, 50, batch, 16, hidden, lbr};
+            const LayerShape l{"sweep", cell, true, 50, batch, 16, hidden, lbr};
             const RnnPlan p = plan(l, device);
             const uint32_t g = static_cast<uint32_t>(gate_count(cell));
             ++plans;
