@@ -318,15 +318,15 @@ void print_first_run(const RunStats& first, bool detailed) {
       "shader modules "
       "{:.2f} ms, "
       "pipelines {:.2f} ms; {} made ahead from the manifest, waited for {:.2f} ms; pipeline cache entries "
-      "read {}, written {}), {} bind groups in {:.2f} ms, graph "
-      "plan "
-      "{:.2f} ms, weights upload {:.2f} ms\n",
+      "read {}, written {}), {} bind groups in {:.2f} ms, {} buffers created in {:.2f} ms ({} of them held "
+      "across runs), graph plan {:.2f} ms, weights upload {:.2f} ms\n",
       first.pipelines_created,
       first.wgsl_render_ms + first.shader_module_ms + first.pipeline_create_ms +
           first.pipeline_prefetch_wait_ms,
       first.wgsl_render_ms, first.shader_module_ms, first.pipeline_create_ms, first.pipelines_prefetched,
       first.pipeline_prefetch_wait_ms, first.pipeline_cache_loads, first.pipeline_cache_stores,
-      first.bind_groups_created, first.bind_group_create_ms, by_op("(graph plan)"), by_op("(weights)"));
+      first.bind_groups_created, first.bind_group_create_ms, first.buffers_allocated + first.held_buffers_allocated,
+      first.buffer_create_ms, first.held_buffers_allocated, by_op("(graph plan)"), by_op("(weights)"));
   if (!detailed) return;
   std::vector<std::pair<std::string, double>> ops(first.record_ms_by_op.begin(), first.record_ms_by_op.end());
   std::sort(ops.begin(), ops.end(), [](const auto& x, const auto& y) { return x.second > y.second; });

@@ -127,6 +127,11 @@ struct RunStats {
   uint64_t peak_activation_bytes = 0;  // inputs, intermediates and outputs of this run on loan at the peak
   uint64_t weight_bytes = 0;           // held across runs: uploaded initializers, prepacked weights, tables
   uint64_t buffers_allocated = 0;      // device buffers created while recording (0 once the pool is warm)
+  // Buffers held across runs that the run created (uploaded weights, prepacked weights, tables), and
+  // the CPU time createBuffer took for all of the run's new buffers (these, the activations' and the
+  // memory plan's arenas).
+  uint64_t held_buffers_allocated = 0;
+  double buffer_create_ms = 0;
   // The static memory plan (SessionOptions::memory_limit): its arenas' bytes once the first run of
   // a shape has been traced and planned (0 before), and the most traced bytes live at once. The plan
   // is made on a thread of its own while the traced run completes, and reported from the next run on;

@@ -455,8 +455,10 @@ class InferenceSession:
     def last_run(self) -> Dict[str, Any]:
         """Statistics of the last run (onda's RunStats): wall_ms, record_ms, gpu_wait_ms,
         dispatches, submits, peak_gpu_bytes, peak_activation_bytes, weight_bytes,
-        buffers_allocated, host_upload_bytes and host_download_bytes (what crossed between host and
-        GPU memory: DeviceTensor inputs and outputs cross nothing), record_ms_by_op and, with
+        buffers_allocated, held_buffers_allocated and buffer_create_ms (the buffers a first run
+        creates, and createBuffer's CPU time), host_upload_bytes and host_download_bytes (what
+        crossed between host and GPU memory: DeviceTensor inputs and outputs cross nothing),
+        record_ms_by_op and, with
         profiling on, profile: [(op type, node, GPU ms, dispatches, input shapes)], most expensive
         first, profile_span_ms and profile_floor_ms."""
         return self._session.last_run()

@@ -321,6 +321,8 @@ class PySession {
     d["pipeline_create_ms"] = s.pipeline_create_ms;
     d["bind_groups_created"] = s.bind_groups_created;
     d["bind_group_create_ms"] = s.bind_group_create_ms;
+    d["held_buffers_allocated"] = s.held_buffers_allocated;
+    d["buffer_create_ms"] = s.buffer_create_ms;
     d["pipeline_cache_loads"] = s.pipeline_cache_loads;
     d["pipeline_cache_stores"] = s.pipeline_cache_stores;
     d["slow_node_record_ms"] = s.slow_node_record_ms;

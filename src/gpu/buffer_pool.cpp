@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 
 #include "gpu/gpu_error.h"
 
@@ -85,6 +86,7 @@ wgpu::Buffer BufferPool::take(uint64_t size, uint64_t& capacity_out) {
     }
   }
   if (!buffer) {
+    const auto start = std::chrono::steady_clock::now();
     try {
       buffer = create_pooled(capacity);
     } catch (const OutOfMemoryError&) {
@@ -93,9 +95,11 @@ wgpu::Buffer BufferPool::take(uint64_t size, uint64_t& capacity_out) {
       trim();
       buffer = create_pooled(capacity);
     }
+    const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
     std::lock_guard lock(state_->mutex);
     state_->stats.bytes_allocated += capacity;
     state_->stats.allocations += 1;
+    state_->stats.create_ms += took.count();
   }
   std::lock_guard lock(state_->mutex);
   state_->stats.bytes_in_use += capacity;
@@ -213,13 +217,16 @@ void BufferPool::install_plan(const std::vector<uint64_t>& arena_bytes,
   drop_plan();
   std::vector<wgpu::Buffer> arenas;
   uint64_t total = 0;
+  const auto start = std::chrono::steady_clock::now();
   for (uint64_t bytes : arena_bytes) {
     arenas.push_back(
         create_buffer(context_, std::max<uint64_t>(bytes, 4), kStorageUsage, "onda activation arena"));
     total += arenas.back().GetSize();
   }
+  const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
   std::lock_guard lock(state_->mutex);
   BufferPoolState& s = *state_;
+  s.stats.create_ms += took.count();
   ++s.epoch;
   s.arenas = std::move(arenas);
   s.planned_bytes = std::move(allocation_bytes);

@@ -67,6 +67,7 @@ struct BufferPoolStats {
   uint64_t peak_bytes_in_use = 0;
   uint64_t bytes_allocated = 0;  // on loan + cached in the pool
   uint64_t allocations = 0;      // buffers created on the device so far
+  double create_ms = 0;          // CPU time in createBuffer for them (a first run's cost)
 };
 
 // One traced tensor allocation: its size and lifetime in allocation events (acquire and release
