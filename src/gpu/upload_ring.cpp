@@ -54,6 +54,32 @@ void UploadRing::upload(Context& context, const wgpu::Buffer& buffer, uint64_t o
   }
 }
 
+bool UploadRing::upload_if_ready(Context& context, const wgpu::Buffer& buffer, uint64_t offset, const void* data,
+                                 uint64_t bytes) {
+  const uint64_t padded = (bytes + 3) & ~uint64_t{3};
+  const uint64_t room = current_ ? kChunkBytes - used_ : 0;
+  if (padded > room) {
+    // The chunks open_chunk would take, in its order: new ones while fewer than kChunks exist, then
+    // chunks_[next_] onwards. None may be one this upload fills itself (at most the other chunks).
+    const uint64_t needed = (padded - room + kChunkBytes - 1) / kChunkBytes;
+    if (needed > kChunks - (current_ ? 1 : 0)) return false;
+    size_t made = chunks_.size(), next = next_;
+    for (uint64_t c = 0; c < needed; ++c) {
+      if (made < kChunks) {
+        ++made;
+        continue;
+      }
+      Chunk& chunk = chunks_[next];
+      next = (next + 1) % kChunks;
+      if (!chunk.pending) continue;
+      if (context.instance().WaitAny(chunk.mapped, 0) != wgpu::WaitStatus::Success) return false;
+      chunk.pending = false;  // mapped again: open_chunk takes it without waiting
+    }
+  }
+  upload(context, buffer, offset, data, bytes);
+  return true;
+}
+
 void UploadRing::flush(Context& context) {
   if (!current_) return;
   Chunk& chunk = *current_;

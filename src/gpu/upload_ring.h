@@ -33,6 +33,13 @@ class UploadRing {
   // created or mapped.
   void upload(Context& context, const wgpu::Buffer& buffer, uint64_t offset, const void* data,
               uint64_t bytes);
+  // As upload(), when the ring has room for `bytes` without waiting for the GPU (in the current chunk,
+  // in chunks not made yet, or in chunks whose copies the GPU has finished) and true; false, having
+  // queued nothing, when it would wait. A run's large constants, met while its work is being recorded
+  // and submitted, take this: behind a slow GPU a wrapped ring would stall the recording until the GPU
+  // caught up (HTDemucs' index grids on lavapipe, docs/benchmark-log.md).
+  bool upload_if_ready(Context& context, const wgpu::Buffer& buffer, uint64_t offset, const void* data,
+                       uint64_t bytes);
   // Submits the copies queued so far.
   void flush(Context& context);
 

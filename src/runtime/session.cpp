@@ -94,6 +94,9 @@ std::vector<std::string> dim_names_of(const ValueInfo* info, size_t rank) {
 }
 
 using runtime::kMaxHostElements;
+// Constants from this size on go up through the upload ring (Tensor::upload_staged); smaller ones by a
+// queue write, whose own staging serves small writes well and costs no submit of its own.
+constexpr uint64_t kStagedConstantBytes = uint64_t{1} << 20;
 // Inputs up to this many elements also keep a host copy.
 constexpr int64_t kTinyInput = 64;
 // Captured runs kept per plan when its control flow can take different paths (see the top).
@@ -776,7 +779,11 @@ Session::Impl::Recorded Session::Impl::record_walk(std::unordered_map<std::strin
       auto cached = uploaded_constants.find(v.host.data());
       if (cached == uploaded_constants.end() || cached->second.dtype() != v.host.dtype() ||
           cached->second.shape() != v.host.shape()) {
-        Tensor t = Tensor::upload(context, persistent_pool, v.host.dtype(), v.host.shape(), v.host.data());
+        // A large one (HTDemucs' ScatterND index grids) through the upload ring's reused staging: a
+        // queue write makes a staging buffer of its own for it (docs/benchmark-log.md, 2026-12-07).
+        Tensor t = v.host.byte_size() >= kStagedConstantBytes
+                       ? Tensor::upload_staged(context, persistent_pool, v.host.dtype(), v.host.shape(), v.host.data())
+                       : Tensor::upload(context, persistent_pool, v.host.dtype(), v.host.shape(), v.host.data());
         cached = uploaded_constants.insert_or_assign(v.host.data(), std::move(t)).first;
       }
       return cached->second;

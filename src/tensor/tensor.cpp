@@ -116,6 +116,18 @@ Tensor Tensor::upload_once(gpu::Context& context, gpu::BufferPool& pool, DType d
                      });
 }
 
+Tensor Tensor::upload_staged(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                             const void* host_data) {
+  return upload_with(pool, dtype, std::move(shape), host_data,
+                     [&](const wgpu::Buffer& buffer, uint64_t offset, const void* data, uint64_t bytes) {
+                       if (context.upload_ring().upload_if_ready(context, buffer, offset, data, bytes)) {
+                         context.upload_ring().flush(context);
+                       } else {
+                         gpu::upload(context, buffer, offset, data, bytes);
+                       }
+                     });
+}
+
 std::vector<uint8_t> Tensor::download_bytes(gpu::Context& context) const {
   return host_bytes_from_device(gpu::download(context, buffer(), byte_offset_, device_bytes()));
 }

@@ -36,6 +36,11 @@ class Tensor {
   // (gpu/upload_ring.h): call its flush() before submitting work that reads the tensor.
   static Tensor upload_once(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
                             const void* host_data);
+  // The same for a large constant met while a run is being recorded: through the upload ring when it
+  // has room without waiting for the GPU (UploadRing::upload_if_ready), submitted at once, else by a
+  // queue write; either way queued before the recorder's next submit, as upload(context, ...) is.
+  static Tensor upload_staged(gpu::Context& context, gpu::BufferPool& pool, DType dtype, Shape shape,
+                              const void* host_data);
   // Host layout -> the GPU storage layout (i64 narrowed to i32 with a range check, u8/bool widened).
   static std::vector<uint8_t> to_device_layout(DType dtype, int64_t count, const void* host_data);
 
