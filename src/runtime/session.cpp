@@ -264,6 +264,10 @@ struct Session::Impl {
   runtime::WalkPlan make_plan(const std::map<std::string, Shape>& shapes) const;
   // The first plan, made on a thread of its own while this one uploads the loaded graph's weights.
   runtime::WalkPlan plan_while_uploading_weights(const std::map<std::string, Shape>& shapes);
+  // Buffers created so far for what is held across runs (weights, prepacked weights, tables).
+  uint64_t held_buffers_created() const {
+    return persistent_pool.stats().allocations + weights_pool.stats().allocations;
+  }
   // CPU time the three pools have spent in createBuffer so far.
   double buffer_create_ms() const {
     return pool.stats().create_ms + persistent_pool.stats().create_ms + weights_pool.stats().create_ms;
@@ -522,7 +526,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
     return;
   }
   // From here on, with the weights' first upload (ensure_plan) and a new memory plan's arenas.
-  const uint64_t held_allocations_before = persistent_pool.stats().allocations + weights_pool.stats().allocations;
+  const uint64_t held_allocations_before = held_buffers_created();
   const double create_ms_before = buffer_create_ms();
   const auto plan_start = std::chrono::steady_clock::now();
   const bool new_plan = ensure_plan(shapes);
@@ -588,8 +592,7 @@ void Session::Impl::submit(const std::map<std::string, HostTensor>& inputs,
   stats.pipeline_prefetch_wait_ms = pipelines_after.prefetch_wait_ms - pipelines_before.prefetch_wait_ms;
   stats.dispatches = recorder.dispatch_count();
   stats.buffers_allocated = pool.stats().allocations - allocations_before;
-  stats.held_buffers_allocated =
-      persistent_pool.stats().allocations + weights_pool.stats().allocations - held_allocations_before;
+  stats.held_buffers_allocated = held_buffers_created() - held_allocations_before;
   stats.buffer_create_ms = buffer_create_ms() - create_ms_before;
   stats.host_upload_bytes = host_upload_bytes;
   run.outputs = record_outputs(*recorded.walk, *recorded.scope, recorder, on_device);
